@@ -1,0 +1,2 @@
+//! RPN benchmarks.
+fn main() {}

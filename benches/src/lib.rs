@@ -1,0 +1,1 @@
+//! Criterion benchmarks for os2trace; the benches live in `benches/`.

@@ -1,0 +1,2 @@
+//! The `os2trace` binary: argument parsing and printing only.
+fn main() {}

@@ -1,0 +1,1 @@
+//! emu crate: see the module docs.

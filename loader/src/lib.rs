@@ -1,0 +1,1 @@
+//! loader crate: see the module docs.

@@ -1,0 +1,1 @@
+//! RPN trace programs.

@@ -1,0 +1,1 @@
+//! stda crate: see the module docs.
