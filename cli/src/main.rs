@@ -1,2 +1,47 @@
 //! The `os2trace` binary: argument parsing and printing only.
-fn main() {}
+//!
+//! Each subcommand lives in its own module with one entry point,
+//! `run(args: &[String]) -> anyhow::Result<i32>`, which receives the
+//! arguments after the subcommand name and returns the process exit code.
+//! Subcommands parse their own arguments because the OS/2 tools they mirror
+//! use option spellings (`/M=`, `/W2`, `/T=DIR`) that do not fit one parser.
+//! Exit codes: 0 success, 1 the work failed (message on stderr), 2 bad usage.
+
+use std::process::ExitCode;
+
+type Subcommand = fn(&[String]) -> anyhow::Result<i32>;
+
+/// The subcommand table: name, one-line summary, entry point.
+const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[];
+
+fn usage() -> String {
+    let mut text = String::from("usage: os2trace <command> [args...]\n\ncommands:\n");
+    for (name, summary, _) in SUBCOMMANDS {
+        text.push_str(&format!("  {name:<10} {summary}\n"));
+    }
+    text
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(command) = args.first() else {
+        eprint!("{}", usage());
+        return ExitCode::from(2);
+    };
+    if command == "--help" || command == "-h" || command == "help" {
+        print!("{}", usage());
+        return ExitCode::SUCCESS;
+    }
+    let Some((_, _, entry)) = SUBCOMMANDS.iter().find(|(name, _, _)| name == command) else {
+        eprintln!("os2trace: unknown command '{command}'");
+        eprint!("{}", usage());
+        return ExitCode::from(2);
+    };
+    match entry(&args[1..]) {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(err) => {
+            eprintln!("os2trace {command}: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}
