@@ -1,0 +1,498 @@
+//! The cycle-counted interpreter.
+//!
+//! One tracepoint hit runs one verified [`Program`] against the interrupted
+//! [`Machine`] and the DTO's variables, and ends in an [`Outcome`]. The
+//! semantics are those of warp-debug-dtrace.txt §1.6 with the decisions of
+//! DESIGN.md:
+//!
+//! * The stack is 16 u32 slots, zeroed at each hit. Push is
+//!   `tos = (tos+1) & 15; slot[tos] = v`, pop is `v = slot[tos];
+//!   tos = (tos-1) & 15`; popping past what was pushed reads older slots.
+//! * Two-operand ops pop `a`, then `b`, and push `b op a`, wrapping.
+//! * Jumps are relative to the next instruction; conditional ones peek TOS,
+//!   `NN`/`PN` reading it as a signed i32. Falling off the end is Exit.
+//! * `Log WN/DN` log whole items until the log limit; the rest is dropped,
+//!   the record is marked incomplete and the hit ends. A memory or string
+//!   item (3-byte prefix plus data) that does not fit is not logged at all.
+//! * A failed memory reference logs a fault item (token 0xFF, 0xFE or 0xFD,
+//!   length 4, the fault address), marks the record incomplete and ends the
+//!   hit. If even the fault item does not fit, it is dropped.
+//! * `Cnvrt FXS/SXF` outside the compatibility region end the hit as Exit
+//!   with the incomplete flag.
+//! * `Cnvrt SXF` pops the selector first, then the offset, as §1.6 says; so
+//!   to undo `Cnvrt FXS` (which leaves the offset on top) put an `Xchg`
+//!   between them.
+//! * A variable index out of range (`Move VIi`, `Inc VIi`, `Push VIi`) ends
+//!   the hit with [`Outcome::Error`]; variable changes made so far remain, as
+//!   they do after Abort.
+//!
+//! Costs come from the opcode table: each instruction's fixed cycles plus
+//! its per-unit cycles times the bytes or items it handled.
+
+use crate::machine::{Machine, MemFault, Reg};
+use crate::opcode::Op;
+use crate::verify::{Program, STACK_SLOTS};
+
+/// The default log limit, in bytes of data per record (logmax=).
+pub const DEFAULT_LOGMAX: usize = 512;
+
+/// Token of a logged memory item.
+pub const TOKEN_MEMORY: u8 = 0;
+/// Token of a logged string item.
+pub const TOKEN_STRING: u8 = 1;
+
+/// What a hit is run with besides the program: the tracepoint's codes and
+/// the DTO's log limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// Major code of the tracepoint.
+    pub major: u16,
+    /// Minor code of the tracepoint.
+    pub minor: u16,
+    /// Most bytes of data a record may hold.
+    pub logmax: usize,
+}
+
+/// A record to log in the system trace buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// Major code, after any SetMaj. Only the low byte reaches the trailer.
+    pub major: u16,
+    /// Minor code, after any SetMin.
+    pub minor: u16,
+    /// The logged bytes.
+    pub data: &'a [u8],
+    /// Whether logging stopped early (limit reached, fault, CRMA failure).
+    pub incomplete: bool,
+}
+
+/// Why a hit ended in error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// A variable index at or beyond the DTO's variables.
+    #[error("variable index {index} out of range ({vars} variables)")]
+    VariableOutOfRange {
+        /// The index used.
+        index: u32,
+        /// Variables the DTO has.
+        vars: usize,
+    },
+}
+
+/// How a hit ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome<'a> {
+    /// Exit, or the end of the program: log this record.
+    Logged(Record<'a>),
+    /// Abort: nothing is logged; variable changes remain.
+    Aborted,
+    /// Remove: nothing is logged and the tracepoint is to be removed.
+    Removed,
+    /// SysDump: nothing is logged; a system dump is requested.
+    SysDump,
+    /// The hit failed; nothing is logged and an error counts against the DTO.
+    Error(RunError),
+}
+
+impl Outcome<'_> {
+    /// The outcome's name as `os2trace rpn run --json` prints it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Logged(_) => "logged",
+            Outcome::Aborted => "aborted",
+            Outcome::Removed => "removed",
+            Outcome::SysDump => "sysdump",
+            Outcome::Error(_) => "error",
+        }
+    }
+}
+
+/// The result of one hit: its outcome and the cycles it consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunResult<'a> {
+    /// How the hit ended.
+    pub outcome: Outcome<'a>,
+    /// Cycles spent interpreting.
+    pub cycles: u64,
+}
+
+/// Why the loop stopped early.
+enum Stop {
+    /// End the hit and log what there is, marked incomplete.
+    Incomplete,
+    /// Abort, Remove, SysDump or Error.
+    Outcome(Outcome<'static>),
+}
+
+/// The interpreter: the circular stack and the log buffer, reused across
+/// hits so that a hit allocates nothing.
+#[derive(Debug, Clone)]
+pub struct Interpreter {
+    stack: [u32; STACK_SLOTS],
+    tos: usize,
+    data: Vec<u8>,
+}
+
+impl Default for Interpreter {
+    fn default() -> Self {
+        Interpreter::new()
+    }
+}
+
+impl Interpreter {
+    /// A fresh interpreter.
+    pub fn new() -> Interpreter {
+        Interpreter {
+            stack: [0; STACK_SLOTS],
+            tos: 0,
+            data: Vec::with_capacity(DEFAULT_LOGMAX),
+        }
+    }
+
+    /// The stack slots and top-of-stack index after the last hit.
+    pub fn stack(&self) -> (&[u32; STACK_SLOTS], usize) {
+        (&self.stack, self.tos)
+    }
+
+    #[inline(always)]
+    fn push(&mut self, value: u32) {
+        self.tos = (self.tos + 1) & (STACK_SLOTS - 1);
+        self.stack[self.tos] = value;
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> u32 {
+        let value = self.stack[self.tos];
+        self.tos = self.tos.wrapping_sub(1) & (STACK_SLOTS - 1);
+        value
+    }
+
+    #[inline(always)]
+    fn peek(&self) -> u32 {
+        self.stack[self.tos]
+    }
+
+    #[inline(always)]
+    fn below(&self) -> usize {
+        self.tos.wrapping_sub(1) & (STACK_SLOTS - 1)
+    }
+
+    #[inline(always)]
+    fn binary(&mut self, f: impl FnOnce(u32, u32) -> u32) {
+        let a = self.pop();
+        let b = self.pop();
+        self.push(f(b, a));
+    }
+
+    /// Runs one hit.
+    pub fn run<'s, M: Machine + ?Sized>(
+        &'s mut self,
+        program: &Program,
+        machine: &mut M,
+        vars: &mut [u32],
+        hit: Hit,
+    ) -> RunResult<'s> {
+        self.stack = [0; STACK_SLOTS];
+        self.tos = 0;
+        self.data.clear();
+        let mut major = hit.major;
+        let mut minor = hit.minor;
+        let mut cycles: u64 = 0;
+        // The length field of a logged item is a word.
+        let logmax = hit.logmax.min(0xFFFF);
+        let steps = &program.steps;
+        let mut pc = 0;
+        let stop = loop {
+            let Some(step) = steps.get(pc) else {
+                break None;
+            };
+            pc += 1;
+            let info = step.op.info();
+            cycles += u64::from(info.cycles);
+            let arg = step.arg;
+            match step.op {
+                Op::PushEax => self.push(machine.reg(Reg::Eax)),
+                Op::PushEcx => self.push(machine.reg(Reg::Ecx)),
+                Op::PushEdx => self.push(machine.reg(Reg::Edx)),
+                Op::PushEbx => self.push(machine.reg(Reg::Ebx)),
+                Op::PushEsp => self.push(machine.reg(Reg::Esp)),
+                Op::PushEbp => self.push(machine.reg(Reg::Ebp)),
+                Op::PushEsi => self.push(machine.reg(Reg::Esi)),
+                Op::PushEdi => self.push(machine.reg(Reg::Edi)),
+                Op::PushEs => self.push(machine.reg(Reg::Es)),
+                Op::PushCs => self.push(machine.reg(Reg::Cs)),
+                Op::PushSs => self.push(machine.reg(Reg::Ss)),
+                Op::PushDs => self.push(machine.reg(Reg::Ds)),
+                Op::PushEflags => self.push(machine.reg(Reg::Eflags)),
+                Op::PushEip => self.push(machine.reg(Reg::Eip)),
+                Op::PushFs => self.push(machine.reg(Reg::Fs)),
+                Op::PushGs => self.push(machine.reg(Reg::Gs)),
+                Op::PushW | Op::PushD => self.push(arg),
+                Op::PushOxs => self.push(u32::from(machine.object_selector(arg))),
+                Op::PushOxf => self.push(machine.object_flat_base(arg)),
+                Op::PushV => match vars.get(arg as usize) {
+                    Some(&v) => self.push(v),
+                    None => break Some(var_error(arg, vars)),
+                },
+                Op::PushVii => {
+                    let index = self.peek();
+                    match vars.get(index as usize) {
+                        Some(&v) => self.push(v),
+                        None => break Some(var_error(index, vars)),
+                    }
+                }
+                Op::PushWis => {
+                    let offset = self.pop();
+                    let selector = self.pop() as u16;
+                    let mut word = [0; 2];
+                    if let Err(fault) = machine.read_segmented(selector, offset, &mut word) {
+                        break Some(self.log_fault(fault, logmax));
+                    }
+                    self.push(u32::from(u16::from_le_bytes(word)));
+                }
+                Op::PushSis => {
+                    let offset = self.pop();
+                    let selector = self.pop() as u16;
+                    let mut dword = [0; 4];
+                    if let Err(fault) = machine.read_segmented(selector, offset, &mut dword) {
+                        break Some(self.log_fault(fault, logmax));
+                    }
+                    let value = u32::from_le_bytes(dword);
+                    self.push(value >> 16);
+                    self.push(value & 0xFFFF);
+                }
+                Op::PushFif => {
+                    let address = self.pop();
+                    let mut dword = [0; 4];
+                    if let Err(fault) = machine.read_flat(address, &mut dword) {
+                        break Some(self.log_fault(fault, logmax));
+                    }
+                    self.push(u32::from_le_bytes(dword));
+                }
+                Op::Add => self.binary(u32::wrapping_add),
+                Op::Sub => self.binary(u32::wrapping_sub),
+                Op::Mul => self.binary(u32::wrapping_mul),
+                Op::And => self.binary(|b, a| b & a),
+                Op::Or => self.binary(|b, a| b | a),
+                Op::Xor => self.binary(|b, a| b ^ a),
+                Op::Neg => self.stack[self.tos] = !self.stack[self.tos],
+                Op::Xchg => {
+                    let below = self.below();
+                    self.stack.swap(self.tos, below);
+                }
+                Op::CnvrtDxs => {
+                    let value = self.pop();
+                    self.push(value >> 16);
+                    self.push(value & 0xFFFF);
+                }
+                Op::CnvrtSxd => {
+                    let low = self.pop() & 0xFFFF;
+                    let high = self.pop() & 0xFFFF;
+                    self.push((high << 16) | low);
+                }
+                Op::CnvrtFxs => {
+                    let address = self.pop();
+                    match machine.flat_to_segmented(address) {
+                        Some((selector, offset)) => {
+                            self.push(u32::from(selector));
+                            self.push(u32::from(offset));
+                        }
+                        None => break Some(Stop::Incomplete),
+                    }
+                }
+                Op::CnvrtSxf => {
+                    let selector = self.pop() as u16;
+                    let offset = self.pop() as u16;
+                    match machine.segmented_to_flat(selector, offset) {
+                        Some(address) => self.push(address),
+                        None => break Some(Stop::Incomplete),
+                    }
+                }
+                Op::MoveV => match vars.get_mut(arg as usize) {
+                    Some(v) => *v = self.peek(),
+                    None => break Some(var_error(arg, vars)),
+                },
+                Op::MoveVii => {
+                    let index = self.peek();
+                    let value = self.stack[self.below()];
+                    match vars.get_mut(index as usize) {
+                        Some(v) => *v = value,
+                        None => break Some(var_error(index, vars)),
+                    }
+                }
+                Op::IncV => match vars.get_mut(arg as usize) {
+                    Some(v) => *v = v.wrapping_add(1),
+                    None => break Some(var_error(arg, vars)),
+                },
+                Op::IncVii => {
+                    let index = self.peek();
+                    match vars.get_mut(index as usize) {
+                        Some(v) => *v = v.wrapping_add(1),
+                        None => break Some(var_error(index, vars)),
+                    }
+                }
+                Op::OrV => match vars.get_mut(arg as usize) {
+                    Some(v) => *v |= self.peek(),
+                    None => break Some(var_error(arg, vars)),
+                },
+                Op::JmpN => pc = arg as usize,
+                Op::JmpNn => {
+                    if (self.peek() as i32) < 0 {
+                        pc = arg as usize;
+                    }
+                }
+                Op::JmpPn => {
+                    if (self.peek() as i32) > 0 {
+                        pc = arg as usize;
+                    }
+                }
+                Op::JmpZn => {
+                    if self.peek() == 0 {
+                        pc = arg as usize;
+                    }
+                }
+                Op::PopN => {
+                    self.tos = self.tos.wrapping_sub(arg as usize) & (STACK_SLOTS - 1);
+                    cycles += u64::from(info.cycles_per_unit * arg);
+                }
+                Op::LogWn | Op::LogDn => {
+                    let width = if step.op == Op::LogWn { 2 } else { 4 };
+                    let mut full = false;
+                    for _ in 0..arg {
+                        let value = self.pop();
+                        if self.data.len() + width > logmax {
+                            full = true;
+                            break;
+                        }
+                        self.data.extend_from_slice(&value.to_le_bytes()[..width]);
+                        cycles += u64::from(info.cycles_per_unit);
+                    }
+                    if full {
+                        break Some(Stop::Incomplete);
+                    }
+                }
+                Op::LogMrs | Op::LogArs => {
+                    let offset = self.pop();
+                    let selector = self.pop() as u16;
+                    let length = self.pop();
+                    let string = step.op == Op::LogArs;
+                    let read =
+                        |m: &mut M, at: u32, buf: &mut [u8]| m.read_segmented(selector, at, buf);
+                    if let Err(stop) =
+                        self.log_item(machine, read, offset, length, string, logmax, &mut cycles)
+                    {
+                        break Some(stop);
+                    }
+                }
+                Op::LogMrf | Op::LogArf => {
+                    let address = self.pop();
+                    let length = self.pop();
+                    let string = step.op == Op::LogArf;
+                    let read = |m: &mut M, at: u32, buf: &mut [u8]| m.read_flat(at, buf);
+                    if let Err(stop) =
+                        self.log_item(machine, read, address, length, string, logmax, &mut cycles)
+                    {
+                        break Some(stop);
+                    }
+                }
+                Op::SetMinW => minor = arg as u16,
+                Op::SetMin => minor = self.peek() as u16,
+                Op::SetMajW => major = arg as u16,
+                Op::SetMaj => major = self.peek() as u16,
+                Op::Exit => break None,
+                Op::Abort => break Some(Stop::Outcome(Outcome::Aborted)),
+                Op::Remove => break Some(Stop::Outcome(Outcome::Removed)),
+                Op::SysDump => break Some(Stop::Outcome(Outcome::SysDump)),
+            }
+        };
+        let outcome = match stop {
+            None => Outcome::Logged(Record {
+                major,
+                minor,
+                data: &self.data,
+                incomplete: false,
+            }),
+            Some(Stop::Incomplete) => Outcome::Logged(Record {
+                major,
+                minor,
+                data: &self.data,
+                incomplete: true,
+            }),
+            Some(Stop::Outcome(outcome)) => outcome,
+        };
+        RunResult { outcome, cycles }
+    }
+
+    /// Logs a fault item if it fits; the hit then ends incomplete.
+    fn log_fault(&mut self, fault: MemFault, logmax: usize) -> Stop {
+        if self.data.len() + 7 <= logmax {
+            self.data.push(fault.kind.token());
+            self.data.extend_from_slice(&4u16.to_le_bytes());
+            self.data.extend_from_slice(&fault.address.to_le_bytes());
+        }
+        Stop::Incomplete
+    }
+
+    /// Logs a memory or string item read through `read`.
+    #[allow(clippy::too_many_arguments)]
+    fn log_item<M: Machine + ?Sized>(
+        &mut self,
+        machine: &mut M,
+        read: impl Fn(&mut M, u32, &mut [u8]) -> Result<(), MemFault>,
+        address: u32,
+        length: u32,
+        string: bool,
+        logmax: usize,
+        cycles: &mut u64,
+    ) -> Result<(), Stop> {
+        let start = self.data.len();
+        let room = logmax.saturating_sub(start + 3);
+        let per_unit = u64::from(if string {
+            Op::LogArs.info().cycles_per_unit
+        } else {
+            Op::LogMrs.info().cycles_per_unit
+        });
+        if !string {
+            if length as usize > room {
+                return Err(Stop::Incomplete);
+            }
+            self.data.extend_from_slice(&[TOKEN_MEMORY, 0, 0]);
+            self.data.resize(start + 3 + length as usize, 0);
+            if let Err(fault) = read(machine, address, &mut self.data[start + 3..]) {
+                self.data.truncate(start);
+                return Err(self.log_fault(fault, logmax));
+            }
+            self.data[start + 1..start + 3].copy_from_slice(&(length as u16).to_le_bytes());
+            *cycles += per_unit * u64::from(length);
+            return Ok(());
+        }
+        self.data.extend_from_slice(&[TOKEN_STRING, 0, 0]);
+        let mut logged: u32 = 0;
+        while logged < length {
+            let mut byte = [0u8];
+            if let Err(fault) = read(machine, address.wrapping_add(logged), &mut byte) {
+                self.data.truncate(start);
+                return Err(self.log_fault(fault, logmax));
+            }
+            *cycles += per_unit;
+            if byte[0] == 0 {
+                break;
+            }
+            if logged as usize >= room {
+                self.data.truncate(start);
+                return Err(Stop::Incomplete);
+            }
+            self.data.push(byte[0]);
+            logged += 1;
+        }
+        self.data[start + 1..start + 3].copy_from_slice(&(logged as u16).to_le_bytes());
+        Ok(())
+    }
+}
+
+fn var_error(index: u32, vars: &[u32]) -> Stop {
+    Stop::Outcome(Outcome::Error(RunError::VariableOutOfRange {
+        index,
+        vars: vars.len(),
+    }))
+}

@@ -1,0 +1,163 @@
+//! The compiled trace program file that `os2trace rpn asm -o` writes and
+//! `os2trace rpn disasm` reads: the assembled programs with the numbers
+//! DosDynamicTrace needs, and nothing of the source text.
+//!
+//! An os2trace format (DTRACE passed its programs to the kernel in memory,
+//! never in a file). All values little-endian:
+//!
+//! ```text
+//! header, 16 bytes
+//!   +0  4  "RPNO"
+//!   +4  2  version, 1
+//!   +6  2  number of tracepoints
+//!   +8  2  vars
+//!   +A  2  logmax
+//!   +C  2  default major (valid when flags bit 0 is set)
+//!   +E  2  flags: bit 0 default major present
+//! tracepoint, 15 bytes + program
+//!   +0  2  minor
+//!   +2  2  major override (valid when flags bit 0 is set)
+//!   +4  4  object (0: none)
+//!   +8  4  offset
+//!   +C  1  flags: bit 0 major, bit 1 opcode, bit 2 object/offset present
+//!   +D  1  opcode
+//!   +E  1  program length n
+//!   +F  n  program
+//! ```
+
+use crate::source::{FileHeader, TraceProgramFile, Tracepoint};
+use crate::verify::{Program, VerifyError};
+
+/// Magic at the start of a compiled file.
+pub const MAGIC: &[u8; 4] = b"RPNO";
+
+/// Why a compiled file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ObjectError {
+    /// The file ends inside a structure.
+    #[error("byte offset {offset}: truncated {what}")]
+    Truncated {
+        /// Where the structure starts.
+        offset: usize,
+        /// The structure.
+        what: &'static str,
+    },
+    /// Not an RPNO file, or an unknown version.
+    #[error("byte offset {offset}: {what}")]
+    BadHeader {
+        /// Offset of the bad field.
+        offset: usize,
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// A program fails verification.
+    #[error("byte offset {offset}: tracepoint program: {error}")]
+    Program {
+        /// Offset of the program in the file.
+        offset: usize,
+        /// The verifier's finding.
+        error: VerifyError,
+    },
+    /// Bytes after the last tracepoint.
+    #[error("byte offset {offset}: trailing bytes after the last tracepoint")]
+    Trailing {
+        /// Offset of the first extra byte.
+        offset: usize,
+    },
+}
+
+/// Writes the compiled form of a trace program file.
+pub fn write(file: &TraceProgramFile) -> Vec<u8> {
+    let h = &file.header;
+    let mut out = Vec::new();
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&(file.tracepoints.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(h.vars() as u16).to_le_bytes());
+    out.extend_from_slice(&(h.logmax() as u16).to_le_bytes());
+    out.extend_from_slice(&h.major.unwrap_or(0).to_le_bytes());
+    out.extend_from_slice(&u16::from(h.major.is_some()).to_le_bytes());
+    for tp in &file.tracepoints {
+        out.extend_from_slice(&tp.minor.to_le_bytes());
+        out.extend_from_slice(&tp.major.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&tp.object.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&tp.offset.unwrap_or(0).to_le_bytes());
+        let flags = u8::from(tp.major.is_some())
+            | (u8::from(tp.opcode.is_some()) << 1)
+            | (u8::from(tp.object.is_some() || tp.offset.is_some()) << 2);
+        out.push(flags);
+        out.push(tp.opcode.unwrap_or(0));
+        out.push(tp.program.bytes().len() as u8);
+        out.extend_from_slice(tp.program.bytes());
+    }
+    out
+}
+
+/// Reads a compiled file; every program is verified.
+///
+/// # Errors
+/// An [`ObjectError`] naming the byte offset.
+pub fn read(bytes: &[u8]) -> Result<TraceProgramFile, ObjectError> {
+    let field = |offset: usize, len: usize, what| {
+        bytes
+            .get(offset..offset + len)
+            .ok_or(ObjectError::Truncated { offset, what })
+    };
+    let u16_at =
+        |offset: usize, what| field(offset, 2, what).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |offset: usize, what| {
+        field(offset, 4, what).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if field(0, 16, "header")?[..4] != MAGIC[..] {
+        return Err(ObjectError::BadHeader {
+            offset: 0,
+            what: "not a compiled trace program (magic RPNO)",
+        });
+    }
+    if u16_at(4, "header")? != 1 {
+        return Err(ObjectError::BadHeader {
+            offset: 4,
+            what: "unknown version",
+        });
+    }
+    let count = u16_at(6, "header")?;
+    let vars = u32::from(u16_at(8, "header")?);
+    let header = FileHeader {
+        vars: Some(vars),
+        logmax: Some(u32::from(u16_at(10, "header")?)),
+        major: (u16_at(14, "header")? & 1 != 0).then_some(u16_at(12, "header")?),
+        ..FileHeader::default()
+    };
+    let mut tracepoints = Vec::new();
+    let mut at = 16;
+    for _ in 0..count {
+        let what = "tracepoint header";
+        let flags = field(at + 12, 1, what)?[0];
+        let len = usize::from(field(at + 14, 1, what)?[0]);
+        let code = field(at + 15, len, "tracepoint program")?;
+        let program = Program::load(code, vars).map_err(|error| ObjectError::Program {
+            offset: at + 15,
+            error,
+        })?;
+        tracepoints.push(Tracepoint {
+            minor: u16_at(at, what)?,
+            major: (flags & 1 != 0).then_some(u16_at(at + 2, what)?),
+            object: (flags & 4 != 0).then_some(u32_at(at + 4, what)?),
+            offset: (flags & 4 != 0).then_some(u32_at(at + 8, what)?),
+            opcode: (flags & 2 != 0).then_some(field(at + 13, 1, what)?[0]),
+            types: Vec::new(),
+            group: None,
+            line: 0,
+            program,
+            listing: Vec::new(),
+        });
+        at += 15 + len;
+    }
+    if at != bytes.len() {
+        return Err(ObjectError::Trailing { offset: at });
+    }
+    Ok(TraceProgramFile {
+        header,
+        tracepoints,
+    })
+}
