@@ -25,6 +25,7 @@
 //!   then belongs to the tracepoint.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fmt;
 
 use crate::instr::Instr;
@@ -478,10 +479,13 @@ impl Parser {
                 let index = b.pending.len();
                 let mut duplicates = Vec::new();
                 for (name, l, c) in b.open_labels.drain(..) {
-                    if b.labels.contains_key(&name) {
-                        duplicates.push((l, c, format!("duplicate label '{name}'")));
-                    } else {
-                        b.labels.insert(name, (index, l, c));
+                    match b.labels.entry(name) {
+                        Entry::Occupied(e) => {
+                            duplicates.push((l, c, format!("duplicate label '{}'", e.key())))
+                        }
+                        Entry::Vacant(e) => {
+                            e.insert((index, l, c));
+                        }
                     }
                 }
                 b.pending.push(Pending {
@@ -599,28 +603,23 @@ fn parse_instruction(text: &str) -> Result<(Op, u32, Option<ParsedTarget>), (usi
         }
     }
     // `Push n`: an immediate without its form.
-    if found.is_none() {
-        if let Some(rest) = lower
+    if found.is_none()
+        && let Some(rest) = lower
             .strip_prefix("push")
             .filter(|r| parse_number(r).is_some() || r.starts_with('-'))
-        {
-            let value = parse_signed(rest).ok_or((4, format!("invalid number '{rest}'")))?;
-            let op = if value <= 0xFFFF {
-                Op::PushW
-            } else {
-                Op::PushD
-            };
-            return Ok((op, value, None));
-        }
+    {
+        let value = parse_signed(rest).ok_or((4, format!("invalid number '{rest}'")))?;
+        let op = if value <= 0xFFFF {
+            Op::PushW
+        } else {
+            Op::PushD
+        };
+        return Ok((op, value, None));
     }
     let Some((info, operand)) = found else {
-        let word: String = text
-            .chars()
-            .take_while(|c| c.is_ascii_alphabetic())
-            .collect();
         return Err((
             0,
-            format!("unknown instruction '{text}'{}", suggestion(&word)),
+            format!("unknown instruction '{text}'{}", suggestion(&lower)),
         ));
     };
     match (info.operand, operand) {
@@ -670,13 +669,18 @@ fn parse_signed(text: &str) -> Option<u32> {
     parse_number(text).and_then(|n| u32::try_from(n).ok())
 }
 
-fn suggestion(word: &str) -> String {
-    let mnemonics: Vec<&str> = OPCODES.iter().map(|i| i.mnemonic).collect();
-    match mnemonics.iter().find(|m| m.eq_ignore_ascii_case(word)) {
+/// Lists the forms of the mnemonic that `lower` starts with, if any.
+fn suggestion(lower: &str) -> String {
+    let mnemonic = OPCODES
+        .iter()
+        .map(|i| i.mnemonic)
+        .filter(|m| lower.starts_with(&m.to_ascii_lowercase()))
+        .max_by_key(|m| m.len());
+    match mnemonic {
         Some(m) => {
             let forms: Vec<String> = OPCODES
                 .iter()
-                .filter(|i| i.mnemonic == *m)
+                .filter(|i| i.mnemonic == m)
                 .map(|i| i.name())
                 .collect();
             format!(" (forms of {m}: {})", forms.join(", "))

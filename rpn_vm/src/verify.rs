@@ -98,6 +98,21 @@ impl Program {
     /// # Errors
     /// The first [`VerifyError`] found, in program order.
     pub fn load(bytes: &[u8], vars: u32) -> Result<Program, VerifyError> {
+        Program::load_with(bytes, vars, true)
+    }
+
+    /// Verifies `bytes` like [`Program::load`], but without the stack-depth
+    /// limit: what the kernel itself accepts (DosDynamicTrace runs any
+    /// program on its circular stack; the limit is TRCUST's and the
+    /// verifier's advice). Used to exercise the stack's wrap-around.
+    ///
+    /// # Errors
+    /// The first [`VerifyError`] found, in program order.
+    pub fn load_without_stack_limit(bytes: &[u8], vars: u32) -> Result<Program, VerifyError> {
+        Program::load_with(bytes, vars, false)
+    }
+
+    fn load_with(bytes: &[u8], vars: u32, check_stack: bool) -> Result<Program, VerifyError> {
         if bytes.len() > MAX_PROGRAM_LEN {
             return Err(VerifyError {
                 offset: 0,
@@ -139,7 +154,9 @@ impl Program {
             }
             steps.push(Step { op: instr.op, arg });
         }
-        check_stack_depth(&decoded, &steps)?;
+        if check_stack {
+            check_stack_depth(&decoded, &steps)?;
+        }
         let offsets = decoded.iter().map(|(o, _)| *o as u16).collect();
         Ok(Program {
             bytes: bytes.into(),
