@@ -1,0 +1,343 @@
+//! The formatting engine: one record's data through one TFF rule. The
+//! behaviour of every control, and the decisions where the documents are
+//! silent, are listed in the [`crate::fmt`] module docs.
+
+use std::fmt::Write as _;
+
+use super::{Control, FmtItem, parse_fmt};
+use crate::tff::TffRecord;
+
+/// What the engine needs to know about a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormatInput<'a> {
+    /// Major code (printed by `%X`).
+    pub major: u16,
+    /// Minor code (printed by `%Y`).
+    pub minor: u16,
+    /// A dynamic record (flags bit 3): `%R` reads a prefix.
+    pub dynamic: bool,
+    /// The record's data.
+    pub data: &'a [u8],
+}
+
+/// Formats a record with its rule: the DESC line, then one line per FMT.
+pub fn format_record(rule: &TffRecord, input: &FormatInput<'_>) -> Vec<String> {
+    let mut lines = Vec::with_capacity(1 + rule.fmts.len());
+    lines.push(text(&rule.desc));
+    let mut cur = Cursor::new(input);
+    for fmt in &rule.fmts {
+        let mut line = String::new();
+        cur.line(&parse_fmt(fmt), &mut line);
+        lines.push(line);
+    }
+    lines
+}
+
+/// Hex dump of data with no formatting rule, in TRACEFMT's dump layout:
+/// `Data [+0000  04 00 5A 00 00 0C 00 2B-DF F6 FF FF FF 00 00 01  ..Z....+........ ]`.
+pub fn hex_dump(data: &[u8]) -> Vec<String> {
+    data.chunks(16)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let mut hex = String::with_capacity(47);
+            for (j, b) in chunk.iter().enumerate() {
+                if j > 0 {
+                    hex.push(if j == 8 { '-' } else { ' ' });
+                }
+                let _ = write!(hex, "{b:02X}");
+            }
+            let ascii: String = chunk.iter().map(|&b| printable(b)).collect();
+            format!("Data [+{:04X}  {hex:<47}  {ascii} ]", i * 16)
+        })
+        .collect()
+}
+
+fn printable(b: u8) -> char {
+    if (0x20..0x7F).contains(&b) {
+        char::from(b)
+    } else {
+        '.'
+    }
+}
+
+/// Text bytes as ISO-8859-1; control bytes other than tab as `.`.
+fn text(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .map(|&b| {
+            if b < 0x20 && b != b'\t' || b == 0x7F {
+                '.'
+            } else {
+                char::from(b)
+            }
+        })
+        .collect()
+}
+
+fn hex_bytes(bytes: &[u8], upper: bool) -> String {
+    let mut s = String::with_capacity(bytes.len() * 3);
+    for (i, b) in bytes.iter().enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        let _ = if upper {
+            write!(s, "{b:02X}")
+        } else {
+            write!(s, "{b:02x}")
+        };
+    }
+    s
+}
+
+/// The reading state, carried from one FMT line to the next.
+struct Cursor<'a> {
+    input: &'a FormatInput<'a>,
+    pos: usize,
+    /// The current prefixed item: where its bytes start and end.
+    item: Option<(usize, usize)>,
+    /// A fault item was printed; the next data control prints nothing.
+    swallow: bool,
+    /// `%R` is waiting for its control: repeat up to this offset.
+    repeat_end: Option<usize>,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(input: &'a FormatInput<'a>) -> Self {
+        Self {
+            input,
+            pos: 0,
+            item: None,
+            swallow: false,
+            repeat_end: None,
+        }
+    }
+
+    fn data(&self) -> &'a [u8] {
+        self.input.data
+    }
+
+    fn rest(&self) -> &'a [u8] {
+        &self.input.data[self.pos..]
+    }
+
+    fn line(&mut self, items: &[FmtItem<'_>], out: &mut String) {
+        for item in items {
+            match *item {
+                FmtItem::Text(t) => out.push_str(&text(t)),
+                FmtItem::Ignore(n) => {
+                    self.repeat_end = None;
+                    self.pos = self.pos.saturating_add(n as usize).min(self.data().len());
+                }
+                FmtItem::Control(c) => self.control(c, out),
+            }
+        }
+        self.repeat_end = None;
+    }
+
+    fn control(&mut self, c: Control, out: &mut String) {
+        match c {
+            Control::X => {
+                let _ = write!(out, "{:04X}", self.input.major);
+            }
+            Control::Y => {
+                let _ = write!(out, "{:04X}", self.input.minor);
+            }
+            Control::P => {
+                self.repeat_end = None;
+                self.prefix(out);
+            }
+            Control::R => {
+                if self.input.dynamic {
+                    if self.prefix(out) {
+                        self.repeat_end = self.item.map(|(_, end)| end);
+                    }
+                } else {
+                    self.item = None;
+                    self.repeat_end = Some(self.data().len());
+                }
+            }
+            Control::U => {
+                self.repeat_end = None;
+                self.swallow = false;
+                out.push_str(&hex_bytes(self.rest(), false));
+                self.pos = self.data().len();
+            }
+            Control::S => {
+                self.repeat_end = None;
+                if !std::mem::take(&mut self.swallow) {
+                    self.string(out);
+                }
+            }
+            _ => {
+                if std::mem::take(&mut self.swallow) {
+                    self.repeat_end = None;
+                } else if let Some(end) = self.repeat_end.take() {
+                    self.repeat(c, end, out);
+                } else {
+                    self.value(c, out);
+                }
+            }
+        }
+    }
+
+    /// Reads a prefix at the current position (after skipping what the
+    /// previous item left). True when it starts a readable item.
+    fn prefix(&mut self, out: &mut String) -> bool {
+        if let Some((_, end)) = self.item.take() {
+            self.pos = self.pos.max(end.min(self.data().len()));
+        }
+        self.swallow = false;
+        let rest = self.rest();
+        if rest.len() < 3 {
+            out.push_str(&short(rest, "<no data>"));
+            self.pos = self.data().len();
+            return false;
+        }
+        let status = rest[0];
+        let len = usize::from(u16::from_le_bytes([rest[1], rest[2]]));
+        let start = self.pos + 3;
+        let end = start.saturating_add(len).min(self.data().len());
+        if let Some(kind) = fault_kind(status) {
+            out.push_str(&fault_text(kind, status, &rest[3..]));
+            self.pos = end;
+            self.swallow = true;
+            return false;
+        }
+        if status > 1 {
+            let _ = write!(out, "<bad prefix status {status:#04x}>");
+        }
+        self.pos = start;
+        self.item = Some((start, end));
+        true
+    }
+
+    /// One value of a fixed-size control.
+    fn value(&mut self, c: Control, out: &mut String) {
+        let w = c.width().unwrap_or(1);
+        let rest = self.rest();
+        if rest.len() < w {
+            out.push_str(&short(rest, "<no data>"));
+            self.pos = self.data().len();
+            return;
+        }
+        put_value(c, &rest[..w], out);
+        self.pos += w;
+    }
+
+    fn repeat(&mut self, c: Control, end: usize, out: &mut String) {
+        let w = c.width().unwrap_or(1);
+        let end = end.min(self.data().len()).max(self.pos);
+        let sep = if c == Control::C { "" } else { " " };
+        let mut first = true;
+        while self.pos + w <= end {
+            if !first {
+                out.push_str(sep);
+            }
+            first = false;
+            put_value(c, &self.data()[self.pos..self.pos + w], out);
+            self.pos += w;
+        }
+        if self.pos < end {
+            if !first {
+                out.push(' ');
+            }
+            let _ = write!(
+                out,
+                "<partial: {}>",
+                hex_bytes(&self.data()[self.pos..end], true)
+            );
+            self.pos = end;
+        }
+    }
+
+    fn string(&mut self, out: &mut String) {
+        if let Some((start, end)) = self.item
+            && start == self.pos
+        {
+            out.push_str(&text(&self.data()[start..end]));
+            self.pos = end;
+            self.item = None;
+            return;
+        }
+        self.item = None;
+        let rest = self.rest();
+        if rest.is_empty() {
+            out.push_str("<no data>");
+            return;
+        }
+        if rest.len() >= 3 {
+            let len = usize::from(u16::from_le_bytes([rest[1], rest[2]]));
+            if rest[0] <= 1 && 3 + len <= rest.len() {
+                out.push_str(&text(&rest[3..3 + len]));
+                self.pos += 3 + len;
+                return;
+            }
+            if let Some(kind) = fault_kind(rest[0])
+                && len == 4
+                && rest.len() >= 7
+            {
+                out.push_str(&fault_text(kind, rest[0], &rest[3..7]));
+                self.pos += 7;
+                return;
+            }
+        }
+        let n = rest.iter().position(|&b| b == 0);
+        out.push_str(&text(&rest[..n.unwrap_or(rest.len())]));
+        self.pos += n.map_or(rest.len(), |n| n + 1);
+    }
+}
+
+fn put_value(c: Control, b: &[u8], out: &mut String) {
+    let d = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+    let _ = match c {
+        Control::B => write!(out, "{:02X}", b[0]),
+        Control::C => write!(out, "{}", printable(b[0])),
+        Control::W => write!(out, "{:04X}", u16::from_le_bytes([b[0], b[1]])),
+        Control::D => write!(out, "{:04X} {:04X}", d(0) >> 16, d(0) & 0xFFFF),
+        Control::F => write!(out, "{:08X}", d(0)),
+        Control::A => write!(out, "{:04X}:{:04X}", d(0) >> 16, d(0) & 0xFFFF),
+        Control::Q => write!(out, "{:08X} {:08X}", d(0), d(4)),
+        _ => Ok(()),
+    };
+}
+
+/// What a value that runs out prints.
+fn short(rest: &[u8], none: &str) -> String {
+    if rest.is_empty() {
+        none.to_string()
+    } else {
+        format!("<only {} bytes: {}>", rest.len(), hex_bytes(rest, true))
+    }
+}
+
+#[derive(Clone, Copy)]
+enum FaultKind {
+    InvalidSelector,
+    SelectorNotPresent,
+    PageNotPresent,
+}
+
+fn fault_kind(status: u8) -> Option<FaultKind> {
+    match status {
+        0xFF => Some(FaultKind::InvalidSelector),
+        0xFE => Some(FaultKind::SelectorNotPresent),
+        0xFD => Some(FaultKind::PageNotPresent),
+        _ => None,
+    }
+}
+
+fn fault_text(kind: FaultKind, status: u8, addr: &[u8]) -> String {
+    let what = match kind {
+        FaultKind::InvalidSelector => "invalid selector",
+        FaultKind::SelectorNotPresent => "selector not present",
+        FaultKind::PageNotPresent => "page not present",
+    };
+    if addr.len() < 4 {
+        return format!("<{what} (status {status:#04x}), address missing>");
+    }
+    let a = u32::from_le_bytes([addr[0], addr[1], addr[2], addr[3]]);
+    match kind {
+        FaultKind::PageNotPresent => format!("<{what} at 0x{a:08X}>"),
+        _ => format!("<{what} at {:04X}:{:04X}>", a >> 16, a & 0xFFFF),
+    }
+}
