@@ -9,10 +9,21 @@
 
 use std::process::ExitCode;
 
+mod demo;
+mod rpn;
+mod util;
+
 type Subcommand = fn(&[String]) -> anyhow::Result<i32>;
 
 /// The subcommand table: name, one-line summary, entry point.
-const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[];
+const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
+    (
+        "demo",
+        "the main job: trace the sample programs and print the trace",
+        demo::run,
+    ),
+    ("rpn", "trace programs: asm, disasm, verify, run", rpn::run),
+];
 
 fn usage() -> String {
     let mut text = String::from("usage: os2trace <command> [args...]\n\ncommands:\n");
