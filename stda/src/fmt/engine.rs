@@ -191,6 +191,7 @@ impl<'a> Cursor<'a> {
         if rest.len() < 3 {
             out.push_str(&short(rest, "<no data>"));
             self.pos = self.data().len();
+            self.swallow = true;
             return false;
         }
         let status = rest[0];

@@ -32,7 +32,8 @@
 //!   length. A fault item prints `<invalid selector at 001F:0000>`,
 //!   `<selector not present at 001F:0000>` or `<page not present at
 //!   0x0003F000>` in place of the data, and the data control that follows
-//!   prints nothing. An unknown status prints `<bad prefix status 0x05>`
+//!   prints nothing; so does a prefix that runs out (it prints `<no data>`
+//!   once). An unknown status prints `<bad prefix status 0x05>`
 //!   and the item is read as memory.
 //! * `%Px` is `%P%x` (the handbook allows it) when `x` is a data control
 //!   letter standing alone: followed by neither a letter nor a digit.
