@@ -1,0 +1,1 @@
+//! Linker MAP files: placeholder replaced below.
