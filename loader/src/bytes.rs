@@ -47,10 +47,20 @@ impl<'a> Input<'a> {
 
     /// Checks that `count` elements of `size` bytes starting at `offset` fit
     /// in the file, before the count is used for anything.
-    pub fn check_count(&self, offset: u64, count: u64, size: u64, structure: &'static str) -> Result<()> {
+    pub fn check_count(
+        &self,
+        offset: u64,
+        count: u64,
+        size: u64,
+        structure: &'static str,
+    ) -> Result<()> {
         let room = self.len().saturating_sub(offset) / size.max(1);
         if count > room {
-            return Err(Error::new(offset, structure, ErrorKind::TooMany { count, limit: room }));
+            return Err(Error::new(
+                offset,
+                structure,
+                ErrorKind::TooMany { count, limit: room },
+            ));
         }
         Ok(())
     }

@@ -76,7 +76,11 @@ pub struct Error {
 impl Error {
     /// Builds an error.
     pub fn new(offset: impl TryInto<u64>, structure: &'static str, kind: ErrorKind) -> Self {
-        Error { offset: offset.try_into().unwrap_or(u64::MAX), structure, kind }
+        Error {
+            offset: offset.try_into().unwrap_or(u64::MAX),
+            structure,
+            kind,
+        }
     }
 }
 
@@ -96,6 +100,9 @@ pub struct WriteError {
 impl WriteError {
     /// Builds a write error.
     pub fn new(structure: &'static str, reason: impl Into<String>) -> Self {
-        WriteError { structure, reason: reason.into() }
+        WriteError {
+            structure,
+            reason: reason.into(),
+        }
     }
 }

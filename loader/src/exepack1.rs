@@ -28,7 +28,14 @@ pub fn decode(src: &[u8], offset: u64, limit: usize) -> Result<Vec<u8>> {
         let total = iterations * len;
         if out.len() + total > limit {
             let value = (out.len() + total) as u64;
-            return Err(Error::new(at, WHAT, ErrorKind::OutOfRange { value, limit: limit as u64 }));
+            return Err(Error::new(
+                at,
+                WHAT,
+                ErrorKind::OutOfRange {
+                    value,
+                    limit: limit as u64,
+                },
+            ));
         }
         for _ in 0..iterations {
             out.extend_from_slice(pattern);

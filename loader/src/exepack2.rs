@@ -32,7 +32,13 @@ pub fn decode(src: &[u8], offset: u64, limit: usize) -> Result<Vec<u8>> {
     while pos < src.len() {
         let at = pos;
         let b0 = src[pos];
-        let need = |n: usize| if at + n <= src.len() { Ok(()) } else { Err(bad(at, ErrorKind::Truncated)) };
+        let need = |n: usize| {
+            if at + n <= src.len() {
+                Ok(())
+            } else {
+                Err(bad(at, ErrorKind::Truncated))
+            }
+        };
         let (roots, copy_len, dist, size) = match b0 & 3 {
             0 if b0 != 0 => (usize::from(b0 >> 2), 0, 0, 1),
             0 => {
@@ -43,7 +49,13 @@ pub fn decode(src: &[u8], offset: u64, limit: usize) -> Result<Vec<u8>> {
                 }
                 need(3)?;
                 if out.len() + count > limit {
-                    return Err(bad(at, ErrorKind::OutOfRange { value: (out.len() + count) as u64, limit: limit as u64 }));
+                    return Err(bad(
+                        at,
+                        ErrorKind::OutOfRange {
+                            value: (out.len() + count) as u64,
+                            limit: limit as u64,
+                        },
+                    ));
                 }
                 out.resize(out.len() + count, src[pos + 2]);
                 pos += 3;
@@ -61,7 +73,9 @@ pub fn decode(src: &[u8], offset: u64, limit: usize) -> Result<Vec<u8>> {
             }
             _ => {
                 need(3)?;
-                let w = usize::from(src[pos]) | usize::from(src[pos + 1]) << 8 | usize::from(src[pos + 2]) << 16;
+                let w = usize::from(src[pos])
+                    | usize::from(src[pos + 1]) << 8
+                    | usize::from(src[pos + 2]) << 16;
                 ((w >> 2) & 0xF, (w >> 6) & 0x3F, w >> 12, 3)
             }
         };
@@ -71,13 +85,25 @@ pub fn decode(src: &[u8], offset: u64, limit: usize) -> Result<Vec<u8>> {
         };
         if out.len() + roots + copy_len > limit {
             let value = (out.len() + roots + copy_len) as u64;
-            return Err(bad(at, ErrorKind::OutOfRange { value, limit: limit as u64 }));
+            return Err(bad(
+                at,
+                ErrorKind::OutOfRange {
+                    value,
+                    limit: limit as u64,
+                },
+            ));
         }
         out.extend_from_slice(literal);
         pos += roots;
         if copy_len > 0 {
             if dist == 0 || dist > out.len() {
-                return Err(bad(at, ErrorKind::OutOfRange { value: dist as u64, limit: out.len() as u64 }));
+                return Err(bad(
+                    at,
+                    ErrorKind::OutOfRange {
+                        value: dist as u64,
+                        limit: out.len() as u64,
+                    },
+                ));
             }
             let from = out.len() - dist;
             for k in 0..copy_len {
@@ -91,11 +117,19 @@ pub fn decode(src: &[u8], offset: u64, limit: usize) -> Result<Vec<u8>> {
 /// Compresses `data` (at most one page) into an EXEPACK2 stream ending with
 /// the three-byte end code. Greedy longest match over a hash chain.
 pub fn encode(data: &[u8]) -> Vec<u8> {
-    let mut enc = Encoder { data, out: Vec::new(), lit_start: 0 };
+    let mut enc = Encoder {
+        data,
+        out: Vec::new(),
+        lit_start: 0,
+    };
     let mut chains = Chains::new(data.len());
     let mut i = 0usize;
     while i < data.len() {
-        let run = data[i..].iter().take(255).take_while(|&&b| b == data[i]).count();
+        let run = data[i..]
+            .iter()
+            .take(255)
+            .take_while(|&&b| b == data[i])
+            .count();
         if run >= 16 {
             enc.flush_literals(i, 0);
             enc.out.extend_from_slice(&[0, run as u8, data[i]]);
@@ -136,7 +170,8 @@ impl Encoder<'_> {
         while end - self.lit_start > keep {
             let n = (end - self.lit_start - keep).min(63);
             self.out.push((n as u8) << 2);
-            self.out.extend_from_slice(&self.data[self.lit_start..self.lit_start + n]);
+            self.out
+                .extend_from_slice(&self.data[self.lit_start..self.lit_start + n]);
             self.lit_start += n;
         }
     }
@@ -158,7 +193,8 @@ impl Encoder<'_> {
             self.out.extend_from_slice(&w.to_le_bytes()[..3]);
         }
         let pending = i - self.lit_start;
-        self.out.extend_from_slice(&self.data[self.lit_start..self.lit_start + pending]);
+        self.out
+            .extend_from_slice(&self.data[self.lit_start..self.lit_start + pending]);
     }
 }
 
@@ -174,7 +210,10 @@ const MAX_LEN: usize = 63;
 
 impl Chains {
     fn new(len: usize) -> Self {
-        Chains { head: vec![NONE; 1 << 12], prev: vec![NONE; len] }
+        Chains {
+            head: vec![NONE; 1 << 12],
+            prev: vec![NONE; len],
+        }
     }
 
     fn hash(data: &[u8], i: usize) -> Option<usize> {
@@ -200,7 +239,9 @@ impl Chains {
             if dist > MAX_DIST {
                 break;
             }
-            let len = (0..MAX_LEN.min(data.len() - i)).take_while(|&k| data[c + k] == data[i + k]).count();
+            let len = (0..MAX_LEN.min(data.len() - i))
+                .take_while(|&k| data[c + k] == data[i + k])
+                .count();
             if len >= 3 && best.is_none_or(|(l, _)| len > l) {
                 best = Some((len, dist));
             }
@@ -244,7 +285,7 @@ mod tests {
 
     #[test]
     fn zero_distance_is_an_error_naming_the_token() {
-        let src = [1u8 | (0 << 7), 0];
+        let src = [1u8, 0]; // short string, distance 0
         let err = decode(&src, 0x200, 4096).unwrap_err();
         assert_eq!(err.offset, 0x200);
         assert_eq!(err.structure, "EXEPACK2 stream");
@@ -258,11 +299,17 @@ mod tests {
 
     #[test]
     fn encode_round_trips_text_and_zeros() {
-        let mut data = b"the quick brown fox jumps over the lazy dog; the quick brown fox".repeat(20);
+        let mut data =
+            b"the quick brown fox jumps over the lazy dog; the quick brown fox".repeat(20);
         data.extend(std::iter::repeat_n(0u8, 700));
         data.truncate(4096);
         let packed = encode(&data);
-        assert!(packed.len() < data.len() / 4, "{} of {}", packed.len(), data.len());
+        assert!(
+            packed.len() < data.len() / 4,
+            "{} of {}",
+            packed.len(),
+            data.len()
+        );
         assert_eq!(decode(&packed, 0, 4096).unwrap(), data);
     }
 }

@@ -56,8 +56,16 @@ pub fn detect(data: &[u8]) -> Result<(Format, u64)> {
     match input.slice(offset, 2, "new header signature")? {
         b"LX" => Ok((Format::Lx, offset)),
         b"NE" => Ok((Format::Ne, offset)),
-        b"LE" => Err(Error::new(offset, "new header signature", ErrorKind::Unsupported("LE (VxD) modules"))),
-        _ => Err(Error::new(offset, "new header signature", ErrorKind::BadSignature)),
+        b"LE" => Err(Error::new(
+            offset,
+            "new header signature",
+            ErrorKind::Unsupported("LE (VxD) modules"),
+        )),
+        _ => Err(Error::new(
+            offset,
+            "new header signature",
+            ErrorKind::BadSignature,
+        )),
     }
 }
 

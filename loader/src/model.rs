@@ -71,7 +71,10 @@ pub struct Page {
 impl Page {
     /// A page stored as is.
     pub fn legal(data: Vec<u8>) -> Self {
-        Page { kind: PageKind::Legal, data }
+        Page {
+            kind: PageKind::Legal,
+            data,
+        }
     }
 }
 
@@ -120,12 +123,17 @@ impl Object {
         if offset >= self.virtual_size {
             return None;
         }
-        let (page, within) = if page_size == 0 {
-            (0usize, offset as usize)
-        } else {
-            ((offset / page_size) as usize, (offset % page_size) as usize)
+        let (page, within) = match offset.checked_div(page_size) {
+            None => (0usize, offset as usize),
+            Some(page) => (page as usize, (offset % page_size) as usize),
         };
-        Some(self.pages.get(page).and_then(|p| p.data.get(within)).copied().unwrap_or(0))
+        Some(
+            self.pages
+                .get(page)
+                .and_then(|p| p.data.get(within))
+                .copied()
+                .unwrap_or(0),
+        )
     }
 
     /// The unrelocated image: pages zero-padded to the page size, then zero
@@ -237,12 +245,17 @@ impl Entry {
     /// Object number and offset, or `None` for a forwarder.
     pub fn address(&self) -> Option<Address> {
         match self.point {
-            EntryPoint::Entry16 { object, offset } | EntryPoint::CallGate { object, offset, .. } => {
-                Some(Address { object, offset: u32::from(offset) })
-            }
+            EntryPoint::Entry16 { object, offset }
+            | EntryPoint::CallGate { object, offset, .. } => Some(Address {
+                object,
+                offset: u32::from(offset),
+            }),
             EntryPoint::Entry32 { object, offset } => Some(Address { object, offset }),
             EntryPoint::NeFixed { segment, offset } | EntryPoint::NeMovable { segment, offset } => {
-                Some(Address { object: u16::from(segment), offset: u32::from(offset) })
+                Some(Address {
+                    object: u16::from(segment),
+                    offset: u32::from(offset),
+                })
             }
             EntryPoint::Forwarder { .. } => None,
         }
@@ -418,7 +431,14 @@ pub struct LxOptions {
 
 impl Default for LxOptions {
     fn default() -> Self {
-        LxOptions { cpu: 2, os: 1, version: 0, page_size: 4096, page_shift: 0, debug_info: Vec::new() }
+        LxOptions {
+            cpu: 2,
+            os: 1,
+            version: 0,
+            page_size: 4096,
+            page_shift: 0,
+            debug_info: Vec::new(),
+        }
     }
 }
 
@@ -438,7 +458,12 @@ pub struct NeOptions {
 
 impl Default for NeOptions {
     fn default() -> Self {
-        NeOptions { linker: (5, 1), target_os: 1, align_shift: 4, tail: [0; 9] }
+        NeOptions {
+            linker: (5, 1),
+            target_os: 1,
+            align_shift: 4,
+            tail: [0; 9],
+        }
     }
 }
 

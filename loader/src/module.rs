@@ -36,7 +36,13 @@ impl Module {
 
     /// An empty NE program with the default stub and no segments.
     pub fn new_ne(name: &str) -> Self {
-        Module { format: Format::Ne, flags: 0x0202, lx: None, ne: Some(NeOptions::default()), ..Module::new_lx(name) }
+        Module {
+            format: Format::Ne,
+            flags: 0x0202,
+            lx: None,
+            ne: Some(NeOptions::default()),
+            ..Module::new_lx(name)
+        }
     }
 
     /// Appends an object (LX: the data is split into pages of the page size;
@@ -45,10 +51,22 @@ impl Module {
         let pages = match self.format {
             Format::Ne if data.is_empty() => Vec::new(),
             Format::Ne => vec![Page::legal(data.to_vec())],
-            Format::Lx => data.chunks(self.page_size().max(1) as usize).map(|c| Page::legal(c.to_vec())).collect(),
+            Format::Lx => data
+                .chunks(self.page_size().max(1) as usize)
+                .map(|c| Page::legal(c.to_vec()))
+                .collect(),
         };
-        let base = if self.format == Format::Lx { 0x10000 * (self.objects.len() as u32 + 1) } else { 0 };
-        self.objects.push(Object { flags, base, virtual_size, pages });
+        let base = if self.format == Format::Lx {
+            0x10000 * (self.objects.len() as u32 + 1)
+        } else {
+            0
+        };
+        self.objects.push(Object {
+            flags,
+            base,
+            virtual_size,
+            pages,
+        });
         self.objects.len() as u16
     }
 
@@ -102,7 +120,11 @@ impl Module {
     /// 16- or 32-bit, from the object's flags.
     pub fn bitness(&self, number: u16) -> Option<Bitness> {
         let big = self.object(number)?.flags & 0x2000 != 0;
-        Some(if big { Bitness::Bits32 } else { Bitness::Bits16 })
+        Some(if big {
+            Bitness::Bits32
+        } else {
+            Bitness::Bits16
+        })
     }
 
     /// Program, library or driver.
@@ -127,12 +149,20 @@ impl Module {
 
     /// The exported name of an ordinal (resident names first).
     pub fn export_name(&self, ordinal: u16) -> Option<&str> {
-        self.resident_names.iter().chain(&self.nonresident_names).find(|n| n.ordinal == ordinal).map(|n| n.name.as_str())
+        self.resident_names
+            .iter()
+            .chain(&self.nonresident_names)
+            .find(|n| n.ordinal == ordinal)
+            .map(|n| n.name.as_str())
     }
 
     /// The entry exported under `name` (case-sensitive, as OS/2 does).
     pub fn export(&self, name: &str) -> Option<&Entry> {
-        let n = self.resident_names.iter().chain(&self.nonresident_names).find(|n| n.name == name)?;
+        let n = self
+            .resident_names
+            .iter()
+            .chain(&self.nonresident_names)
+            .find(|n| n.name == name)?;
         self.entry(n.ordinal)
     }
 
@@ -140,7 +170,9 @@ impl Module {
     pub fn fixup_kinds(&self) -> BTreeMap<String, usize> {
         let mut kinds = BTreeMap::new();
         for f in &self.fixups {
-            *kinds.entry(format!("{}/{}", f.kind.name(), f.target.kind_name())).or_insert(0) += 1;
+            *kinds
+                .entry(format!("{}/{}", f.kind.name(), f.target.kind_name()))
+                .or_insert(0) += 1;
         }
         kinds
     }
@@ -151,9 +183,12 @@ impl Module {
             .fixups
             .iter()
             .filter_map(|f| match f.target {
-                Target::ImportOrdinal { module, ordinal } => {
-                    Some((self.imports.get(usize::from(module).checked_sub(1)?)?.clone(), ordinal))
-                }
+                Target::ImportOrdinal { module, ordinal } => Some((
+                    self.imports
+                        .get(usize::from(module).checked_sub(1)?)?
+                        .clone(),
+                    ordinal,
+                )),
                 _ => None,
             })
             .collect();
@@ -180,9 +215,14 @@ impl Module {
             if !chained_ne && !chained_lx {
                 continue;
             }
-            let object = usize::from(first.object).checked_sub(1).filter(|&i| i < self.objects.len());
+            let object = usize::from(first.object)
+                .checked_sub(1)
+                .filter(|&i| i < self.objects.len());
             let Some(object) = object else {
-                return Err(WriteError::new("fixup chain", format!("object {} does not exist", first.object)));
+                return Err(WriteError::new(
+                    "fixup chain",
+                    format!("object {} does not exist", first.object),
+                ));
             };
             let mut words: Vec<(u32, Vec<u8>)> = Vec::new();
             if chained_ne {
@@ -198,16 +238,18 @@ impl Module {
             }
             let obj = &mut self.objects[object];
             for (offset, bytes) in words {
-                let (page, within) = if page_size == 0 {
-                    (0, offset as usize)
-                } else {
-                    ((offset / page_size) as usize, (offset % page_size) as usize)
+                let (page, within) = match offset.checked_div(page_size) {
+                    None => (0, offset as usize),
+                    Some(page) => (page as usize, (offset % page_size) as usize),
                 };
                 if self.format == Format::Ne && obj.pages.is_empty() {
                     obj.pages.push(Page::legal(Vec::new()));
                 }
                 let Some(p) = obj.pages.get_mut(page) else {
-                    return Err(WriteError::new("fixup chain", "site outside the object's pages"));
+                    return Err(WriteError::new(
+                        "fixup chain",
+                        "site outside the object's pages",
+                    ));
                 };
                 if p.data.len() < within + bytes.len() {
                     p.data.resize(within + bytes.len(), 0);
@@ -243,20 +285,37 @@ fn lx_chain_words(group: &[Fixup], page_size: u32) -> Result<Vec<(u32, Vec<u8>)>
     const WHAT: &str = "LX internal fixup chain";
     let first = &group[0];
     let Target::Internal { object: tobj, .. } = first.target else {
-        return Err(WriteError::new(WHAT, "only internal object targets can be chained"));
+        return Err(WriteError::new(
+            WHAT,
+            "only internal object targets can be chained",
+        ));
     };
     let page = first.offset / page_size.max(1);
     let mut targets = Vec::new();
     for f in group {
         match f.target {
             Target::Internal { object, offset } if object == tobj => targets.push(offset),
-            _ => return Err(WriteError::new(WHAT, "all targets of a chain must be in one object")),
+            _ => {
+                return Err(WriteError::new(
+                    WHAT,
+                    "all targets of a chain must be in one object",
+                ));
+            }
         }
-        if f.kind != SourceKind::Off32 || f.object != first.object || f.offset / page_size.max(1) != page {
-            return Err(WriteError::new(WHAT, "a chain is 32-bit offsets within one page"));
+        if f.kind != SourceKind::Off32
+            || f.object != first.object
+            || f.offset / page_size.max(1) != page
+        {
+            return Err(WriteError::new(
+                WHAT,
+                "a chain is 32-bit offsets within one page",
+            ));
         }
         if f.offset % page_size.max(1) + 4 > page_size {
-            return Err(WriteError::new(WHAT, "a chained site must lie wholly in its page"));
+            return Err(WriteError::new(
+                WHAT,
+                "a chained site must lie wholly in its page",
+            ));
         }
     }
     let base = targets.iter().copied().min().unwrap_or(0);
@@ -264,9 +323,14 @@ fn lx_chain_words(group: &[Fixup], page_size: u32) -> Result<Vec<(u32, Vec<u8>)>
     for (i, f) in group.iter().enumerate() {
         let delta = targets[i] - base;
         if delta > 0xFFFFF {
-            return Err(WriteError::new(WHAT, "targets of a chain must lie within 1 MiB"));
+            return Err(WriteError::new(
+                WHAT,
+                "targets of a chain must lie within 1 MiB",
+            ));
         }
-        let next = group.get(i + 1).map_or(0xFFF, |n| n.offset % page_size.max(1));
+        let next = group
+            .get(i + 1)
+            .map_or(0xFFF, |n| n.offset % page_size.max(1));
         if next > 0xFFE {
             return Err(WriteError::new(WHAT, "next site beyond a 4 KiB page"));
         }

@@ -19,10 +19,15 @@ pub fn new_header_offset(data: &[u8]) -> Result<u64> {
         Some(_) => return Err(Error::new(0u64, "DOS header", ErrorKind::BadSignature)),
         None => return Err(Error::new(0u64, "DOS header", ErrorKind::Truncated)),
     }
-    let ptr = data.get(0x3C..0x40).ok_or_else(|| Error::new(0x3Cu64, "DOS header", ErrorKind::Truncated))?;
+    let ptr = data
+        .get(0x3C..0x40)
+        .ok_or_else(|| Error::new(0x3Cu64, "DOS header", ErrorKind::Truncated))?;
     let offset = u64::from(u32::from_le_bytes([ptr[0], ptr[1], ptr[2], ptr[3]]));
     if offset < 0x40 || offset >= data.len() as u64 {
-        let kind = ErrorKind::OutOfRange { value: offset, limit: data.len() as u64 };
+        let kind = ErrorKind::OutOfRange {
+            value: offset,
+            limit: data.len() as u64,
+        };
         return Err(Error::new(0x3Cu64, "DOS header new-header offset", kind));
     }
     Ok(offset)
@@ -36,11 +41,13 @@ const MESSAGE: &[u8] = b"This program cannot be run in DOS mode.\r\n$";
 /// new header).
 pub fn default_stub() -> Vec<u8> {
     // mov dx,0x0E; mov ah,9; push cs; pop ds; int 21h; mov ax,4C01h; int 21h
-    let code: [u8; 14] = [0xBA, 0x0E, 0x00, 0xB4, 0x09, 0x0E, 0x1F, 0xCD, 0x21, 0xB8, 0x01, 0x4C, 0xCD, 0x21];
+    let code: [u8; 14] = [
+        0xBA, 0x0E, 0x00, 0xB4, 0x09, 0x0E, 0x1F, 0xCD, 0x21, 0xB8, 0x01, 0x4C, 0xCD, 0x21,
+    ];
     let mut stub = vec![0u8; 0x40];
     stub.extend_from_slice(&code);
     stub.extend_from_slice(MESSAGE);
-    while stub.len() % 16 != 0 {
+    while !stub.len().is_multiple_of(16) {
         stub.push(0);
     }
     let len = stub.len();

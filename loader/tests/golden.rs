@@ -70,17 +70,38 @@ fn check_lx(path: &str) {
     assert!(m.entries.is_empty());
     let ps = m.page_size();
     let mut first = 1;
-    for (i, (obj, g)) in m.objects.iter().zip(golden["objects"].as_array().unwrap()).enumerate() {
+    for (i, (obj, g)) in m
+        .objects
+        .iter()
+        .zip(golden["objects"].as_array().unwrap())
+        .enumerate()
+    {
         assert_eq!(g["index"], json!(i + 1));
         assert_eq!(g["vsize"], json!(obj.virtual_size));
         assert_eq!(g["base"], json!(obj.base));
         assert_eq!(g["flags"], json!(obj.flags));
         assert_eq!(g["first_page"], json!(first));
         assert_eq!(g["npages"], json!(obj.pages.len()));
-        assert_eq!(g["image_len"], json!(m.object_bytes(i as u16 + 1).unwrap().len()));
-        assert_eq!(g["image_sha256_pre_fixup"], json!(image_sha256(obj, ps)), "{path} object {}", i + 1);
-        assert_eq!(g["image_sha256_pre_fixup"], json!(sha256_hex(&obj.image(ps))));
-        for (k, (page, gp)) in obj.pages.iter().zip(g["pages"].as_array().unwrap()).enumerate() {
+        assert_eq!(
+            g["image_len"],
+            json!(m.object_bytes(i as u16 + 1).unwrap().len())
+        );
+        assert_eq!(
+            g["image_sha256_pre_fixup"],
+            json!(image_sha256(obj, ps)),
+            "{path} object {}",
+            i + 1
+        );
+        assert_eq!(
+            g["image_sha256_pre_fixup"],
+            json!(sha256_hex(&obj.image(ps)))
+        );
+        for (k, (page, gp)) in obj
+            .pages
+            .iter()
+            .zip(g["pages"].as_array().unwrap())
+            .enumerate()
+        {
             let entry = file.pages[first + k - 1];
             assert_eq!(gp["page"], json!(first + k));
             assert_eq!(gp["kind"], page.kind.name());
@@ -102,19 +123,29 @@ fn check_lx(path: &str) {
         let f = r[0];
         let page = f.offset / ps;
         let mut v = serde_json::Map::new();
-        v.insert("page".into(), json!(page + 1 + first_page_of(m, f.object) - 1));
+        v.insert(
+            "page".into(),
+            json!(page + 1 + first_page_of(m, f.object) - 1),
+        );
         v.insert("src".into(), json!(f.kind.name()));
         v.insert("tgt".into(), json!(f.target.kind_name()));
         target_fields(m, &f.target, &mut v);
         v.insert("srcoff".into(), json!(f.offset - page * ps));
         assert_eq!(g, &Value::Object(v), "{path}");
     }
-    let used: Vec<Value> = m.imports_by_ordinal().iter().map(|(n, o)| json!([n, o])).collect();
+    let used: Vec<Value> = m
+        .imports_by_ordinal()
+        .iter()
+        .map(|(n, o)| json!([n, o]))
+        .collect();
     assert_eq!(golden["imports_used"], Value::Array(used));
 }
 
 fn first_page_of(m: &Module, object: u16) -> u32 {
-    1 + m.objects[..usize::from(object) - 1].iter().map(|o| o.pages.len() as u32).sum::<u32>()
+    1 + m.objects[..usize::from(object) - 1]
+        .iter()
+        .map(|o| o.pages.len() as u32)
+        .sum::<u32>()
 }
 
 fn check_ne(path: &str) {
@@ -138,7 +169,10 @@ fn check_ne(path: &str) {
     assert_eq!(golden["import_modules"], json!(m.imports));
     assert_eq!(golden["resident_names"], names(&m.name, &m.resident_names));
     let desc = m.description.clone().unwrap();
-    assert_eq!(golden["nonresident_names"], names(&desc, &m.nonresident_names));
+    assert_eq!(
+        golden["nonresident_names"],
+        names(&desc, &m.nonresident_names)
+    );
     assert!(m.entries.is_empty());
     let gs = golden["segments"].as_array().unwrap();
     assert_eq!(gs.len(), m.objects.len());
@@ -150,7 +184,12 @@ fn check_ne(path: &str) {
         assert_eq!(g["kind"], if seg.flags & 1 != 0 { "DATA" } else { "CODE" });
         assert_eq!(g["minalloc"], json!(seg.min_alloc));
         assert_eq!(g["iterated"], json!(seg.flags & 8 != 0));
-        assert_eq!(g["sha256"], json!(image_sha256(obj, 0)), "{path} segment {}", i + 1);
+        assert_eq!(
+            g["sha256"],
+            json!(image_sha256(obj, 0)),
+            "{path} segment {}",
+            i + 1
+        );
         if let Some(n) = g.get("nrelocs") {
             assert_eq!(n, &json!(seg.relocations));
         }
@@ -158,7 +197,9 @@ fn check_ne(path: &str) {
     let recs = records(m);
     let mut kinds = std::collections::BTreeMap::new();
     for r in &recs {
-        *kinds.entry(format!("{}/{}", r[0].kind.name(), r[0].target.kind_name())).or_insert(0) += 1;
+        *kinds
+            .entry(format!("{}/{}", r[0].kind.name(), r[0].target.kind_name()))
+            .or_insert(0) += 1;
     }
     assert_eq!(golden["reloc_kinds"], json!(kinds), "{path}");
     let gr = golden["relocs_first"].as_array().unwrap();
@@ -172,7 +213,10 @@ fn check_ne(path: &str) {
         v.insert("additive".into(), json!(f.add_to_site));
         v.insert("srcoff".into(), json!(f.offset));
         target_fields(m, &f.target, &mut v);
-        v.insert("chain_sites".into(), json!(r.iter().map(|s| s.offset).collect::<Vec<_>>()));
+        v.insert(
+            "chain_sites".into(),
+            json!(r.iter().map(|s| s.offset).collect::<Vec<_>>()),
+        );
         assert_eq!(g, &Value::Object(v), "{path}");
     }
 }
@@ -210,7 +254,14 @@ fn ne_testargv16() {
 /// Each sample written back and read again gives the same module.
 #[test]
 fn samples_round_trip_through_the_writers() {
-    for path in ["lx/hello.exe", "lx/testbeep.exe", "lx/testpm.exe", "ne/test-asm16.exe", "ne/hello16.exe", "ne/testargv16.exe"] {
+    for path in [
+        "lx/hello.exe",
+        "lx/testbeep.exe",
+        "lx/testpm.exe",
+        "ne/test-asm16.exe",
+        "ne/hello16.exe",
+        "ne/testargv16.exe",
+    ] {
         let (bytes, _) = sample(path);
         let m = loader::parse(&bytes).unwrap();
         let again = loader::parse(&loader::write(&m).unwrap()).unwrap();

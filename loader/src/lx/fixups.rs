@@ -62,7 +62,10 @@ pub(super) fn read(
     for page in 0..npages {
         let end = input.u32(fpt + (page + 1) * 4, FPT)?;
         if end < start {
-            let kind = ErrorKind::OutOfRange { value: end.into(), limit: start.into() };
+            let kind = ErrorKind::OutOfRange {
+                value: end.into(),
+                limit: start.into(),
+            };
             return Err(Error::new(fpt + (page + 1) * 4, FPT, kind));
         }
         let (from, to) = (records + u64::from(start), records + u64::from(end));
@@ -71,7 +74,11 @@ pub(super) fn read(
         let mut count = 0;
         while pos < to {
             let Some((object, index)) = ctx.page_owner[page as usize] else {
-                return Err(Error::new(pos, REC, ErrorKind::Invalid("fixups for a page that belongs to no object")));
+                return Err(Error::new(
+                    pos,
+                    REC,
+                    ErrorKind::Invalid("fixups for a page that belongs to no object"),
+                ));
             };
             let (sites, next) = read_record(ctx, pos, to, object, index, objects, record_no)?;
             pos = next;
@@ -97,13 +104,16 @@ fn is_continuation(done: &[Fixup], sites: &[Fixup], page_size: u32, index: u32) 
     if index == 0 || site.offset >= page_start {
         return false;
     }
-    done.iter().rev().take_while(|f| f.object == site.object).any(|f| {
-        f.offset == site.offset
-            && f.kind == site.kind
-            && f.target == site.target
-            && f.additive == site.additive
-            && f.alias == site.alias
-    })
+    done.iter()
+        .rev()
+        .take_while(|f| f.object == site.object)
+        .any(|f| {
+            f.offset == site.offset
+                && f.kind == site.kind
+                && f.target == site.target
+                && f.additive == site.additive
+                && f.alias == site.alias
+        })
 }
 
 /// Reads one record at `pos`; returns its sites and the offset after it.
@@ -133,42 +143,81 @@ fn read_record(
     let src = take(1)? as u8;
     let flags = take(1)? as u8;
     if src & 0xC0 != 0 {
-        return Err(Error::new(pos, REC, ErrorKind::UnknownFlags((src & 0xC0).into())));
+        return Err(Error::new(
+            pos,
+            REC,
+            ErrorKind::UnknownFlags((src & 0xC0).into()),
+        ));
     }
-    let kind = source_kind(src & 0x0F).ok_or_else(|| Error::new(pos, REC, ErrorKind::UnknownType((src & 0xF).into())))?;
+    let kind = source_kind(src & 0x0F)
+        .ok_or_else(|| Error::new(pos, REC, ErrorKind::UnknownType((src & 0xF).into())))?;
     let alias = src & 0x10 != 0;
     let list = src & 0x20 != 0;
     let chained = flags & 0x08 != 0;
     if chained && (list || kind != SourceKind::Off32 || matches!(flags & 3, 1 | 2)) {
-        return Err(Error::new(pos + 1, REC, ErrorKind::Invalid("chaining flag on a record that cannot chain")));
+        return Err(Error::new(
+            pos + 1,
+            REC,
+            ErrorKind::Invalid("chaining flag on a record that cannot chain"),
+        ));
     }
-    let first = if list { take(1)? as i64 } else { take(2)? as u16 as i16 as i64 };
+    let first = if list {
+        take(1)? as i64
+    } else {
+        take(2)? as u16 as i16 as i64
+    };
     let wide_obj = if flags & 0x40 != 0 { 2 } else { 1 };
     let wide_off = if flags & 0x10 != 0 { 4 } else { 2 };
     let target = match flags & 3 {
         0 => {
             let obj = take(wide_obj)? as u32;
             check_object(obj, ctx.nobj, pos, REC)?;
-            let offset = if kind == SourceKind::Sel16 { 0 } else { take(wide_off)? as u32 };
-            Target::Internal { object: obj as u16, offset }
+            let offset = if kind == SourceKind::Sel16 {
+                0
+            } else {
+                take(wide_off)? as u32
+            };
+            Target::Internal {
+                object: obj as u16,
+                offset,
+            }
         }
         1 | 2 => {
             let module = take(wide_obj)? as u32;
             if module == 0 || module > ctx.nimpmod {
-                let kind = ErrorKind::OutOfRange { value: module.into(), limit: ctx.nimpmod.into() };
+                let kind = ErrorKind::OutOfRange {
+                    value: module.into(),
+                    limit: ctx.nimpmod.into(),
+                };
                 return Err(Error::new(pos, REC, kind));
             }
             if flags & 3 == 1 {
-                let ordinal = if flags & 0x80 != 0 { take(1)? } else { take(wide_off)? } as u32;
-                Target::ImportOrdinal { module: module as u16, ordinal }
+                let ordinal = if flags & 0x80 != 0 {
+                    take(1)?
+                } else {
+                    take(wide_off)?
+                } as u32;
+                Target::ImportOrdinal {
+                    module: module as u16,
+                    ordinal,
+                }
             } else {
                 let off = take(wide_off)?;
-                Target::ImportName { module: module as u16, name: import_proc_name(input, ctx.impproc, off)? }
+                Target::ImportName {
+                    module: module as u16,
+                    name: import_proc_name(input, ctx.impproc, off)?,
+                }
             }
         }
-        _ => Target::InternalEntry { ordinal: take(wide_obj)? as u16 },
+        _ => Target::InternalEntry {
+            ordinal: take(wide_obj)? as u16,
+        },
     };
-    let additive = if flags & 0x04 != 0 { Some(take(if flags & 0x20 != 0 { 4 } else { 2 })? as u32) } else { None };
+    let additive = if flags & 0x04 != 0 {
+        Some(take(if flags & 0x20 != 0 { 4 } else { 2 })? as u32)
+    } else {
+        None
+    };
     let mut offsets = Vec::new();
     if list {
         for _ in 0..first {
@@ -182,7 +231,10 @@ fn read_record(
     for off in offsets {
         let size = i64::from(kind.size());
         if off >= i64::from(ctx.page_size) || off + size <= 0 || page_start + off < 0 {
-            let kind = ErrorKind::OutOfRange { value: off as u64, limit: ctx.page_size.into() };
+            let kind = ErrorKind::OutOfRange {
+                value: off as u64,
+                limit: ctx.page_size.into(),
+            };
             return Err(Error::new(pos, "LX fixup source offset", kind));
         }
         let base = Fixup {
@@ -207,10 +259,19 @@ fn read_record(
 }
 
 /// Follows an internal chain through the page's bytes.
-fn read_chain(first: Fixup, srcoff: u32, page: &[u8], page_size: u32, pos: u64) -> Result<Vec<Fixup>> {
+fn read_chain(
+    first: Fixup,
+    srcoff: u32,
+    page: &[u8],
+    page_size: u32,
+    pos: u64,
+) -> Result<Vec<Fixup>> {
     let word = |off: u32| -> Result<u32> {
         if off + 4 > page_size {
-            let kind = ErrorKind::OutOfRange { value: off.into(), limit: page_size.into() };
+            let kind = ErrorKind::OutOfRange {
+                value: off.into(),
+                limit: page_size.into(),
+            };
             return Err(Error::new(pos, "LX internal fixup chain", kind));
         }
         let b = |k: u32| page.get((off + k) as usize).copied().unwrap_or(0);
@@ -224,15 +285,28 @@ fn read_chain(first: Fixup, srcoff: u32, page: &[u8], page_size: u32, pos: u64) 
     let mut off = srcoff;
     loop {
         if std::mem::replace(&mut visited[off as usize], true) {
-            return Err(Error::new(pos, "LX internal fixup chain", ErrorKind::Invalid("chain loops")));
+            return Err(Error::new(
+                pos,
+                "LX internal fixup chain",
+                ErrorKind::Invalid("chain loops"),
+            ));
         }
         let info = word(off)?;
         let delta = info & 0xFFFFF;
         let mut f = first.clone();
         f.offset = page_start + off;
         match &mut f.target {
-            Target::Internal { offset, .. } => *offset = offset.wrapping_sub(delta0).wrapping_add(delta),
-            _ => f.additive = Some(f.additive.unwrap_or(0).wrapping_sub(delta0).wrapping_add(delta)),
+            Target::Internal { offset, .. } => {
+                *offset = offset.wrapping_sub(delta0).wrapping_add(delta)
+            }
+            _ => {
+                f.additive = Some(
+                    f.additive
+                        .unwrap_or(0)
+                        .wrapping_sub(delta0)
+                        .wrapping_add(delta),
+                )
+            }
         }
         out.push(f);
         let next = info >> 20;
@@ -264,7 +338,9 @@ pub(super) fn encode_record(
         src |= 0x20;
     }
     let (mut flags, obj_or_mod, value, value_present): (u8, u32, u32, bool) = match &f.target {
-        Target::Internal { object, offset } => (0, (*object).into(), *offset, f.kind != SourceKind::Sel16),
+        Target::Internal { object, offset } => {
+            (0, (*object).into(), *offset, f.kind != SourceKind::Sel16)
+        }
         Target::ImportOrdinal { module, ordinal } => (1, (*module).into(), *ordinal, true),
         Target::ImportName { module, name } => (2, (*module).into(), proc_offset(name), true),
         Target::InternalEntry { ordinal } => (3, (*ordinal).into(), 0, false),

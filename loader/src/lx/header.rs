@@ -69,7 +69,8 @@ impl LxHeader {
     /// Reads and checks the header at `offset`.
     pub fn parse(data: &[u8], offset: u64) -> Result<Self> {
         const WHAT: &str = "LX header";
-        let start = usize::try_from(offset).map_err(|_| Error::new(offset, WHAT, ErrorKind::Truncated))?;
+        let start =
+            usize::try_from(offset).map_err(|_| Error::new(offset, WHAT, ErrorKind::Truncated))?;
         let h: LxHeader = data
             .get(start..)
             .and_then(|d| d.pread_with(0, LE).ok())
@@ -78,17 +79,31 @@ impl LxHeader {
             return Err(Error::new(offset, WHAT, ErrorKind::BadSignature));
         }
         if h.byte_order != 0 || h.word_order != 0 {
-            return Err(Error::new(offset + 2, WHAT, ErrorKind::Unsupported("big-endian LX")));
+            return Err(Error::new(
+                offset + 2,
+                WHAT,
+                ErrorKind::Unsupported("big-endian LX"),
+            ));
         }
         if h.level != 0 {
-            return Err(Error::new(offset + 4, WHAT, ErrorKind::Unsupported("LX format level other than 0")));
+            return Err(Error::new(
+                offset + 4,
+                WHAT,
+                ErrorKind::Unsupported("LX format level other than 0"),
+            ));
         }
         if !h.page_size.is_power_of_two() || h.page_size > 0x10000 {
-            let kind = ErrorKind::OutOfRange { value: h.page_size.into(), limit: 0x10000 };
+            let kind = ErrorKind::OutOfRange {
+                value: h.page_size.into(),
+                limit: 0x10000,
+            };
             return Err(Error::new(offset + 0x28, WHAT, kind));
         }
         if h.page_shift >= 32 {
-            let kind = ErrorKind::OutOfRange { value: h.page_shift.into(), limit: 31 };
+            let kind = ErrorKind::OutOfRange {
+                value: h.page_shift.into(),
+                limit: 31,
+            };
             return Err(Error::new(offset + 0x2C, WHAT, kind));
         }
         Ok(h)

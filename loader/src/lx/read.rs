@@ -23,10 +23,15 @@ pub fn read(data: &[u8]) -> Result<LxFile> {
     let decoded = decode_pages(&input, &h, &pages, rel(h.objmap_off))?;
     let (objects, page_owner) = read_objects(&input, &h, rel(h.objtab_off), &pages, &decoded)?;
 
-    let (name, resident_names) = read_names(&input, rel(h.resname_off), h.resname_off != 0, u64::MAX)?;
+    let (name, resident_names) =
+        read_names(&input, rel(h.resname_off), h.resname_off != 0, u64::MAX)?;
     let imports = read_import_modules(&input, rel(h.impmod_off), h.nimpmod)?;
     let impproc = rel(h.impproc_off);
-    let entries = if h.entry_off != 0 { read_entries(&input, rel(h.entry_off), impproc)? } else { Vec::new() };
+    let entries = if h.entry_off != 0 {
+        read_entries(&input, rel(h.entry_off), impproc)?
+    } else {
+        Vec::new()
+    };
     let (description, nonresident_names) = if h.nonres_off != 0 && h.nonres_len != 0 {
         let end = u64::from(h.nonres_off) + u64::from(h.nonres_len);
         let (d, n) = read_names(&input, h.nonres_off.into(), true, end)?;
@@ -50,7 +55,13 @@ pub fn read(data: &[u8]) -> Result<LxFile> {
     };
     let resources = read_resources(&input, rel(h.rsrc_off), h.nrsrc, h.nobj)?;
     let debug_info = if h.debug_off != 0 && h.debug_len != 0 {
-        input.slice(h.debug_off.into(), h.debug_len.into(), "LX debug information")?.to_vec()
+        input
+            .slice(
+                h.debug_off.into(),
+                h.debug_len.into(),
+                "LX debug information",
+            )?
+            .to_vec()
     } else {
         Vec::new()
     };
@@ -60,7 +71,10 @@ pub fn read(data: &[u8]) -> Result<LxFile> {
             return Ok(None);
         }
         check_object(obj, h.nobj, hoff + field, "LX header")?;
-        Ok(Some(Address { object: obj as u16, offset: off }))
+        Ok(Some(Address {
+            object: obj as u16,
+            offset: off,
+        }))
     };
     let module = Module {
         format: Format::Lx,
@@ -96,20 +110,43 @@ pub fn read(data: &[u8]) -> Result<LxFile> {
         }),
         ne: None,
     };
-    Ok(LxFile { header_offset: hoff, header: h, pages, fixup_records, module })
+    Ok(LxFile {
+        header_offset: hoff,
+        header: h,
+        pages,
+        fixup_records,
+        module,
+    })
 }
 
 pub(super) fn check_object(obj: u32, nobj: u32, at: u64, what: &'static str) -> Result<()> {
     if obj == 0 || obj > nobj || obj > u32::from(u16::MAX) {
-        return Err(Error::new(at, what, ErrorKind::OutOfRange { value: obj.into(), limit: nobj.into() }));
+        return Err(Error::new(
+            at,
+            what,
+            ErrorKind::OutOfRange {
+                value: obj.into(),
+                limit: nobj.into(),
+            },
+        ));
     }
     Ok(())
 }
 
 /// Rejects headers whose fixed-size tables overlap each other or the header.
 fn check_overlaps(input: &Input<'_>, hoff: u64, h: &LxHeader) -> Result<()> {
-    input.check_count(hoff + u64::from(h.objtab_off), h.nobj.into(), 24, "LX object table")?;
-    input.check_count(hoff + u64::from(h.objmap_off), h.npages.into(), 8, "LX object page table")?;
+    input.check_count(
+        hoff + u64::from(h.objtab_off),
+        h.nobj.into(),
+        24,
+        "LX object table",
+    )?;
+    input.check_count(
+        hoff + u64::from(h.objmap_off),
+        h.npages.into(),
+        8,
+        "LX object page table",
+    )?;
     let mut tables: Vec<(&'static str, u64, u64)> = vec![("LX header", hoff, LX_HEADER_SIZE)];
     let mut add = |name, off: u32, len: u64| {
         if off != 0 && len != 0 {
@@ -117,10 +154,18 @@ fn check_overlaps(input: &Input<'_>, hoff: u64, h: &LxHeader) -> Result<()> {
         }
     };
     add("LX object table", h.objtab_off, u64::from(h.nobj) * 24);
-    add("LX object page table", h.objmap_off, u64::from(h.npages) * 8);
+    add(
+        "LX object page table",
+        h.objmap_off,
+        u64::from(h.npages) * 8,
+    );
     add("LX resource table", h.rsrc_off, u64::from(h.nrsrc) * 14);
     if h.fixpage_off != 0 {
-        add("LX fixup page table", h.fixpage_off, (u64::from(h.npages) + 1) * 4);
+        add(
+            "LX fixup page table",
+            h.fixpage_off,
+            (u64::from(h.npages) + 1) * 4,
+        );
     }
     for (i, a) in tables.iter().enumerate() {
         for b in &tables[..i] {
@@ -147,7 +192,13 @@ fn read_page_table(input: &Input<'_>, h: &LxHeader, at: u64) -> Result<Vec<PageE
             3 => PageKind::Zeroed,
             4 => PageKind::Range,
             5 => PageKind::Compressed,
-            other => return Err(Error::new(e + 6, WHAT, ErrorKind::UnknownType(other.into()))),
+            other => {
+                return Err(Error::new(
+                    e + 6,
+                    WHAT,
+                    ErrorKind::UnknownType(other.into()),
+                ));
+            }
         };
         let shifted = u64::from(off) << h.page_shift;
         let file_offset = match kind {
@@ -157,15 +208,27 @@ fn read_page_table(input: &Input<'_>, h: &LxHeader, at: u64) -> Result<Vec<PageE
         };
         let stored = !matches!(kind, PageKind::Invalid | PageKind::Zeroed);
         if stored && file_offset + u64::from(data_size) > input.len() {
-            let kind = ErrorKind::OutOfRange { value: file_offset + u64::from(data_size), limit: input.len() };
+            let kind = ErrorKind::OutOfRange {
+                value: file_offset + u64::from(data_size),
+                limit: input.len(),
+            };
             return Err(Error::new(e, WHAT, kind));
         }
-        pages.push(PageEntry { file_offset, data_size: if stored { data_size } else { 0 }, kind });
+        pages.push(PageEntry {
+            file_offset,
+            data_size: if stored { data_size } else { 0 },
+            kind,
+        });
     }
     Ok(pages)
 }
 
-fn decode_pages(input: &Input<'_>, h: &LxHeader, pages: &[PageEntry], at: u64) -> Result<Vec<Vec<u8>>> {
+fn decode_pages(
+    input: &Input<'_>,
+    h: &LxHeader,
+    pages: &[PageEntry],
+    at: u64,
+) -> Result<Vec<Vec<u8>>> {
     let limit = h.page_size as usize;
     let mut out = Vec::new();
     for (i, p) in pages.iter().enumerate() {
@@ -173,8 +236,15 @@ fn decode_pages(input: &Input<'_>, h: &LxHeader, pages: &[PageEntry], at: u64) -
         let data = match p.kind {
             PageKind::Legal | PageKind::Range => {
                 if raw.len() > limit {
-                    let kind = ErrorKind::OutOfRange { value: raw.len() as u64, limit: limit as u64 };
-                    return Err(Error::new(at + i as u64 * 8 + 4, "LX object page table entry", kind));
+                    let kind = ErrorKind::OutOfRange {
+                        value: raw.len() as u64,
+                        limit: limit as u64,
+                    };
+                    return Err(Error::new(
+                        at + i as u64 * 8 + 4,
+                        "LX object page table entry",
+                        kind,
+                    ));
                 }
                 raw.to_vec()
             }
@@ -187,6 +257,9 @@ fn decode_pages(input: &Input<'_>, h: &LxHeader, pages: &[PageEntry], at: u64) -
     Ok(out)
 }
 
+/// For each logical page: owning object number and page index in it.
+type PageOwners = Vec<Option<(u16, u32)>>;
+
 /// Reads the object table. Returns the objects and, for each logical page,
 /// its owning (object number, page index within the object).
 fn read_objects(
@@ -195,7 +268,7 @@ fn read_objects(
     at: u64,
     entries: &[PageEntry],
     decoded: &[Vec<u8>],
-) -> Result<(Vec<Object>, Vec<Option<(u16, u32)>>)> {
+) -> Result<(Vec<Object>, PageOwners)> {
     const WHAT: &str = "LX object table entry";
     let mut objects = Vec::new();
     let mut owner = vec![None; decoded.len()];
@@ -207,31 +280,50 @@ fn read_objects(
         let first = input.u32(e + 12, WHAT)?;
         let count = input.u32(e + 16, WHAT)?;
         if virtual_size > MAX_VIRTUAL_SIZE {
-            let kind = ErrorKind::OutOfRange { value: virtual_size.into(), limit: MAX_VIRTUAL_SIZE.into() };
+            let kind = ErrorKind::OutOfRange {
+                value: virtual_size.into(),
+                limit: MAX_VIRTUAL_SIZE.into(),
+            };
             return Err(Error::new(e, WHAT, kind));
         }
         let mut pages = Vec::new();
         if count != 0 {
             let end = u64::from(first) + u64::from(count) - 1;
             if first == 0 || end > decoded.len() as u64 {
-                let kind = ErrorKind::OutOfRange { value: end, limit: decoded.len() as u64 };
+                let kind = ErrorKind::OutOfRange {
+                    value: end,
+                    limit: decoded.len() as u64,
+                };
                 return Err(Error::new(e + 12, WHAT, kind));
             }
             for (k, page) in (first as usize - 1..end as usize).enumerate() {
-                pages.push(Page { kind: entries[page].kind, data: decoded[page].clone() });
+                pages.push(Page {
+                    kind: entries[page].kind,
+                    data: decoded[page].clone(),
+                });
                 if owner[page].is_none() {
                     owner[page] = Some((i as u16 + 1, k as u32));
                 }
             }
         }
-        objects.push(Object { flags, base, virtual_size, pages });
+        objects.push(Object {
+            flags,
+            base,
+            virtual_size,
+            pages,
+        });
     }
     Ok((objects, owner))
 }
 
 /// Reads a name table: the first name and the (name, ordinal) pairs after
 /// it. Stops at a zero length byte or at `end`.
-pub(crate) fn read_names(input: &Input<'_>, at: u64, present: bool, end: u64) -> Result<(String, Vec<Name>)> {
+pub(crate) fn read_names(
+    input: &Input<'_>,
+    at: u64,
+    present: bool,
+    end: u64,
+) -> Result<(String, Vec<Name>)> {
     const WHAT: &str = "name table entry";
     if !present {
         return Ok((String::new(), Vec::new()));
@@ -274,7 +366,11 @@ pub(super) fn import_proc_name(input: &Input<'_>, table: u64, offset: u64) -> Re
     const WHAT: &str = "LX import procedure name";
     let at = table + offset;
     let len = input.u8(at, WHAT)? & 0x7F;
-    Ok(crate::bytes::latin1(input.slice(at + 1, len.into(), WHAT)?))
+    Ok(crate::bytes::latin1(input.slice(
+        at + 1,
+        len.into(),
+        WHAT,
+    )?))
 }
 
 fn read_entries(input: &Input<'_>, at: u64, impproc: u64) -> Result<Vec<Entry>> {
@@ -289,7 +385,10 @@ fn read_entries(input: &Input<'_>, at: u64, impproc: u64) -> Result<Vec<Entry>> 
         }
         let kind = input.u8(pos + 1, WHAT)? & 0x7F;
         if ordinal + u32::from(count) - 1 > u32::from(u16::MAX) {
-            let kind = ErrorKind::OutOfRange { value: (ordinal + u32::from(count)).into(), limit: 0xFFFF };
+            let kind = ErrorKind::OutOfRange {
+                value: (ordinal + u32::from(count)).into(),
+                limit: 0xFFFF,
+            };
             return Err(Error::new(pos, WHAT, kind));
         }
         if kind == 0 {
@@ -302,13 +401,32 @@ fn read_entries(input: &Input<'_>, at: u64, impproc: u64) -> Result<Vec<Entry>> 
         for _ in 0..count {
             let flags = input.u8(pos, "LX entry")?;
             let (point, size) = match kind {
-                1 => (EntryPoint::Entry16 { object, offset: input.u16(pos + 1, "LX entry")? }, 3),
+                1 => (
+                    EntryPoint::Entry16 {
+                        object,
+                        offset: input.u16(pos + 1, "LX entry")?,
+                    },
+                    3,
+                ),
                 2 => {
                     let offset = input.u16(pos + 1, "LX entry")?;
                     let callgate = input.u16(pos + 3, "LX entry")?;
-                    (EntryPoint::CallGate { object, offset, callgate }, 5)
+                    (
+                        EntryPoint::CallGate {
+                            object,
+                            offset,
+                            callgate,
+                        },
+                        5,
+                    )
                 }
-                3 => (EntryPoint::Entry32 { object, offset: input.u32(pos + 1, "LX entry")? }, 5),
+                3 => (
+                    EntryPoint::Entry32 {
+                        object,
+                        offset: input.u32(pos + 1, "LX entry")?,
+                    },
+                    5,
+                ),
                 4 => {
                     let module = input.u16(pos + 1, "LX forwarder entry")?;
                     let value = input.u32(pos + 3, "LX forwarder entry")?;
@@ -319,9 +437,19 @@ fn read_entries(input: &Input<'_>, at: u64, impproc: u64) -> Result<Vec<Entry>> 
                     };
                     (EntryPoint::Forwarder { module, target }, 7)
                 }
-                other => return Err(Error::new(pos - 3, WHAT, ErrorKind::UnknownType(other.into()))),
+                other => {
+                    return Err(Error::new(
+                        pos - 3,
+                        WHAT,
+                        ErrorKind::UnknownType(other.into()),
+                    ));
+                }
             };
-            entries.push(Entry { ordinal: ordinal as u16, flags, point });
+            entries.push(Entry {
+                ordinal: ordinal as u16,
+                flags,
+                point,
+            });
             ordinal += 1;
             pos += size;
         }

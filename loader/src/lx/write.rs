@@ -24,9 +24,13 @@ pub fn write(module: &Module) -> WResult<Vec<u8>> {
     let opts = m.lx.clone().unwrap_or_default();
     let ps = opts.page_size;
     if !ps.is_power_of_two() || ps > 0x8000 || opts.page_shift > 16 {
-        return Err(WriteError::new("LX header", "page size must be a power of two up to 32 KiB"));
+        return Err(WriteError::new(
+            "LX header",
+            "page size must be a power of two up to 32 KiB",
+        ));
     }
-    let stub = stub::with_header_pointer(&m.stub).ok_or_else(|| WriteError::new("DOS stub", "shorter than 64 bytes"))?;
+    let stub = stub::with_header_pointer(&m.stub)
+        .ok_or_else(|| WriteError::new("DOS stub", "shorter than 64 bytes"))?;
     let hoff = stub.len();
     let mut out = Output { buf: stub };
     out.zeros(0xC4);
@@ -58,10 +62,20 @@ pub fn write(module: &Module) -> WResult<Vec<u8>> {
     let mut next_page = 1u32;
     for obj in &m.objects {
         if obj.pages.iter().any(|p| p.data.len() > ps as usize) {
-            return Err(WriteError::new("LX page", "page data longer than the page size"));
+            return Err(WriteError::new(
+                "LX page",
+                "page data longer than the page size",
+            ));
         }
         first_page.push(next_page);
-        for v in [obj.virtual_size, obj.base, obj.flags, next_page, obj.pages.len() as u32, 0] {
+        for v in [
+            obj.virtual_size,
+            obj.base,
+            obj.flags,
+            next_page,
+            obj.pages.len() as u32,
+            0,
+        ] {
             out.u32(v);
         }
         next_page += obj.pages.len() as u32;
@@ -128,14 +142,15 @@ pub fn write(module: &Module) -> WResult<Vec<u8>> {
             if stored.len() > 0xFFFF {
                 return Err(WriteError::new("LX page", "stored page larger than 64 KiB"));
             }
-            let (offset, size) = if stored.is_empty() && !matches!(page.kind, PageKind::Legal | PageKind::Range) {
-                (0, 0)
-            } else {
-                out.align(align);
-                let off = ((out.pos() - h.datapages as usize) >> opts.page_shift) as u32;
-                out.bytes(&stored);
-                (off, stored.len() as u16)
-            };
+            let (offset, size) =
+                if stored.is_empty() && !matches!(page.kind, PageKind::Legal | PageKind::Range) {
+                    (0, 0)
+                } else {
+                    out.align(align);
+                    let off = ((out.pos() - h.datapages as usize) >> opts.page_shift) as u32;
+                    out.bytes(&stored);
+                    (off, stored.len() as u16)
+                };
             let e = objmap + logical * 8;
             out.put_u32(e, offset);
             out.put_u16(e + 4, size);
@@ -169,8 +184,10 @@ fn page_flags(kind: PageKind) -> u16 {
 }
 
 pub(crate) fn pstring(out: &mut Output, s: &str, what: &'static str) -> WResult<()> {
-    let bytes = to_latin1(s).ok_or_else(|| WriteError::new(what, format!("{s:?} is not Latin-1")))?;
-    let len = u8::try_from(bytes.len()).map_err(|_| WriteError::new(what, "longer than 255 bytes"))?;
+    let bytes =
+        to_latin1(s).ok_or_else(|| WriteError::new(what, format!("{s:?} is not Latin-1")))?;
+    let len =
+        u8::try_from(bytes.len()).map_err(|_| WriteError::new(what, "longer than 255 bytes"))?;
     out.u8(len);
     out.bytes(&bytes);
     Ok(())
@@ -199,13 +216,19 @@ struct ProcNames {
 
 impl ProcNames {
     fn collect(m: &Module) -> WResult<Self> {
-        let mut p = ProcNames { table: vec![0], offsets: Vec::new() };
+        let mut p = ProcNames {
+            table: vec![0],
+            offsets: Vec::new(),
+        };
         let names = m.fixups.iter().filter_map(|f| match &f.target {
             Target::ImportName { name, .. } => Some(name),
             _ => None,
         });
         let forwards = m.entries.iter().filter_map(|e| match &e.point {
-            EntryPoint::Forwarder { target: ForwardTarget::Name(name), .. } => Some(name),
+            EntryPoint::Forwarder {
+                target: ForwardTarget::Name(name),
+                ..
+            } => Some(name),
             _ => None,
         });
         for name in names.chain(forwards) {
@@ -213,7 +236,8 @@ impl ProcNames {
                 continue;
             }
             let bytes = to_latin1(name).filter(|b| b.len() < 0x80);
-            let bytes = bytes.ok_or_else(|| WriteError::new("LX import procedure name", format!("{name:?}")))?;
+            let bytes = bytes
+                .ok_or_else(|| WriteError::new("LX import procedure name", format!("{name:?}")))?;
             p.offsets.push((name.clone(), p.table.len() as u32));
             p.table.push(bytes.len() as u8);
             p.table.extend_from_slice(&bytes);
@@ -222,7 +246,10 @@ impl ProcNames {
     }
 
     fn offset(&self, name: &str) -> u32 {
-        self.offsets.iter().find(|(n, _)| n == name).map_or(0, |(_, o)| *o)
+        self.offsets
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, o)| *o)
     }
 }
 
@@ -232,7 +259,12 @@ fn bundle_type(p: &EntryPoint) -> WResult<(u8, u16)> {
         EntryPoint::CallGate { object, .. } => (2, object),
         EntryPoint::Entry32 { object, .. } => (3, object),
         EntryPoint::Forwarder { .. } => (4, 0),
-        _ => return Err(WriteError::new("LX entry table", "NE entry in an LX module")),
+        _ => {
+            return Err(WriteError::new(
+                "LX entry table",
+                "NE entry in an LX module",
+            ));
+        }
     })
 }
 
@@ -242,7 +274,10 @@ fn write_entries(out: &mut Output, entries: &[Entry], procs: &ProcNames) -> WRes
     while i < entries.len() {
         let ordinal = u32::from(entries[i].ordinal);
         if ordinal < next {
-            return Err(WriteError::new("LX entry table", "entries must have ascending ordinals from 1"));
+            return Err(WriteError::new(
+                "LX entry table",
+                "entries must have ascending ordinals from 1",
+            ));
         }
         while ordinal > next {
             let skip = (ordinal - next).min(255);
@@ -268,7 +303,9 @@ fn write_entries(out: &mut Output, entries: &[Entry], procs: &ProcNames) -> WRes
                     out.u8(e.flags);
                     out.u16(*offset);
                 }
-                EntryPoint::CallGate { offset, callgate, .. } => {
+                EntryPoint::CallGate {
+                    offset, callgate, ..
+                } => {
                     out.u8(e.flags);
                     out.u16(*offset);
                     out.u16(*callgate);
@@ -297,7 +334,10 @@ fn write_entries(out: &mut Output, entries: &[Entry], procs: &ProcNames) -> WRes
 }
 
 fn unreachable_entry() -> WResult<()> {
-    Err(WriteError::new("LX entry table", "NE entry in an LX module"))
+    Err(WriteError::new(
+        "LX entry table",
+        "NE entry in an LX module",
+    ))
 }
 
 /// Fixup records for each logical page.
@@ -312,34 +352,63 @@ fn encode_fixups(m: &Module, first_page: &[u32], procs: &ProcNames) -> WResult<V
         let group = &m.fixups[range];
         let f = &group[0];
         let Some(obj) = m.object(f.object) else {
-            return Err(WriteError::new(WHAT, format!("source object {} does not exist", f.object)));
+            return Err(WriteError::new(
+                WHAT,
+                format!("source object {} does not exist", f.object),
+            ));
         };
         let k = f.offset / ps;
         if k as usize >= obj.pages.len() {
-            return Err(WriteError::new(WHAT, "source offset beyond the object's pages"));
+            return Err(WriteError::new(
+                WHAT,
+                "source offset beyond the object's pages",
+            ));
         }
         let logical = (first_page[usize::from(f.object) - 1] + k - 1) as usize;
         if logical < last_page {
-            return Err(WriteError::new(WHAT, "records must be in logical page order"));
+            return Err(WriteError::new(
+                WHAT,
+                "records must be in logical page order",
+            ));
         }
         last_page = logical;
         let mut sites = Vec::new();
         for s in if f.chained { &group[..1] } else { group } {
             let rel = s.offset.wrapping_sub(k * ps);
             if s.object != f.object || rel >= ps || rel > 0x7FFF {
-                return Err(WriteError::new(WHAT, "the sites of one record must lie in one page"));
+                return Err(WriteError::new(
+                    WHAT,
+                    "the sites of one record must lie in one page",
+                ));
             }
-            if !f.chained && (s.kind != f.kind || s.target != f.target || s.additive != f.additive || s.alias != f.alias)
+            if !f.chained
+                && (s.kind != f.kind
+                    || s.target != f.target
+                    || s.additive != f.additive
+                    || s.alias != f.alias)
             {
-                return Err(WriteError::new(WHAT, "the sites of one record must share kind and target"));
+                return Err(WriteError::new(
+                    WHAT,
+                    "the sites of one record must share kind and target",
+                ));
             }
             sites.push(rel as i16);
         }
         encode_record(&mut pages[logical], f, &sites, f.chained, &name_offset)?;
         let rel = f.offset - k * ps;
-        if group.len() == 1 && !f.chained && rel + f.kind.size() > ps && (k as usize + 1) < obj.pages.len() {
+        if group.len() == 1
+            && !f.chained
+            && rel + f.kind.size() > ps
+            && (k as usize + 1) < obj.pages.len()
+        {
             let back = rel as i32 - ps as i32;
-            encode_record(&mut pages[logical + 1], f, &[back as i16], false, &name_offset)?;
+            encode_record(
+                &mut pages[logical + 1],
+                f,
+                &[back as i16],
+                false,
+                &name_offset,
+            )?;
         }
     }
     Ok(pages)

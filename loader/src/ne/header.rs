@@ -49,7 +49,8 @@ impl NeHeader {
     /// Reads and checks the header at `offset`.
     pub fn parse(data: &[u8], offset: u64) -> Result<Self> {
         const WHAT: &str = "NE header";
-        let start = usize::try_from(offset).map_err(|_| Error::new(offset, WHAT, ErrorKind::Truncated))?;
+        let start =
+            usize::try_from(offset).map_err(|_| Error::new(offset, WHAT, ErrorKind::Truncated))?;
         let h: NeHeader = data
             .get(start..)
             .and_then(|d| d.pread_with(0, LE).ok())
@@ -58,7 +59,14 @@ impl NeHeader {
             return Err(Error::new(offset, WHAT, ErrorKind::BadSignature));
         }
         if h.align > 16 {
-            return Err(Error::new(offset + 0x32, WHAT, ErrorKind::OutOfRange { value: h.align.into(), limit: 16 }));
+            return Err(Error::new(
+                offset + 0x32,
+                WHAT,
+                ErrorKind::OutOfRange {
+                    value: h.align.into(),
+                    limit: 16,
+                },
+            ));
         }
         Ok(h)
     }

@@ -43,26 +43,66 @@ pub fn read(data: &[u8]) -> Result<NeFile> {
         let flags = input.u16(e + 4, WHAT)?;
         let min_alloc = input.u16(e + 6, WHAT)?;
         let file_offset = u64::from(sector) << h.shift();
-        let length: u32 = if sector == 0 { 0 } else if stored_len == 0 { 0x10000 } else { stored_len.into() };
+        let length: u32 = if sector == 0 {
+            0
+        } else if stored_len == 0 {
+            0x10000
+        } else {
+            stored_len.into()
+        };
         let raw = input.slice(file_offset, length.into(), "NE segment data")?;
         let iterated = u32::from(flags) & NE_SEG_ITERATED != 0;
-        let data = if iterated { exepack1::decode(raw, file_offset, 0x10000)? } else { raw.to_vec() };
-        let virtual_size = if min_alloc == 0 { 0x10000 } else { u32::from(min_alloc) };
-        let kind = if iterated { PageKind::Iterated } else { PageKind::Legal };
-        let pages = if sector == 0 { Vec::new() } else { vec![Page { kind, data }] };
-        let object = Object { flags: u32::from(flags) & !(NE_SEG_ITERATED | NE_SEG_RELOCINFO), base: 0, virtual_size, pages };
+        let data = if iterated {
+            exepack1::decode(raw, file_offset, 0x10000)?
+        } else {
+            raw.to_vec()
+        };
+        let virtual_size = if min_alloc == 0 {
+            0x10000
+        } else {
+            u32::from(min_alloc)
+        };
+        let kind = if iterated {
+            PageKind::Iterated
+        } else {
+            PageKind::Legal
+        };
+        let pages = if sector == 0 {
+            Vec::new()
+        } else {
+            vec![Page { kind, data }]
+        };
+        let object = Object {
+            flags: u32::from(flags) & !(NE_SEG_ITERATED | NE_SEG_RELOCINFO),
+            base: 0,
+            virtual_size,
+            pages,
+        };
         let mut relocations = 0;
         if u32::from(flags) & NE_SEG_RELOCINFO != 0 && sector != 0 {
             let at = file_offset + u64::from(length);
             relocations = input.u16(at, "NE relocation count")?;
             input.check_count(at + 2, relocations.into(), 8, "NE relocation table")?;
             for r in 0..u64::from(relocations) {
-                let sites = read_reloc(&input, &h, hoff, at + 2 + r * 8, (i as u16 + 1, &object), record)?;
+                let sites = read_reloc(
+                    &input,
+                    &h,
+                    hoff,
+                    at + 2 + r * 8,
+                    (i as u16 + 1, &object),
+                    record,
+                )?;
                 fixups.extend(sites);
                 record += 1;
             }
         }
-        segments.push(SegmentEntry { file_offset: if sector == 0 { 0 } else { file_offset }, length, flags, min_alloc, relocations });
+        segments.push(SegmentEntry {
+            file_offset: if sector == 0 { 0 } else { file_offset },
+            length,
+            flags,
+            min_alloc,
+            relocations,
+        });
         objects.push(object);
     }
     let resources = read_resources(&input, &h, hoff)?;
@@ -72,10 +112,16 @@ pub fn read(data: &[u8]) -> Result<NeFile> {
             return Ok(None);
         }
         if u32::from(seg) > nseg {
-            let kind = ErrorKind::OutOfRange { value: seg.into(), limit: nseg.into() };
+            let kind = ErrorKind::OutOfRange {
+                value: seg.into(),
+                limit: nseg.into(),
+            };
             return Err(Error::new(hoff + field, "NE header", kind));
         }
-        Ok(Some(Address { object: seg, offset: off.into() }))
+        Ok(Some(Address {
+            object: seg,
+            offset: off.into(),
+        }))
     };
     let module = Module {
         format: Format::Ne,
@@ -103,7 +149,12 @@ pub fn read(data: &[u8]) -> Result<NeFile> {
             tail: h.tail,
         }),
     };
-    Ok(NeFile { header_offset: hoff, header: h, segments, module })
+    Ok(NeFile {
+        header_offset: hoff,
+        header: h,
+        segments,
+        module,
+    })
 }
 
 fn read_module_refs(input: &Input<'_>, h: &NeHeader, hoff: u64) -> Result<Vec<String>> {
@@ -112,7 +163,10 @@ fn read_module_refs(input: &Input<'_>, h: &NeHeader, hoff: u64) -> Result<Vec<St
     let mut names = Vec::new();
     for i in 0..u64::from(h.nmod) {
         let off = input.u16(at + i * 2, "NE module reference table")?;
-        let (name, _) = input.pstring(hoff + u64::from(h.impnames) + u64::from(off), "NE imported name")?;
+        let (name, _) = input.pstring(
+            hoff + u64::from(h.impnames) + u64::from(off),
+            "NE imported name",
+        )?;
         names.push(name);
     }
     Ok(names)
@@ -131,7 +185,14 @@ fn read_entries(input: &Input<'_>, at: u64, len: u64) -> Result<Vec<Entry>> {
         }
         let indicator = input.u8(pos + 1, WHAT)?;
         if ordinal + u32::from(count) - 1 > 0xFFFF {
-            return Err(Error::new(pos, WHAT, ErrorKind::OutOfRange { value: ordinal.into(), limit: 0xFFFF }));
+            return Err(Error::new(
+                pos,
+                WHAT,
+                ErrorKind::OutOfRange {
+                    value: ordinal.into(),
+                    limit: 0xFFFF,
+                },
+            ));
         }
         pos += 2;
         for _ in 0..count {
@@ -147,9 +208,16 @@ fn read_entries(input: &Input<'_>, at: u64, len: u64) -> Result<Vec<Entry>> {
             } else {
                 let offset = input.u16(pos + 1, "NE entry")?;
                 pos += 3;
-                EntryPoint::NeFixed { segment: indicator, offset }
+                EntryPoint::NeFixed {
+                    segment: indicator,
+                    offset,
+                }
             };
-            entries.push(Entry { ordinal: ordinal as u16, flags, point });
+            entries.push(Entry {
+                ordinal: ordinal as u16,
+                flags,
+                point,
+            });
             ordinal += 1;
         }
         if indicator == 0 {
@@ -182,11 +250,22 @@ fn read_reloc(
         other => return Err(Error::new(at, RELOC, ErrorKind::UnknownType(other.into()))),
     };
     if flags & !7 != 0 {
-        return Err(Error::new(at + 1, RELOC, ErrorKind::UnknownFlags((flags & !7).into())));
+        return Err(Error::new(
+            at + 1,
+            RELOC,
+            ErrorKind::UnknownFlags((flags & !7).into()),
+        ));
     }
     let module = |m: u16| -> Result<u16> {
         if m == 0 || m > h.nmod {
-            return Err(Error::new(at + 4, RELOC, ErrorKind::OutOfRange { value: m.into(), limit: h.nmod.into() }));
+            return Err(Error::new(
+                at + 4,
+                RELOC,
+                ErrorKind::OutOfRange {
+                    value: m.into(),
+                    limit: h.nmod.into(),
+                },
+            ));
         }
         Ok(m)
     };
@@ -196,17 +275,29 @@ fn read_reloc(
             if segment == 0xFF {
                 Target::InternalEntry { ordinal: b }
             } else if segment == 0 || segment > h.nseg {
-                let kind = ErrorKind::OutOfRange { value: segment.into(), limit: h.nseg.into() };
+                let kind = ErrorKind::OutOfRange {
+                    value: segment.into(),
+                    limit: h.nseg.into(),
+                };
                 return Err(Error::new(at + 4, RELOC, kind));
             } else {
-                Target::Internal { object: segment, offset: b.into() }
+                Target::Internal {
+                    object: segment,
+                    offset: b.into(),
+                }
             }
         }
-        1 => Target::ImportOrdinal { module: module(a)?, ordinal: b.into() },
+        1 => Target::ImportOrdinal {
+            module: module(a)?,
+            ordinal: b.into(),
+        },
         2 => {
             let at_name = hoff + u64::from(h.impnames) + u64::from(b);
             let (name, _) = input.pstring(at_name, "NE imported procedure name")?;
-            Target::ImportName { module: module(a)?, name }
+            Target::ImportName {
+                module: module(a)?,
+                name,
+            }
         }
         _ => Target::OsFixup { kind: a },
     };
@@ -225,7 +316,10 @@ fn read_reloc(
     if !ne_chains(&f) {
         let end = u32::from(first) + kind.size();
         if end > seg.virtual_size.max(data.len() as u32) {
-            let kind = ErrorKind::OutOfRange { value: end.into(), limit: seg.virtual_size.into() };
+            let kind = ErrorKind::OutOfRange {
+                value: end.into(),
+                limit: seg.virtual_size.into(),
+            };
             return Err(Error::new(at + 2, RELOC, kind));
         }
         return Ok(vec![f]);
@@ -235,7 +329,11 @@ fn read_reloc(
     let mut off = usize::from(first);
     loop {
         if off + 2 > data.len() || std::mem::replace(&mut visited[off], true) {
-            let why = if off + 2 > data.len() { "chain leaves the segment data" } else { "chain loops" };
+            let why = if off + 2 > data.len() {
+                "chain leaves the segment data"
+            } else {
+                "chain loops"
+            };
             return Err(Error::new(at + 2, RELOC, ErrorKind::Invalid(why)));
         }
         f.offset = off as u32;
@@ -254,7 +352,10 @@ fn read_resources(input: &Input<'_>, h: &NeHeader, hoff: u64) -> Result<Vec<Reso
         return Ok(Vec::new());
     }
     if h.nrsrc > h.nseg {
-        let kind = ErrorKind::TooMany { count: h.nrsrc.into(), limit: h.nseg.into() };
+        let kind = ErrorKind::TooMany {
+            count: h.nrsrc.into(),
+            limit: h.nseg.into(),
+        };
         return Err(Error::new(hoff + 0x34, "NE header", kind));
     }
     let at = hoff + u64::from(h.rsrctab);
@@ -266,7 +367,13 @@ fn read_resources(input: &Input<'_>, h: &NeHeader, hoff: u64) -> Result<Vec<Reso
         let segtab_entry = hoff + u64::from(h.segtab) + u64::from(object - 1) * 8;
         let stored = input.u16(segtab_entry + 2, "NE segment table entry")?;
         let sector = input.u16(segtab_entry, "NE segment table entry")?;
-        let size = if sector == 0 { 0 } else if stored == 0 { 0x10000 } else { u32::from(stored) };
+        let size = if sector == 0 {
+            0
+        } else if stored == 0 {
+            0x10000
+        } else {
+            u32::from(stored)
+        };
         out.push(Resource {
             type_id: input.u16(e, WHAT)?,
             name_id: input.u16(e + 2, WHAT)?,

@@ -21,14 +21,21 @@ pub fn write(module: &Module) -> WResult<Vec<u8>> {
     let mut m = module.clone();
     m.store_chain_words()?;
     let opts = m.ne.clone().unwrap_or_default();
-    let small = |v: u32, what: &'static str| u16::try_from(v).map_err(|_| WriteError::new(what, "above 0xFFFF"));
-    let stub = stub::with_header_pointer(&m.stub).ok_or_else(|| WriteError::new("DOS stub", "shorter than 64 bytes"))?;
+    let small = |v: u32, what: &'static str| {
+        u16::try_from(v).map_err(|_| WriteError::new(what, "above 0xFFFF"))
+    };
+    let stub = stub::with_header_pointer(&m.stub)
+        .ok_or_else(|| WriteError::new("DOS stub", "shorter than 64 bytes"))?;
     let hoff = stub.len();
     let mut out = Output { buf: stub };
     out.zeros(0x40);
     let rel = |pos: usize| small((pos - hoff) as u32, "NE table offset");
     let nseg = small(m.objects.len() as u32, "NE segment table")?;
-    let shift = if opts.align_shift == 0 { 9 } else { opts.align_shift };
+    let shift = if opts.align_shift == 0 {
+        9
+    } else {
+        opts.align_shift
+    };
     let mut h = NeHeader {
         signature: NE_SIGNATURE,
         linker_version: opts.linker.0,
@@ -58,7 +65,10 @@ pub fn write(module: &Module) -> WResult<Vec<u8>> {
     h.rsrctab = rel(out.pos())?;
     for (i, r) in m.resources.iter().enumerate() {
         if usize::from(r.object) != m.objects.len() - m.resources.len() + i + 1 || r.offset != 0 {
-            return Err(WriteError::new("NE resource table", "OS/2 resources must be the last segments, in order"));
+            return Err(WriteError::new(
+                "NE resource table",
+                "OS/2 resources must be the last segments, in order",
+            ));
         }
         out.u16(r.type_id);
         out.u16(r.name_id);
@@ -76,11 +86,14 @@ pub fn write(module: &Module) -> WResult<Vec<u8>> {
     }
     let mut procs: Vec<(String, u16)> = Vec::new();
     for f in &m.fixups {
-        if let Target::ImportName { name, .. } = &f.target {
-            if !procs.iter().any(|(n, _)| n == name) {
-                procs.push((name.clone(), small(impnames.pos() as u32, "NE imported names")?));
-                crate::lx::pstring_pub(&mut impnames, name, "NE imported name")?;
-            }
+        if let Target::ImportName { name, .. } = &f.target
+            && !procs.iter().any(|(n, _)| n == name)
+        {
+            procs.push((
+                name.clone(),
+                small(impnames.pos() as u32, "NE imported names")?,
+            ));
+            crate::lx::pstring_pub(&mut impnames, name, "NE imported name")?;
         }
     }
     h.modref = rel(out.pos())?;
@@ -102,7 +115,11 @@ pub fn write(module: &Module) -> WResult<Vec<u8>> {
     let groups = record_groups(&m.fixups);
     for (i, obj) in m.objects.iter().enumerate() {
         let number = i as u16 + 1;
-        let relocs: Vec<_> = groups.iter().filter(|g| m.fixups[g.start].object == number).cloned().collect();
+        let relocs: Vec<_> = groups
+            .iter()
+            .filter(|g| m.fixups[g.start].object == number)
+            .cloned()
+            .collect();
         let mut flags = obj.flags & !(NE_SEG_ITERATED | NE_SEG_RELOCINFO);
         let (mut sector, mut length) = (0u16, 0u16);
         if let Some(page) = obj.pages.first() {
@@ -112,16 +129,27 @@ pub fn write(module: &Module) -> WResult<Vec<u8>> {
                     flags |= NE_SEG_ITERATED;
                     exepack1::encode(&page.data, 0xFFFF)
                 }
-                _ => return Err(WriteError::new("NE segment", "only legal or iterated segment data")),
+                _ => {
+                    return Err(WriteError::new(
+                        "NE segment",
+                        "only legal or iterated segment data",
+                    ));
+                }
             };
             if stored.len() > 0x10000 || obj.pages.len() > 1 {
-                return Err(WriteError::new("NE segment", "segment data larger than 64 KiB"));
+                return Err(WriteError::new(
+                    "NE segment",
+                    "segment data larger than 64 KiB",
+                ));
             }
             out.align(1 << shift);
             sector = small((out.pos() >> shift) as u32, "NE segment sector")?;
             length = stored.len() as u16; // 65536 is stored as 0
             if stored.is_empty() {
-                return Err(WriteError::new("NE segment", "empty data block (use no page)"));
+                return Err(WriteError::new(
+                    "NE segment",
+                    "empty data block (use no page)",
+                ));
             }
             out.bytes(&stored);
             if !relocs.is_empty() {
@@ -132,13 +160,20 @@ pub fn write(module: &Module) -> WResult<Vec<u8>> {
                 }
             }
         } else if !relocs.is_empty() {
-            return Err(WriteError::new("NE relocation", "segment without data cannot have relocations"));
+            return Err(WriteError::new(
+                "NE relocation",
+                "segment without data cannot have relocations",
+            ));
         }
         let e = segtab + i * 8;
         out.put_u16(e, sector);
         out.put_u16(e + 2, length);
         out.put_u16(e + 4, small(flags, "NE segment flags")?);
-        let min_alloc = if obj.virtual_size == 0x10000 { 0 } else { small(obj.virtual_size, "NE minimum allocation")? };
+        let min_alloc = if obj.virtual_size == 0x10000 {
+            0
+        } else {
+            small(obj.virtual_size, "NE minimum allocation")?
+        };
         out.put_u16(e + 6, min_alloc);
     }
     out.buf[hoff..hoff + 0x40].copy_from_slice(&h.to_bytes());
@@ -158,7 +193,10 @@ fn write_entries(out: &mut Output, entries: &[Entry]) -> WResult<u16> {
     while i < entries.len() {
         let ordinal = u32::from(entries[i].ordinal);
         if ordinal < next {
-            return Err(WriteError::new(WHAT, "entries must have ascending ordinals from 1"));
+            return Err(WriteError::new(
+                WHAT,
+                "entries must have ascending ordinals from 1",
+            ));
         }
         while ordinal > next {
             let skip = (ordinal - next).min(255);
@@ -171,7 +209,11 @@ fn write_entries(out: &mut Output, entries: &[Entry]) -> WResult<u16> {
             return Err(WriteError::new(WHAT, "segment 0"));
         }
         let mut j = i;
-        while j < entries.len() && j - i < 255 && u32::from(entries[j].ordinal) == ordinal + (j - i) as u32 && key(&entries[j])? == k {
+        while j < entries.len()
+            && j - i < 255
+            && u32::from(entries[j].ordinal) == ordinal + (j - i) as u32
+            && key(&entries[j])? == k
+        {
             j += 1;
         }
         out.u8((j - i) as u8);
@@ -195,14 +237,28 @@ fn write_entries(out: &mut Output, entries: &[Entry]) -> WResult<u16> {
     Ok(movable)
 }
 
-fn write_reloc(out: &mut Output, group: &[Fixup], procs: &[(String, u16)], imports: &[String]) -> WResult<()> {
+fn write_reloc(
+    out: &mut Output,
+    group: &[Fixup],
+    procs: &[(String, u16)],
+    imports: &[String],
+) -> WResult<()> {
     const WHAT: &str = "NE relocation record";
     let f = &group[0];
     if group.len() > 1 && !ne_chains(f) {
-        return Err(WriteError::new(WHAT, "only non-additive relocations can have several sites"));
+        return Err(WriteError::new(
+            WHAT,
+            "only non-additive relocations can have several sites",
+        ));
     }
-    if group.iter().any(|s| s.kind != f.kind || s.target != f.target || s.add_to_site != f.add_to_site) {
-        return Err(WriteError::new(WHAT, "the sites of one record must share kind and target"));
+    if group
+        .iter()
+        .any(|s| s.kind != f.kind || s.target != f.target || s.add_to_site != f.add_to_site)
+    {
+        return Err(WriteError::new(
+            WHAT,
+            "the sites of one record must share kind and target",
+        ));
     }
     if f.additive.is_some() || f.alias || f.chained {
         return Err(WriteError::new(WHAT, "LX-only fixup fields set"));
@@ -214,22 +270,41 @@ fn write_reloc(out: &mut Output, group: &[Fixup], procs: &[(String, u16)], impor
         SourceKind::Off16 => 5,
         SourceKind::Ptr1632 => 0x0B,
         SourceKind::Off32 => 0x0D,
-        SourceKind::Rel32 => return Err(WriteError::new(WHAT, "self-relative fixups exist only in LX")),
+        SourceKind::Rel32 => {
+            return Err(WriteError::new(
+                WHAT,
+                "self-relative fixups exist only in LX",
+            ));
+        }
     };
-    let module_ok = |m: u16| if m == 0 || usize::from(m) > imports.len() { Err(WriteError::new(WHAT, "bad module")) } else { Ok(m) };
+    let module_ok = |m: u16| {
+        if m == 0 || usize::from(m) > imports.len() {
+            Err(WriteError::new(WHAT, "bad module"))
+        } else {
+            Ok(m)
+        }
+    };
     let (kind, a, b) = match &f.target {
         Target::Internal { object, offset } => {
             let seg = u8::try_from(*object).ok().filter(|&s| s != 0 && s != 0xFF);
             let seg = seg.ok_or_else(|| WriteError::new(WHAT, "segment number above 254"))?;
-            (0, u16::from(seg), u16::try_from(*offset).map_err(|_| WriteError::new(WHAT, "offset above 0xFFFF"))?)
+            (
+                0,
+                u16::from(seg),
+                u16::try_from(*offset).map_err(|_| WriteError::new(WHAT, "offset above 0xFFFF"))?,
+            )
         }
         Target::InternalEntry { ordinal } => (0, 0xFF, *ordinal),
-        Target::ImportOrdinal { module, ordinal } => {
-            (1, module_ok(*module)?, u16::try_from(*ordinal).map_err(|_| WriteError::new(WHAT, "ordinal above 0xFFFF"))?)
-        }
-        Target::ImportName { module, name } => {
-            (2, module_ok(*module)?, procs.iter().find(|(n, _)| n == name).map_or(0, |(_, o)| *o))
-        }
+        Target::ImportOrdinal { module, ordinal } => (
+            1,
+            module_ok(*module)?,
+            u16::try_from(*ordinal).map_err(|_| WriteError::new(WHAT, "ordinal above 0xFFFF"))?,
+        ),
+        Target::ImportName { module, name } => (
+            2,
+            module_ok(*module)?,
+            procs.iter().find(|(n, _)| n == name).map_or(0, |(_, o)| *o),
+        ),
         Target::OsFixup { kind } => (3, *kind, 0),
     };
     if f.offset > 0xFFFF {
