@@ -59,7 +59,10 @@ fn save_file_layout_and_check_key() {
     bad.push(0);
     assert!(matches!(
         SaveFile::parse(&bad),
-        Err(SaveFileError::LengthMismatch { declared: 1024, present: 1025 })
+        Err(SaveFileError::LengthMismatch {
+            declared: 1024,
+            present: 1025
+        })
     ));
     let mut bad = bytes.clone();
     bad[0x1A] = b'X';
@@ -89,10 +92,17 @@ fn corrupt_headers_name_their_offset() {
     assert!(e.to_string().contains("0x0008"));
     let mut b = good.clone();
     b[12..14].copy_from_slice(&5u16.to_le_bytes());
-    assert!(matches!(Stda::parse(&b), Err(StdaError::BadNext { next: 5, .. })));
+    assert!(matches!(
+        Stda::parse(&b),
+        Err(StdaError::BadNext { next: 5, .. })
+    ));
     assert!(matches!(
         Stda::parse(&good[..500]),
-        Err(StdaError::Truncated { needed: 1024, available: 500, .. })
+        Err(StdaError::Truncated {
+            needed: 1024,
+            available: 500,
+            ..
+        })
     ));
 }
 
@@ -145,7 +155,8 @@ fn files_cycle_and_empty_polls_write_nothing() {
     let mut names = Vec::new();
     for i in 0..5u64 {
         if i != 2 {
-            buf.log(&rec(&[i as u8]), Timestamp::from_millis(i * 100)).unwrap();
+            buf.log(&rec(&[i as u8]), Timestamp::from_millis(i * 100))
+                .unwrap();
         }
         let at = spool.next_poll_at();
         let poll = spool.poll(&mut buf, at, when());
@@ -158,7 +169,15 @@ fn files_cycle_and_empty_polls_write_nothing() {
             assert_eq!(i, 2);
         }
     }
-    assert_eq!(names, ["TRACEBUF.000", "TRACEBUF.001", "TRACEBUF.000", "TRACEBUF.001"]);
+    assert_eq!(
+        names,
+        [
+            "TRACEBUF.000",
+            "TRACEBUF.001",
+            "TRACEBUF.000",
+            "TRACEBUF.001"
+        ]
+    );
     assert_eq!(file_name(7), "TRACEBUF.007");
 }
 

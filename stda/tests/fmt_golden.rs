@@ -127,11 +127,17 @@ fn lower_case_r_w_vio_get_mode_static() {
 
 #[test]
 fn r_in_a_dynamic_record_reads_the_prefix() {
-    let rule = doc_rule(&["log a variable number of words from memory = %R%W", "after = %B"]);
+    let rule = doc_rule(&[
+        "log a variable number of words from memory = %R%W",
+        "after = %B",
+    ]);
     let data = [0, 4, 0, 1, 0, 4, 0, 0xEE];
     assert_eq!(
         run(&rule, 0xC5, true, &data)[1..],
-        ["log a variable number of words from memory = 0001 0004", "after = EE"]
+        [
+            "log a variable number of words from memory = 0001 0004",
+            "after = EE"
+        ]
     );
 }
 
@@ -155,7 +161,10 @@ fn i_dos_peek_queue_and_the_documents_example() {
         run(&rule, 0x16, false, &data)[1],
         "Handle=0001 Element Code=0002 Semaphore Handle=0000 0003 No Wait Flag=01"
     );
-    let rule = doc_rule(&["ignore ten bytes %I10 here", "       and two more %I2 here%B"]);
+    let rule = doc_rule(&[
+        "ignore ten bytes %I10 here",
+        "       and two more %I2 here%B",
+    ]);
     let data = [0u8, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x42];
     assert_eq!(
         run(&rule, 0xC5, false, &data)[1..],
@@ -284,7 +293,10 @@ fn data_that_runs_out_shows_plainly() {
         run(&rule, 3, false, &[1, 2])[1],
         "Error Code = <only 2 bytes: 01 02>, CS:EIP = <no data>, EFlags = <no data>"
     );
-    assert_eq!(run(&doc_rule(&["%P%W"]), 1, true, &[0])[1], "<only 1 bytes: 00>");
+    assert_eq!(
+        run(&doc_rule(&["%P%W"]), 1, true, &[0])[1],
+        "<only 1 bytes: 00>"
+    );
 }
 
 #[test]

@@ -185,11 +185,20 @@ fn handbook_worked_example_by_hand() {
     b[18..26].copy_from_slice(&[0x04, 0x34, 0x12, 0x81, 0x00, 4, 0, 0xC5]);
     // The bytes before the data at LAST-1 (LAST-9..=LAST-2) are zero: end of data.
     let stda = Stda::parse(&b).unwrap();
-    assert_eq!((stda.first(), stda.next_offset(), stda.format()), (14, 26, StdaFormat::Old));
+    assert_eq!(
+        (stda.first(), stda.next_offset(), stda.format()),
+        (14, 26, StdaFormat::Old)
+    );
     let mut walk = stda.walk_back();
     let r = walk.next().unwrap();
     assert_eq!(r.data, [0xD0, 0xD1, 0xD2, 0xD3]);
-    assert_eq!(r.stamp, Some(Stamp::Old { seconds: 7, hundredths: 42 }));
+    assert_eq!(
+        r.stamp,
+        Some(Stamp::Old {
+            seconds: 7,
+            hundredths: 42
+        })
+    );
     assert_eq!((r.major, r.minor, r.pid), (0xC5, 0x0081, 0x1234));
     assert_eq!(r.flags, RecordFlags::PROTECT);
     assert_eq!(r.offset as usize, len - 2);
@@ -213,7 +222,8 @@ fn handbook_worked_example_written() {
     let big: &'static [u8] = Box::leak(big.into_boxed_slice());
     buf.log(&rec(big), Timestamp::new(0, 0, 1, 0)).unwrap();
     assert_eq!(buf.next(), 1022);
-    buf.log(&rec(&[1, 2, 3, 4]), Timestamp::new(0, 0, 1, 1)).unwrap();
+    buf.log(&rec(&[1, 2, 3, 4]), Timestamp::new(0, 0, 1, 1))
+        .unwrap();
     assert_eq!(buf.next(), 26);
     let b = buf.as_bytes();
     assert_eq!(&b[1022..], &[1, 2]);
@@ -279,8 +289,14 @@ fn new_format_header_times_and_stamps() {
     let b = buf.as_bytes();
     assert_eq!(&b[0x0E..0x16], &on.to_bytes());
     // Data, then H M s h, then the trailer with bit 1 clear and major's low byte.
-    assert_eq!(&b[0x1E..0x1E + 15], b"abc\x09\x1e\x01\x32\x09\x07\x00\x01\x80\x03\x00\xc5");
-    let off = TraceDateTime { time: Timestamp::new(9, 31, 0, 0), ..on };
+    assert_eq!(
+        &b[0x1E..0x1E + 15],
+        b"abc\x09\x1e\x01\x32\x09\x07\x00\x01\x80\x03\x00\xc5"
+    );
+    let off = TraceDateTime {
+        time: Timestamp::new(9, 31, 0, 0),
+        ..on
+    };
     buf.set_trace_off(off);
     let stda = Stda::parse(buf.as_bytes()).unwrap();
     let times = stda.trace_times().unwrap();

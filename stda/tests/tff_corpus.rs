@@ -22,9 +22,7 @@ fn corpus_tffs() -> Vec<PathBuf> {
             };
             for f in dir {
                 let f = f.unwrap().path();
-                if f.extension()
-                    .is_some_and(|e| e.eq_ignore_ascii_case("tff"))
-                {
+                if f.extension().is_some_and(|e| e.eq_ignore_ascii_case("tff")) {
                     out.push(f);
                 }
             }
@@ -103,7 +101,10 @@ fn writer_sorts_by_minor_like_trcust() {
 fn tsf_fmts(tsf: &[u8]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let mut i = 0;
-    while let Some(k) = tsf[i..].windows(4).position(|w| w.eq_ignore_ascii_case(b"FMT=")) {
+    while let Some(k) = tsf[i..]
+        .windows(4)
+        .position(|w| w.eq_ignore_ascii_case(b"FMT="))
+    {
         i += k + 4;
         if tsf.get(i) != Some(&b'"') {
             continue;
