@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 mod demo;
 mod rpn;
+mod tracefmt;
 mod util;
 
 type Subcommand = fn(&[String]) -> anyhow::Result<i32>;
@@ -23,6 +24,11 @@ const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
         demo::run,
     ),
     ("rpn", "trace programs: asm, disasm, verify, run", rpn::run),
+    (
+        "tracefmt",
+        "print a saved system trace buffer, formatted with TFF files",
+        tracefmt::run,
+    ),
 ];
 
 fn usage() -> String {
