@@ -446,7 +446,11 @@ impl Interpreter {
         cycles: &mut u64,
     ) -> Result<(), Stop> {
         let start = self.data.len();
-        let room = logmax.saturating_sub(start + 3);
+        if start + 3 > logmax {
+            // Not even the prefix fits.
+            return Err(Stop::Incomplete);
+        }
+        let room = logmax - (start + 3);
         let per_unit = u64::from(if string {
             Op::LogArs.info().cycles_per_unit
         } else {

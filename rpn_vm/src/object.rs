@@ -120,6 +120,19 @@ pub fn read(bytes: &[u8]) -> Result<TraceProgramFile, ObjectError> {
             what: "unknown version",
         });
     }
+    let header_flags = u16_at(14, "header")?;
+    if header_flags & !1 != 0 {
+        return Err(ObjectError::BadHeader {
+            offset: 14,
+            what: "unknown header flags",
+        });
+    }
+    if header_flags & 1 == 0 && u16_at(12, "header")? != 0 {
+        return Err(ObjectError::BadHeader {
+            offset: 12,
+            what: "default major set without its flag",
+        });
+    }
     let count = u16_at(6, "header")?;
     let vars = u32::from(u16_at(8, "header")?);
     let header = FileHeader {
@@ -133,6 +146,16 @@ pub fn read(bytes: &[u8]) -> Result<TraceProgramFile, ObjectError> {
     for _ in 0..count {
         let what = "tracepoint header";
         let flags = field(at + 12, 1, what)?[0];
+        let unused_is_zero = flags & !7 == 0
+            && (flags & 1 != 0 || u16_at(at + 2, what)? == 0)
+            && (flags & 2 != 0 || field(at + 13, 1, what)?[0] == 0)
+            && (flags & 4 != 0 || (u32_at(at + 4, what)? == 0 && u32_at(at + 8, what)? == 0));
+        if !unused_is_zero {
+            return Err(ObjectError::BadHeader {
+                offset: at + 12,
+                what: "unknown tracepoint flags, or a value without its flag",
+            });
+        }
         let len = usize::from(field(at + 14, 1, what)?[0]);
         let code = field(at + 15, len, "tracepoint program")?;
         let program = Program::load(code, vars).map_err(|error| ObjectError::Program {

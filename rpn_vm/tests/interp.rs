@@ -339,6 +339,20 @@ fn a_memory_item_that_does_not_fit_logs_nothing() {
 }
 
 #[test]
+fn an_empty_item_still_needs_room_for_its_prefix() {
+    // Regression (found by the robust proptest): Log MRF of length 0 with
+    // no room left logged its 3-byte prefix past the limit.
+    for logmax in 0..3 {
+        let ran = run_on(&mut sample_machine(), "Log MRF", &mut [], logmax);
+        assert_eq!((ran.data.len(), ran.incomplete), (0, true));
+        let ran = run_on(&mut sample_machine(), "Log ARS", &mut [], logmax);
+        assert_eq!((ran.data.len(), ran.incomplete), (0, true));
+    }
+    let ran = run_on(&mut sample_machine(), "Log MRF", &mut [], 3);
+    assert_eq!((ran.data, ran.incomplete), (vec![0, 0, 0], false));
+}
+
+#[test]
 fn strings_stop_at_nul_which_is_not_logged() {
     let mut m = sample_machine();
     m.write(0x20100, b"C:\\CONFIG.SYS\0junk");
