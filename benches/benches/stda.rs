@@ -59,7 +59,8 @@ fn read(c: &mut Criterion) {
             flags: RecordFlags::API,
             data,
         };
-        buf.log(&rec, Timestamp::from_millis(i as u64)).expect("record fits");
+        buf.log(&rec, Timestamp::from_millis(i as u64))
+            .expect("record fits");
     }
     let stda = Stda::parse(buf.as_bytes()).expect("valid STDA");
     let n = stda.walk_back().count();
@@ -87,7 +88,9 @@ fn format(c: &mut Criterion) {
     };
     let mut data = vec![1, 13, 0];
     data.extend(b"C:\\CONFIG.SYS");
-    data.extend([0x12, 0, 1, 0, 0x20, 0, 4, 0, 0, 0x37, 0, 0x1F, 0, 0, 0, 1, 0]);
+    data.extend([
+        0x12, 0, 1, 0, 0x20, 0, 4, 0, 0, 0x37, 0, 0x1F, 0, 0, 0, 1, 0,
+    ]);
     data.extend([1, 2, 3, 4, 5, 6, 7, 8]);
     data.extend([0, 8, 0, 1, 0, 2, 0, 3, 0, 4, 0]);
     let input = FormatInput {
