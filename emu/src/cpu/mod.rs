@@ -1,0 +1,6 @@
+//! CPU architectural state: registers, flags, segment caches, control registers.
+
+mod state;
+
+pub use state::{CpuModel, CpuState, DescTable, Segment, SegReg, flags};
+pub(crate) use state::{CR0_PE, CR0_PG, CR0_TS, CR0_WP};

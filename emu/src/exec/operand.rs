@@ -1,0 +1,219 @@
+//! Operand access for decoded instructions: registers, effective addresses,
+//! memory operands, immediates and the stack.
+
+use crate::cpu::SegReg;
+use crate::fault::R;
+use crate::machine::Machine;
+use iced_x86::{Instruction, OpKind, Register};
+
+const AL: u32 = Register::AL as u32;
+const AH: u32 = Register::AH as u32;
+const AX: u32 = Register::AX as u32;
+const EAX: u32 = Register::EAX as u32;
+
+/// Where an operand lives.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Loc {
+    Reg(Register),
+    Mem(SegReg, u32),
+}
+
+/// Size in bytes of an iced general register (0 if not a GPR).
+#[inline]
+pub(crate) fn reg_size(r: Register) -> u32 {
+    let n = r as u32;
+    if (EAX..EAX + 8).contains(&n) {
+        4
+    } else if (AX..AX + 8).contains(&n) {
+        2
+    } else if (AL..AL + 8).contains(&n) {
+        1
+    } else if SegReg::from_iced(r).is_some() {
+        2
+    } else {
+        0
+    }
+}
+
+/// Mask for an operand size in bytes.
+#[inline]
+pub(crate) fn mask(n: u32) -> u32 {
+    match n {
+        1 => 0xFF,
+        2 => 0xFFFF,
+        _ => 0xFFFF_FFFF,
+    }
+}
+
+/// Sign bit for an operand size in bytes.
+#[inline]
+pub(crate) fn sign(n: u32) -> u32 {
+    1 << (n * 8 - 1)
+}
+
+/// Sign-extend the low `n` bytes of `v` to 32 bits.
+#[inline]
+pub(crate) fn sext(v: u32, n: u32) -> u32 {
+    match n {
+        1 => v as u8 as i8 as i32 as u32,
+        2 => v as u16 as i16 as i32 as u32,
+        _ => v,
+    }
+}
+
+impl Machine {
+    /// Read a general or segment register.
+    #[inline]
+    pub(crate) fn reg(&self, r: Register) -> u32 {
+        let n = r as u32;
+        if (EAX..EAX + 8).contains(&n) {
+            self.cpu.gpr[(n - EAX) as usize]
+        } else if (AX..AX + 8).contains(&n) {
+            self.cpu.gpr[(n - AX) as usize] & 0xFFFF
+        } else if (AL..AL + 4).contains(&n) {
+            self.cpu.gpr[(n - AL) as usize] & 0xFF
+        } else if (AH..AH + 4).contains(&n) {
+            (self.cpu.gpr[(n - AH) as usize] >> 8) & 0xFF
+        } else if let Some(s) = SegReg::from_iced(r) {
+            u32::from(self.cpu.seg[s as usize].selector)
+        } else {
+            0
+        }
+    }
+
+    /// Write a general register (segment registers go through load_sreg).
+    #[inline]
+    pub(crate) fn set_reg(&mut self, r: Register, v: u32) {
+        let n = r as u32;
+        if (EAX..EAX + 8).contains(&n) {
+            self.cpu.gpr[(n - EAX) as usize] = v;
+        } else if (AX..AX + 8).contains(&n) {
+            let g = &mut self.cpu.gpr[(n - AX) as usize];
+            *g = (*g & 0xFFFF_0000) | (v & 0xFFFF);
+        } else if (AL..AL + 4).contains(&n) {
+            let g = &mut self.cpu.gpr[(n - AL) as usize];
+            *g = (*g & !0xFF) | (v & 0xFF);
+        } else if (AH..AH + 4).contains(&n) {
+            let g = &mut self.cpu.gpr[(n - AH) as usize];
+            *g = (*g & !0xFF00) | ((v & 0xFF) << 8);
+        }
+    }
+
+    /// The offset of the instruction's memory operand.
+    #[inline]
+    pub(crate) fn ea(&self, insn: &Instruction) -> u32 {
+        let mut a = insn.memory_displacement32();
+        let b = insn.memory_base();
+        if b != Register::None {
+            a = a.wrapping_add(self.reg(b));
+        }
+        let i = insn.memory_index();
+        if i != Register::None {
+            a = a.wrapping_add(self.reg(i) << insn.memory_index_scale().trailing_zeros());
+        }
+        if self.addr32 { a } else { a & 0xFFFF }
+    }
+
+    /// The segment of the instruction's memory operand.
+    #[inline]
+    pub(crate) fn mseg(insn: &Instruction) -> SegReg {
+        SegReg::from_iced(insn.memory_segment()).unwrap_or(SegReg::Ds)
+    }
+
+    /// Location of operand `i` (register or memory).
+    #[inline]
+    pub(crate) fn loc(&self, insn: &Instruction, i: u32) -> Loc {
+        match insn.op_kind(i) {
+            OpKind::Register => Loc::Reg(insn.op_register(i)),
+            _ => Loc::Mem(Self::mseg(insn), self.ea(insn)),
+        }
+    }
+
+    /// Size in bytes of operand `i`.
+    #[inline]
+    pub(crate) fn op_size(insn: &Instruction, i: u32) -> u32 {
+        match insn.op_kind(i) {
+            OpKind::Register => reg_size(insn.op_register(i)),
+            OpKind::Immediate8 => 1,
+            OpKind::Immediate16 | OpKind::Immediate8to16 => 2,
+            OpKind::Immediate32 | OpKind::Immediate8to32 => 4,
+            _ => insn.memory_size().size() as u32,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn read_loc(&mut self, l: Loc, n: u32) -> R<u32> {
+        match l {
+            Loc::Reg(r) => Ok(self.reg(r)),
+            Loc::Mem(s, off) => self.read_mem(s, off, n),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn write_loc(&mut self, l: Loc, n: u32, v: u32) -> R<()> {
+        match l {
+            Loc::Reg(r) => {
+                self.set_reg(r, v);
+                Ok(())
+            }
+            Loc::Mem(s, off) => self.write_mem(s, off, n, v),
+        }
+    }
+
+    /// Read operand `i` (register, memory or immediate).
+    #[inline]
+    pub(crate) fn read_op(&mut self, insn: &Instruction, i: u32) -> R<u32> {
+        match insn.op_kind(i) {
+            OpKind::Register => Ok(self.reg(insn.op_register(i))),
+            OpKind::Memory => {
+                let n = insn.memory_size().size() as u32;
+                self.read_mem(Self::mseg(insn), self.ea(insn), n)
+            }
+            _ => Ok(insn.immediate(i) as u32),
+        }
+    }
+
+    /// Current stack pointer (SP or ESP by SS.B).
+    #[inline]
+    pub(crate) fn sp(&self) -> u32 {
+        if self.cpu.seg[2].big() {
+            self.cpu.gpr[4]
+        } else {
+            self.cpu.gpr[4] & 0xFFFF
+        }
+    }
+
+    #[inline]
+    pub(crate) fn set_sp(&mut self, v: u32) {
+        if self.cpu.seg[2].big() {
+            self.cpu.gpr[4] = v;
+        } else {
+            self.cpu.gpr[4] = (self.cpu.gpr[4] & 0xFFFF_0000) | (v & 0xFFFF);
+        }
+    }
+
+    /// Push `n` bytes.
+    #[inline]
+    pub(crate) fn push(&mut self, v: u32, n: u32) -> R<()> {
+        let sp = self.sp().wrapping_sub(n);
+        let sp = if self.cpu.seg[2].big() { sp } else { sp & 0xFFFF };
+        self.write_mem(SegReg::Ss, sp, n, v)?;
+        self.set_sp(sp);
+        Ok(())
+    }
+
+    /// Pop `n` bytes.
+    #[inline]
+    pub(crate) fn pop(&mut self, n: u32) -> R<u32> {
+        let sp = self.sp();
+        let v = self.read_mem(SegReg::Ss, sp, n)?;
+        self.set_sp(sp.wrapping_add(n));
+        Ok(v)
+    }
+
+    /// Operand size (2 or 4) of a stack instruction, from iced's SP delta.
+    #[inline]
+    pub(crate) fn stack_size(insn: &Instruction) -> u32 {
+        insn.stack_pointer_increment().unsigned_abs().clamp(2, 4)
+    }
+}

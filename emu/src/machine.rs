@@ -1,0 +1,542 @@
+//! The machine: CPU state, physical memory, port bus, TLB, decoded
+//! instruction cache and cycle clock, plus the host-facing API.
+//!
+//! The host drives the guest with [`Machine::run`], which executes until
+//! an [`Exit`]: HLT, reaching a registered host-call address (checked before
+//! the instruction there executes), an exception or software interrupt whose
+//! vector the host intercepts, a triple fault, or a budget. At an
+//! intercepted exit the registers are exactly what the CPU would push: the
+//! faulting instruction for faults, the next instruction for traps, INT n,
+//! INT3 and single-step #DB. The host may then deliver the event into the
+//! guest with [`Machine::deliver_interrupt`] or handle it itself.
+
+use crate::bus::{NullBus, PortBus};
+use crate::cpu::{CpuModel, CpuState, SegReg, Segment, flags};
+use crate::fault::{Fault, R, vector};
+use crate::icache::{Decoded, ICache, key};
+use crate::mem::PhysMem;
+use crate::paging::{Access, Tlb};
+use iced_x86::{Decoder, DecoderError, DecoderOptions, Instruction};
+use std::collections::HashSet;
+
+/// Why [`Machine::run`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// HLT executed (EIP is after the HLT).
+    Halted,
+    /// Execution reached a registered host-call linear address; the
+    /// instruction there has not executed. Running again without moving EIP
+    /// executes it (the host call is not re-reported for that first step).
+    HostCall {
+        /// The linear address.
+        linear: u32,
+    },
+    /// An exception or software interrupt with an intercepted vector.
+    Exception {
+        /// The event.
+        fault: Fault,
+        /// True for INT n / INT3 / INTO (software interrupts).
+        software: bool,
+    },
+    /// The instruction budget ran out.
+    InstructionLimit,
+    /// The cycle budget ran out.
+    CycleLimit,
+    /// Triple fault: the CPU shut down. Reset it with [`Machine::reset`].
+    Shutdown,
+}
+
+/// Budgets for one [`Machine::run`] call (`None` = unlimited).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Limits {
+    /// Stop after this many more instructions.
+    pub instructions: Option<u64>,
+    /// Stop once this many more cycles have elapsed.
+    pub cycles: Option<u64>,
+}
+
+/// Construction parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct MachineConfig {
+    /// RAM size in bytes, mapped at physical 0.
+    pub ram_size: usize,
+    /// Processor generation.
+    pub model: CpuModel,
+}
+
+impl Default for MachineConfig {
+    fn default() -> Self {
+        MachineConfig {
+            ram_size: 16 << 20,
+            model: CpuModel::I486,
+        }
+    }
+}
+
+/// What the executor tells the step loop.
+pub(crate) enum Flow {
+    Next,
+    Halt,
+    /// INT n / INT3 / INTO with the vector.
+    SoftInt(u8),
+}
+
+/// The emulated PC: see the module docs.
+pub struct Machine {
+    pub(crate) cpu: CpuState,
+    pub(crate) mem: PhysMem,
+    pub(crate) bus: Box<dyn PortBus>,
+    pub(crate) model: CpuModel,
+    pub(crate) tlb: Tlb,
+    pub(crate) icache: ICache,
+    pub(crate) cycles: u64,
+    pub(crate) instructions: u64,
+    intercepts: [u64; 4],
+    hostcalls: HashSet<u32>,
+    skip_hostcall: Option<u32>,
+    pub(crate) halted: bool,
+    pending_irq: Option<u8>,
+    /// Interrupts (and TF traps) are held off for one instruction.
+    pub(crate) inhibit: bool,
+    /// Set by an instruction that must not be followed by a TF trap
+    /// (e.g. the IRET/POPF that sets TF).
+    pub(crate) suppress_tf: bool,
+    pub(crate) start_eip: u32,
+    snap_gpr: [u32; 8],
+    snap_flags: u32,
+    /// The current instruction uses 32-bit addressing.
+    pub(crate) addr32: bool,
+    pub(crate) code32: bool,
+}
+
+impl Machine {
+    /// A machine at RESET with `config.ram_size` bytes of RAM and no devices.
+    pub fn new(config: MachineConfig) -> Machine {
+        Machine::with_bus(config, Box::new(NullBus))
+    }
+
+    /// Like [`Machine::new`] with an I/O port bus.
+    pub fn with_bus(config: MachineConfig, bus: Box<dyn PortBus>) -> Machine {
+        Machine {
+            cpu: CpuState::reset(),
+            mem: PhysMem::new(config.ram_size),
+            bus,
+            model: config.model,
+            tlb: Tlb::default(),
+            icache: ICache::default(),
+            cycles: 0,
+            instructions: 0,
+            intercepts: [0; 4],
+            hostcalls: HashSet::new(),
+            skip_hostcall: None,
+            halted: false,
+            pending_irq: None,
+            inhibit: false,
+            suppress_tf: false,
+            start_eip: 0,
+            snap_gpr: [0; 8],
+            snap_flags: 0,
+            addr32: false,
+            code32: false,
+        }
+    }
+
+    /// RESET: registers to their power-on values (memory is kept).
+    pub fn reset(&mut self) {
+        self.cpu = CpuState::reset();
+        self.halted = false;
+        self.pending_irq = None;
+        self.flush_caches();
+    }
+
+    /// The processor model.
+    pub fn model(&self) -> CpuModel {
+        self.model
+    }
+    /// The register file.
+    pub fn cpu(&self) -> &CpuState {
+        &self.cpu
+    }
+    /// Mutable register file. The TLB is flushed (the host may change
+    /// CR0/CR3); the decoded-instruction cache stays valid (it is keyed by
+    /// linear address and checked against the current translation).
+    pub fn cpu_mut(&mut self) -> &mut CpuState {
+        self.tlb.flush();
+        &mut self.cpu
+    }
+    /// Physical memory.
+    pub fn mem(&self) -> &PhysMem {
+        &self.mem
+    }
+    /// Mutable physical memory (writes invalidate cached code as usual).
+    pub fn mem_mut(&mut self) -> &mut PhysMem {
+        &mut self.mem
+    }
+    /// The I/O bus.
+    pub fn bus_mut(&mut self) -> &mut dyn PortBus {
+        self.bus.as_mut()
+    }
+    /// Replace the I/O bus, returning the old one.
+    pub fn set_bus(&mut self, bus: Box<dyn PortBus>) -> Box<dyn PortBus> {
+        std::mem::replace(&mut self.bus, bus)
+    }
+    /// Cycles elapsed on the machine clock.
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+    /// Instructions retired.
+    pub fn instructions(&self) -> u64 {
+        self.instructions
+    }
+    /// Is the CPU halted?
+    pub fn halted(&self) -> bool {
+        self.halted
+    }
+    /// Wake (or halt) the CPU without an interrupt.
+    pub fn set_halted(&mut self, h: bool) {
+        self.halted = h;
+    }
+    /// Entries in the decoded-instruction cache (for tests and tuning).
+    pub fn icache_len(&self) -> usize {
+        self.icache.len()
+    }
+
+    /// Ask to see (`on`) or stop seeing vector `v` as an [`Exit::Exception`]
+    /// instead of having it delivered through the IVT/IDT.
+    pub fn intercept(&mut self, v: u8, on: bool) {
+        let (w, b) = (usize::from(v >> 6), v & 63);
+        if on {
+            self.intercepts[w] |= 1 << b;
+        } else {
+            self.intercepts[w] &= !(1 << b);
+        }
+    }
+
+    fn intercepted(&self, v: u8) -> bool {
+        self.intercepts[usize::from(v >> 6)] & (1 << (v & 63)) != 0
+    }
+
+    /// Register a host-call linear address.
+    pub fn add_host_call(&mut self, linear: u32) {
+        self.hostcalls.insert(linear);
+        self.icache.clear();
+    }
+    /// Remove a host-call linear address.
+    pub fn remove_host_call(&mut self, linear: u32) {
+        self.hostcalls.remove(&linear);
+        self.icache.clear();
+    }
+
+    /// Queue an external (maskable) interrupt; it is taken before the next
+    /// instruction once IF is set.
+    pub fn raise_irq(&mut self, vector: u8) {
+        self.pending_irq = Some(vector);
+    }
+
+    /// Deliver an interrupt or exception into the guest now, through the
+    /// IVT (real mode) or IDT, as hardware would for an external event
+    /// (no DPL check). `error` is pushed when given.
+    pub fn deliver_interrupt(&mut self, vector: u8, error: Option<u32>) -> Result<(), Fault> {
+        self.halted = false;
+        let r = self.deliver(vector, error, crate::exec::intr::Kind::External);
+        self.flush_dirty();
+        r
+    }
+
+    /// Drop the TLB and the decoded-instruction cache.
+    pub fn flush_caches(&mut self) {
+        self.tlb.flush();
+        self.icache.clear();
+        self.mem.clear_code_marks();
+    }
+
+    /// Run until an [`Exit`].
+    pub fn run(&mut self, limits: Limits) -> Exit {
+        let istop = limits.instructions.map(|n| self.instructions.saturating_add(n));
+        let cstop = limits.cycles.map(|n| self.cycles.saturating_add(n));
+        self.skip_hostcall = Some(self.cpu.seg[1].base.wrapping_add(self.cpu.eip));
+        loop {
+            if let Some(s) = istop
+                && self.instructions >= s
+            {
+                return Exit::InstructionLimit;
+            }
+            if let Some(s) = cstop
+                && self.cycles >= s
+            {
+                return Exit::CycleLimit;
+            }
+            if let Some(e) = self.step() {
+                return e;
+            }
+        }
+    }
+
+    /// Execute one instruction (or take one pending event).
+    pub fn step(&mut self) -> Option<Exit> {
+        if let Some(v) = self.pending_irq
+            && self.cpu.eflags & flags::IF != 0
+            && !self.inhibit
+        {
+            self.pending_irq = None;
+            self.halted = false;
+            if let Err(f) = self.deliver(v, None, crate::exec::intr::Kind::External) {
+                return self.raise_nested(f);
+            }
+        }
+        if self.halted {
+            return Some(Exit::Halted);
+        }
+        let inhibited = std::mem::take(&mut self.inhibit);
+        let cs = self.cpu.seg[1];
+        let lin = cs.base.wrapping_add(self.cpu.eip);
+        let d = match self.fetch(lin, cs.big()) {
+            Ok(d) => d,
+            Err(f) => return self.raise(f),
+        };
+        if d.hostcall && self.skip_hostcall != Some(lin) {
+            return Some(Exit::HostCall { linear: lin });
+        }
+        self.skip_hostcall = None;
+        let tf = self.cpu.eflags & flags::TF != 0 && !inhibited;
+        self.start_eip = self.cpu.eip;
+        self.snap_gpr = self.cpu.gpr;
+        self.snap_flags = self.cpu.eflags;
+        self.addr32 = d.addr32;
+        self.code32 = cs.big();
+        let next = self.cpu.eip.wrapping_add(d.insn.len() as u32);
+        self.cpu.eip = if self.code32 { next } else { next & 0xFFFF };
+        self.cycles += u64::from(d.cycles);
+        self.suppress_tf = false;
+        let r = self.exec(&d.insn);
+        self.flush_dirty();
+        match r {
+            Ok(Flow::Next) => {}
+            Ok(Flow::Halt) => {
+                self.instructions += 1;
+                self.halted = true;
+                return Some(Exit::Halted);
+            }
+            Ok(Flow::SoftInt(v)) => {
+                self.instructions += 1;
+                if self.intercepted(v) {
+                    return Some(Exit::Exception {
+                        fault: Fault::new(v),
+                        software: true,
+                    });
+                }
+                if let Err(f) = self.deliver(v, None, crate::exec::intr::Kind::Software) {
+                    self.cpu.eip = self.start_eip;
+                    return self.raise(f);
+                }
+                self.flush_dirty();
+                return None;
+            }
+            Err(f) => {
+                self.cpu.gpr = self.snap_gpr;
+                self.cpu.eflags = self.snap_flags;
+                self.cpu.eip = self.start_eip;
+                return self.raise(f);
+            }
+        }
+        self.instructions += 1;
+        if tf && !self.suppress_tf {
+            self.cpu.dr[6] |= 0x4000;
+            return self.raise(Fault::new(vector::DB));
+        }
+        None
+    }
+
+    /// Refresh the restart point mid-instruction (REP string iterations).
+    pub(crate) fn commit_progress(&mut self) {
+        self.snap_gpr = self.cpu.gpr;
+        self.snap_flags = self.cpu.eflags;
+    }
+
+    fn flush_dirty(&mut self) {
+        if !self.mem.dirty_code.is_empty() {
+            let pages = std::mem::take(&mut self.mem.dirty_code);
+            for p in pages {
+                self.icache.invalidate_page(p);
+            }
+        }
+    }
+
+    /// Deliver (or hand to the host) an exception.
+    pub(crate) fn raise(&mut self, f: Fault) -> Option<Exit> {
+        self.halted = false;
+        if self.intercepted(f.vector) {
+            return Some(Exit::Exception {
+                fault: f,
+                software: false,
+            });
+        }
+        match self.deliver(f.vector, f.error, crate::exec::intr::Kind::Exception) {
+            Ok(()) => {
+                self.flush_dirty();
+                None
+            }
+            Err(f2) => {
+                if f.vector == vector::DF {
+                    return Some(Exit::Shutdown);
+                }
+                let _ = f2;
+                self.raise_nested(Fault::code(vector::DF, 0))
+            }
+        }
+    }
+
+    fn raise_nested(&mut self, f: Fault) -> Option<Exit> {
+        if f.vector == vector::DF {
+            if self.intercepted(vector::DF) {
+                return Some(Exit::Exception {
+                    fault: f,
+                    software: false,
+                });
+            }
+            return match self.deliver(vector::DF, Some(0), crate::exec::intr::Kind::Exception) {
+                Ok(()) => None,
+                Err(_) => Some(Exit::Shutdown),
+            };
+        }
+        self.raise(f)
+    }
+
+    fn fetch(&mut self, lin: u32, code32: bool) -> R<Decoded> {
+        let k = key(lin, code32);
+        let paging = self.cpu.paging();
+        if let Some(d) = self.icache.get(k) {
+            let d = *d;
+            if u64::from(self.cpu.eip) + d.insn.len() as u64 - 1 > u64::from(self.cpu.seg[1].limit) {
+                return Err(Fault::gp(0));
+            }
+            if !paging {
+                self.icache.hits += 1;
+                return Ok(d);
+            }
+            let user = self.cpu.cpl == 3;
+            let phys = self.translate(lin, Access { write: false, user })?;
+            if phys == d.phys {
+                self.icache.hits += 1;
+                return Ok(d);
+            }
+        }
+        self.icache.misses += 1;
+        self.decode_at(lin, code32)
+    }
+
+    fn decode_at(&mut self, lin: u32, code32: bool) -> R<Decoded> {
+        let mut buf = [0u8; 15];
+        let mut n = 0;
+        let mut stop = None;
+        let mut phys0 = 0;
+        let mut pages_cross = false;
+        let user = self.cpu.cpl == 3;
+        let limit = u64::from(self.cpu.seg[1].limit);
+        let mut cur_page = u32::MAX;
+        let mut cur_phys = 0;
+        while n < 15 {
+            let off = u64::from(self.cpu.eip) + n as u64;
+            if off > limit || (!code32 && off > 0xFFFF) {
+                stop = Some(Fault::gp(0));
+                break;
+            }
+            let l = lin.wrapping_add(n as u32);
+            if l >> 12 != cur_page {
+                match self.translate(l, Access { write: false, user }) {
+                    Ok(p) => {
+                        cur_phys = p & !0xFFF;
+                        if cur_page != u32::MAX {
+                            pages_cross = true;
+                        }
+                        cur_page = l >> 12;
+                    }
+                    Err(f) => {
+                        stop = Some(f);
+                        break;
+                    }
+                }
+            }
+            let p = cur_phys | (l & 0xFFF);
+            if n == 0 {
+                phys0 = p;
+            }
+            buf[n] = self.mem.read8(p);
+            n += 1;
+        }
+        let bitness = if code32 { 32 } else { 16 };
+        let mut dec = Decoder::with_ip(bitness, &buf[..n], 0, self.decoder_options());
+        let mut insn = Instruction::default();
+        dec.decode_out(&mut insn);
+        if insn.is_invalid() {
+            if dec.last_error() == DecoderError::NoMoreBytes
+                && let Some(f) = stop
+            {
+                return Err(f);
+            }
+            return Err(Fault::ud());
+        }
+        let len = insn.len();
+        let mut has67 = false;
+        let mut has66 = false;
+        let mut has_386_prefix = false;
+        for b in &buf[..len] {
+            match b {
+                0x67 => {
+                    has67 = true;
+                    has_386_prefix = true;
+                }
+                0x66 => {
+                    has66 = true;
+                    has_386_prefix = true;
+                }
+                0x64 | 0x65 => has_386_prefix = true,
+                0x26 | 0x2E | 0x36 | 0x3E | 0xF0 | 0xF2 | 0xF3 => {}
+                _ => break,
+            }
+        }
+        if self.model == CpuModel::I286 && len > 10 {
+            // The 286 raises #GP (not #UD) past its 10-byte limit.
+            return Err(Fault::gp(0));
+        }
+        if !crate::exec::model_allows(self.model, &insn, has_386_prefix) {
+            return Err(Fault::ud());
+        }
+        let crosses = pages_cross && (lin & 0xFFF) as usize + len > 0x1000;
+        let d = Decoded {
+            insn,
+            phys: phys0,
+            cycles: crate::cycles::base_cycles(&insn, u32::from(has67) + u32::from(has66)),
+            hostcall: self.hostcalls.contains(&lin),
+            addr32: code32 ^ has67,
+        };
+        if !crosses {
+            self.mem.mark_code(phys0 >> 12);
+            self.icache.insert(key(lin, code32), d);
+        }
+        Ok(d)
+    }
+
+    fn decoder_options(&self) -> u32 {
+        match self.model {
+            CpuModel::I286 => DecoderOptions::NO_INVALID_CHECK | DecoderOptions::LOADALL286,
+            _ => DecoderOptions::NONE,
+        }
+    }
+
+    /// Install a segment cache directly (no checks), e.g. to start a guest
+    /// in protected mode. Loading CS also sets CPL from its RPL (DPL for
+    /// conforming segments is not considered).
+    pub fn set_segment(&mut self, s: SegReg, seg: Segment) {
+        self.cpu.seg[s as usize] = seg;
+        if s == SegReg::Cs && self.cpu.protected() {
+            self.cpu.cpl = (seg.selector & 3) as u8;
+        }
+    }
+
+    /// Load a segment register as a MOV would (descriptor read and checks in
+    /// protected mode).
+    pub fn load_segment(&mut self, s: SegReg, selector: u16) -> Result<(), Fault> {
+        self.load_sreg(s, selector)
+    }
+}

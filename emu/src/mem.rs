@@ -1,0 +1,167 @@
+//! Physical memory: a bounds-checked byte vector plus read-only ROM windows.
+//!
+//! Reads outside RAM and ROM return 0xFF (an open bus); writes there are
+//! dropped; writes to ROM are dropped. Physical memory also tracks which
+//! 4 KB pages hold decoded (cached) instructions, so that any write there,
+//! from the guest or the host, can invalidate the decoded-instruction cache.
+
+/// One read-only window in the physical address space.
+#[derive(Clone, Debug)]
+struct Rom {
+    base: u32,
+    data: Vec<u8>,
+}
+
+/// Physical memory.
+#[derive(Clone, Debug)]
+pub struct PhysMem {
+    ram: Vec<u8>,
+    roms: Vec<Rom>,
+    /// Lowest ROM base: addresses below it and inside RAM take the fast path.
+    rom_floor: u32,
+    /// One flag per 4 KB page of the 4 GB space that has cached code
+    /// (bit-packed).
+    code_pages: Vec<u64>,
+    /// Set when a write hit a code page; the machine drains it.
+    pub(crate) dirty_code: Vec<u32>,
+}
+
+impl PhysMem {
+    /// `size` bytes of zeroed RAM at physical 0.
+    pub fn new(size: usize) -> PhysMem {
+        PhysMem {
+            ram: vec![0; size],
+            roms: Vec::new(),
+            rom_floor: u32::MAX,
+            code_pages: vec![0; (1 << 20) / 64],
+            dirty_code: Vec::new(),
+        }
+    }
+
+    /// RAM size in bytes.
+    pub fn ram_size(&self) -> usize {
+        self.ram.len()
+    }
+
+    /// Map a read-only window at `base` (overlays RAM).
+    pub fn map_rom(&mut self, base: u32, data: Vec<u8>) {
+        self.rom_floor = self.rom_floor.min(base);
+        self.roms.push(Rom { base, data });
+    }
+
+    #[inline]
+    fn fast(&self, addr: u32) -> bool {
+        addr < self.rom_floor && (addr as usize) < self.ram.len()
+    }
+
+    /// Read one byte.
+    #[inline]
+    pub fn read8(&self, addr: u32) -> u8 {
+        if self.fast(addr) {
+            return self.ram[addr as usize];
+        }
+        for r in &self.roms {
+            if let Some(off) = addr.checked_sub(r.base)
+                && let Some(b) = r.data.get(off as usize)
+            {
+                return *b;
+            }
+        }
+        self.ram.get(addr as usize).copied().unwrap_or(0xFF)
+    }
+
+    /// Write one byte.
+    #[inline]
+    pub fn write8(&mut self, addr: u32, v: u8) {
+        self.note_write(addr);
+        if self.fast(addr) {
+            self.ram[addr as usize] = v;
+            return;
+        }
+        for r in &self.roms {
+            if addr >= r.base && ((addr - r.base) as usize) < r.data.len() {
+                return;
+            }
+        }
+        if let Some(b) = self.ram.get_mut(addr as usize) {
+            *b = v;
+        }
+    }
+
+    /// Little-endian read of `n` (1..=4) bytes, wrapping at 4 GB.
+    #[inline]
+    pub fn read(&self, addr: u32, n: u32) -> u32 {
+        let a = addr as usize;
+        if n == 2 && self.fast(addr.wrapping_add(1)) && a + 1 < self.ram.len() {
+            return u32::from(u16::from_le_bytes([self.ram[a], self.ram[a + 1]]));
+        }
+        if n == 4 && self.fast(addr.wrapping_add(3)) && a + 3 < self.ram.len() {
+            return u32::from_le_bytes([
+                self.ram[a],
+                self.ram[a + 1],
+                self.ram[a + 2],
+                self.ram[a + 3],
+            ]);
+        }
+        let mut v = 0;
+        for i in 0..n {
+            v |= u32::from(self.read8(addr.wrapping_add(i))) << (8 * i);
+        }
+        v
+    }
+
+    /// Little-endian write of `n` (1..=4) bytes.
+    #[inline]
+    pub fn write(&mut self, addr: u32, n: u32, v: u32) {
+        for i in 0..n {
+            self.write8(addr.wrapping_add(i), (v >> (8 * i)) as u8);
+        }
+    }
+
+    /// Copy bytes out (open bus beyond RAM).
+    pub fn read_bytes(&self, addr: u32, out: &mut [u8]) {
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = self.read8(addr.wrapping_add(i as u32));
+        }
+    }
+
+    /// Copy bytes in.
+    pub fn write_bytes(&mut self, addr: u32, data: &[u8]) {
+        for (i, b) in data.iter().enumerate() {
+            self.write8(addr.wrapping_add(i as u32), *b);
+        }
+    }
+
+    /// A direct slice of RAM, if `[addr, addr+len)` is plain RAM.
+    #[inline]
+    pub(crate) fn ram_slice(&self, addr: u32, len: usize) -> Option<&[u8]> {
+        let end = (addr as usize).checked_add(len)?;
+        if end <= self.ram.len() && (end as u64) <= u64::from(self.rom_floor) {
+            Some(&self.ram[addr as usize..end])
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn note_write(&mut self, addr: u32) {
+        let page = (addr >> 12) as usize;
+        if self.code_pages[page >> 6] & (1 << (page & 63)) != 0 {
+            self.code_pages[page >> 6] &= !(1 << (page & 63));
+            self.dirty_code.push(page as u32);
+        }
+    }
+
+    /// Mark a physical page as holding cached instructions.
+    #[inline]
+    pub(crate) fn mark_code(&mut self, page: u32) {
+        let page = page as usize;
+        self.code_pages[page >> 6] |= 1 << (page & 63);
+    }
+
+    /// Forget all code marks (after a full cache flush).
+    pub(crate) fn clear_code_marks(&mut self) {
+        self.code_pages.iter_mut().for_each(|w| *w = 0);
+        self.dirty_code.clear();
+    }
+}
