@@ -408,7 +408,7 @@ pub struct Resource {
     pub object: u16,
     /// Offset in the object (always 0 for NE).
     pub offset: u32,
-    /// Size in bytes.
+    /// Size in bytes (NE: the segment's loaded data size).
     pub size: u32,
 }
 

@@ -328,12 +328,16 @@ fn lx_chain_words(group: &[Fixup], page_size: u32) -> Result<Vec<(u32, Vec<u8>)>
                 "targets of a chain must lie within 1 MiB",
             ));
         }
-        let next = group
-            .get(i + 1)
-            .map_or(0xFFF, |n| n.offset % page_size.max(1));
-        if next > 0xFFE {
-            return Err(WriteError::new(WHAT, "next site beyond a 4 KiB page"));
-        }
+        let next = match group.get(i + 1) {
+            None => 0xFFF,
+            Some(n) if n.offset % page_size.max(1) < 0xFFF => n.offset % page_size.max(1),
+            Some(_) => {
+                return Err(WriteError::new(
+                    WHAT,
+                    "next site beyond 4 KiB into the page",
+                ));
+            }
+        };
         words.push((f.offset, ((next << 20) | delta).to_le_bytes().to_vec()));
     }
     Ok(words)

@@ -195,6 +195,12 @@ pub(crate) fn pstring(out: &mut Output, s: &str, what: &'static str) -> WResult<
 
 /// A name table: first name with ordinal 0, the names, a zero byte.
 pub(crate) fn write_names(out: &mut Output, first: &str, names: &[Name]) -> WResult<()> {
+    if first.is_empty() && !names.is_empty() {
+        return Err(WriteError::new(
+            "name table",
+            "an empty first name ends the table",
+        ));
+    }
     pstring(out, first, "name table")?;
     out.u16(0);
     for n in names {

@@ -105,7 +105,7 @@ pub fn read(data: &[u8]) -> Result<NeFile> {
         });
         objects.push(object);
     }
-    let resources = read_resources(&input, &h, hoff)?;
+    let resources = read_resources(&input, &h, hoff, &objects)?;
     let nseg = u32::from(h.nseg);
     let address = |seg: u16, off: u16, field: u64| -> Result<Option<Address>> {
         if seg == 0 {
@@ -346,7 +346,12 @@ fn read_reloc(
     }
 }
 
-fn read_resources(input: &Input<'_>, h: &NeHeader, hoff: u64) -> Result<Vec<Resource>> {
+fn read_resources(
+    input: &Input<'_>,
+    h: &NeHeader,
+    hoff: u64,
+    objects: &[Object],
+) -> Result<Vec<Resource>> {
     const WHAT: &str = "NE resource table";
     if h.nrsrc == 0 || h.target_os == 2 {
         return Ok(Vec::new());
@@ -364,16 +369,10 @@ fn read_resources(input: &Input<'_>, h: &NeHeader, hoff: u64) -> Result<Vec<Reso
     for i in 0..h.nrsrc {
         let e = at + u64::from(i) * 4;
         let object = h.nseg - h.nrsrc + i + 1;
-        let segtab_entry = hoff + u64::from(h.segtab) + u64::from(object - 1) * 8;
-        let stored = input.u16(segtab_entry + 2, "NE segment table entry")?;
-        let sector = input.u16(segtab_entry, "NE segment table entry")?;
-        let size = if sector == 0 {
-            0
-        } else if stored == 0 {
-            0x10000
-        } else {
-            u32::from(stored)
-        };
+        let size = objects[usize::from(object) - 1]
+            .pages
+            .first()
+            .map_or(0, |p| p.data.len() as u32);
         out.push(Resource {
             type_id: input.u16(e, WHAT)?,
             name_id: input.u16(e + 2, WHAT)?,
