@@ -67,16 +67,15 @@ proptest! {
 
     #[test]
     fn verify_then_run_never_panics(vars in 0u32..4, code in prop::collection::vec(0u8..0x40, 0..80), logmax in 0usize..80) {
-        for loaded in [Program::load(&code, vars), Program::load_without_stack_limit(&code, vars)] {
-            if let Ok(program) = loaded {
-                let mut machine = rpn_vm::examples::sample_machine();
-                let mut v = vec![0u32; vars as usize];
-                let hit = Hit { major: 1, minor: 1, logmax };
-                let mut interp = Interpreter::new();
-                let result = interp.run(&program, &mut machine, &mut v, hit);
-                if let Outcome::Logged(r) = result.outcome {
-                    prop_assert!(r.data.len() <= logmax);
-                }
+        let loads = [Program::load(&code, vars), Program::load_without_stack_limit(&code, vars)];
+        for program in loads.into_iter().flatten() {
+            let mut machine = rpn_vm::examples::sample_machine();
+            let mut v = vec![0u32; vars as usize];
+            let hit = Hit { major: 1, minor: 1, logmax };
+            let mut interp = Interpreter::new();
+            let result = interp.run(&program, &mut machine, &mut v, hit);
+            if let Outcome::Logged(r) = result.outcome {
+                prop_assert!(r.data.len() <= logmax);
             }
         }
     }

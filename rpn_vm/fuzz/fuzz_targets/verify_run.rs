@@ -1,32 +1,22 @@
 //! Arbitrary bytecode: verify, then interpret against the sample machine.
-//! Never panics; a verified program always ends.
+//! Never panics; a verified program always ends within the log limit.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rpn_vm::{Hit, Interpreter, Program};
+use rpn_vm::{Hit, Interpreter, Outcome, Program};
 
 fuzz_target!(|data: &[u8]| {
-    let (vars, code) = match data.split_first() {
-        Some((v, rest)) => (u32::from(*v % 8), rest),
-        None => return,
-    };
-    for program in [
-        Program::load(code, vars),
-        Program::load_without_stack_limit(code, vars),
-    ] {
-        if let Ok(program) = program {
-            let mut machine = rpn_vm::examples::sample_machine();
-            let mut v = vec![0u32; vars as usize];
-            let hit = Hit {
-                major: 1,
-                minor: 1,
-                logmax: 64,
-            };
-            let mut interp = Interpreter::new();
-            let result = interp.run(&program, &mut machine, &mut v, hit);
-            if let rpn_vm::Outcome::Logged(r) = result.outcome {
-                assert!(r.data.len() <= 64);
-            }
+    let Some((first, code)) = data.split_first() else { return };
+    let vars = u32::from(*first % 8);
+    let logmax = usize::from(*first >> 3) * 4;
+    let loads = [Program::load(code, vars), Program::load_without_stack_limit(code, vars)];
+    for program in loads.into_iter().flatten() {
+        let mut machine = rpn_vm::examples::sample_machine();
+        let mut v = vec![0u32; vars as usize];
+        let hit = Hit { major: 1, minor: 1, logmax };
+        let mut interp = Interpreter::new();
+        if let Outcome::Logged(r) = interp.run(&program, &mut machine, &mut v, hit).outcome {
+            assert!(r.data.len() <= logmax);
         }
     }
 });
