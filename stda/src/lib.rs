@@ -12,6 +12,46 @@
 //!   strings; [`tracefmt`]: TRACEFMT's output (formatted, raw, JSON lines).
 //!
 //! Nothing here reads the host clock: every time comes from the caller.
+//!
+//! ```
+//! use stda::{RecordFlags, RecordIn, Stda, StdaFormat, Timestamp, TraceBuffer};
+//! use stda::fmt::{FormatInput, compile_fmt, format_record};
+//! use stda::tff::{Tff, TffRecord};
+//!
+//! // The kernel logs a record on a tracepoint hit (TRACEBUF=4, new format).
+//! let mut buf = TraceBuffer::new(StdaFormat::New, 4)?;
+//! let rec = RecordIn {
+//!     major: 0xC5,
+//!     minor: 1,
+//!     pid: 3,
+//!     flags: RecordFlags::API | RecordFlags::PROTECT,
+//!     data: &[0x34, 0x12],
+//! };
+//! buf.log(&rec, Timestamp::new(12, 0, 0, 5))?;
+//!
+//! // DosGetSTDA, then read the snapshot oldest first.
+//! let snap = buf.get_stda();
+//! let records = Stda::parse(&snap.stda)?.records();
+//! assert_eq!(records[0].data, [0x34, 0x12]);
+//!
+//! // TRCUST writes the rule into TRC00C5.TFF; TRACEFMT applies it.
+//! let tff = Tff {
+//!     major: 0xC5,
+//!     records: vec![TffRecord {
+//!         minor: 1,
+//!         desc: b"(TEST) Hello".to_vec(),
+//!         fmts: vec![compile_fmt(b"word = %W")],
+//!     }],
+//! };
+//! let tff = Tff::parse(&tff.to_bytes())?;
+//! let r = &records[0];
+//! let lines = format_record(
+//!     tff.record(r.minor).unwrap(),
+//!     &FormatInput { major: r.major.into(), minor: r.minor, dynamic: false, data: &r.data },
+//! );
+//! assert_eq!(lines, ["(TEST) Hello", "word = 1234"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod buffer;
 pub mod fmt;

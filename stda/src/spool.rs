@@ -314,3 +314,17 @@ pub fn write_poll(dir: &Path, poll: &SpoolPoll) -> io::Result<Option<PathBuf>> {
     std::fs::write(&path, save.to_bytes())?;
     Ok(Some(path))
 }
+
+/// `/P` (and `/W`): creates every `TRACEBUF.nnn` of the cycle in `dir`,
+/// filled with NULs to the size of a save file of a buffer of `stda_len`
+/// bytes, so the space is there before tracing starts.
+///
+/// # Errors
+/// The I/O error of creating or writing a file.
+pub fn preallocate(dir: &Path, options: &SpoolOptions, stda_len: usize) -> io::Result<()> {
+    let zeros = vec![0u8; crate::savefile::HEADER_SIZE + stda_len];
+    for n in 0..options.files.max(1) {
+        std::fs::write(dir.join(file_name(n)), &zeros)?;
+    }
+    Ok(())
+}

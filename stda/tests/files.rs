@@ -3,7 +3,8 @@
 
 use stda::savefile::{CHECK_STRING, HEADER_SIZE, SaveFile, SaveFileError, traceget};
 use stda::spool::{
-    MAX_ADAPTIVE_MS, MIN_ADAPTIVE_MS, PollMode, SpoolOptions, Spooler, file_name, write_poll,
+    MAX_ADAPTIVE_MS, MIN_ADAPTIVE_MS, PollMode, SpoolOptions, Spooler, file_name, preallocate,
+    write_poll,
 };
 use stda::{
     DosDateTime, RecordFlags, RecordIn, Stda, StdaError, StdaFormat, Timestamp, TraceBuffer,
@@ -257,4 +258,17 @@ fn bad_options_are_refused() {
     }
     let o = SpoolOptions::parse(&["-w".to_string(), "/q".to_string()]).unwrap();
     assert!(o.write_through && o.preallocate && o.quiet);
+}
+
+#[test]
+fn preallocation_makes_every_file_of_the_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = SpoolOptions::parse(&["/P".to_string(), "/F3".to_string()]).unwrap();
+    preallocate(dir.path(), &opts, 1024).unwrap();
+    for n in 0..3 {
+        let b = std::fs::read(dir.path().join(file_name(n))).unwrap();
+        assert_eq!(b.len(), 26 + 1024);
+        assert!(b.iter().all(|&x| x == 0));
+    }
+    assert!(!dir.path().join("TRACEBUF.003").exists());
 }
