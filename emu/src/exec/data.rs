@@ -113,8 +113,11 @@ impl Machine {
             if let Some(s) = SegReg::from_iced(r) {
                 let sp = self.sp();
                 let v = self.read_mem(SegReg::Ss, sp, n)? as u16;
+                let old_big = self.cpu.seg[2].big();
                 self.load_sreg(s, v)?;
-                self.set_sp(sp.wrapping_add(n));
+                // ESP advances by the stack size in force before the load.
+                let g = &mut self.cpu.gpr[4];
+                *g = if old_big { g.wrapping_add(n) } else { (*g & 0xFFFF_0000) | (sp.wrapping_add(n) & 0xFFFF) };
                 if s == SegReg::Ss {
                     self.inhibit = true;
                 }

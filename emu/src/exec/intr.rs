@@ -67,6 +67,9 @@ impl Machine {
     }
 
     fn deliver_prot(&mut self, v: u8, error: Option<u32>, kind: Kind) -> R<()> {
+        if kind == Kind::Software && self.cpu.v86() && self.cpu.iopl() < 3 {
+            return Err(Fault::gp(0));
+        }
         let ext = u32::from(kind == Kind::External);
         let gerr = u32::from(v) * 8 + 2 + ext;
         let off = u32::from(v) * 8;
