@@ -124,6 +124,44 @@ enum Stop {
     Outcome(Outcome<'static>),
 }
 
+/// The circular stack, kept in locals while a hit runs.
+struct Stack {
+    slots: [u32; STACK_SLOTS],
+    tos: usize,
+}
+
+impl Stack {
+    #[inline(always)]
+    fn push(&mut self, value: u32) {
+        self.tos = (self.tos + 1) & (STACK_SLOTS - 1);
+        self.slots[self.tos] = value;
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> u32 {
+        let value = self.slots[self.tos & (STACK_SLOTS - 1)];
+        self.tos = self.tos.wrapping_sub(1) & (STACK_SLOTS - 1);
+        value
+    }
+
+    #[inline(always)]
+    fn peek(&self) -> u32 {
+        self.slots[self.tos & (STACK_SLOTS - 1)]
+    }
+
+    #[inline(always)]
+    fn below(&self) -> usize {
+        self.tos.wrapping_sub(1) & (STACK_SLOTS - 1)
+    }
+
+    #[inline(always)]
+    fn binary(&mut self, f: impl FnOnce(u32, u32) -> u32) {
+        let a = self.pop();
+        let b = self.pop();
+        self.push(f(b, a));
+    }
+}
+
 /// The interpreter: the circular stack and the log buffer, reused across
 /// hits so that a hit allocates nothing.
 #[derive(Debug, Clone)]
@@ -154,36 +192,6 @@ impl Interpreter {
         (&self.stack, self.tos)
     }
 
-    #[inline(always)]
-    fn push(&mut self, value: u32) {
-        self.tos = (self.tos + 1) & (STACK_SLOTS - 1);
-        self.stack[self.tos] = value;
-    }
-
-    #[inline(always)]
-    fn pop(&mut self) -> u32 {
-        let value = self.stack[self.tos];
-        self.tos = self.tos.wrapping_sub(1) & (STACK_SLOTS - 1);
-        value
-    }
-
-    #[inline(always)]
-    fn peek(&self) -> u32 {
-        self.stack[self.tos]
-    }
-
-    #[inline(always)]
-    fn below(&self) -> usize {
-        self.tos.wrapping_sub(1) & (STACK_SLOTS - 1)
-    }
-
-    #[inline(always)]
-    fn binary(&mut self, f: impl FnOnce(u32, u32) -> u32) {
-        let a = self.pop();
-        let b = self.pop();
-        self.push(f(b, a));
-    }
-
     /// Runs one hit.
     pub fn run<'s, M: Machine + ?Sized>(
         &'s mut self,
@@ -192,8 +200,10 @@ impl Interpreter {
         vars: &mut [u32],
         hit: Hit,
     ) -> RunResult<'s> {
-        self.stack = [0; STACK_SLOTS];
-        self.tos = 0;
+        let mut st = Stack {
+            slots: [0; STACK_SLOTS],
+            tos: 0,
+        };
         self.data.clear();
         let mut major = hit.major;
         let mut minor = hit.minor;
@@ -207,114 +217,113 @@ impl Interpreter {
                 break None;
             };
             pc += 1;
-            let info = step.op.info();
-            cycles += u64::from(info.cycles);
+            cycles += u64::from(step.cycles);
             let arg = step.arg;
             match step.op {
-                Op::PushEax => self.push(machine.reg(Reg::Eax)),
-                Op::PushEcx => self.push(machine.reg(Reg::Ecx)),
-                Op::PushEdx => self.push(machine.reg(Reg::Edx)),
-                Op::PushEbx => self.push(machine.reg(Reg::Ebx)),
-                Op::PushEsp => self.push(machine.reg(Reg::Esp)),
-                Op::PushEbp => self.push(machine.reg(Reg::Ebp)),
-                Op::PushEsi => self.push(machine.reg(Reg::Esi)),
-                Op::PushEdi => self.push(machine.reg(Reg::Edi)),
-                Op::PushEs => self.push(machine.reg(Reg::Es)),
-                Op::PushCs => self.push(machine.reg(Reg::Cs)),
-                Op::PushSs => self.push(machine.reg(Reg::Ss)),
-                Op::PushDs => self.push(machine.reg(Reg::Ds)),
-                Op::PushEflags => self.push(machine.reg(Reg::Eflags)),
-                Op::PushEip => self.push(machine.reg(Reg::Eip)),
-                Op::PushFs => self.push(machine.reg(Reg::Fs)),
-                Op::PushGs => self.push(machine.reg(Reg::Gs)),
-                Op::PushW | Op::PushD => self.push(arg),
-                Op::PushOxs => self.push(u32::from(machine.object_selector(arg))),
-                Op::PushOxf => self.push(machine.object_flat_base(arg)),
+                Op::PushEax => st.push(machine.reg(Reg::Eax)),
+                Op::PushEcx => st.push(machine.reg(Reg::Ecx)),
+                Op::PushEdx => st.push(machine.reg(Reg::Edx)),
+                Op::PushEbx => st.push(machine.reg(Reg::Ebx)),
+                Op::PushEsp => st.push(machine.reg(Reg::Esp)),
+                Op::PushEbp => st.push(machine.reg(Reg::Ebp)),
+                Op::PushEsi => st.push(machine.reg(Reg::Esi)),
+                Op::PushEdi => st.push(machine.reg(Reg::Edi)),
+                Op::PushEs => st.push(machine.reg(Reg::Es)),
+                Op::PushCs => st.push(machine.reg(Reg::Cs)),
+                Op::PushSs => st.push(machine.reg(Reg::Ss)),
+                Op::PushDs => st.push(machine.reg(Reg::Ds)),
+                Op::PushEflags => st.push(machine.reg(Reg::Eflags)),
+                Op::PushEip => st.push(machine.reg(Reg::Eip)),
+                Op::PushFs => st.push(machine.reg(Reg::Fs)),
+                Op::PushGs => st.push(machine.reg(Reg::Gs)),
+                Op::PushW | Op::PushD => st.push(arg),
+                Op::PushOxs => st.push(u32::from(machine.object_selector(arg))),
+                Op::PushOxf => st.push(machine.object_flat_base(arg)),
                 Op::PushV => match vars.get(arg as usize) {
-                    Some(&v) => self.push(v),
+                    Some(&v) => st.push(v),
                     None => break Some(var_error(arg, vars)),
                 },
                 Op::PushVii => {
-                    let index = self.peek();
+                    let index = st.peek();
                     match vars.get(index as usize) {
-                        Some(&v) => self.push(v),
+                        Some(&v) => st.push(v),
                         None => break Some(var_error(index, vars)),
                     }
                 }
                 Op::PushWis => {
-                    let offset = self.pop();
-                    let selector = self.pop() as u16;
+                    let offset = st.pop();
+                    let selector = st.pop() as u16;
                     let mut word = [0; 2];
                     if let Err(fault) = machine.read_segmented(selector, offset, &mut word) {
                         break Some(self.log_fault(fault, logmax));
                     }
-                    self.push(u32::from(u16::from_le_bytes(word)));
+                    st.push(u32::from(u16::from_le_bytes(word)));
                 }
                 Op::PushSis => {
-                    let offset = self.pop();
-                    let selector = self.pop() as u16;
+                    let offset = st.pop();
+                    let selector = st.pop() as u16;
                     let mut dword = [0; 4];
                     if let Err(fault) = machine.read_segmented(selector, offset, &mut dword) {
                         break Some(self.log_fault(fault, logmax));
                     }
                     let value = u32::from_le_bytes(dword);
-                    self.push(value >> 16);
-                    self.push(value & 0xFFFF);
+                    st.push(value >> 16);
+                    st.push(value & 0xFFFF);
                 }
                 Op::PushFif => {
-                    let address = self.pop();
+                    let address = st.pop();
                     let mut dword = [0; 4];
                     if let Err(fault) = machine.read_flat(address, &mut dword) {
                         break Some(self.log_fault(fault, logmax));
                     }
-                    self.push(u32::from_le_bytes(dword));
+                    st.push(u32::from_le_bytes(dword));
                 }
-                Op::Add => self.binary(u32::wrapping_add),
-                Op::Sub => self.binary(u32::wrapping_sub),
-                Op::Mul => self.binary(u32::wrapping_mul),
-                Op::And => self.binary(|b, a| b & a),
-                Op::Or => self.binary(|b, a| b | a),
-                Op::Xor => self.binary(|b, a| b ^ a),
-                Op::Neg => self.stack[self.tos] = !self.stack[self.tos],
+                Op::Add => st.binary(u32::wrapping_add),
+                Op::Sub => st.binary(u32::wrapping_sub),
+                Op::Mul => st.binary(u32::wrapping_mul),
+                Op::And => st.binary(|b, a| b & a),
+                Op::Or => st.binary(|b, a| b | a),
+                Op::Xor => st.binary(|b, a| b ^ a),
+                Op::Neg => st.slots[st.tos] = !st.slots[st.tos],
                 Op::Xchg => {
-                    let below = self.below();
-                    self.stack.swap(self.tos, below);
+                    let below = st.below();
+                    st.slots.swap(st.tos, below);
                 }
                 Op::CnvrtDxs => {
-                    let value = self.pop();
-                    self.push(value >> 16);
-                    self.push(value & 0xFFFF);
+                    let value = st.pop();
+                    st.push(value >> 16);
+                    st.push(value & 0xFFFF);
                 }
                 Op::CnvrtSxd => {
-                    let low = self.pop() & 0xFFFF;
-                    let high = self.pop() & 0xFFFF;
-                    self.push((high << 16) | low);
+                    let low = st.pop() & 0xFFFF;
+                    let high = st.pop() & 0xFFFF;
+                    st.push((high << 16) | low);
                 }
                 Op::CnvrtFxs => {
-                    let address = self.pop();
+                    let address = st.pop();
                     match machine.flat_to_segmented(address) {
                         Some((selector, offset)) => {
-                            self.push(u32::from(selector));
-                            self.push(u32::from(offset));
+                            st.push(u32::from(selector));
+                            st.push(u32::from(offset));
                         }
                         None => break Some(Stop::Incomplete),
                     }
                 }
                 Op::CnvrtSxf => {
-                    let selector = self.pop() as u16;
-                    let offset = self.pop() as u16;
+                    let selector = st.pop() as u16;
+                    let offset = st.pop() as u16;
                     match machine.segmented_to_flat(selector, offset) {
-                        Some(address) => self.push(address),
+                        Some(address) => st.push(address),
                         None => break Some(Stop::Incomplete),
                     }
                 }
                 Op::MoveV => match vars.get_mut(arg as usize) {
-                    Some(v) => *v = self.peek(),
+                    Some(v) => *v = st.peek(),
                     None => break Some(var_error(arg, vars)),
                 },
                 Op::MoveVii => {
-                    let index = self.peek();
-                    let value = self.stack[self.below()];
+                    let index = st.peek();
+                    let value = st.slots[st.below()];
                     match vars.get_mut(index as usize) {
                         Some(v) => *v = value,
                         None => break Some(var_error(index, vars)),
@@ -325,56 +334,56 @@ impl Interpreter {
                     None => break Some(var_error(arg, vars)),
                 },
                 Op::IncVii => {
-                    let index = self.peek();
+                    let index = st.peek();
                     match vars.get_mut(index as usize) {
                         Some(v) => *v = v.wrapping_add(1),
                         None => break Some(var_error(index, vars)),
                     }
                 }
                 Op::OrV => match vars.get_mut(arg as usize) {
-                    Some(v) => *v |= self.peek(),
+                    Some(v) => *v |= st.peek(),
                     None => break Some(var_error(arg, vars)),
                 },
                 Op::JmpN => pc = arg as usize,
                 Op::JmpNn => {
-                    if (self.peek() as i32) < 0 {
+                    if (st.peek() as i32) < 0 {
                         pc = arg as usize;
                     }
                 }
                 Op::JmpPn => {
-                    if (self.peek() as i32) > 0 {
+                    if (st.peek() as i32) > 0 {
                         pc = arg as usize;
                     }
                 }
                 Op::JmpZn => {
-                    if self.peek() == 0 {
+                    if st.peek() == 0 {
                         pc = arg as usize;
                     }
                 }
                 Op::PopN => {
-                    self.tos = self.tos.wrapping_sub(arg as usize) & (STACK_SLOTS - 1);
-                    cycles += u64::from(info.cycles_per_unit * arg);
+                    st.tos = st.tos.wrapping_sub(arg as usize) & (STACK_SLOTS - 1);
+                    cycles += u64::from(step.op.info().cycles_per_unit * arg);
                 }
                 Op::LogWn | Op::LogDn => {
                     let width = if step.op == Op::LogWn { 2 } else { 4 };
                     let mut full = false;
                     for _ in 0..arg {
-                        let value = self.pop();
+                        let value = st.pop();
                         if self.data.len() + width > logmax {
                             full = true;
                             break;
                         }
                         self.data.extend_from_slice(&value.to_le_bytes()[..width]);
-                        cycles += u64::from(info.cycles_per_unit);
+                        cycles += u64::from(step.op.info().cycles_per_unit);
                     }
                     if full {
                         break Some(Stop::Incomplete);
                     }
                 }
                 Op::LogMrs | Op::LogArs => {
-                    let offset = self.pop();
-                    let selector = self.pop() as u16;
-                    let length = self.pop();
+                    let offset = st.pop();
+                    let selector = st.pop() as u16;
+                    let length = st.pop();
                     let string = step.op == Op::LogArs;
                     let read =
                         |m: &mut M, at: u32, buf: &mut [u8]| m.read_segmented(selector, at, buf);
@@ -385,8 +394,8 @@ impl Interpreter {
                     }
                 }
                 Op::LogMrf | Op::LogArf => {
-                    let address = self.pop();
-                    let length = self.pop();
+                    let address = st.pop();
+                    let length = st.pop();
                     let string = step.op == Op::LogArf;
                     let read = |m: &mut M, at: u32, buf: &mut [u8]| m.read_flat(at, buf);
                     if let Err(stop) =
@@ -396,15 +405,17 @@ impl Interpreter {
                     }
                 }
                 Op::SetMinW => minor = arg as u16,
-                Op::SetMin => minor = self.peek() as u16,
+                Op::SetMin => minor = st.peek() as u16,
                 Op::SetMajW => major = arg as u16,
-                Op::SetMaj => major = self.peek() as u16,
+                Op::SetMaj => major = st.peek() as u16,
                 Op::Exit => break None,
                 Op::Abort => break Some(Stop::Outcome(Outcome::Aborted)),
                 Op::Remove => break Some(Stop::Outcome(Outcome::Removed)),
                 Op::SysDump => break Some(Stop::Outcome(Outcome::SysDump)),
             }
         };
+        self.stack = st.slots;
+        self.tos = st.tos;
         let outcome = match stop {
             None => Outcome::Logged(Record {
                 major,

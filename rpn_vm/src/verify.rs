@@ -82,6 +82,8 @@ pub enum VerifyErrorKind {
 pub(crate) struct Step {
     pub(crate) op: Op,
     pub(crate) arg: u32,
+    /// The opcode's fixed cost, looked up once at load.
+    pub(crate) cycles: u32,
 }
 
 /// A verified program, ready to run.
@@ -152,7 +154,11 @@ impl Program {
                     vars,
                 });
             }
-            steps.push(Step { op: instr.op, arg });
+            steps.push(Step {
+                op: instr.op,
+                arg,
+                cycles: instr.op.info().cycles,
+            });
         }
         if check_stack {
             check_stack_depth(&decoded, &steps)?;
