@@ -10,6 +10,7 @@
 use std::process::ExitCode;
 
 mod demo;
+mod exehdr;
 mod rpn;
 mod tracefmt;
 mod util;
@@ -23,6 +24,7 @@ const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
         "the main job: trace the sample programs and print the trace",
         demo::run,
     ),
+    ("exehdr", "dump an LX or NE module (--json for JSON)", exehdr::run),
     ("rpn", "trace programs: asm, disasm, verify, run", rpn::run),
     (
         "tracefmt",

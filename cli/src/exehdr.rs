@@ -1,0 +1,468 @@
+//! `os2trace exehdr MODULE [--json]`: dumps an LX or NE module in the spirit
+//! of IBM's EXEHDR: header, objects or segments, pages, entries, imports and
+//! a fixup summary.
+//!
+//! `--json` prints one object: `format`, `name`, `module_type`, `flags`,
+//! `start`, `stack`, `auto_data`; for LX `objects` (`index`, `flags`, `size`
+//! = virtual size, `base`, `bits`, `sha256` of the unrelocated image, and
+//! `pages` with `kind` and `sha256` of the decoded page); for NE `segments`
+//! (`index`, `flags` as stored, `size` = bytes in the file, `min_alloc`,
+//! `bits`, `sha256` of the data as stored with iterated data expanded);
+//! `imports` (module names); `entries` (`ordinal`, `name`, `object`,
+//! `offset`, `exported`); `fixups` (`sites`, `records`, `kinds`).
+
+use std::fmt::Write as _;
+
+use anyhow::{Context, Result};
+use loader::digest::{image_sha256, page_sha256};
+use loader::{Bitness, EntryPoint, Format, ForwardTarget, Module, Target, lx, ne};
+use serde_json::{Value, json};
+
+const USAGE: &str = "usage: os2trace exehdr MODULE [--json]
+  MODULE    an OS/2 LX or NE executable or DLL
+  --json    one JSON object instead of the text dump
+";
+
+/// Entry point of the subcommand.
+pub fn run(args: &[String]) -> Result<i32> {
+    let mut file = None;
+    let mut as_json = false;
+    for arg in args {
+        match arg.as_str() {
+            "--json" | "/JSON" | "/json" => as_json = true,
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(0);
+            }
+            a if a.starts_with('-') || file.is_some() => {
+                eprint!("os2trace exehdr: unexpected argument '{a}'\n{USAGE}");
+                return Ok(2);
+            }
+            a => file = Some(a.to_string()),
+        }
+    }
+    let Some(file) = file else {
+        eprint!("{USAGE}");
+        return Ok(2);
+    };
+    let bytes = std::fs::read(&file).with_context(|| format!("cannot read {file}"))?;
+    let (format, _) =
+        loader::detect(&bytes).with_context(|| format!("{file} is not an LX or NE module"))?;
+    let dump = match format {
+        Format::Lx => {
+            let f = lx::read(&bytes).with_context(|| format!("cannot read {file}"))?;
+            if as_json {
+                pretty(&lx_json(&f))
+            } else {
+                lx_text(&f)
+            }
+        }
+        Format::Ne => {
+            let f = ne::read(&bytes).with_context(|| format!("cannot read {file}"))?;
+            if as_json {
+                pretty(&ne_json(&f))
+            } else {
+                ne_text(&f)
+            }
+        }
+    };
+    print!("{dump}");
+    Ok(0)
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+}
+
+fn bits(m: &Module, object: usize) -> u32 {
+    match m.bitness(object as u16 + 1) {
+        Some(Bitness::Bits32) => 32,
+        _ => 16,
+    }
+}
+
+fn address(a: Option<loader::Address>) -> Value {
+    a.map_or(
+        Value::Null,
+        |a| json!({"object": a.object, "offset": a.offset}),
+    )
+}
+
+fn common_json(m: &Module) -> serde_json::Map<String, Value> {
+    let mut v = serde_json::Map::new();
+    v.insert("format".into(), json!(m.format.name()));
+    v.insert("name".into(), json!(m.name));
+    v.insert("description".into(), json!(m.description));
+    v.insert("module_type".into(), json!(m.module_type().name()));
+    v.insert("flags".into(), json!(m.flags));
+    v.insert("start".into(), address(m.start));
+    v.insert("stack".into(), address(m.stack));
+    v.insert("auto_data".into(), json!(m.auto_data));
+    v.insert("heap_size".into(), json!(m.heap_size));
+    v.insert("stack_size".into(), json!(m.stack_size));
+    v
+}
+
+fn tail_json(m: &Module, v: &mut serde_json::Map<String, Value>) {
+    v.insert("imports".into(), json!(m.imports));
+    let entries: Vec<Value> = m
+        .entries
+        .iter()
+        .map(|e| {
+            let a = e.address();
+            json!({
+                "ordinal": e.ordinal,
+                "name": m.export_name(e.ordinal),
+                "object": a.map(|a| a.object),
+                "offset": a.map(|a| a.offset),
+                "exported": e.exported(),
+            })
+        })
+        .collect();
+    v.insert("entries".into(), Value::Array(entries));
+    let records = m
+        .fixups
+        .windows(2)
+        .filter(|w| w[0].record != w[1].record)
+        .count()
+        + usize::from(!m.fixups.is_empty());
+    v.insert(
+        "fixups".into(),
+        json!({"sites": m.fixups.len(), "records": records, "kinds": m.fixup_kinds()}),
+    );
+}
+
+fn lx_json(f: &lx::LxFile) -> Value {
+    let m = &f.module;
+    let ps = m.page_size();
+    let mut v = common_json(m);
+    v.insert("page_size".into(), json!(ps));
+    let objects: Vec<Value> = m
+        .objects
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let pages: Vec<Value> = o
+                .pages
+                .iter()
+                .map(|p| json!({"kind": p.kind.name(), "sha256": page_sha256(p, ps)}))
+                .collect();
+            json!({
+                "index": i + 1,
+                "flags": o.flags,
+                "size": o.virtual_size,
+                "base": o.base,
+                "bits": bits(m, i),
+                "sha256": image_sha256(o, ps),
+                "pages": pages,
+            })
+        })
+        .collect();
+    v.insert("objects".into(), Value::Array(objects));
+    tail_json(m, &mut v);
+    Value::Object(v)
+}
+
+fn ne_json(f: &ne::NeFile) -> Value {
+    let m = &f.module;
+    let mut v = common_json(m);
+    let segments: Vec<Value> = f
+        .segments
+        .iter()
+        .zip(&m.objects)
+        .enumerate()
+        .map(|(i, (s, o))| {
+            json!({
+                "index": i + 1,
+                "flags": s.flags,
+                "size": s.length,
+                "min_alloc": o.virtual_size,
+                "bits": bits(m, i),
+                "sha256": image_sha256(o, 0),
+            })
+        })
+        .collect();
+    v.insert("segments".into(), Value::Array(segments));
+    tail_json(m, &mut v);
+    Value::Object(v)
+}
+
+fn lx_object_flags(flags: u32) -> String {
+    let names = [
+        (0x0001, "readable"),
+        (0x0002, "writable"),
+        (0x0004, "executable"),
+        (0x0008, "resource"),
+        (0x0010, "discardable"),
+        (0x0020, "shared"),
+        (0x0040, "preload"),
+        (0x0080, "invalid pages"),
+        (0x0100, "zero-filled pages"),
+        (0x1000, "16:16 alias"),
+        (0x2000, "32-bit"),
+        (0x4000, "conforming"),
+    ];
+    names
+        .iter()
+        .filter(|(b, _)| flags & b != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn ne_segment_flags(flags: u16) -> String {
+    let mut words = vec![if flags & 1 != 0 { "DATA" } else { "CODE" }.to_string()];
+    for (bit, name) in [
+        (0x0008, "ITERATED"),
+        (0x0010, "MOVABLE"),
+        (0x0020, "SHARED"),
+        (0x0040, "PRELOAD"),
+    ] {
+        if flags & bit != 0 {
+            words.push(name.into());
+        }
+    }
+    if flags & 0x0080 != 0 {
+        words.push(
+            if flags & 1 != 0 {
+                "READONLY"
+            } else {
+                "EXECUTEONLY"
+            }
+            .into(),
+        );
+    }
+    if flags & 0x0100 != 0 {
+        words.push("RELOCINFO".into());
+    }
+    if flags & 0x1000 != 0 {
+        words.push("DISCARDABLE".into());
+    }
+    if flags & 0x2000 != 0 {
+        words.push("32-BIT".into());
+    }
+    words.push(format!("DPL {}", (flags >> 10) & 3));
+    words.join(" ")
+}
+
+fn header_text(out: &mut String, m: &Module) {
+    let _ = writeln!(out, "Module:                   {}", m.name);
+    if let Some(d) = &m.description {
+        let _ = writeln!(out, "Description:              {d}");
+    }
+    let _ = writeln!(out, "Format:                   {}", m.format.name());
+    let _ = writeln!(out, "Module type:              {}", m.module_type().name());
+    let _ = writeln!(out, "Module flags:             {:08x}", m.flags);
+    let addr = |a: Option<loader::Address>| {
+        a.map_or("none".to_string(), |a| {
+            format!("{:04x}:{:08x}", a.object, a.offset)
+        })
+    };
+    let _ = writeln!(out, "Initial CS:IP / EIP:      {}", addr(m.start));
+    let _ = writeln!(out, "Initial SS:SP / ESP:      {}", addr(m.stack));
+    let _ = writeln!(
+        out,
+        "Automatic data:           {}",
+        m.auto_data.map_or("none".into(), |n| n.to_string())
+    );
+    let _ = writeln!(out, "Heap size:                {:08x}", m.heap_size);
+    let _ = writeln!(out, "Stack size:               {:08x}", m.stack_size);
+}
+
+fn tail_text(out: &mut String, m: &Module) {
+    let _ = writeln!(out, "\nImports:");
+    if m.imports.is_empty() {
+        let _ = writeln!(out, "  none");
+    }
+    for (i, name) in m.imports.iter().enumerate() {
+        let _ = writeln!(out, "  {:3} {name}", i + 1);
+    }
+    let _ = writeln!(out, "\nEntries:");
+    if m.entries.is_empty() {
+        let _ = writeln!(out, "  none");
+    }
+    for e in &m.entries {
+        let name = m.export_name(e.ordinal).unwrap_or("");
+        let place = match &e.point {
+            EntryPoint::Forwarder { module, target } => {
+                let module = m
+                    .imports
+                    .get(usize::from(*module).wrapping_sub(1))
+                    .map_or("?", String::as_str);
+                match target {
+                    ForwardTarget::Ordinal(o) => format!("-> {module}.{o}"),
+                    ForwardTarget::Name(n) => format!("-> {module}.{n}"),
+                }
+            }
+            _ => e.address().map_or(String::new(), |a| {
+                format!("{:04x}:{:08x}", a.object, a.offset)
+            }),
+        };
+        let exported = if e.exported() { "exported" } else { "" };
+        let _ = writeln!(out, "  {:5}  {place:<22} {exported:<8} {name}", e.ordinal);
+    }
+    let records = m
+        .fixups
+        .windows(2)
+        .filter(|w| w[0].record != w[1].record)
+        .count()
+        + usize::from(!m.fixups.is_empty());
+    let _ = writeln!(
+        out,
+        "\nFixups: {} sites in {records} records",
+        m.fixups.len()
+    );
+    for (kind, n) in m.fixup_kinds() {
+        let _ = writeln!(out, "  {kind:<32} {n:6}");
+    }
+    // (module, ordinal, name) -> sites
+    let mut by_import: std::collections::BTreeMap<(String, u32, String), usize> =
+        Default::default();
+    let module_name = |n: u16| {
+        m.imports
+            .get(usize::from(n).wrapping_sub(1))
+            .cloned()
+            .unwrap_or("?".into())
+    };
+    for f in &m.fixups {
+        let key = match &f.target {
+            Target::ImportOrdinal { module, ordinal } => {
+                (module_name(*module), *ordinal, String::new())
+            }
+            Target::ImportName { module, name } => (module_name(*module), 0, name.clone()),
+            _ => continue,
+        };
+        *by_import.entry(key).or_insert(0) += 1;
+    }
+    if !by_import.is_empty() {
+        let _ = writeln!(out, "\nImported entry points (sites):");
+        for ((module, ordinal, name), n) in by_import {
+            let label = if name.is_empty() {
+                format!("{module}.{ordinal}")
+            } else {
+                format!("{module}.{name}")
+            };
+            let _ = writeln!(out, "  {label:<32} {n:6}");
+        }
+    }
+}
+
+fn lx_text(f: &lx::LxFile) -> String {
+    let m = &f.module;
+    let h = &f.header;
+    let mut out = String::new();
+    header_text(&mut out, m);
+    let _ = writeln!(
+        out,
+        "CPU type:                 {}",
+        match h.cpu {
+            1 => "80286".to_string(),
+            2 => "80386".to_string(),
+            3 => "80486".to_string(),
+            n => format!("{n}"),
+        }
+    );
+    let _ = writeln!(
+        out,
+        "OS type:                  {}",
+        if h.os == 1 {
+            "OS/2".to_string()
+        } else {
+            h.os.to_string()
+        }
+    );
+    let _ = writeln!(out, "Module version:           {:08x}", h.version);
+    let _ = writeln!(out, "Page size:                {:08x}", h.page_size);
+    let _ = writeln!(out, "Page offset shift:        {}", h.page_shift);
+    let _ = writeln!(out, "Pages:                    {}", h.npages);
+    if h.debug_off != 0 {
+        let _ = writeln!(
+            out,
+            "Debug info:               {:08x} ({} bytes)",
+            h.debug_off, h.debug_len
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nno. virtual  base     flags    pages bits  attributes"
+    );
+    for (i, o) in m.objects.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{:3} {:08x} {:08x} {:08x} {:5} {:4}  {}",
+            i + 1,
+            o.virtual_size,
+            o.base,
+            o.flags,
+            o.pages.len(),
+            bits(m, i),
+            lx_object_flags(o.flags)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nobject page  logical kind        file offset  stored decoded"
+    );
+    let mut logical = 0usize;
+    for (i, o) in m.objects.iter().enumerate() {
+        for (k, p) in o.pages.iter().enumerate() {
+            let e = f.pages[logical];
+            logical += 1;
+            let _ = writeln!(
+                out,
+                "{:6} {:4} {:8} {:<11} {:08x} {:8} {:7}",
+                i + 1,
+                k + 1,
+                logical,
+                p.kind.name(),
+                e.file_offset,
+                e.data_size,
+                p.data.len()
+            );
+        }
+    }
+    tail_text(&mut out, m);
+    out
+}
+
+fn ne_text(f: &ne::NeFile) -> String {
+    let m = &f.module;
+    let h = &f.header;
+    let mut out = String::new();
+    header_text(&mut out, m);
+    let _ = writeln!(
+        out,
+        "Linker version:           {}.{}",
+        h.linker_version, h.linker_revision
+    );
+    let _ = writeln!(
+        out,
+        "Target OS:                {}",
+        if h.target_os == 1 {
+            "OS/2".to_string()
+        } else {
+            h.target_os.to_string()
+        }
+    );
+    let _ = writeln!(out, "Alignment shift:          {}", h.align);
+    let _ = writeln!(out, "Movable entries:          {}", h.nmovable);
+    let _ = writeln!(
+        out,
+        "\nno. file off  length min alloc flags relocs  attributes"
+    );
+    for (i, s) in f.segments.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{:3} {:08x} {:6x} {:9x} {:04x} {:6}  {}",
+            i + 1,
+            s.file_offset,
+            s.length,
+            m.objects[i].virtual_size,
+            s.flags,
+            s.relocations,
+            ne_segment_flags(s.flags)
+        );
+    }
+    tail_text(&mut out, m);
+    out
+}
