@@ -43,6 +43,7 @@ fn main() -> ExitCode {
     let mut model = CpuModel::I386;
     let mut limit = 500_000_000u64;
     let mut trace = 0usize;
+    let mut stop_at = None;
     let mut i = 0;
     while i < args.len() {
         let val = args.get(i + 1).map(String::as_str).unwrap_or("");
@@ -61,6 +62,10 @@ fn main() -> ExitCode {
             }
             "--trace" => {
                 trace = parse_num(val).unwrap_or(32) as usize;
+                i += 1;
+            }
+            "--stop-at" => {
+                stop_at = parse_num(val).map(|v| v as u32);
                 i += 1;
             }
             "--limit" => {
@@ -113,6 +118,9 @@ fn main() -> ExitCode {
             if m.instructions() >= limit {
                 break Exit::InstructionLimit;
             }
+            if stop_at == Some(m.cpu().eip) {
+                break Exit::InstructionLimit;
+            }
             if ring.len() == trace {
                 ring.pop_front();
             }
@@ -121,6 +129,11 @@ fn main() -> ExitCode {
                 break e;
             }
         };
+        let c = m.cpu();
+        eprintln!(
+            "cr0 {:08X} cr3 {:08X} cpl {} ss {:04X} base {:08X} esp {:08X} eflags {:08X} gpr {:08X?}",
+            c.cr0, c.cr3, c.cpl, c.seg[2].selector, c.seg[2].base, c.gpr[4], c.eflags, c.gpr
+        );
         for (cs, eip) in ring {
             eprintln!("  {cs:04X}:{eip:08X}");
         }

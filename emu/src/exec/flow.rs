@@ -348,7 +348,9 @@ impl Machine {
         let big = self.cpu.seg[2].big();
         let bp_reg = if big { self.cpu.gpr[5] } else { self.cpu.gpr[5] & 0xFFFF };
         self.push(self.cpu.gpr[5], n)?;
-        let frame = self.sp();
+        // FrameTemp is the whole ESP (a 386 keeps ESP's upper half with a
+        // 16-bit stack, and ENTER with a 32-bit operand copies it to EBP).
+        let frame = self.cpu.gpr[4];
         let mut bp = bp_reg;
         if level > 0 {
             for _ in 1..level {
@@ -361,7 +363,10 @@ impl Machine {
         }
         let nsp = self.sp().wrapping_sub(size);
         let nsp = if big { nsp } else { nsp & 0xFFFF };
-        self.seg_linear(SegReg::Ss, nsp, 1, true)?;
+        // The 386 probes the final stack top for writing (segment and page).
+        let lin = self.seg_linear(SegReg::Ss, nsp, 1, true)?;
+        let user = self.cpu.cpl == 3;
+        self.translate(lin, crate::paging::Access { write: true, user })?;
         if n == 4 {
             self.cpu.gpr[5] = frame;
         } else {
