@@ -4,7 +4,9 @@
 //! The ROM is mapped at physical 0xF0000 and 0xFFFF0000, the CPU starts at
 //! the reset vector, each byte written to the POST port is printed as
 //! `POST XX`, and the run ends (HLT, shutdown or the instruction limit) with
-//! `final POST XX`.
+//! `final POST XX`. `--out-port P --out-file F` saves the bytes written to
+//! port P (test386.asm's OUT_PORT); `--trace N [--stop-at EIP]` single-steps
+//! and prints the last N CS:EIP values.
 
 use emu::{CpuModel, Exit, Limits, Machine, MachineConfig, PortBus};
 use std::cell::Cell;
@@ -14,6 +16,19 @@ use std::rc::Rc;
 struct PostBus {
     port: u16,
     last: Rc<Cell<Option<u8>>>,
+    out_port: Option<u16>,
+    out: Vec<u8>,
+    out_file: Option<String>,
+}
+
+impl Drop for PostBus {
+    fn drop(&mut self) {
+        if let Some(f) = &self.out_file
+            && let Err(e) = std::fs::write(f, &self.out)
+        {
+            eprintln!("romrun: {f}: {e}");
+        }
+    }
 }
 
 impl PortBus for PostBus {
@@ -21,6 +36,9 @@ impl PortBus for PostBus {
         u32::MAX
     }
     fn write(&mut self, port: u16, _size: u8, value: u32) {
+        if Some(port) == self.out_port {
+            self.out.push(value as u8);
+        }
         if port == self.port {
             let v = value as u8;
             println!("POST {v:02X}");
@@ -44,6 +62,8 @@ fn main() -> ExitCode {
     let mut limit = 500_000_000u64;
     let mut trace = 0usize;
     let mut stop_at = None;
+    let mut out_port = None;
+    let mut out_file = None;
     let mut i = 0;
     while i < args.len() {
         let val = args.get(i + 1).map(String::as_str).unwrap_or("");
@@ -64,6 +84,14 @@ fn main() -> ExitCode {
                 trace = parse_num(val).unwrap_or(32) as usize;
                 i += 1;
             }
+            "--out-port" => {
+                out_port = parse_num(val).map(|v| v as u16);
+                i += 1;
+            }
+            "--out-file" => {
+                out_file = Some(val.to_string());
+                i += 1;
+            }
             "--stop-at" => {
                 stop_at = parse_num(val).map(|v| v as u32);
                 i += 1;
@@ -77,7 +105,7 @@ fn main() -> ExitCode {
         i += 1;
     }
     let Some(rom_path) = rom_path else {
-        eprintln!("usage: romrun ROM.bin [--post-port 0x190] [--model 286|386|486] [--limit N]");
+        eprintln!("usage: romrun ROM.bin [--post-port 0x190] [--model 286|386|486] [--limit N] [--out-port P --out-file F] [--trace N] [--stop-at EIP]");
         return ExitCode::from(2);
     };
     let rom = match std::fs::read(&rom_path) {
@@ -95,6 +123,9 @@ fn main() -> ExitCode {
     let bus = PostBus {
         port: post_port,
         last: last.clone(),
+        out_port,
+        out: Vec::new(),
+        out_file,
     };
     let mut m = Machine::with_bus(
         MachineConfig {
@@ -149,6 +180,7 @@ fn main() -> ExitCode {
         c.seg[1].selector,
         c.eip
     );
+    drop(m);
     match last.get() {
         Some(v) => println!("final POST {v:02X}"),
         None => println!("final POST none"),

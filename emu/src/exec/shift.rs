@@ -103,7 +103,7 @@ impl Machine {
         }
         let bits = n * 8;
         let (r, cf) = if left {
-            let wide = (u64::from(a) << bits) | u64::from(src);
+            let wide = (u128::from(a) << bits) | u128::from(src);
             let w = wide << cnt;
             (((w >> bits) as u32) & mask(n), ((w >> (2 * bits)) & 1) as u32)
         } else {
