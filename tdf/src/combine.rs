@@ -1,0 +1,148 @@
+//! TFF combine mode (`TRCUST list.tcf /C=dest.tff`): merges the TFFs named
+//! in a TCF (names separated by blanks, at most 50) into one, sorted by
+//! minor. All inputs must have the same major (FATAL 13); for a duplicate
+//! minor the first record wins (ERROR 95). `/D` is refused (ERROR 106).
+
+use std::fs;
+
+use stda::tff::{Tff, TffRecord};
+
+use crate::trcust::{CombineRun, CommandLine, find_file};
+
+/// Most TFFs one combine may read.
+pub const MAX_COMBINE_FILES: usize = 50;
+
+/// Merges parsed TFFs: the major of the first, records by ascending minor,
+/// the first record of each minor kept. Returns the merged TFF and, per
+/// input, the minors dropped as duplicates.
+pub fn merge(inputs: &[Tff]) -> (Tff, Vec<Vec<u16>>) {
+    let mut records: Vec<TffRecord> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut dropped = Vec::with_capacity(inputs.len());
+    for t in inputs {
+        let mut d = Vec::new();
+        let mut sorted: Vec<&TffRecord> = t.records.iter().collect();
+        sorted.sort_by_key(|r| r.minor);
+        for r in sorted {
+            if seen.insert(r.minor) {
+                records.push(r.clone());
+            } else {
+                d.push(r.minor);
+            }
+        }
+        dropped.push(d);
+    }
+    records.sort_by_key(|r| r.minor);
+    let major = inputs.first().map_or(1, |t| t.major);
+    (Tff { major, records }, dropped)
+}
+
+pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
+    if cmd.duplicates {
+        r.error("/D not allowed with /C, ignored");
+    }
+    let dest = cmd.combine.clone().unwrap_or_default();
+    let Some(tcf) = cmd.files.first() else {
+        r.fatal("TCF file not specified");
+        return;
+    };
+    let Some(tcf_path) = find_file(r.dir(), tcf) else {
+        r.fatal(format!("file not found or access denied : {tcf}"));
+        return;
+    };
+    let shown = r.show(&tcf_path);
+    r.text(format!("Using as file containing combine TFF names: {shown}"));
+    let list = match fs::read(&tcf_path) {
+        Ok(b) => b,
+        Err(_) => {
+            r.fatal(format!("error accessing file : {tcf}"));
+            return;
+        }
+    };
+    let names: Vec<String> = String::from_utf8_lossy(&list)
+        .split_ascii_whitespace()
+        .map(str::to_string)
+        .collect();
+    if names.len() > MAX_COMBINE_FILES {
+        r.fatal("max TFF files to combine is 50");
+        return;
+    }
+    let mut records: Vec<TffRecord> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut major = None;
+    for name in &names {
+        let Some(path) = find_file(r.dir(), name) else {
+            r.fatal(format!("file not found or access denied : {name}"));
+            return;
+        };
+        let shown = r.show(&path);
+        r.text(format!("Reading input TFF: {shown}"));
+        let tff = match fs::read(&path).map_err(|e| e.to_string()).and_then(|b| Tff::parse(&b).map_err(|e| e.to_string())) {
+            Ok(t) => t,
+            Err(e) => {
+                r.fatal(format!("error reading file: {name}, Rc = {e}"));
+                return;
+            }
+        };
+        match major {
+            None => major = Some(tff.major),
+            Some(m) if m != tff.major => {
+                r.fatal(format!("all TFFs not have same major code, file: {shown}"));
+                return;
+            }
+            Some(_) => {}
+        }
+        let mut sorted = tff.records;
+        sorted.sort_by_key(|r| r.minor);
+        for rec in sorted {
+            let minor = rec.minor;
+            if seen.insert(minor) {
+                records.push(rec);
+            } else {
+                r.error(format!("duplicate minor code = {minor:04X} in file {name}, ignored"));
+            }
+        }
+    }
+    let (out, _) = merge(&[Tff {
+        major: major.unwrap_or(1),
+        records,
+    }]);
+    if !r.write(&dest, &out.to_bytes()) {
+        return;
+    }
+    let shown = r.show(&r.dir().join(&dest));
+    r.text(format!(
+        "Creating TFF file: {shown} \t # records = {}",
+        out.records.len()
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(minor: u16, d: &str) -> TffRecord {
+        TffRecord {
+            minor,
+            desc: d.as_bytes().to_vec(),
+            fmts: vec![],
+        }
+    }
+
+    #[test]
+    fn first_minor_wins() {
+        let a = Tff {
+            major: 0xC5,
+            records: vec![rec(0x20, "a20"), rec(2, "a2")],
+        };
+        let b = Tff {
+            major: 0xC5,
+            records: vec![rec(2, "b2"), rec(3, "b3")],
+        };
+        let (t, dropped) = merge(&[a, b]);
+        let minors: Vec<u16> = t.records.iter().map(|r| r.minor).collect();
+        assert_eq!(minors, vec![2, 3, 0x20]);
+        assert_eq!(t.records[0].desc, b"a2");
+        assert_eq!(dropped, vec![vec![], vec![2]]);
+    }
+}

@@ -1,0 +1,249 @@
+//! The TSF header: MODNAME, MAJOR, MAXDATALENGTH (or MAXDATALEN), TDFID,
+//! TYPELIST and GROUPLIST, up to the first TRACE.
+//!
+//! Ranges as TRCUST 3.05A applies them: MAJOR 1..0xFFFF (0 only with
+//! `/RAS`), else `MAJOR out of range, 1 used`; MAXDATALENGTH 20..4099, else
+//! `MAXDATALENGTH out of range, 512 used`; TDFID 0..0xFFFF, else (where
+//! TRCUST silently kept the low word) `TDFID out of range, 0 used`. Type IDs
+//! are powers of two, at most 16 types and 48 groups, names at most 8
+//! characters.
+
+use super::{Compiler, Step, Stop};
+use crate::definition::{EntryKind, NameEntry};
+use crate::diag::Severity;
+use crate::tsf::lexer::{Token, parse_number};
+
+/// Most TYPELIST names.
+pub const MAX_TYPES: usize = 16;
+/// Most GROUPLIST names.
+pub const MAX_GROUPS: usize = 48;
+
+impl Compiler<'_> {
+    pub(crate) fn next(&mut self) -> Step<Token> {
+        self.lex.next().map_err(|d| self.lex_failed(d))
+    }
+
+    pub(crate) fn peek(&mut self) -> Step<Token> {
+        match self.lex.peek() {
+            Ok(t) => Ok(t.clone()),
+            Err(d) => Err(self.lex_failed(d)),
+        }
+    }
+
+    /// Consumes `c` or reports `syntax error : missing 'c' before 'x'`,
+    /// SEVERE in the header, ERROR in a TRACE.
+    pub(crate) fn expect(&mut self, c: char, severe: bool) -> Step<()> {
+        let t = self.peek()?;
+        if t == Token::Punct(c) {
+            self.next()?;
+            return Ok(());
+        }
+        let mut found = t.text();
+        if t == Token::Punct('.') {
+            // TRCUST names the symbol, not its dot: `missing '(' before 'msg'`.
+            self.next()?;
+            found = self.peek()?.text();
+        }
+        if severe {
+            Err(self.severe(format!("syntax error : missing '{c}' before '{found}'")))
+        } else {
+            Err(self.error(format!("syntax error: missing '{c}' before '{found}'")))
+        }
+    }
+
+    /// A number token; `number expected, 'x' found` otherwise.
+    pub(crate) fn number(&mut self) -> Step<(u64, String)> {
+        let t = self.next()?;
+        let text = t.text();
+        match &t {
+            Token::Word(w) => match parse_number(w) {
+                Some(n) => Ok((n, text)),
+                None => Err(self.error(format!("number expected, '{text}' found"))),
+            },
+            _ => Err(self.error(format!("number expected, '{text}' found"))),
+        }
+    }
+
+    fn header_number(&mut self) -> Step<(u64, String)> {
+        self.expect('=', true)?;
+        match self.number() {
+            Err(Stop::Discard) => Err(Stop::Abort),
+            r => r,
+        }
+    }
+
+    pub(crate) fn header(&mut self) -> Step<()> {
+        loop {
+            let t = self.peek()?;
+            let Token::Word(w) = &t else {
+                if t == Token::Eof {
+                    return Ok(());
+                }
+                let found = t.text();
+                return Err(self.severe(format!("keyword 'TRACE' expected, '{found}' found")));
+            };
+            let kw = w.to_ascii_uppercase();
+            match kw.as_str() {
+                "TRACE" => return Ok(()),
+                "MODNAME" => {
+                    self.next()?;
+                    self.expect('=', true)?;
+                    let name = self.lex.raw().map_err(|d| self.lex_failed(d))?;
+                    self.modname = Some(name);
+                }
+                "MAJOR" => {
+                    self.next()?;
+                    if self.major.is_some() {
+                        return Err(self.severe("MAJOR redefinition"));
+                    }
+                    let (n, _) = self.header_number()?;
+                    let ok = n <= 0xFFFF && (n != 0 || self.opts.ras);
+                    if !ok {
+                        self.diag(Severity::Warning, "MAJOR out of range, 1 used");
+                    }
+                    self.major = Some(if ok { n as u16 } else { 1 });
+                }
+                "MAXDATALENGTH" | "MAXDATALEN" => {
+                    self.next()?;
+                    if self.max_data_len.is_some() {
+                        return Err(self.severe("MAXDATALENGTH redefinition"));
+                    }
+                    let (n, _) = self.header_number()?;
+                    let ok = (20..=4099).contains(&n);
+                    if !ok {
+                        self.diag(Severity::Warning, "MAXDATALENGTH out of range, 512 used");
+                    }
+                    self.max_data_len = Some(if ok { n as u16 } else { 512 });
+                }
+                "TDFID" => {
+                    self.next()?;
+                    if self.tdf_id.is_some() {
+                        return Err(self.severe("TDFID redefinition"));
+                    }
+                    let (n, _) = self.header_number()?;
+                    let ok = n <= 0xFFFF;
+                    if !ok {
+                        self.diag(Severity::Warning, "TDFID out of range, 0 used");
+                    }
+                    self.tdf_id = Some(if ok { n as u16 } else { 0 });
+                }
+                "TYPELIST" | "GROUPLIST" => {
+                    self.next()?;
+                    self.name_list(kw == "TYPELIST")?;
+                }
+                _ => {
+                    let found = t.text();
+                    return Err(self.severe(format!("keyword 'TRACE' expected, '{found}' found")));
+                }
+            }
+        }
+    }
+
+    /// `TYPELIST NAME=n,ID=v[, NAME=n,ID=v]...` (or GROUPLIST).
+    fn name_list(&mut self, types: bool) -> Step<()> {
+        let kind = if types { EntryKind::Type } else { EntryKind::Group };
+        let again = if types {
+            self.entries.iter().any(|e| e.kind == EntryKind::Type)
+        } else {
+            self.entries.iter().any(|e| e.kind == EntryKind::Group)
+        };
+        if again {
+            self.diag(
+                Severity::Error,
+                if types {
+                    "TYPELIST redefinition, ignored"
+                } else {
+                    "GROUPLIST redefinition, ignored"
+                },
+            );
+        }
+        let mut warned_many = false;
+        loop {
+            let t = self.next()?;
+            if !t.is_word("NAME") {
+                let found = t.text();
+                return Err(self.severe(format!("keyword 'NAME' expected, '{found}' found")));
+            }
+            self.expect('=', true)?;
+            let name_tok = self.next()?;
+            let mut name = name_tok.text().to_ascii_uppercase();
+            self.expect(',', true)?;
+            let t = self.next()?;
+            if !t.is_word("ID") {
+                let found = t.text();
+                return Err(self.severe(format!("keyword 'ID' expected, '{found}' found")));
+            }
+            let (id, id_text) = self.header_number()?;
+            if !again {
+                if name.len() > 8 {
+                    self.diag(
+                        Severity::Warning,
+                        format!("name too long: {name}, first 8 characters used"),
+                    );
+                    name.truncate(8);
+                }
+                self.add_entry(kind, name, id, &id_text, &mut warned_many);
+            }
+            if self.peek()? != Token::Punct(',') {
+                return Ok(());
+            }
+            self.next()?;
+            if !self.peek()?.is_word("NAME") {
+                return Ok(());
+            }
+        }
+    }
+
+    fn add_entry(&mut self, kind: EntryKind, name: String, id: u64, id_text: &str, warned: &mut bool) {
+        let types = kind == EntryKind::Type;
+        let valid = if types {
+            id != 0 && id <= 0x8000 && id.is_power_of_two()
+        } else {
+            (1..=0xFFFF).contains(&id)
+        };
+        if !valid {
+            self.diag(Severity::Error, format!("invalid ID: {id_text}, ignored"));
+            return;
+        }
+        if self.types.contains_key(&name) || self.groups.contains_key(&name) {
+            self.diag(
+                Severity::Error,
+                format!("group/type redefinition: {name}, ignored"),
+            );
+            return;
+        }
+        let id = id as u16;
+        let table = if types { &self.types } else { &self.groups };
+        if table.values().any(|&v| v == id) {
+            let what = if types { "typeid" } else { "groupid" };
+            self.diag(
+                Severity::Error,
+                format!("{what} redefinition: {id_text}, ignored"),
+            );
+            return;
+        }
+        let limit = if types { super::header::MAX_TYPES } else { MAX_GROUPS };
+        if table.len() >= limit {
+            if !*warned {
+                let what = if types { "typenames" } else { "groupnames" };
+                self.diag(
+                    Severity::Warning,
+                    format!("too many {what}, first 16 types, 48 groups used"),
+                );
+                *warned = true;
+            }
+            return;
+        }
+        if types {
+            self.types.insert(name.clone(), id);
+        } else {
+            self.groups.insert(name.clone(), id);
+        }
+        self.entries.push(NameEntry {
+            name: name.into_bytes(),
+            kind,
+            id,
+            pad: 0,
+        });
+    }
+}

@@ -1,0 +1,405 @@
+//! The TSF compiler: TRCUST's translation of a trace source file into a
+//! TDF, a TFF and a TMI, with its messages.
+//!
+//! The compiler works in one pass over the tokens, as TRCUST does, so that
+//! its messages come out in TRCUST's order and carry the line numbers
+//! TRCUST reports: the header ([`header`]), then each TRACE statement
+//! ([`trace`]), whose address forms and data statements are in
+//! [`operands`], and RETEP's search for the return point in [`retep`].
+//! Code comes from [`crate::codegen`]; every program is checked by
+//! `rpn_vm`'s verifier (16 stack entries, 255 bytes) as it grows.
+//!
+//! Where TRCUST 3.05A is wrong (TRCUST-FORMATS.md, defects) the compiler
+//! does the right thing: a duplicate minor keeps the first tracepoint and
+//! the TDF is still written; TYPE= or GROUP= may end the file; `-reg`
+//! subtracts; truncations warn (messages 142 and 143). Module bytes come
+//! from `loader`, which decodes iterated pages per the LX specification.
+
+mod header;
+mod operands;
+pub mod retep;
+mod trace;
+
+use std::collections::{BTreeSet, HashMap};
+
+use stda::tff::{Tff, TffRecord};
+
+use crate::definition::{NameEntry, Tdf, TdfRecord};
+use crate::diag::{ConsoleLine, Diagnostic, Severity};
+use crate::target::{ModuleImage, SymbolTable};
+use crate::tmi::{Tmi, TmiRecord, orbit_id};
+use crate::tsf::lexer::Lexer;
+
+/// TRCUST's options that affect compilation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `/D`: allow duplicate minor codes.
+    pub allow_duplicate_minors: bool,
+    /// `/RAS`: MAJOR=0 is kept.
+    pub ras: bool,
+    /// `/P`: keep the MODNAME path in the TDF and TMI.
+    pub keep_path: bool,
+    /// `/I`: MAP symbols are matched case-insensitively.
+    pub ignore_case: bool,
+    /// `/RMn`: RETEP match criteria (bit 1 LEAVE, 2 JMP, 4 RET).
+    pub retep_mask: u8,
+    /// `/RSnnn`: RETEP search range in bytes back from the routine's end.
+    pub retep_range: Option<u32>,
+    /// `/RP`: `RET n` (Pascal returns) count as returns.
+    pub retep_pascal: bool,
+    /// `/NODE`: ignore debug information.
+    pub no_debug: bool,
+}
+
+/// A module opened for the compiler.
+pub struct OpenedModule {
+    /// The path shown in `Using module file:` and in messages.
+    pub display: String,
+    /// Its objects.
+    pub image: Box<dyn ModuleImage>,
+}
+
+/// Where the compiler gets the module to trace.
+pub trait ModuleSource {
+    /// Opens the module MODNAME names (with `.DLL` added when it has no
+    /// extension). `Err` carries the name to show in `file not found or
+    /// access denied : name`, or a FATAL diagnostic text.
+    fn open(&mut self, modname: &str) -> Result<OpenedModule, ModuleOpenError>;
+}
+
+/// Why a module could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModuleOpenError {
+    /// The file does not exist (FATAL 2 with this name).
+    NotFound(String),
+    /// The file is not an LX or NE module (FATAL 10 with this name).
+    BadHeader(String),
+}
+
+/// A module source that has no modules: every dynamic tracepoint fails.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoModules;
+
+impl ModuleSource for NoModules {
+    fn open(&mut self, modname: &str) -> Result<OpenedModule, ModuleOpenError> {
+        Err(ModuleOpenError::NotFound(modname.to_string()))
+    }
+}
+
+/// What a compilation produced.
+#[derive(Debug, Clone, Default)]
+pub struct Compilation {
+    /// Console lines in order (`Using module file:` and the diagnostics).
+    pub console: Vec<ConsoleLine>,
+    /// A FATAL or SEVERE message stopped the run: nothing is written.
+    pub aborted: bool,
+    /// The TDF, when at least one dynamic tracepoint was accepted.
+    pub tdf: Option<Tdf>,
+    /// The TFF, when at least one accepted tracepoint has a DESC.
+    pub tff: Option<Tff>,
+    /// The TMI, when an accepted tracepoint has ORBIT=.
+    pub tmi: Option<Tmi>,
+    /// Tracepoints accepted (static and dynamic).
+    pub accepted: usize,
+}
+
+impl Compilation {
+    /// The diagnostics, in order.
+    pub fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.console.iter().filter_map(|l| match l {
+            ConsoleLine::Diag(d) => Some(d),
+            ConsoleLine::Text(_) => None,
+        })
+    }
+}
+
+/// Why a statement stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// An ERROR: the tracepoint is discarded.
+    Discard,
+    /// A FATAL or SEVERE message: the run ends.
+    Abort,
+}
+
+pub(crate) type Step<T> = Result<T, Stop>;
+
+/// An accepted dynamic tracepoint with what the TMI needs.
+struct Accepted {
+    record: TdfRecord,
+    orbit: Option<(u32, u32)>,
+}
+
+/// Compiler state.
+pub(crate) struct Compiler<'a> {
+    pub(crate) lex: Lexer<'a>,
+    pub(crate) opts: &'a Options,
+    map: Option<&'a SymbolTable>,
+    modules: &'a mut dyn ModuleSource,
+    pub(crate) console: Vec<ConsoleLine>,
+    // Header.
+    pub(crate) modname: Option<String>,
+    pub(crate) major: Option<u16>,
+    pub(crate) max_data_len: Option<u16>,
+    pub(crate) tdf_id: Option<u16>,
+    pub(crate) entries: Vec<NameEntry>,
+    pub(crate) types: HashMap<String, u16>,
+    pub(crate) groups: HashMap<String, u16>,
+    // Module, opened at the first dynamic tracepoint.
+    module: Option<OpenedModule>,
+    // Tracepoints.
+    pub(crate) trace_count: u32,
+    pub(crate) explicit_minors: Option<bool>,
+    pub(crate) auto_orbits: u32,
+    minors: BTreeSet<u16>,
+    addresses: BTreeSet<(u32, u32)>,
+    accepted: Vec<Accepted>,
+    tff_records: Vec<TffRecord>,
+    any_auto_orbit: bool,
+    accepted_count: usize,
+}
+
+impl<'a> Compiler<'a> {
+    /// Emits a diagnostic at the lexer's line.
+    pub(crate) fn diag(&mut self, severity: Severity, text: impl Into<String>) {
+        let d = Diagnostic::new(self.lex.line, severity, text);
+        self.console.push(ConsoleLine::Diag(d));
+    }
+
+    /// An ERROR that discards the tracepoint.
+    pub(crate) fn error(&mut self, text: impl Into<String>) -> Stop {
+        self.diag(Severity::Error, text);
+        Stop::Discard
+    }
+
+    /// A SEVERE message that ends the run.
+    pub(crate) fn severe(&mut self, text: impl Into<String>) -> Stop {
+        self.diag(Severity::Severe, text);
+        Stop::Abort
+    }
+
+    /// A lexer failure (already FATAL or SEVERE).
+    pub(crate) fn lex_failed(&mut self, d: Diagnostic) -> Stop {
+        self.console.push(ConsoleLine::Diag(d));
+        Stop::Abort
+    }
+
+    pub(crate) fn major(&self) -> u16 {
+        self.major.unwrap_or(1)
+    }
+
+    /// The module, opened on first use: `Using module file:` is printed
+    /// then, as TRCUST does.
+    pub(crate) fn module(&mut self) -> Step<&dyn ModuleImage> {
+        if self.module.is_none() {
+            let Some(name) = self.modname.clone() else {
+                return Err(self.severe("module name not specified"));
+            };
+            match self.modules.open(&name) {
+                Ok(m) => {
+                    self.console
+                        .push(ConsoleLine::Text(format!("Using module file: {}", m.display)));
+                    self.module = Some(m);
+                }
+                Err(ModuleOpenError::NotFound(n)) => {
+                    self.diag(
+                        Severity::Fatal,
+                        format!("file not found or access denied : {n}"),
+                    );
+                    return Err(Stop::Abort);
+                }
+                Err(ModuleOpenError::BadHeader(n)) => {
+                    self.diag(Severity::Fatal, format!("unknown EXE header type for: {n}"));
+                    return Err(Stop::Abort);
+                }
+            }
+        }
+        match &self.module {
+            Some(m) => Ok(m.image.as_ref()),
+            None => Err(Stop::Abort),
+        }
+    }
+
+    pub(crate) fn module_display(&self) -> String {
+        self.module
+            .as_ref()
+            .map(|m| m.display.clone())
+            .unwrap_or_default()
+    }
+
+    /// The symbol table, or SEVERE 39 when there is none.
+    pub(crate) fn symbols(&mut self) -> Step<&'a SymbolTable> {
+        match self.map {
+            Some(m) => Ok(m),
+            None => {
+                let shown = self.module_display();
+                Err(self.severe(format!("symbolic info not given for {shown}")))
+            }
+        }
+    }
+
+    /// Records an accepted tracepoint. Returns the ERROR to report when the
+    /// minor or the address is a duplicate.
+    pub(crate) fn accept(
+        &mut self,
+        minor: u16,
+        tff: Option<TffRecord>,
+        dynamic: Option<(TdfRecord, Option<(u32, u32)>, bool)>,
+    ) {
+        if !self.minors.insert(minor) && !self.opts.allow_duplicate_minors {
+            self.diag(
+                Severity::Error,
+                format!("duplicate minor code = {minor:04X}, ignored"),
+            );
+            return;
+        }
+        if let Some(t) = tff {
+            self.tff_records.push(t);
+        }
+        self.accepted_count += 1;
+        if let Some((record, orbit, auto)) = dynamic {
+            if !self.addresses.insert((record.object, record.offset)) {
+                self.diag(
+                    Severity::Error,
+                    format!(
+                        "duplicate TP address {:08X}:{:08X}, ignored",
+                        record.object, record.offset
+                    ),
+                );
+                return;
+            }
+            self.any_auto_orbit |= auto;
+            self.accepted.push(Accepted { record, orbit });
+        }
+    }
+
+    fn finish(mut self) -> Compilation {
+        let module_name = self.stored_module_name();
+        let major = self.major();
+        let mut accepted = std::mem::take(&mut self.accepted);
+        accepted.sort_by_key(|a| (a.record.object, a.record.offset));
+        let vars = if self.any_auto_orbit {
+            let top = accepted
+                .iter()
+                .filter_map(|a| a.orbit.map(|(_, v)| v))
+                .max()
+                .unwrap_or(0);
+            vec![0; top as usize + 1]
+        } else {
+            Vec::new()
+        };
+        let tdf_id = self.tdf_id.unwrap_or(0);
+        let tmi = self.build_tmi(&accepted, &module_name, major, tdf_id);
+        let tdf = (!accepted.is_empty()).then(|| Tdf {
+            max_data_len: self.max_data_len.unwrap_or(crate::definition::DEFAULT_MAX_DATA_LEN),
+            major,
+            module: module_name.clone().into_bytes(),
+            tdf_id,
+            entries: self.entries.clone(),
+            vars,
+            records: accepted.into_iter().map(|a| a.record).collect(),
+            ..Tdf::default()
+        });
+        let tff = (!self.tff_records.is_empty()).then(|| Tff {
+            major,
+            records: std::mem::take(&mut self.tff_records),
+        });
+        Compilation {
+            console: self.console,
+            aborted: false,
+            tdf,
+            tff,
+            tmi,
+            accepted: self.accepted_count,
+        }
+    }
+
+    fn build_tmi(&self, accepted: &[Accepted], module: &str, major: u16, tdf_id: u16) -> Option<Tmi> {
+        let mut records: Vec<TmiRecord> = accepted
+            .iter()
+            .filter_map(|a| {
+                let (mask, var) = a.orbit?;
+                let (object, offset, size, name) = match self
+                    .map
+                    .and_then(|m| m.containing(a.record.object, a.record.offset))
+                {
+                    Some((s, size)) => (s.object, s.offset, size, s.name.clone().into_bytes()),
+                    None => (a.record.object, a.record.offset, u32::MAX, Vec::new()),
+                };
+                Some(TmiRecord {
+                    orbit_id: orbit_id(mask, var),
+                    object,
+                    offset,
+                    size,
+                    name,
+                })
+            })
+            .collect();
+        if records.is_empty() {
+            return None;
+        }
+        records.sort_by_key(|r| r.orbit_id);
+        Some(Tmi {
+            major,
+            module: module.as_bytes().to_vec(),
+            tdf_id,
+            reserved: [0; 30],
+            records,
+        })
+    }
+
+    /// MODNAME as stored: without its path unless `/P`.
+    fn stored_module_name(&self) -> String {
+        let name = self.modname.clone().unwrap_or_default();
+        if self.opts.keep_path {
+            return name;
+        }
+        match name.rfind(['\\', '/', ':']) {
+            Some(i) => name[i + 1..].to_string(),
+            None => name,
+        }
+    }
+}
+
+/// Compiles a TSF. `map` is the symbol table from `/M=` (if any); the
+/// module is opened through `modules` at the first dynamic tracepoint.
+pub fn compile(
+    src: &[u8],
+    opts: &Options,
+    map: Option<&SymbolTable>,
+    modules: &mut dyn ModuleSource,
+) -> Compilation {
+    let mut c = Compiler {
+        lex: Lexer::new(src),
+        opts,
+        map,
+        modules,
+        console: Vec::new(),
+        modname: None,
+        major: None,
+        max_data_len: None,
+        tdf_id: None,
+        entries: Vec::new(),
+        types: HashMap::new(),
+        groups: HashMap::new(),
+        module: None,
+        trace_count: 0,
+        explicit_minors: None,
+        auto_orbits: 0,
+        minors: BTreeSet::new(),
+        addresses: BTreeSet::new(),
+        accepted: Vec::new(),
+        tff_records: Vec::new(),
+        any_auto_orbit: false,
+        accepted_count: 0,
+    };
+    let run = c.header().and_then(|()| c.traces());
+    match run {
+        Ok(()) => c.finish(),
+        Err(_) => Compilation {
+            console: c.console,
+            aborted: true,
+            ..Compilation::default()
+        },
+    }
+}

@@ -1,0 +1,472 @@
+//! The operands of a TRACE: the TP address (MAP symbols, `±offs`, RETEP,
+//! `@STATIC`, `@file,line`), REGS lists, address specifications with their
+//! indirection flags (LEN, MEM32, MEM, ASCIIZ32, ASCIIZ), and ORBIT.
+//!
+//! The points where checks are made follow TRCUST's observed line numbers:
+//! the TP symbol is resolved after the token that follows the address has
+//! been read; a zero or missing length is reported at the length itself;
+//! a statement after ABORTOP or REMOVEOP once the statement is complete.
+
+use rpn_vm::Instr;
+
+use super::retep::{self, Criteria};
+use super::trace::{Place, TraceStmt, UNTRACEABLE};
+use super::{Compiler, Step};
+use crate::codegen::{self, Truncation};
+use crate::diag::Severity;
+use crate::tsf::ast::{
+    Address, Base, DataKind, Flag, Length, RegItem, Term, is_flat_general, is_segment,
+    is_word_general, register,
+};
+use crate::tsf::lexer::{Token, parse_number};
+
+/// A LEN= statement waiting for its memory statement.
+#[derive(Debug, Clone)]
+pub(crate) struct LenStmt {
+    addr: Address,
+    flag: Flag,
+}
+
+impl Compiler<'_> {
+    pub(crate) fn tp_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
+        if st.place.is_some() {
+            return Err(self.error("TP redefinition, tracepoint ignored"));
+        }
+        self.expect('=', false)?;
+        match self.peek()? {
+            Token::Punct('@') => {
+                self.next()?;
+                if self.peek()?.is_word("STATIC") {
+                    self.next()?;
+                    if st.has_data {
+                        return Err(self.error(
+                            "unexpected: DATA_STATEMENT with STATIC tracepoint, ignored",
+                        ));
+                    }
+                    st.place = Some(Place::Static);
+                    return Ok(());
+                }
+                let file = self.lex.raw().map_err(|d| self.lex_failed(d))?;
+                self.module()?;
+                self.expect(',', false)?;
+                self.number()?;
+                // No debug information is read (MAP files only).
+                Err(self.error(format!("CodeView info does not exist for: {file}")))
+            }
+            Token::Punct('.') => {
+                self.next()?;
+                self.module()?;
+                let symbols = self.symbols()?;
+                let name = self.next()?.text();
+                let mut disp: i64 = 0;
+                loop {
+                    match self.peek()? {
+                        Token::Punct(c @ ('+' | '-')) => {
+                            self.next()?;
+                            let (n, _) = self.number()?;
+                            let n = i64::try_from(n).unwrap_or(i64::MAX);
+                            disp = if c == '+' { disp.saturating_add(n) } else { disp.saturating_sub(n) };
+                        }
+                        _ => break,
+                    }
+                }
+                let mut retep: Option<u8> = None;
+                if self.peek()? == Token::Punct(',') {
+                    self.next()?;
+                    if self.peek()?.is_word("RETEP") {
+                        self.next()?;
+                        retep = Some(self.retep_criteria()?);
+                    }
+                }
+                self.peek()?;
+                let Some(sym) = symbols.lookup(&name, self.opts.ignore_case) else {
+                    return Err(self.error(format!("symbol not found: {name}")));
+                };
+                let object = sym.object;
+                let mut offset = match u32::try_from(i64::from(sym.offset) + disp) {
+                    Ok(o) => o,
+                    Err(_) => return Err(self.error("address not found")),
+                };
+                if let Some(mask) = retep {
+                    let Some(end) = symbols.next_offset(sym) else {
+                        return Err(self.error(format!("symbol not found: {name}")));
+                    };
+                    let image = self.module()?;
+                    let big = image.is_32bit(object) != Some(false);
+                    let code: Vec<u8> = (sym.offset..end)
+                        .map(|o| image.byte_at(object, o).unwrap_or(0))
+                        .collect();
+                    let c = Criteria {
+                        mask,
+                        pascal: self.opts.retep_pascal,
+                        range: self.opts.retep_range,
+                    };
+                    match retep::find(&code, sym.offset, big, c) {
+                        Some(at) => offset = at,
+                        None => {
+                            self.diag(
+                                Severity::Warning,
+                                format!("unable to determine return point for {name}"),
+                            );
+                            return Err(super::Stop::Discard);
+                        }
+                    }
+                }
+                let image = self.module()?;
+                let Some(opcode) = image.byte_at(object, offset) else {
+                    return Err(self.error("address not found"));
+                };
+                if UNTRACEABLE.contains(&opcode) {
+                    return Err(self.error("opcode at TP address cannot be traced"));
+                }
+                st.place = Some(Place::At {
+                    object,
+                    offset,
+                    opcode,
+                });
+                Ok(())
+            }
+            other => {
+                let found = other.text();
+                Err(self.error(format!("syntax error: missing '.' before '{found}'")))
+            }
+        }
+    }
+
+    /// `RETEP[=RET+JMP+...]` after the RETEP word.
+    fn retep_criteria(&mut self) -> Step<u8> {
+        if self.peek()? != Token::Punct('=') {
+            return Ok(self.opts.retep_mask);
+        }
+        self.next()?;
+        let mut mask = 0;
+        loop {
+            let t = self.next()?;
+            let word = t.text().to_ascii_uppercase();
+            mask |= match word.as_str() {
+                "RET" => retep::RM_RET,
+                "JMP" => retep::RM_JMP,
+                "LEAVE" => retep::RM_LEAVE,
+                "LRET" => retep::RM_LRET,
+                "CV" => retep::RM_CV,
+                _ => {
+                    let text = t.text();
+                    return Err(self.error(format!("invalid parameter: '{text}', ignored")));
+                }
+            };
+            if self.peek()? != Token::Punct('+') {
+                return Ok(mask);
+            }
+            self.next()?;
+        }
+    }
+
+    /// Ends a data statement: reads the next token, then reports a
+    /// statement after ABORTOP or REMOVEOP.
+    fn data_end(&mut self, st: &TraceStmt) -> Step<()> {
+        self.peek()?;
+        self.after_end_check(st)
+    }
+
+    pub(crate) fn regs_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
+        self.static_data_check(st, "REGS")?;
+        self.expect('=', false)?;
+        self.expect('(', false)?;
+        let mut items = Vec::new();
+        loop {
+            let t = self.next()?;
+            match &t {
+                Token::Punct('.') => {
+                    let name = self.next()?.text();
+                    items.push(RegItem::Variable(name));
+                }
+                Token::Word(w) => match register(w) {
+                    Some(r) => items.push(RegItem::Reg(r)),
+                    None => {
+                        let text = t.text();
+                        return Err(self.error(format!("register expected, '{text}' found")));
+                    }
+                },
+                other => {
+                    let text = other.text();
+                    return Err(self.error(format!("register expected, '{text}' found")));
+                }
+            }
+            match self.next()? {
+                Token::Punct(',') => {}
+                Token::Punct(')') => break,
+                other => {
+                    let found = other.text();
+                    return Err(self.error(format!("syntax error: missing ')' before '{found}'")));
+                }
+            }
+        }
+        let mut regs = Vec::new();
+        for item in items {
+            match item {
+                RegItem::Reg(r) => regs.push(r),
+                // Register variables come from debug information only.
+                RegItem::Variable(name) => {
+                    return Err(self.error(format!("symbol not found: {name}")));
+                }
+            }
+        }
+        self.data_end(st)?;
+        self.append(st, codegen::regs(&regs))
+    }
+
+    pub(crate) fn orbit_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
+        self.static_data_check(st, "DATA_STATEMENT")?;
+        if st.orbit.is_some() {
+            return Err(self.error("ORBIT redefinition, tracepoint ignored"));
+        }
+        self.expect('=', false)?;
+        self.expect('(', false)?;
+        let (mask, _) = self.number()?;
+        self.expect(',', false)?;
+        let (var, _) = self.number()?;
+        let (mask, var) = if mask == 0 {
+            if var != 1 {
+                return Err(self.error("invalid ORBIT value, tracepoint ignored"));
+            }
+            let k = self.auto_orbits;
+            self.auto_orbits += 1;
+            st.auto_orbit = true;
+            (1u32 << (k % 32), k / 32)
+        } else {
+            if mask > u64::from(u32::MAX) || var > 0xFFFF {
+                return Err(self.error("invalid ORBIT value, tracepoint ignored"));
+            }
+            (mask as u32, var as u32)
+        };
+        if var > 0xFFFF {
+            return Err(self.error("invalid ORBIT value, tracepoint ignored"));
+        }
+        self.expect(')', false)?;
+        self.data_end(st)?;
+        st.orbit = Some((mask, var));
+        self.append(st, codegen::orbit(mask, var as u16))
+    }
+
+    pub(crate) fn len_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
+        self.static_data_check(st, "DATA_STATEMENT")?;
+        self.expect('=', false)?;
+        self.expect('(', false)?;
+        let addr = self.address(None, true)?;
+        self.expect(',', false)?;
+        let flag = self.flag()?;
+        self.expect(')', false)?;
+        self.data_end(st)?;
+        st.pending_len = Some(LenStmt { addr, flag });
+        Ok(())
+    }
+
+    pub(crate) fn data_kw(&mut self, st: &mut TraceStmt, kw: &str) -> Step<()> {
+        let kind = match kw {
+            "MEM32" => DataKind::Mem32,
+            "MEM" => DataKind::Mem,
+            "ASCIIZ32" => DataKind::Asciiz32,
+            _ => DataKind::Asciiz,
+        };
+        self.static_data_check(st, "DATA_STATEMENT")?;
+        self.expect('=', false)?;
+        self.expect('(', false)?;
+        let addr = self.address(Some(kind), false)?;
+        self.expect(',', false)?;
+        let flag = self.flag()?;
+        self.expect(',', false)?;
+        let t = self.next()?;
+        let length = if t.is_word("LEN") {
+            if st.pending_len.is_none() {
+                return Err(self.error("variable LEN parameter not preceding"));
+            }
+            Length::Variable
+        } else {
+            let text = t.text();
+            match parse_number(&text) {
+                Some(0) => return Err(self.error("zero length specified, tracepoint ignored")),
+                Some(n) => Length::Fixed(n),
+                None => return Err(self.error(format!("number expected, '{text}' found"))),
+            }
+        };
+        self.expect(')', false)?;
+        self.length_check(length);
+        self.data_end(st)?;
+        let mut t = Truncation::default();
+        let flat = kind.flat();
+        let length_code = match length {
+            Length::Fixed(n) => codegen::fixed_length(n, &mut t),
+            Length::Variable => {
+                let len = st.pending_len.take().ok_or(super::Stop::Discard)?;
+                let len_flat = match len.addr.base {
+                    Base::Flat(_) => true,
+                    Base::Seg(_) => false,
+                    Base::Symbol { .. } => flat,
+                };
+                let sym = self.resolve(&len.addr)?;
+                let a = codegen::address(&len.addr, sym, len_flat, &mut t);
+                codegen::len_code(a, &len.flag, &len.addr.post, len_flat, &mut t)
+            }
+        };
+        let sym = self.resolve(&addr)?;
+        let a = codegen::address(&addr, sym, flat, &mut t);
+        let code: Vec<Instr> = codegen::data(kind, &flag, length_code, a, &addr.post, &mut t);
+        if t.high_word {
+            self.diag(Severity::Warning, "index too large, high word ignored");
+        }
+        self.append(st, code)
+    }
+
+    /// The symbol of an address as (object, offset).
+    fn resolve(&mut self, addr: &Address) -> Step<Option<(u32, u32)>> {
+        let Base::Symbol { name, .. } = &addr.base else {
+            return Ok(None);
+        };
+        let symbols = self.symbols()?;
+        match symbols.lookup(name, self.opts.ignore_case) {
+            Some(s) => Ok(Some((s.object, s.offset))),
+            None => Err(self.error(format!("symbol not found: {name}"))),
+        }
+    }
+
+    /// An address specification. `kind` is the memory statement (None for
+    /// LEN=, which also accepts a bare symbol name).
+    fn address(&mut self, kind: Option<DataKind>, bare_symbol: bool) -> Step<Address> {
+        let t = self.next()?;
+        let base = match &t {
+            Token::Punct('.') => {
+                let name = self.next()?.text();
+                Base::Symbol { name, disp: 0 }
+            }
+            Token::Word(w) => {
+                let upper = w.to_ascii_uppercase();
+                let flat = upper
+                    .strip_prefix('F')
+                    .and_then(register)
+                    .filter(|&r| is_flat_general(r));
+                let seg = upper.strip_prefix('R').and_then(register);
+                if let Some(r) = flat {
+                    if kind.is_some_and(|k| !k.flat()) {
+                        return Err(self.error(
+                            "invalid address specified: use segmented Regs with MEM/ASCIIZ",
+                        ));
+                    }
+                    Base::Flat(r)
+                } else if let Some(r) = seg {
+                    if !is_segment(r) {
+                        return Err(self.error(format!("segment register expected, '{w}' found")));
+                    }
+                    if kind.is_some_and(DataKind::flat) {
+                        return Err(self.error(
+                            "invalid address specified: use flat Regs with MEM32/ASCIIZ32",
+                        ));
+                    }
+                    Base::Seg(r)
+                } else if bare_symbol && !upper.starts_with(|c: char| c.is_ascii_digit()) {
+                    Base::Symbol {
+                        name: w.clone(),
+                        disp: 0,
+                    }
+                } else if upper.starts_with('F') && upper.len() > 1 {
+                    return Err(self.error(format!("invalid flat register specified: {w}")));
+                } else {
+                    return Err(self.error(format!("invalid address specified: {w}")));
+                }
+            }
+            other => {
+                let text = other.text();
+                return Err(self.error(format!("invalid address specified: {text}")));
+            }
+        };
+        let mut addr = Address {
+            base,
+            terms: Vec::new(),
+            post: Vec::new(),
+        };
+        while let Token::Punct(c @ ('+' | '-')) = self.peek()? {
+            self.next()?;
+            let sign: i64 = if c == '+' { 1 } else { -1 };
+            let t = self.next()?;
+            match &t {
+                Token::Punct('(') => {
+                    let (n, _) = self.number()?;
+                    self.expect(')', false)?;
+                    addr.post.push(sign * i64::try_from(n).unwrap_or(i64::MAX));
+                }
+                Token::Word(w) if w.starts_with(|c: char| c.is_ascii_digit()) => {
+                    let Some(n) = parse_number(w) else {
+                        return Err(self.error(format!("number expected, '{w}' found")));
+                    };
+                    let n = sign * i64::try_from(n).unwrap_or(i64::MAX);
+                    match &mut addr.base {
+                        Base::Symbol { disp, .. } => *disp = disp.saturating_add(n),
+                        _ => addr.terms.push(Term::Disp(n)),
+                    }
+                }
+                Token::Word(w) => {
+                    let r = register(w);
+                    let ok = match (&addr.base, r) {
+                        (Base::Flat(_), Some(r)) => is_flat_general(r),
+                        (Base::Seg(_), Some(r)) => is_word_general(r),
+                        _ => false,
+                    };
+                    let Some(r) = r.filter(|_| ok) else {
+                        return Err(self.error(format!("register expected, '{w}' found")));
+                    };
+                    addr.terms.push(if sign > 0 { Term::Add(r) } else { Term::Sub(r) });
+                }
+                other => {
+                    let text = other.text();
+                    return Err(self.error(format!("number expected, '{text}' found")));
+                }
+            }
+        }
+        Ok(addr)
+    }
+
+    /// `D[IRECT]`, `I[NDIRECT][*[±n]...]...`, `IS` or `IF`.
+    fn flag(&mut self) -> Step<Flag> {
+        let t = self.next()?;
+        let word = t.text().to_ascii_uppercase();
+        if word == "IS" {
+            return Ok(Flag::IndirectSegmented);
+        }
+        if word == "IF" {
+            return Ok(Flag::IndirectFlat);
+        }
+        if !word.is_empty() && "DIRECT".starts_with(&word) {
+            return Ok(Flag::Direct);
+        }
+        if word.is_empty() || !"INDIRECT".starts_with(&word) {
+            return Err(self.error(format!("invalid parameter: '{}', ignored", t.text())));
+        }
+        let mut levels: Vec<Vec<i64>> = Vec::new();
+        loop {
+            match self.peek()? {
+                Token::Punct('*') => {
+                    self.next()?;
+                    levels.push(Vec::new());
+                }
+                Token::Punct(c @ ('+' | '-')) => {
+                    self.next()?;
+                    let (n, _) = self.number()?;
+                    let n = i64::try_from(n).unwrap_or(i64::MAX);
+                    if levels.is_empty() {
+                        levels.push(Vec::new());
+                    }
+                    if let Some(level) = levels.last_mut() {
+                        level.push(if c == '+' { n } else { -n });
+                    }
+                }
+                _ => break,
+            }
+        }
+        if levels.is_empty() {
+            levels.push(Vec::new());
+        }
+        if levels.len() > 20 {
+            return Err(self.error("invalid parameter: more than 20 levels of indirection"));
+        }
+        Ok(Flag::Indirect(levels))
+    }
+}

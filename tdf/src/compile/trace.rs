@@ -1,0 +1,348 @@
+//! TRACE statements: MINOR, TP, OPCODE, TYPE, GROUP, DESC, FMT and the data
+//! statements, checked and compiled in order.
+//!
+//! An ERROR discards the tracepoint: the rest of the statement is skipped
+//! up to the next TRACE. A tracepoint is kept when its statement ends (at
+//! the next TRACE or the end of the file). Untraceable opcodes (9C CC CD CE
+//! 62 69 6B F6 F7, trcust-trace-customizer.txt §1.3.5.2) are rejected.
+
+use rpn_vm::{Instr, Program, VerifyErrorKind};
+use stda::tff::TffRecord;
+
+use super::{Compiler, Step, Stop};
+use crate::definition::TdfRecord;
+use crate::diag::Severity;
+use crate::tsf::ast::Length;
+use crate::tsf::lexer::Token;
+
+/// Opcodes a dynamic tracepoint cannot be placed on.
+pub const UNTRACEABLE: [u8; 9] = [0x9C, 0xCC, 0xCD, 0xCE, 0x62, 0x69, 0x6B, 0xF6, 0xF7];
+
+/// Most tracepoints in one TSF.
+pub const MAX_TRACEPOINTS: u32 = 65_535;
+
+/// Most bytes of FMT text in one tracepoint.
+pub const MAX_FMT_BYTES: usize = 4096;
+
+/// Where a tracepoint goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// `@STATIC`: a format only.
+    Static,
+    /// A resolved address and the opcode found there.
+    At { object: u32, offset: u32, opcode: u8 },
+}
+
+/// What one TRACE statement has collected.
+#[derive(Debug, Default)]
+pub(crate) struct TraceStmt {
+    pub(crate) minor: Option<u16>,
+    pub(crate) place: Option<Place>,
+    pub(crate) opcode: Option<u8>,
+    pub(crate) type_mask: u16,
+    pub(crate) group: u16,
+    pub(crate) desc: Option<Vec<u8>>,
+    pub(crate) fmts: Vec<Vec<u8>>,
+    pub(crate) fmt_bytes: usize,
+    pub(crate) code: Vec<Instr>,
+    /// The code of a LEN= statement waiting for its memory statement, with
+    /// its form (flat or segmented), its address and flag.
+    pub(crate) pending_len: Option<super::operands::LenStmt>,
+    /// `ABORT` or `REMOVE` once ABORTOP or REMOVEOP was seen.
+    pub(crate) ended_by: Option<&'static str>,
+    pub(crate) orbit: Option<(u32, u32)>,
+    pub(crate) auto_orbit: bool,
+    pub(crate) has_data: bool,
+}
+
+impl Compiler<'_> {
+    /// Every TRACE statement to the end of the file.
+    pub(crate) fn traces(&mut self) -> Step<()> {
+        loop {
+            let t = self.next()?;
+            match t {
+                Token::Eof => return Ok(()),
+                t if t.is_word("TRACE") => {
+                    self.trace_count += 1;
+                    if self.trace_count > MAX_TRACEPOINTS {
+                        self.diag(Severity::Fatal, "too many tracepoints in file");
+                        return Err(Stop::Abort);
+                    }
+                    let mut st = TraceStmt::default();
+                    match self.trace_body(&mut st) {
+                        Ok(()) => match self.trace_end(st) {
+                            Err(Stop::Abort) => return Err(Stop::Abort),
+                            _ => {}
+                        },
+                        Err(Stop::Abort) => return Err(Stop::Abort),
+                        Err(Stop::Discard) => self.skip_statement()?,
+                    }
+                }
+                other => {
+                    let found = other.text();
+                    return Err(self.severe(format!("keyword 'TRACE' expected, '{found}' found")));
+                }
+            }
+        }
+    }
+
+    /// Skips to the next TRACE or the end of the file.
+    fn skip_statement(&mut self) -> Step<()> {
+        loop {
+            let t = self.peek()?;
+            if t == Token::Eof || t.is_word("TRACE") {
+                return Ok(());
+            }
+            self.next()?;
+        }
+    }
+
+    fn trace_body(&mut self, st: &mut TraceStmt) -> Step<()> {
+        loop {
+            let t = self.peek()?;
+            if t == Token::Eof || t.is_word("TRACE") {
+                return Ok(());
+            }
+            self.next()?;
+            let kw = match &t {
+                Token::Punct(',') => continue,
+                Token::Word(w) => w.to_ascii_uppercase(),
+                other => {
+                    let text = other.text();
+                    return Err(self.error(format!("unexpected: {text}, ignored")));
+                }
+            };
+            match kw.as_str() {
+                "MINOR" => self.minor_kw(st)?,
+                "TP" => self.tp_kw(st)?,
+                "OPCODE" => self.opcode_kw(st)?,
+                "TYPE" => self.type_kw(st)?,
+                "GROUP" => self.group_kw(st)?,
+                "DESC" => {
+                    self.expect('=', false)?;
+                    let s = self.string_value()?;
+                    st.desc = Some(s);
+                }
+                "FMT" => {
+                    self.expect('=', false)?;
+                    let s = self.string_value()?;
+                    if st.desc.is_none() {
+                        return Err(
+                            self.error("trace record incomplete, 'trace description' required")
+                        );
+                    }
+                    let f = stda::fmt::compile_fmt(&s);
+                    st.fmt_bytes += f.len() + 2;
+                    if st.fmt_bytes > MAX_FMT_BYTES {
+                        return Err(self.error("total FMT format specs above 4096 bytes"));
+                    }
+                    st.fmts.push(f);
+                }
+                "REGS" => self.regs_kw(st)?,
+                "LEN" => self.len_kw(st)?,
+                "MEM32" | "MEM" | "ASCIIZ32" | "ASCIIZ" => self.data_kw(st, &kw)?,
+                "ORBIT" => self.orbit_kw(st)?,
+                "ABORTOP" | "REMOVEOP" => {
+                    self.after_end_check(st)?;
+                    let (op, name) = if kw == "ABORTOP" {
+                        (rpn_vm::Op::Abort, "ABORT")
+                    } else {
+                        (rpn_vm::Op::Remove, "REMOVE")
+                    };
+                    self.static_data_check(st, "DATA_STATEMENT")?;
+                    self.append(st, vec![Instr::new(op)])?;
+                    st.ended_by = Some(name);
+                }
+                other => {
+                    let other = other.to_string();
+                    return Err(self.error(format!("unexpected: {other}, ignored")));
+                }
+            }
+        }
+    }
+
+    /// A string literal value.
+    fn string_value(&mut self) -> Step<Vec<u8>> {
+        match self.peek()? {
+            Token::Str(s) => {
+                self.next()?;
+                Ok(s)
+            }
+            other => {
+                let found = other.text();
+                Err(self.error(format!("syntax error: missing '\"' before '{found}'")))
+            }
+        }
+    }
+
+    fn minor_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
+        if st.minor.is_some() {
+            return Err(self.error("MINOR redefinition, tracepoint ignored"));
+        }
+        self.expect('=', false)?;
+        let (n, _) = self.number()?;
+        if !(1..=0xFFFF).contains(&n) {
+            return Err(self.error("minor code out of range"));
+        }
+        st.minor = Some(n as u16);
+        Ok(())
+    }
+
+    fn opcode_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
+        if st.opcode.is_some() {
+            return Err(self.error("OPCODE redefinition, tracepoint ignored"));
+        }
+        self.expect('=', false)?;
+        let (n, _) = self.number()?;
+        if n > 0xFF {
+            // TRCUST 3.05A prints this message without its operand.
+            return Err(self.error("opcode: out of range"));
+        }
+        st.opcode = Some(n as u8);
+        Ok(())
+    }
+
+    fn type_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
+        self.expect('=', false)?;
+        self.expect('(', false)?;
+        loop {
+            let t = self.next()?;
+            let name = t.text().to_ascii_uppercase();
+            match self.types.get(&name) {
+                Some(&id) => st.type_mask |= id,
+                None => self.diag(
+                    Severity::Warning,
+                    format!("typename unknown: {name}, ignored"),
+                ),
+            }
+            let t = self.peek()?;
+            match t {
+                Token::Punct(',') => {
+                    self.next()?;
+                }
+                Token::Punct(')') => {
+                    self.next()?;
+                    return Ok(());
+                }
+                other => {
+                    let found = other.text();
+                    return Err(self.error(format!("syntax error: missing ')' before '{found}'")));
+                }
+            }
+        }
+    }
+
+    fn group_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
+        self.expect('=', false)?;
+        let t = self.next()?;
+        let name = t.text().to_ascii_uppercase();
+        match self.groups.get(&name) {
+            Some(&id) => st.group = id,
+            None => self.diag(
+                Severity::Warning,
+                format!("groupname unknown: {name}, ignored"),
+            ),
+        }
+        Ok(())
+    }
+
+    /// Reports a data statement after ABORTOP or REMOVEOP.
+    pub(crate) fn after_end_check(&mut self, st: &TraceStmt) -> Step<()> {
+        match st.ended_by {
+            Some(what) => Err(self.error(format!("opcode defined after {what}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Reports a data statement on a static tracepoint.
+    pub(crate) fn static_data_check(&mut self, st: &TraceStmt, what: &str) -> Step<()> {
+        if st.place == Some(Place::Static) {
+            return Err(self.error(format!("unexpected: {what} with STATIC tracepoint, ignored")));
+        }
+        Ok(())
+    }
+
+    /// Appends code and checks the program with the verifier.
+    pub(crate) fn append(&mut self, st: &mut TraceStmt, code: Vec<Instr>) -> Step<()> {
+        st.code.extend(code);
+        st.has_data = true;
+        let bytes = rpn_vm::instr::encode_all(&st.code);
+        match Program::load(&bytes, 0x1_0000) {
+            Ok(_) => Ok(()),
+            Err(e) => match e.kind {
+                VerifyErrorKind::TooLong { .. } => {
+                    Err(self.error("RPN command record exceeds 255 bytes"))
+                }
+                VerifyErrorKind::StackOverflow { .. } => {
+                    Err(self.error("RPN stack limit of 16 exceeded"))
+                }
+                other => Err(self.error(format!("invalid RPN program: {other}"))),
+            },
+        }
+    }
+
+    /// Warns when a statement may log more than MAXDATALENGTH.
+    pub(crate) fn length_check(&mut self, len: Length) {
+        if let Length::Fixed(n) = len {
+            let max = u64::from(self.max_data_len.unwrap_or(512));
+            if n > max {
+                self.diag(Severity::Warning, "MAXDATALENGTH to log could be exceeded");
+            }
+        }
+    }
+
+    /// The statement is complete: check it and keep it.
+    fn trace_end(&mut self, st: TraceStmt) -> Step<()> {
+        let minor = match (st.minor, self.explicit_minors) {
+            (Some(m), None) => {
+                self.explicit_minors = Some(true);
+                m
+            }
+            (None, None) => {
+                self.explicit_minors = Some(false);
+                self.trace_count as u16
+            }
+            (Some(m), Some(_)) => m,
+            (None, Some(false)) => (self.trace_count & 0xFFFF) as u16,
+            (None, Some(true)) => return Err(self.error("minor code not specified")),
+        };
+        let Some(place) = st.place.clone() else {
+            return Err(self.error("trace record incomplete, 'TP' required"));
+        };
+        let tff = st.desc.clone().map(|desc| TffRecord {
+            minor,
+            desc,
+            fmts: st.fmts.clone(),
+        });
+        match place {
+            Place::Static => {
+                self.accept(minor, tff, None);
+            }
+            Place::At {
+                object,
+                offset,
+                opcode,
+            } => {
+                if let Some(want) = st.opcode
+                    && want != opcode
+                {
+                    return Err(self.error("opcode mismatch at address to apply TP"));
+                }
+                let rpn = rpn_vm::instr::encode_all(&st.code);
+                let record = TdfRecord {
+                    type_mask: st.type_mask,
+                    group: st.group,
+                    object,
+                    offset,
+                    minor,
+                    major: self.major(),
+                    opcode,
+                    pad: 0,
+                    rpn,
+                };
+                self.accept(minor, tff, Some((record, st.orbit, st.auto_orbit)));
+            }
+        }
+        Ok(())
+    }
+}

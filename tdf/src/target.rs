@@ -1,0 +1,178 @@
+//! What the compiler needs to know about the module being traced: its bytes
+//! (the opcode at each tracepoint, the instructions of a routine for RETEP)
+//! and its symbols (from a linker MAP file or debug information).
+//!
+//! [`ModuleImage`] is implemented over `loader`'s modules by the file layer
+//! and by small fakes in tests; [`SymbolTable`] holds public symbols in
+//! `object:offset` form, however they were read.
+
+/// Read access to a module's objects (LX objects or NE segments), decoded:
+/// iterated and compressed pages expanded, fixups not applied.
+pub trait ModuleImage {
+    /// Number of objects (segments); they are numbered from 1.
+    fn object_count(&self) -> u32;
+
+    /// The decoded bytes stored for `object` (what the file holds; the
+    /// object's zero-filled tail beyond them is not included), or `None` if
+    /// there is no such object.
+    fn object_bytes(&self, object: u32) -> Option<&[u8]>;
+
+    /// Whether `object` is a 32-bit object (`None` if unknown).
+    fn is_32bit(&self, object: u32) -> Option<bool>;
+
+    /// The byte at `object:offset`: 0 past the stored bytes (the zero-filled
+    /// part of an object), `None` for a missing object.
+    fn byte_at(&self, object: u32, offset: u32) -> Option<u8> {
+        let bytes = self.object_bytes(object)?;
+        Some(bytes.get(offset as usize).copied().unwrap_or(0))
+    }
+}
+
+/// A module image held in memory: one byte vector per object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryImage {
+    /// Objects in order (object 1 first), with whether each is 32-bit.
+    pub objects: Vec<(Vec<u8>, bool)>,
+}
+
+impl ModuleImage for MemoryImage {
+    fn object_count(&self) -> u32 {
+        self.objects.len() as u32
+    }
+
+    fn object_bytes(&self, object: u32) -> Option<&[u8]> {
+        let i = usize::try_from(object).ok()?.checked_sub(1)?;
+        self.objects.get(i).map(|(b, _)| b.as_slice())
+    }
+
+    fn is_32bit(&self, object: u32) -> Option<bool> {
+        let i = usize::try_from(object).ok()?.checked_sub(1)?;
+        self.objects.get(i).map(|&(_, b)| b)
+    }
+}
+
+/// One public symbol.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Symbol {
+    /// Name as the linker wrote it.
+    pub name: String,
+    /// Object or segment number.
+    pub object: u32,
+    /// Offset within it.
+    pub offset: u32,
+}
+
+/// Public symbols, looked up by name and by address.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SymbolTable {
+    symbols: Vec<Symbol>,
+    by_address: Vec<usize>,
+}
+
+impl SymbolTable {
+    /// A table of `symbols` (duplicates by name keep the first).
+    pub fn new(symbols: Vec<Symbol>) -> Self {
+        let mut by_address: Vec<usize> = (0..symbols.len()).collect();
+        by_address.sort_by_key(|&i| (symbols[i].object, symbols[i].offset, i));
+        SymbolTable {
+            symbols,
+            by_address,
+        }
+    }
+
+    /// Number of symbols.
+    pub fn len(&self) -> usize {
+        self.symbols.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.symbols.is_empty()
+    }
+
+    /// The symbols in the order given.
+    pub fn symbols(&self) -> &[Symbol] {
+        &self.symbols
+    }
+
+    /// The symbol called `name`; `ignore_case` is TRCUST's `/I`.
+    pub fn lookup(&self, name: &str, ignore_case: bool) -> Option<&Symbol> {
+        self.symbols.iter().find(|s| {
+            if ignore_case {
+                s.name.eq_ignore_ascii_case(name)
+            } else {
+                s.name == name
+            }
+        })
+    }
+
+    /// The end of the routine that starts at `sym`: the offset of the next
+    /// symbol in the same object, if any.
+    pub fn next_offset(&self, sym: &Symbol) -> Option<u32> {
+        self.by_address
+            .iter()
+            .map(|&i| &self.symbols[i])
+            .filter(|s| s.object == sym.object && s.offset > sym.offset)
+            .map(|s| s.offset)
+            .next()
+    }
+
+    /// The symbol containing `object:offset` (the last one at or before
+    /// it in the same object) and its size: the distance to the next symbol
+    /// of the object, or 0xFFFFFFFF for the last one.
+    pub fn containing(&self, object: u32, offset: u32) -> Option<(&Symbol, u32)> {
+        let sym = self
+            .by_address
+            .iter()
+            .map(|&i| &self.symbols[i])
+            .filter(|s| s.object == object && s.offset <= offset)
+            .next_back()?;
+        let size = self
+            .next_offset(sym)
+            .map_or(u32::MAX, |next| next - sym.offset);
+        Some((sym, size))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hello() -> SymbolTable {
+        let s = |n: &str, o, off| Symbol {
+            name: n.into(),
+            object: o,
+            offset: off,
+        };
+        SymbolTable::new(vec![
+            s("msg", 1, 0),
+            s("startup", 2, 0),
+            s("push28", 2, 5),
+            s("push1", 2, 7),
+            s("retsite", 2, 0x11),
+        ])
+    }
+
+    #[test]
+    fn lookups() {
+        let t = hello();
+        assert!(t.lookup("STARTUP", false).is_none());
+        assert_eq!(t.lookup("STARTUP", true).unwrap().offset, 0);
+        let (s, size) = t.containing(2, 8).unwrap();
+        assert_eq!((s.name.as_str(), size), ("push1", 10));
+        let (s, size) = t.containing(2, 0x11).unwrap();
+        assert_eq!((s.name.as_str(), size), ("retsite", u32::MAX));
+        assert!(t.containing(3, 0).is_none());
+    }
+
+    #[test]
+    fn image_bytes() {
+        let m = MemoryImage {
+            objects: vec![(vec![0x48], false), (vec![0x68, 0x00], true)],
+        };
+        assert_eq!(m.byte_at(2, 0), Some(0x68));
+        assert_eq!(m.byte_at(2, 0x40), Some(0));
+        assert_eq!(m.byte_at(3, 0), None);
+        assert_eq!(m.byte_at(0, 0), None);
+    }
+}

@@ -1,0 +1,457 @@
+//! TRCUST as a program: its command line, the files it reads and writes in
+//! a directory (the current directory, as TRCUST uses it), and its console.
+//!
+//! ```text
+//! TRCUST tsf [tdf] [/M=map] [/W0|/W1|/W2] [/D] [/L=module] [/NODE] [/NOLN]
+//!        [/RMn] [/RSnnn] [/RP] [/I] [/P] [/RAS]
+//! TRCUST tcf /C=dest.tff [/Wn]
+//! ```
+//!
+//! Names: the TSF gets `.TSF` when it has no extension; the TDF is the
+//! second argument (`.TDF` added when it has none) or the TSF's base name
+//! with `.TDF`; the TFF is `TRC%04X.TFF` after the major; the TMI is the TDF
+//! name with `.TMI`. Files are found case-insensitively. Every file is
+//! written to a temporary file in the directory and renamed into place, so
+//! nothing half-written is left; nothing is written when the run aborts.
+//!
+//! Paths are shown as host paths, or as `C:\NAME` ([`PathStyle::Dos`]),
+//! which is how TRCUST shows them when run in `C:\`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use stda::tff::Tff;
+
+use crate::compile::{ModuleOpenError, ModuleSource, OpenedModule, Options, compile};
+use crate::diag::{ABORTED, BANNER, ConsoleLine, Diagnostic, Severity, USAGE};
+use crate::module::{image_from_bytes, symbols_from_map};
+
+/// How paths are shown on the console.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathStyle {
+    /// The host path.
+    Host,
+    /// `C:\` and the path relative to the directory, with backslashes.
+    Dos,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default)]
+pub struct RunOutcome {
+    /// Console lines.
+    pub console: Vec<ConsoleLine>,
+    /// The `/W` level (default 2).
+    pub level: u8,
+    /// 1 after FATAL or SEVERE, else 0.
+    pub exit_code: i32,
+    /// Files written, in order.
+    pub written: Vec<PathBuf>,
+}
+
+impl RunOutcome {
+    /// The console text at the run's warning level.
+    pub fn text(&self) -> String {
+        crate::diag::render(&self.console, self.level)
+    }
+}
+
+/// The command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandLine {
+    /// Positional arguments.
+    pub files: Vec<String>,
+    /// `/M=`.
+    pub map: Option<String>,
+    /// `/C=`.
+    pub combine: Option<String>,
+    /// `/L=`.
+    pub load_module: Option<String>,
+    /// `/Wn`.
+    pub level: u8,
+    /// Compiler options.
+    pub options: Options,
+    /// `/D` was given (refused with `/C`).
+    pub duplicates: bool,
+    /// Invalid parameters, as written.
+    pub invalid: Vec<String>,
+}
+
+/// Parses TRCUST's command line. Options are case-insensitive and may start
+/// with `/` or `-`.
+pub fn parse_args(args: &[String]) -> CommandLine {
+    let mut c = CommandLine {
+        level: 2,
+        ..CommandLine::default()
+    };
+    for a in args {
+        let Some(opt) = a.strip_prefix('/').or_else(|| a.strip_prefix('-')) else {
+            c.files.push(a.clone());
+            continue;
+        };
+        let up = opt.to_ascii_uppercase();
+        let value = || opt.split_once('=').map(|(_, v)| v.to_string());
+        match up.as_str() {
+            _ if up.starts_with("M=") => c.map = value(),
+            _ if up.starts_with("C=") => c.combine = value(),
+            _ if up.starts_with("L=") => c.load_module = value(),
+            "W0" | "W1" | "W2" => c.level = up.as_bytes()[1] - b'0',
+            "D" => c.duplicates = true,
+            "NODE" => c.options.no_debug = true,
+            "NOLN" => {}
+            "RP" => c.options.retep_pascal = true,
+            "I" => c.options.ignore_case = true,
+            "P" => c.options.keep_path = true,
+            "RAS" => c.options.ras = true,
+            _ if up.starts_with("RM") && up.len() <= 3 && up[2..].bytes().all(|b| (b'0'..=b'7').contains(&b)) => {
+                c.options.retep_mask = up[2..].parse().unwrap_or(0);
+            }
+            _ if up.starts_with("RS") && up.len() > 2 && up[2..].bytes().all(|b| b.is_ascii_digit()) => {
+                c.options.retep_range = up[2..].parse().ok();
+            }
+            _ => c.invalid.push(a.clone()),
+        }
+    }
+    c
+}
+
+/// Finds `name` in `dir`: as written (backslashes as separators, a drive
+/// letter dropped), then its last component, matching case-insensitively.
+pub fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    let mut rel = name.replace('\\', "/");
+    if rel.len() >= 2 && rel.as_bytes()[1] == b':' {
+        rel = rel[2..].to_string();
+    }
+    let rel = rel.trim_start_matches('/');
+    let direct = dir.join(rel);
+    if direct.is_file() {
+        return Some(direct);
+    }
+    let base = rel.rsplit('/').next().unwrap_or(rel);
+    let candidates = [dir.join(base)];
+    for c in &candidates {
+        if c.is_file() {
+            return Some(c.clone());
+        }
+    }
+    fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        let n = e.file_name();
+        let n = n.to_string_lossy();
+        (n.eq_ignore_ascii_case(base) && e.path().is_file()).then(|| e.path())
+    })
+}
+
+/// The path shown for `path` in `style`.
+pub fn display(dir: &Path, path: &Path, style: PathStyle) -> String {
+    match style {
+        PathStyle::Host => path.display().to_string(),
+        PathStyle::Dos => {
+            let rel = path.strip_prefix(dir).unwrap_or(path);
+            format!("C:\\{}", rel.display().to_string().replace('/', "\\"))
+        }
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory.
+///
+/// # Errors
+/// The I/O error.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    fs::write(&tmp, bytes)?;
+    match fs::rename(&tmp, path) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// `name` with `ext` added when its last component has no extension.
+pub fn with_default_ext(name: &str, ext: &str) -> String {
+    let base = name.rsplit(['\\', '/']).next().unwrap_or(name);
+    if base.contains('.') {
+        name.to_string()
+    } else {
+        format!("{name}.{ext}")
+    }
+}
+
+/// `name` with its extension replaced by `ext`.
+pub fn replace_ext(name: &str, ext: &str) -> String {
+    let base_start = name.rfind(['\\', '/']).map_or(0, |i| i + 1);
+    match name[base_start..].rfind('.') {
+        Some(i) => format!("{}.{ext}", &name[..base_start + i]),
+        None => format!("{name}.{ext}"),
+    }
+}
+
+/// The host's modules: files in the directory, read with `loader`.
+struct HostModules<'a> {
+    dir: &'a Path,
+    style: PathStyle,
+    load_module: Option<String>,
+}
+
+impl ModuleSource for HostModules<'_> {
+    fn open(&mut self, modname: &str) -> Result<OpenedModule, ModuleOpenError> {
+        let name = self.load_module.clone().unwrap_or_else(|| modname.to_string());
+        let base = name.rsplit(['\\', '/', ':']).next().unwrap_or(&name);
+        let search = if base.contains('.') || base.eq_ignore_ascii_case("OS2KRNL") {
+            name.clone()
+        } else {
+            format!("{name}.DLL")
+        };
+        let Some(path) = find_file(self.dir, &search) else {
+            return Err(ModuleOpenError::NotFound(name));
+        };
+        let shown = display(self.dir, &path, self.style);
+        let bytes = fs::read(&path).map_err(|_| ModuleOpenError::NotFound(name.clone()))?;
+        let image = image_from_bytes(&bytes).map_err(|_| ModuleOpenError::BadHeader(shown.clone()))?;
+        Ok(OpenedModule {
+            display: shown,
+            image: Box::new(image),
+        })
+    }
+}
+
+struct Run<'a> {
+    dir: &'a Path,
+    style: PathStyle,
+    out: RunOutcome,
+}
+
+impl Run<'_> {
+    fn text(&mut self, t: impl Into<String>) {
+        self.out.console.push(ConsoleLine::Text(t.into()));
+    }
+
+    fn diag(&mut self, sev: Severity, t: impl Into<String>) {
+        self.out
+            .console
+            .push(ConsoleLine::Diag(Diagnostic::new(1, sev, t)));
+    }
+
+    fn abort(&mut self) {
+        self.text("");
+        self.text(ABORTED);
+        self.out.exit_code = 1;
+    }
+
+    fn fatal(&mut self, t: impl Into<String>) {
+        self.diag(Severity::Fatal, t);
+        self.abort();
+    }
+
+    fn show(&self, path: &Path) -> String {
+        display(self.dir, path, self.style)
+    }
+
+    /// Writes a file; a failure is FATAL 5.
+    fn write(&mut self, name: &str, bytes: &[u8]) -> bool {
+        let path = self.dir.join(name);
+        match write_atomic(&path, bytes) {
+            Ok(()) => {
+                self.out.written.push(path);
+                true
+            }
+            Err(_) => {
+                self.fatal(format!("error writing to file : {name}"));
+                false
+            }
+        }
+    }
+}
+
+/// Runs TRCUST with `args` in `dir`.
+pub fn run(args: &[String], dir: &Path, style: PathStyle) -> RunOutcome {
+    let mut r = Run {
+        dir,
+        style,
+        out: RunOutcome {
+            level: 2,
+            ..RunOutcome::default()
+        },
+    };
+    r.text("");
+    r.text(BANNER);
+    if args.is_empty() {
+        r.text("");
+        for l in USAGE {
+            r.text(*l);
+        }
+        return r.out;
+    }
+    let cmd = parse_args(args);
+    r.out.level = cmd.level;
+    for bad in &cmd.invalid {
+        r.diag(Severity::Error, format!("invalid parameter: '{bad}', ignored"));
+    }
+    if cmd.combine.is_some() {
+        crate::combine::run(&mut CombineRun { run: &mut r }, &cmd);
+        return r.out;
+    }
+    tsf_mode(&mut r, &cmd);
+    r.out
+}
+
+/// Access to the run for combine mode.
+pub(crate) struct CombineRun<'r, 'a> {
+    run: &'r mut Run<'a>,
+}
+
+impl CombineRun<'_, '_> {
+    pub(crate) fn dir(&self) -> &Path {
+        self.run.dir
+    }
+    pub(crate) fn show(&self, p: &Path) -> String {
+        self.run.show(p)
+    }
+    pub(crate) fn text(&mut self, t: impl Into<String>) {
+        self.run.text(t);
+    }
+    pub(crate) fn error(&mut self, t: impl Into<String>) {
+        self.run.diag(Severity::Error, t);
+    }
+    pub(crate) fn fatal(&mut self, t: impl Into<String>) {
+        self.run.fatal(t);
+    }
+    pub(crate) fn write(&mut self, name: &str, bytes: &[u8]) -> bool {
+        self.run.write(name, bytes)
+    }
+}
+
+fn tsf_mode(r: &mut Run<'_>, cmd: &CommandLine) {
+    let Some(tsf_arg) = cmd.files.first() else {
+        r.fatal("TSF file not specified");
+        return;
+    };
+    let tsf_name = with_default_ext(tsf_arg, "TSF");
+    let Some(tsf_path) = find_file(r.dir, &tsf_name) else {
+        r.fatal(format!("file not found or access denied : {tsf_name}"));
+        return;
+    };
+    r.text("");
+    let shown = r.show(&tsf_path);
+    r.text(format!("Using source file: {shown}"));
+    let symbols = match &cmd.map {
+        None => None,
+        Some(m) => {
+            if !m.to_ascii_uppercase().ends_with(".MAP") {
+                r.fatal(format!("invalid MAP file extension given in: {m}"));
+                return;
+            }
+            match find_file(r.dir, m) {
+                None => {
+                    r.text(format!("Map file not found: {m}"));
+                    None
+                }
+                Some(p) => {
+                    let shown = r.show(&p);
+                    r.text(format!("Using map file: {shown}"));
+                    let parsed = fs::read(&p)
+                        .map_err(|e| e.to_string())
+                        .and_then(|b| symbols_from_map(&b).map_err(|e| e.to_string()));
+                    match parsed {
+                        Ok(t) => Some(t),
+                        Err(e) => {
+                            r.fatal(format!("error reading file: {m}, Rc = {e}"));
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let src = match fs::read(&tsf_path) {
+        Ok(b) => b,
+        Err(_) => {
+            r.fatal(format!("error accessing file : {tsf_name}"));
+            return;
+        }
+    };
+    let mut opts = cmd.options.clone();
+    opts.allow_duplicate_minors = cmd.duplicates;
+    let mut modules = HostModules {
+        dir: r.dir,
+        style: r.style,
+        load_module: cmd.load_module.clone(),
+    };
+    let out = compile(&src, &opts, symbols.as_ref(), &mut modules);
+    r.out.console.extend(out.console.iter().cloned());
+    if out.aborted {
+        r.abort();
+        return;
+    }
+    let tdf_name = match cmd.files.get(1) {
+        Some(n) => with_default_ext(n, "TDF"),
+        None => {
+            let base = tsf_name.rsplit(['\\', '/']).next().unwrap_or(&tsf_name);
+            replace_ext(base, "TDF")
+        }
+    };
+    if let Some(tff) = &out.tff {
+        let name = Tff::file_name(tff.major);
+        if !r.write(&name, &tff.to_bytes()) {
+            return;
+        }
+        let shown = r.show(&r.dir.join(&name));
+        r.text(format!(
+            "Creating TFF file: {shown} \t # records = {}",
+            tff.records.len()
+        ));
+    }
+    if let Some(tdf) = &out.tdf {
+        if !r.write(&tdf_name, &tdf.to_bytes()) {
+            return;
+        }
+        let shown = r.show(&r.dir.join(&tdf_name));
+        r.text(format!(
+            "Creating TDF file: {shown}\t # records = {}",
+            tdf.records.len()
+        ));
+    }
+    if let Some(tmi) = &out.tmi {
+        let name = replace_ext(&tdf_name, "TMI");
+        if !r.write(&name, &tmi.to_bytes()) {
+            return;
+        }
+        let shown = r.show(&r.dir.join(&name));
+        r.text(format!(
+            "Creating TMI file: {shown}\t # records = {}",
+            tmi.records.len()
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(with_default_ext("DYN", "TSF"), "DYN.TSF");
+        assert_eq!(with_default_ext("OTHER.XYZ", "TDF"), "OTHER.XYZ");
+        assert_eq!(replace_ext("OTHER.XYZ", "TMI"), "OTHER.TMI");
+        assert_eq!(replace_ext("D_EAX.TSF", "TDF"), "D_EAX.TDF");
+        assert_eq!(replace_ext("A.B\\C", "TDF"), "A.B\\C.TDF");
+    }
+
+    #[test]
+    fn options() {
+        let a: Vec<String> = ["X.TSF", "/m=a.map", "/W1", "/RM4", "/RS100", "/H", "/I"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let c = parse_args(&a);
+        assert_eq!(c.files, vec!["X.TSF"]);
+        assert_eq!(c.map.as_deref(), Some("a.map"));
+        assert_eq!(c.level, 1);
+        assert_eq!(c.options.retep_mask, 4);
+        assert_eq!(c.options.retep_range, Some(100));
+        assert!(c.options.ignore_case);
+        assert_eq!(c.invalid, vec!["/H"]);
+    }
+}

@@ -1,0 +1,343 @@
+//! The TSF lexer.
+//!
+//! Tokens are words (letters, digits and the other characters that are not
+//! delimiters), strings, the punctuation `= , ( ) + - * . @`, and the end of
+//! the file. Blanks and comments separate tokens: `;` to the end of the
+//! line, and C comments `/* */`, which may nest and span lines.
+//!
+//! `line` is 1 plus the number of line breaks consumed so far, so after a
+//! token has been read it is the line the lexer has reached, which is the
+//! line TRCUST reports (after the last line break of a file it is one past
+//! the last line).
+//!
+//! Strings: `\"` becomes `"`; every other backslash sequence is kept as
+//! written. A line break or NUL inside a string is SEVERE; a token longer
+//! than 259 bytes is FATAL.
+
+use crate::diag::{Diagnostic, Severity};
+
+/// Longest token TRCUST accepts.
+pub const MAX_TOKEN: usize = 259;
+
+/// A token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Token {
+    /// A word: keyword, name, register or number.
+    Word(String),
+    /// A string literal's content.
+    Str(Vec<u8>),
+    /// One of `= , ( ) + - * . @`.
+    Punct(char),
+    /// End of the file.
+    Eof,
+}
+
+impl Token {
+    /// The token as TRCUST quotes it in messages.
+    pub fn text(&self) -> String {
+        match self {
+            Token::Word(w) => w.clone(),
+            Token::Str(s) => String::from_utf8_lossy(s).into_owned(),
+            Token::Punct(c) => c.to_string(),
+            Token::Eof => String::new(),
+        }
+    }
+
+    /// Whether this is the word `kw` (case-insensitive).
+    pub fn is_word(&self, kw: &str) -> bool {
+        matches!(self, Token::Word(w) if w.eq_ignore_ascii_case(kw))
+    }
+}
+
+const PUNCT: &[u8] = b"=,()+-*.@";
+
+fn is_word_byte(b: u8) -> bool {
+    !(b.is_ascii_whitespace() || PUNCT.contains(&b) || b == b'"' || b == b';' || b == 0)
+}
+
+/// The lexer over a TSF's bytes.
+pub struct Lexer<'a> {
+    src: &'a [u8],
+    pos: usize,
+    /// 1 + line breaks consumed.
+    pub line: u32,
+    peeked: Option<Token>,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `src`.
+    pub fn new(src: &'a [u8]) -> Self {
+        Lexer {
+            src,
+            pos: 0,
+            line: 1,
+            peeked: None,
+        }
+    }
+
+    fn fatal(&self, sev: Severity, text: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(self.line, sev, text)
+    }
+
+    /// Skips blanks and comments.
+    fn skip(&mut self) -> Result<(), Diagnostic> {
+        loop {
+            let Some(&b) = self.src.get(self.pos) else {
+                return Ok(());
+            };
+            match b {
+                b'\n' => {
+                    self.line += 1;
+                    self.pos += 1;
+                }
+                b if b.is_ascii_whitespace() || b == 0x1A => self.pos += 1,
+                b';' => {
+                    while self.src.get(self.pos).is_some_and(|&c| c != b'\n') {
+                        self.pos += 1;
+                    }
+                }
+                b'/' if self.src.get(self.pos + 1) == Some(&b'*') => {
+                    self.pos += 2;
+                    let mut depth = 1u32;
+                    while depth > 0 {
+                        match self.src.get(self.pos) {
+                            None => {
+                                return Err(
+                                    self.fatal(Severity::Severe, "premature end of file encountered")
+                                );
+                            }
+                            Some(b'\n') => {
+                                self.line += 1;
+                                self.pos += 1;
+                            }
+                            Some(b'/') if self.src.get(self.pos + 1) == Some(&b'*') => {
+                                depth += 1;
+                                self.pos += 2;
+                            }
+                            Some(b'*') if self.src.get(self.pos + 1) == Some(&b'/') => {
+                                depth -= 1;
+                                self.pos += 2;
+                            }
+                            Some(_) => self.pos += 1,
+                        }
+                    }
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// The next token, without consuming it.
+    ///
+    /// # Errors
+    /// A FATAL or SEVERE diagnostic for a malformed token.
+    pub fn peek(&mut self) -> Result<&Token, Diagnostic> {
+        if self.peeked.is_none() {
+            let t = self.read()?;
+            self.peeked = Some(t);
+        }
+        Ok(self.peeked.as_ref().unwrap_or(&Token::Eof))
+    }
+
+    /// The next token.
+    ///
+    /// # Errors
+    /// A FATAL or SEVERE diagnostic for a malformed token.
+    pub fn next(&mut self) -> Result<Token, Diagnostic> {
+        match self.peeked.take() {
+            Some(t) => Ok(t),
+            None => self.read(),
+        }
+    }
+
+    fn too_long(&self) -> Diagnostic {
+        self.fatal(
+            Severity::Fatal,
+            format!("token in TSF file exceeds {MAX_TOKEN} bytes"),
+        )
+    }
+
+    fn read(&mut self) -> Result<Token, Diagnostic> {
+        self.skip()?;
+        let Some(&b) = self.src.get(self.pos) else {
+            return Ok(Token::Eof);
+        };
+        if b == b'"' {
+            return self.string();
+        }
+        if PUNCT.contains(&b) {
+            self.pos += 1;
+            return Ok(Token::Punct(char::from(b)));
+        }
+        if b == 0 {
+            self.pos += 1;
+            return Ok(Token::Word("\0".into()));
+        }
+        let start = self.pos;
+        while self.src.get(self.pos).is_some_and(|&c| is_word_byte(c)) {
+            if self.src[self.pos] == b'/' && self.src.get(self.pos + 1) == Some(&b'*') {
+                break;
+            }
+            self.pos += 1;
+        }
+        if self.pos - start > MAX_TOKEN {
+            return Err(self.too_long());
+        }
+        Ok(Token::Word(
+            String::from_utf8_lossy(&self.src[start..self.pos]).into_owned(),
+        ))
+    }
+
+    fn string(&mut self) -> Result<Token, Diagnostic> {
+        self.pos += 1;
+        let mut out = Vec::new();
+        loop {
+            let Some(&c) = self.src.get(self.pos) else {
+                return Err(self.fatal(Severity::Severe, "premature end of file encountered"));
+            };
+            match c {
+                b'"' => {
+                    self.pos += 1;
+                    break;
+                }
+                b'\n' | b'\r' => return Err(self.fatal(Severity::Severe, "new line in literal")),
+                0 => return Err(self.fatal(Severity::Severe, "NULL in literal")),
+                b'\\' => match self.src.get(self.pos + 1) {
+                    Some(b'"') => {
+                        out.push(b'"');
+                        self.pos += 2;
+                    }
+                    Some(&n) if n != b'\n' && n != b'\r' && n != 0 => {
+                        out.extend_from_slice(&[b'\\', n]);
+                        self.pos += 2;
+                    }
+                    _ => {
+                        out.push(b'\\');
+                        self.pos += 1;
+                    }
+                },
+                c => {
+                    out.push(c);
+                    self.pos += 1;
+                }
+            }
+            if out.len() > MAX_TOKEN {
+                return Err(self.too_long());
+            }
+        }
+        Ok(Token::Str(out))
+    }
+
+    /// A raw value such as a path or file name: everything up to a blank, a
+    /// comma or a comment. Used for `MODNAME=` and `TP=@file`.
+    ///
+    /// # Errors
+    /// A FATAL diagnostic for an overlong token.
+    pub fn raw(&mut self) -> Result<String, Diagnostic> {
+        if let Some(t) = self.peeked.take() {
+            // A token was already read: continue from it.
+            let mut s = t.text();
+            s.push_str(&self.raw_rest()?);
+            return Ok(s);
+        }
+        self.skip()?;
+        self.raw_rest()
+    }
+
+    fn raw_rest(&mut self) -> Result<String, Diagnostic> {
+        let start = self.pos;
+        while let Some(&c) = self.src.get(self.pos) {
+            if c.is_ascii_whitespace() || c == b',' || c == b';' || c == b'"' || c == 0 {
+                break;
+            }
+            if c == b'/' && self.src.get(self.pos + 1) == Some(&b'*') {
+                break;
+            }
+            self.pos += 1;
+        }
+        if self.pos - start > MAX_TOKEN {
+            return Err(self.too_long());
+        }
+        Ok(String::from_utf8_lossy(&self.src[start..self.pos]).into_owned())
+    }
+}
+
+/// Parses a TSF number: decimal, or `0x` hex.
+pub fn parse_number(text: &str) -> Option<u64> {
+    if let Some(h) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        if h.is_empty() || h.len() > 16 {
+            return None;
+        }
+        return u64::from_str_radix(h, 16).ok();
+    }
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(src: &str) -> Vec<(Token, u32)> {
+        let mut l = Lexer::new(src.as_bytes());
+        let mut v = Vec::new();
+        loop {
+            let t = l.next().unwrap();
+            let end = t == Token::Eof;
+            v.push((t, l.line));
+            if end {
+                return v;
+            }
+        }
+    }
+
+    #[test]
+    fn tokens_comments_and_lines() {
+        let v = all("MAJOR=0xC6 ; c\r\n/* a /* nested */\n */ TP=.x+5\r\n");
+        let toks: Vec<_> = v.iter().map(|(t, _)| t.clone()).collect();
+        assert_eq!(
+            toks,
+            vec![
+                Token::Word("MAJOR".into()),
+                Token::Punct('='),
+                Token::Word("0xC6".into()),
+                Token::Word("TP".into()),
+                Token::Punct('='),
+                Token::Punct('.'),
+                Token::Word("x".into()),
+                Token::Punct('+'),
+                Token::Word("5".into()),
+                Token::Eof,
+            ]
+        );
+        assert_eq!(v[3].1, 3);
+        assert_eq!(v.last().unwrap().1, 4);
+    }
+
+    #[test]
+    fn strings() {
+        let v = all(r#""a\"b\n\x41""#);
+        assert_eq!(v[0].0, Token::Str(br#"a"b\n\x41"#.to_vec()));
+    }
+
+    #[test]
+    fn string_errors() {
+        let mut l = Lexer::new(b"\"abc\ndef\"");
+        assert_eq!(l.next().unwrap_err().text, "new line in literal");
+        let long = format!("\"{}\"", "x".repeat(260));
+        let mut l = Lexer::new(long.as_bytes());
+        let e = l.next().unwrap_err();
+        assert_eq!(e.severity, Severity::Fatal);
+        assert_eq!(e.text, "token in TSF file exceeds 259 bytes");
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(parse_number("0x1C5"), Some(0x1C5));
+        assert_eq!(parse_number("08"), Some(8));
+        assert_eq!(parse_number("0x"), None);
+        assert_eq!(parse_number("1a"), None);
+    }
+}
