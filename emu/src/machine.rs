@@ -314,6 +314,11 @@ impl Machine {
             Ok(Flow::Next) => {}
             Ok(Flow::Halt) => {
                 self.instructions += 1;
+                if tf && !self.suppress_tf {
+                    // The single-step trap is taken after HLT and wakes it.
+                    self.cpu.dr[6] |= 0x4000;
+                    return self.raise(Fault::new(vector::DB));
+                }
                 self.halted = true;
                 return Some(Exit::Halted);
             }

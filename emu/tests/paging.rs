@@ -1,0 +1,138 @@
+//! Paging: #PF with CR2 and error codes, U/S and R/W with and without
+//! CR0.WP, accessed/dirty bits, and TLB flush points.
+
+mod common;
+
+use common::*;
+use emu::{Exit, Fault, Limits, vector};
+use iced_x86::code_asm::*;
+
+const PD: u32 = 0x10_0000;
+const PT: u32 = 0x10_1000;
+
+fn pte(m: &emu::Machine, page: u32) -> u32 {
+    let mut b = [0u8; 4];
+    m.read_phys(PT + page * 4, &mut b);
+    u32::from_le_bytes(b)
+}
+
+fn set_pte(m: &mut emu::Machine, page: u32, v: u32) {
+    m.write_phys(PT + page * 4, &v.to_le_bytes());
+}
+
+/// Identity-map 4 MB user/writable, then enable paging.
+fn paged(code: &[u8]) -> emu::Machine {
+    let mut m = prot_machine(code);
+    m.write_phys(PD, &(PT | 7).to_le_bytes());
+    for p in 0..1024 {
+        set_pte(&mut m, p, (p << 12) | 7);
+    }
+    let c = m.cpu_mut();
+    c.cr3 = PD;
+    c.cr0 |= 0x8000_0000;
+    m
+}
+
+fn fault(m: &mut emu::Machine) -> Fault {
+    m.intercept(vector::PF, true);
+    match m.run(Limits {
+        instructions: Some(100),
+        cycles: None,
+    }) {
+        Exit::Exception { fault, .. } => fault,
+        other => panic!("expected #PF, got {other:?}"),
+    }
+}
+
+#[test]
+fn not_present_page_faults_with_cr2() {
+    let code = asm(32, 0x2000, |a| {
+        a.mov(eax, dword_ptr(0x5004)).unwrap();
+    });
+    let mut m = paged(&code);
+    set_pte(&mut m, 5, 0x5006);
+    assert_eq!(fault(&mut m), Fault::code(vector::PF, 0));
+    assert_eq!(m.cpu().cr2, 0x5004);
+    assert_eq!(m.cpu().eip, 0x2000);
+}
+
+#[test]
+fn write_protection_386_and_wp() {
+    let code = asm(32, 0x2000, |a| {
+        a.mov(dword_ptr(0x6000), eax).unwrap();
+        a.hlt().unwrap();
+    });
+    let mut m = paged(&code);
+    set_pte(&mut m, 6, 0x6005);
+    // A 386 supervisor write ignores R/W.
+    assert_eq!(m.run(Limits::default()), Exit::Halted);
+    // With CR0.WP (486) it faults: present | write.
+    let mut m = paged(&code);
+    set_pte(&mut m, 6, 0x6005);
+    m.cpu_mut().cr0 |= 1 << 16;
+    assert_eq!(fault(&mut m), Fault::code(vector::PF, 3));
+    assert_eq!(m.cpu().cr2, 0x6000);
+}
+
+#[test]
+fn user_access_to_supervisor_page() {
+    let ring0 = asm(32, 0x2000, |a| {
+        a.push(DATA3 as i32).unwrap();
+        a.push(0x7000).unwrap();
+        a.push(CODE3 as i32).unwrap();
+        a.push(0x2100).unwrap();
+        a.retf().unwrap();
+    });
+    let mut m = paged(&ring0);
+    // mov eax,[ss:0x8000] (DS was nulled by the RETF to ring 3)
+    m.write_phys(0x2100, &[0x36, 0xA1, 0x00, 0x80, 0, 0]);
+    set_pte(&mut m, 8, 0x8003);
+    assert_eq!(fault(&mut m), Fault::code(vector::PF, 5));
+    assert_eq!(m.cpu().cr2, 0x8000);
+}
+
+#[test]
+fn accessed_and_dirty_bits() {
+    let code = asm(32, 0x2000, |a| {
+        a.mov(eax, dword_ptr(0x9000)).unwrap();
+        a.mov(dword_ptr(0xA000), eax).unwrap();
+        a.hlt().unwrap();
+    });
+    let mut m = paged(&code);
+    assert_eq!(m.run(Limits::default()), Exit::Halted);
+    assert_eq!(pte(&m, 9) & 0x60, 0x20, "read sets A only");
+    assert_eq!(pte(&m, 0xA) & 0x60, 0x60, "write sets A and D");
+    assert_eq!(pte(&m, 0xB) & 0x60, 0, "untouched page");
+}
+
+#[test]
+fn tlb_keeps_stale_translations_until_cr3_reload() {
+    let code = asm(32, 0x2000, |a| {
+        a.mov(eax, dword_ptr(0xC000)).unwrap();
+        a.hlt().unwrap();
+        a.mov(eax, dword_ptr(0xC000)).unwrap();
+        a.mov(ecx, cr3).unwrap();
+        a.mov(cr3, ecx).unwrap();
+        a.mov(eax, dword_ptr(0xC000)).unwrap();
+        a.hlt().unwrap();
+    });
+    let mut m = paged(&code);
+    m.write_phys(0xC000, &0x1111_1111u32.to_le_bytes());
+    m.write_phys(0xD000, &0x2222_2222u32.to_le_bytes());
+    assert_eq!(m.run(Limits::default()), Exit::Halted);
+    assert_eq!(m.cpu().gpr[0], 0x1111_1111);
+    // Remap page C to frame D behind the guest's back (no flush).
+    set_pte(&mut m, 0xC, 0xD007);
+    m.set_halted(false);
+    m.intercept(vector::PF, true);
+    assert_eq!(
+        m.run(Limits {
+            instructions: Some(1),
+            cycles: None
+        }),
+        Exit::InstructionLimit
+    );
+    assert_eq!(m.cpu().gpr[0], 0x1111_1111, "stale TLB entry used");
+    assert_eq!(m.run(Limits::default()), Exit::Halted);
+    assert_eq!(m.cpu().gpr[0], 0x2222_2222, "MOV CR3 flushed the TLB");
+}

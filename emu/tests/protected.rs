@@ -1,0 +1,230 @@
+//! Protected mode: segment checks and their error codes, privilege
+//! transitions through call gates and the IDT with TSS stack switches,
+//! and the descriptor-inspection instructions.
+
+mod common;
+
+use common::*;
+use emu::{Exit, Fault, Limits, SegReg, flags, vector};
+use iced_x86::code_asm::*;
+
+fn run_fault(m: &mut emu::Machine, v: u8) -> Fault {
+    m.intercept(v, true);
+    match m.run(Limits {
+        instructions: Some(1000),
+        cycles: None,
+    }) {
+        Exit::Exception { fault, .. } => fault,
+        other => panic!("expected exception {v}, got {other:?}"),
+    }
+}
+
+#[test]
+fn limit_violation_is_gp0_at_the_faulting_instruction() {
+    let head = asm(32, 0x2000, |a| {
+        a.mov(ax, SMALL as i32).unwrap();
+        a.mov(ds, ax).unwrap();
+        a.mov(eax, dword_ptr(0xFFC)).unwrap();
+    });
+    let at = 0x2000 + head.len() as u32;
+    let mut code = head;
+    code.extend(asm(32, u64::from(at), |a| {
+        a.mov(eax, dword_ptr(0xFFD)).unwrap();
+        a.hlt().unwrap();
+    }));
+    let mut m = prot_machine(&code);
+    assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0));
+    assert_eq!(m.cpu().eip, at);
+}
+
+#[test]
+fn expand_down_segment_accepts_offsets_above_the_limit() {
+    let head = asm(32, 0x2000, |a| {
+        a.mov(ax, EXPDOWN as i32).unwrap();
+        a.mov(es, ax).unwrap();
+        a.mov(eax, dword_ptr(0x2000).es()).unwrap();
+    });
+    let at = 0x2000 + head.len() as u32;
+    let mut code = head;
+    code.extend(asm(32, u64::from(at), |a| {
+        a.mov(eax, dword_ptr(0x800).es()).unwrap();
+        a.hlt().unwrap();
+    }));
+    let mut m = prot_machine(&code);
+    assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0));
+    assert_eq!(m.cpu().eip, at);
+}
+
+#[test]
+fn segment_load_errors_carry_the_selector() {
+    let code = asm(32, 0x2000, |a| {
+        a.mov(ax, ABSENT as i32).unwrap();
+        a.mov(ds, ax).unwrap();
+    });
+    let mut m = prot_machine(&code);
+    assert_eq!(run_fault(&mut m, vector::NP), Fault::np(u32::from(ABSENT)));
+
+    let code = asm(32, 0x2000, |a| {
+        a.xor(eax, eax).unwrap();
+        a.mov(ss, ax).unwrap();
+    });
+    let mut m = prot_machine(&code);
+    assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0));
+
+    // Beyond the GDT limit.
+    let code = asm(32, 0x2000, |a| {
+        a.mov(ax, 0x1F8).unwrap();
+        a.mov(fs, ax).unwrap();
+    });
+    let mut m = prot_machine(&code);
+    assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0x1F8));
+
+    // CS as a data segment is not writable.
+    let head = asm(32, 0x2000, |a| {
+        a.mov(ax, CODE32 as i32).unwrap();
+        a.mov(ds, ax).unwrap();
+        a.mov(eax, dword_ptr(0x100)).unwrap();
+    });
+    let at = 0x2000 + head.len() as u32;
+    let mut code = head;
+    code.extend([0xA3, 0, 1, 0, 0]); // mov [0x100], eax
+    let mut m = prot_machine(&code);
+    assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0));
+    assert_eq!(m.cpu().eip, at);
+}
+
+/// Ring 0 -> ring 3 by RETF, back to ring 0 through a call gate with a
+/// TSS stack switch, and out again by RETF.
+#[test]
+fn call_gate_switches_stacks_and_returns() {
+    let ring0 = asm(32, 0x2000, |a| {
+        a.push(DATA3 as i32).unwrap();
+        a.push(0x7000).unwrap();
+        a.push(CODE3 as i32).unwrap();
+        a.push(0x2100).unwrap();
+        a.retf().unwrap();
+    });
+    let mut m = prot_machine(&ring0);
+    // Ring 3 at 0x2100: call far GATE:0 ; hlt (privileged -> #GP at CPL 3).
+    let mut ring3 = vec![0x9A, 0, 0, 0, 0];
+    ring3.extend_from_slice(&GATE.to_le_bytes());
+    ring3.push(0xF4);
+    m.write_phys(0x2100, &ring3);
+    // Gate target at 0x2800: record CPL via the stack, then retf.
+    m.write_phys(0x2800, &[0xCB]);
+    m.add_host_call(0x2800);
+    assert_eq!(m.run(Limits::default()), Exit::HostCall { linear: 0x2800 });
+    let c = m.cpu();
+    assert_eq!(c.cpl, 0);
+    assert_eq!(c.seg[SegReg::Ss as usize].selector, DATA32);
+    assert_eq!(c.gpr[4], 0x9000 - 16);
+    let mut frame = [0u8; 16];
+    m.read_phys(0x9000 - 16, &mut frame);
+    let w = |i: usize| u32::from_le_bytes(frame[4 * i..4 * i + 4].try_into().unwrap());
+    assert_eq!(w(0), 0x2107, "return EIP");
+    assert_eq!(w(1) & 0xFFFF, u32::from(CODE3));
+    assert_eq!(w(2), 0x7000, "outer ESP");
+    assert_eq!(w(3) & 0xFFFF, u32::from(DATA3));
+    // RETF back to ring 3, where HLT faults.
+    assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0));
+    let c = m.cpu();
+    assert_eq!(c.cpl, 3);
+    assert_eq!(c.eip, 0x2107);
+    assert_eq!(c.gpr[4], 0x7000);
+    assert_eq!(c.seg[SegReg::Ss as usize].selector, DATA3);
+}
+
+#[test]
+fn software_interrupt_from_ring3_through_the_idt() {
+    let ring0 = asm(32, 0x2000, |a| {
+        a.push(DATA3 as i32).unwrap();
+        a.push(0x7000).unwrap();
+        a.pushfd().unwrap();
+        a.or(dword_ptr(esp), 0x200).unwrap();
+        a.push(CODE3 as i32).unwrap();
+        a.push(0x2100).unwrap();
+        a.iretd().unwrap();
+    });
+    let mut m = prot_machine(&ring0);
+    m.write_phys(0x2100, &[0xCD, 0x80, 0xCD, 0x81, 0xF4]); // int 80h ; int 81h
+    set_int_gate(&mut m, 0x80, 0x2900, 3);
+    set_int_gate(&mut m, 0x81, 0x2A00, 0);
+    m.write_phys(0x2900, &[0xCF]); // iretd
+    m.add_host_call(0x2900);
+    assert_eq!(m.run(Limits::default()), Exit::HostCall { linear: 0x2900 });
+    let c = m.cpu();
+    assert_eq!(c.cpl, 0);
+    assert_eq!(c.eflags & flags::IF, 0, "interrupt gate clears IF");
+    assert_eq!(c.gpr[4], 0x9000 - 20);
+    // IRETD back to ring 3; INT 81h's gate has DPL 0: #GP(81h*8+2).
+    assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0x81 * 8 + 2));
+    let c = m.cpu();
+    assert_eq!(c.cpl, 3);
+    assert_eq!(c.eip, 0x2102);
+    assert_ne!(c.eflags & flags::IF, 0, "IRET restored IF");
+}
+
+#[test]
+fn exception_through_idt_pushes_error_code() {
+    let code = asm(32, 0x2000, |a| {
+        a.mov(ax, ABSENT as i32).unwrap();
+        a.mov(gs, ax).unwrap();
+    });
+    let mut m = prot_machine(&code);
+    set_int_gate(&mut m, vector::NP, 0x2C00, 0);
+    m.write_phys(0x2C00, &[0xF4]);
+    assert_eq!(m.run(Limits::default()), Exit::Halted);
+    let mut st = [0u8; 8];
+    m.read_phys(m.cpu().gpr[4], &mut st);
+    assert_eq!(u32::from_le_bytes(st[0..4].try_into().unwrap()), u32::from(ABSENT));
+    assert_eq!(u32::from_le_bytes(st[4..8].try_into().unwrap()), 0x2004);
+}
+
+#[test]
+fn lar_lsl_verr_verw_arpl() {
+    let code = asm(32, 0x2000, |a| {
+        a.mov(ecx, SMALL as i32).unwrap();
+        a.lsl(eax, ecx).unwrap();
+        a.lar(ebx, ecx).unwrap();
+        a.mov(ecx, CODE32 as i32).unwrap();
+        a.verw(cx).unwrap();
+        a.setz(dl).unwrap();
+        a.verr(cx).unwrap();
+        a.setz(dh).unwrap();
+        a.mov(si, 0x10).unwrap();
+        a.mov(di, 3).unwrap();
+        a.arpl(si, di).unwrap();
+        a.hlt().unwrap();
+    });
+    let mut m = prot_machine(&code);
+    assert_eq!(m.run(Limits::default()), Exit::Halted);
+    let g = m.cpu().gpr;
+    assert_eq!(g[0], 0xFFF);
+    assert_eq!(g[3], 0x0040_9200, "LAR does not set the accessed bit");
+    assert_eq!(g[2] & 0xFFFF, 0x0100, "VERW code = ZF0, VERR readable code = ZF1");
+    assert_eq!(g[6] & 0xFFFF, 0x13);
+}
+
+#[test]
+fn iopl_rules_for_cli_and_io() {
+    let ring0 = asm(32, 0x2000, |a| {
+        a.push(DATA3 as i32).unwrap();
+        a.push(0x7000).unwrap();
+        a.push(0x2).unwrap();
+        a.push(CODE3 as i32).unwrap();
+        a.push(0x2100).unwrap();
+        a.iretd().unwrap();
+    });
+    let mut m = prot_machine(&ring0);
+    m.write_phys(0x2100, &[0xFA]); // cli at CPL 3, IOPL 0
+    assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0));
+    assert_eq!(m.cpu().eip, 0x2100);
+    // IN with an I/O bitmap that allows port 0x60 only.
+    m.write_phys(0x2100, &[0xE4, 0x60, 0xE4, 0x61]);
+    m.write_phys(0x3000 + 0x68 + 12, &[0xFE]);
+    let mut tr = m.cpu().tr;
+    tr.limit = 0x68 + 32;
+    m.cpu_mut().tr = tr;
+    assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0));
+    assert_eq!(m.cpu().eip, 0x2102);
+}
