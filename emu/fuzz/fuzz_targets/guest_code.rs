@@ -1,0 +1,53 @@
+//! Arbitrary bytes as guest code (first byte picks the mode): the host must
+//! never panic, whatever the guest does.
+#![no_main]
+
+use emu::{CpuModel, Descriptor, Limits, Machine, MachineConfig, SegReg, Segment};
+use libfuzzer_sys::fuzz_target;
+
+fn desc(base: u32, limit: u32, access: u8, flags: u8) -> u64 {
+    u64::from(limit & 0xFFFF)
+        | (u64::from(base & 0xFF_FFFF) << 16)
+        | (u64::from(access) << 40)
+        | (u64::from((limit >> 16) & 0xF) << 48)
+        | (u64::from(flags & 0xF) << 52)
+        | (u64::from(base >> 24) << 56)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&mode, code)) = data.split_first() else {
+        return;
+    };
+    let model = match mode & 3 {
+        0 => CpuModel::I286,
+        1 => CpuModel::I386,
+        _ => CpuModel::I486,
+    };
+    let mut m = Machine::new(MachineConfig { ram_size: 1 << 20, model });
+    m.write_phys(0x1000, code);
+    if mode & 4 == 0 || model == CpuModel::I286 {
+        for s in SegReg::ALL {
+            m.set_segment(s, Segment::real(0, s == SegReg::Cs));
+        }
+    } else {
+        let big = if mode & 8 != 0 { 0xC } else { 0x8 };
+        let gdt = [0, desc(0, 0xFFFFF, 0x9A, big), desc(0, 0xFFFFF, 0x92, big)];
+        for (i, e) in gdt.iter().enumerate() {
+            m.write_phys(0x800 + 8 * i as u32, &e.to_le_bytes());
+        }
+        let c = m.cpu_mut();
+        c.cr0 |= 1;
+        c.gdtr.base = 0x800;
+        c.gdtr.limit = 23;
+        m.set_segment(SegReg::Cs, Descriptor(gdt[1]).to_segment(8));
+        for s in [SegReg::Ds, SegReg::Es, SegReg::Ss, SegReg::Fs, SegReg::Gs] {
+            m.set_segment(s, Descriptor(gdt[2]).to_segment(0x10));
+        }
+    }
+    m.cpu_mut().eip = 0x1000;
+    m.cpu_mut().gpr[4] = 0x8000;
+    for _ in 0..4 {
+        let _ = m.run(Limits { instructions: Some(2000), cycles: None });
+        m.set_halted(false);
+    }
+});
