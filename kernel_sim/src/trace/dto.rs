@@ -1,0 +1,157 @@
+//! Dynamic Trace Objects: the tracepoints and variables of one module.
+//!
+//! A DTO is what DosDynamicTrace keeps per traced module (warp-debug-dtrace
+//! §1.3.6): its tracepoints with their verified programs, the object
+//! selectors and flat bases recorded when the tracepoints were inserted, the
+//! variables, the log limit, the DTO id, and an error count. [`DtoSpec`] is
+//! the definition handed to [`super::DynamicTrace::apply`]; it is built from
+//! a DTRACE trace program file here, or from a TDF by the TRACE command.
+
+use rpn_vm::source::TraceProgramFile;
+use rpn_vm::{DEFAULT_LOGMAX, Program};
+
+use super::guest::ObjectMapping;
+
+/// One tracepoint to insert.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TracepointSpec {
+    /// Minor code.
+    pub minor: u16,
+    /// Major code.
+    pub major: u16,
+    /// Object of the module, numbered from 1.
+    pub object: u32,
+    /// Offset within the object.
+    pub offset: u32,
+    /// The opcode byte expected at the address, if the definition says.
+    pub opcode: Option<u8>,
+    /// The verified trace program.
+    pub program: Program,
+}
+
+/// A DTO definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DtoSpec {
+    /// Module name (as the module table knows it).
+    pub module: String,
+    /// DTO grouping id (`id=`).
+    pub id: u32,
+    /// Number of variables (`vars=`).
+    pub vars: u32,
+    /// Log limit in bytes (`logmax=`).
+    pub logmax: usize,
+    /// The module's objects, in order: selector and flat base.
+    pub objects: Vec<ObjectMapping>,
+    /// The tracepoints.
+    pub tracepoints: Vec<TracepointSpec>,
+}
+
+/// Why a trace program file cannot become a DTO.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// No major code in the tracepoint, the file or the command line.
+    #[error("minor 0x{minor:04X}: no major code (major= in the file header or /m=)")]
+    NoMajor {
+        /// The tracepoint.
+        minor: u16,
+    },
+    /// A tracepoint without object= and offset=.
+    #[error("minor 0x{minor:04X}: object= and offset= are required")]
+    NoAddress {
+        /// The tracepoint.
+        minor: u16,
+    },
+}
+
+impl DtoSpec {
+    /// The DTO of a trace program file (DTRACE APPLY). `major` and `id`
+    /// override the file header, as `/m=` and `/i=` do; a tracepoint's own
+    /// `major=` overrides both.
+    ///
+    /// # Errors
+    /// [`SpecError`] for a tracepoint without a major code or an address.
+    pub fn from_trace_program(
+        file: &TraceProgramFile,
+        module: &str,
+        objects: Vec<ObjectMapping>,
+        major: Option<u16>,
+        id: Option<u32>,
+    ) -> Result<DtoSpec, SpecError> {
+        let header = &file.header;
+        let mut tracepoints = Vec::with_capacity(file.tracepoints.len());
+        for tp in &file.tracepoints {
+            let major = tp.major.or(major).or(header.major).ok_or(SpecError::NoMajor { minor: tp.minor })?;
+            let (Some(object), Some(offset)) = (tp.object, tp.offset) else {
+                return Err(SpecError::NoAddress { minor: tp.minor });
+            };
+            tracepoints.push(TracepointSpec {
+                minor: tp.minor,
+                major,
+                object,
+                offset,
+                opcode: tp.opcode,
+                program: tp.program.clone(),
+            });
+        }
+        Ok(DtoSpec {
+            module: module.to_string(),
+            id: id.or(header.id).unwrap_or(0),
+            vars: header.vars(),
+            logmax: header.logmax() as usize,
+            objects,
+            tracepoints,
+        })
+    }
+}
+
+/// A tracepoint as inserted, with its statistics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveTracepoint {
+    /// The definition.
+    pub spec: TracepointSpec,
+    /// Linear address of the INT3.
+    pub linear: u32,
+    /// The byte the INT3 replaced.
+    pub original: u8,
+    /// Times the tracepoint was hit.
+    pub hits: u64,
+    /// Records it logged.
+    pub logged: u64,
+    /// Cycles its hits cost in all (trap, dispatch, program, single-step).
+    pub cycles: u64,
+    /// Whether the tracepoint is still inserted (Remove takes it out).
+    pub active: bool,
+}
+
+/// An applied DTO.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dto {
+    /// Module name.
+    pub module: String,
+    /// DTO id.
+    pub id: u32,
+    /// The variables, zero when applied.
+    pub vars: Vec<u32>,
+    /// Log limit.
+    pub logmax: usize,
+    /// Objects, numbered from 1.
+    pub objects: Vec<ObjectMapping>,
+    /// Tracepoints, in definition order.
+    pub tracepoints: Vec<ActiveTracepoint>,
+    /// Hits that ended in error (a variable index out of range).
+    pub errors: u64,
+}
+
+impl Dto {
+    pub(crate) fn new(spec: &DtoSpec) -> Dto {
+        Dto {
+            module: spec.module.clone(),
+            id: spec.id,
+            vars: vec![0; spec.vars as usize],
+            logmax: if spec.logmax == 0 { DEFAULT_LOGMAX } else { spec.logmax },
+            objects: spec.objects.clone(),
+            tracepoints: Vec::new(),
+            errors: 0,
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The interrupted guest as a trace program sees it: [`rpn_vm::Machine`]
+//! over the emulated machine at a TRAP3.
+//!
+//! Registers come from a snapshot of the trap frame taken when the INT3
+//! trapped (so EIP is the INT3's address plus one, as DynamicTrace saw it).
+//! Flat reads go through the MMU; a page fault becomes the page-not-present
+//! token with the address of the first byte that could not be read.
+//! Segmented reads look the selector up in the GDT or LDT as the CPU would
+//! for a data-segment load at ring 0: a null selector, an index past the
+//! table's limit, a system descriptor or an execute-only code segment is an
+//! invalid selector (token 0xFF); a descriptor that is not present gives
+//! token 0xFE; an offset outside the limit (expand-down segments included)
+//! gives 0xFF with `sel:off`. In real and V86 mode a selector is a
+//! paragraph and only paging can fault.
+
+use emu::{CpuState, Descriptor, Machine as Emu, SegReg};
+use rpn_vm::{FaultKind, MemFault, Reg};
+
+/// An object of the traced module: its selector (16:16 view) and flat base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ObjectMapping {
+    /// Selector recorded when the tracepoints were inserted (0: none).
+    pub selector: u16,
+    /// Flat (linear) base address.
+    pub flat_base: u32,
+}
+
+/// The guest at a tracepoint hit.
+pub struct GuestView<'a> {
+    emu: &'a mut Emu,
+    frame: CpuState,
+    objects: &'a [ObjectMapping],
+}
+
+impl<'a> GuestView<'a> {
+    /// A view of `emu` whose registers are those of `frame`.
+    pub fn new(emu: &'a mut Emu, frame: CpuState, objects: &'a [ObjectMapping]) -> GuestView<'a> {
+        GuestView { emu, frame, objects }
+    }
+
+    fn read_linear(&mut self, address: u32, buf: &mut [u8]) -> Result<(), MemFault> {
+        if self.emu.read_linear(address, buf).is_ok() {
+            return Ok(());
+        }
+        // Find the first byte that faults, for the logged address.
+        for i in 0..buf.len() {
+            let at = address.wrapping_add(i as u32);
+            let mut byte = [0u8];
+            if self.emu.read_linear(at, &mut byte).is_err() {
+                return Err(MemFault { kind: FaultKind::PageNotPresent, address: at });
+            }
+            buf[i] = byte[0];
+        }
+        Ok(())
+    }
+
+    /// The descriptor of `selector`, as a data-segment load would see it.
+    fn descriptor(&mut self, selector: u16) -> Result<Descriptor, FaultKind> {
+        let cpu = self.emu.cpu();
+        let (base, limit) = if selector & 4 != 0 {
+            if cpu.ldtr.selector & !3 == 0 {
+                return Err(FaultKind::InvalidSelector);
+            }
+            (cpu.ldtr.base, cpu.ldtr.limit)
+        } else {
+            if selector & !3 == 0 {
+                return Err(FaultKind::InvalidSelector);
+            }
+            (cpu.gdtr.base, u32::from(cpu.gdtr.limit))
+        };
+        let index = u32::from(selector & !7);
+        if index + 7 > limit {
+            return Err(FaultKind::InvalidSelector);
+        }
+        let mut raw = [0u8; 8];
+        self.emu.read_linear(base.wrapping_add(index), &mut raw).map_err(|_| FaultKind::InvalidSelector)?;
+        let d = Descriptor(u64::from_le_bytes(raw));
+        // Code or data, and readable (data, or code with R set).
+        let access = d.access();
+        if !d.is_segment() || (access & 0x08 != 0 && access & 0x02 == 0) {
+            return Err(FaultKind::InvalidSelector);
+        }
+        if !d.present() {
+            return Err(FaultKind::SelectorNotPresent);
+        }
+        Ok(d)
+    }
+}
+
+impl rpn_vm::Machine for GuestView<'_> {
+    fn reg(&self, reg: Reg) -> u32 {
+        let f = &self.frame;
+        let sreg = |s: SegReg| u32::from(f.sreg(s).selector);
+        match reg {
+            Reg::Eax => f.gpr[0],
+            Reg::Ecx => f.gpr[1],
+            Reg::Edx => f.gpr[2],
+            Reg::Ebx => f.gpr[3],
+            Reg::Esp => f.gpr[4],
+            Reg::Ebp => f.gpr[5],
+            Reg::Esi => f.gpr[6],
+            Reg::Edi => f.gpr[7],
+            Reg::Es => sreg(SegReg::Es),
+            Reg::Cs => sreg(SegReg::Cs),
+            Reg::Ss => sreg(SegReg::Ss),
+            Reg::Ds => sreg(SegReg::Ds),
+            Reg::Fs => sreg(SegReg::Fs),
+            Reg::Gs => sreg(SegReg::Gs),
+            Reg::Eflags => f.eflags,
+            Reg::Eip => f.eip,
+        }
+    }
+
+    fn read_flat(&mut self, address: u32, buf: &mut [u8]) -> Result<(), MemFault> {
+        self.read_linear(address, buf)
+    }
+
+    fn read_segmented(&mut self, selector: u16, offset: u32, buf: &mut [u8]) -> Result<(), MemFault> {
+        let at = |off: u32| (u32::from(selector) << 16) | (off & 0xFFFF);
+        let cpu = self.emu.cpu();
+        if !cpu.protected() || cpu.v86() {
+            let base = u32::from(selector) << 4;
+            return self.read_linear(base.wrapping_add(offset & 0xFFFF), buf);
+        }
+        let d = self.descriptor(selector).map_err(|kind| MemFault { kind, address: at(offset) })?;
+        let seg = d.to_segment(selector);
+        let len = buf.len() as u32;
+        if len > 0 {
+            let last = offset.checked_add(len - 1);
+            let inside = match last {
+                None => false,
+                Some(last) if seg.expand_down() => {
+                    let upper = if seg.big() { u32::MAX } else { 0xFFFF };
+                    offset > seg.limit && last <= upper
+                }
+                Some(last) => last <= seg.limit,
+            };
+            if !inside {
+                let first_bad = if seg.expand_down() || offset > seg.limit { offset } else { seg.limit.wrapping_add(1) };
+                return Err(MemFault { kind: FaultKind::InvalidSelector, address: at(first_bad) });
+            }
+        }
+        self.read_linear(seg.base.wrapping_add(offset), buf)
+    }
+
+    fn object_selector(&self, object: u32) -> u16 {
+        object.checked_sub(1).and_then(|i| self.objects.get(i as usize)).map_or(0, |o| o.selector)
+    }
+
+    fn object_flat_base(&self, object: u32) -> u32 {
+        object.checked_sub(1).and_then(|i| self.objects.get(i as usize)).map_or(0, |o| o.flat_base)
+    }
+}

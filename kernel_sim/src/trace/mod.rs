@@ -1,0 +1,18 @@
+//! Dynamic trace: DTOs, INT3 patching, TRAP3 dispatch, the trace program
+//! run against the interrupted guest, and the single step of the original
+//! instruction (warp-debug-dtrace.txt §1.3.3).
+//!
+//! * [`DtoSpec`] / [`Dto`]: a module's tracepoints, variables and limits;
+//! * [`DynamicTrace`]: applies DTOs to the emulated machine and handles the
+//!   #BP and #DB exits they cause, logging into a [`stda::TraceBuffer`];
+//! * [`GuestView`]: the guest as a trace program sees it.
+
+mod dto;
+mod guest;
+mod runtime;
+
+pub use dto::{ActiveTracepoint, Dto, DtoSpec, SpecError, TracepointSpec};
+pub use guest::{GuestView, ObjectMapping};
+pub use runtime::{
+    ApplyError, DISPATCH_CYCLES, DynamicTrace, Dispatch, INT3, IRET_CYCLES, TRAP_CYCLES, UNTRACEABLE,
+};

@@ -1,0 +1,300 @@
+//! The dynamic trace runtime: INT3 patching, TRAP3 dispatch, the trace
+//! program run, logging, and single-stepping the original instruction.
+//!
+//! Applying a DTO reads the byte at each tracepoint's address (object flat
+//! base + offset), checks it against `opcode=` and against the opcodes that
+//! cannot be traced (PUSHF, INT3, INT n, INTO, BOUND, IMUL with immediate and
+//! the F6/F7 group, as TRCUST rejects them), saves it and patches an INT3.
+//! The runtime then asks the CPU to report #BP and #DB to the host.
+//!
+//! On a #BP at a known tracepoint the runtime snapshots the trap frame (EIP
+//! is the INT3's address plus one), runs the tracepoint's program against a
+//! [`GuestView`], logs the record in the system trace, puts the original
+//! byte back, rewinds EIP onto it and sets TF. The #DB after that one
+//! instruction re-inserts the INT3 and restores TF. A #BP that is not a
+//! tracepoint, and a #DB the guest asked for itself (TF was already set),
+//! are the guest's: [`Dispatch::NotOurs`] tells the kernel to deliver them.
+//!
+//! Cost: every hit adds to the emulated clock what it cost a 386 in
+//! protected mode, approximately: the INT3 trap and the #DB trap with their
+//! IRETs ([`TRAP_CYCLES`], [`IRET_CYCLES`], each twice), the dispatch to the
+//! DTO ([`DISPATCH_CYCLES`]) and the program's own cycles from the opcode
+//! table. The single-stepped instruction is counted by the CPU. The totals
+//! are kept per tracepoint.
+
+use std::collections::BTreeMap;
+
+use emu::{Exit, Machine as Emu, SegReg, flags, vector};
+use rpn_vm::{Hit, Interpreter, Outcome};
+use stda::{RecordFlags, RecordIn, Timestamp, TraceBuffer};
+
+use super::dto::{ActiveTracepoint, Dto, DtoSpec};
+use super::guest::GuestView;
+
+/// Cycles of an INT3 or #DB trap through a 386 interrupt gate at the same
+/// privilege level.
+pub const TRAP_CYCLES: u64 = 59;
+/// Cycles of the IRET back to the same privilege level.
+pub const IRET_CYCLES: u64 = 22;
+/// Cycles to find the tracepoint and switch to its DTO.
+pub const DISPATCH_CYCLES: u64 = 120;
+/// The INT3 opcode.
+pub const INT3: u8 = 0xCC;
+
+/// First bytes TRCUST refuses to trace: single-stepping them with TF set
+/// would be visible to the program or would not return to the next
+/// instruction.
+pub const UNTRACEABLE: [u8; 9] = [0x9C, 0xCC, 0xCD, 0xCE, 0x62, 0x69, 0x6B, 0xF6, 0xF7];
+
+/// Why a DTO could not be applied. Nothing is patched when applying fails.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    /// The object number is not one of the module's.
+    #[error("minor 0x{minor:04X}: object {object} does not exist")]
+    NoSuchObject {
+        /// The tracepoint.
+        minor: u16,
+        /// Its object.
+        object: u32,
+    },
+    /// The address cannot be read (not present, outside memory).
+    #[error("minor 0x{minor:04X}: address 0x{linear:08X} cannot be read")]
+    Unreadable {
+        /// The tracepoint.
+        minor: u16,
+        /// Its linear address.
+        linear: u32,
+    },
+    /// The byte at the address is not the one the definition expects.
+    #[error("minor 0x{minor:04X}: opcode mismatch at 0x{linear:08X}: found 0x{found:02X}, expected 0x{expected:02X}")]
+    OpcodeMismatch {
+        /// The tracepoint.
+        minor: u16,
+        /// Its linear address.
+        linear: u32,
+        /// The byte in memory.
+        found: u8,
+        /// The byte of `opcode=`.
+        expected: u8,
+    },
+    /// The instruction cannot be traced.
+    #[error("minor 0x{minor:04X}: opcode 0x{opcode:02X} at 0x{linear:08X} cannot be traced")]
+    Untraceable {
+        /// The tracepoint.
+        minor: u16,
+        /// Its linear address.
+        linear: u32,
+        /// The byte there.
+        opcode: u8,
+    },
+    /// Another tracepoint is already at the address.
+    #[error("minor 0x{minor:04X}: a tracepoint is already at 0x{linear:08X}")]
+    DuplicateAddress {
+        /// The tracepoint.
+        minor: u16,
+        /// Its linear address.
+        linear: u32,
+    },
+}
+
+/// What the kernel should do after offering an exit to the runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dispatch {
+    /// The exit was not the runtime's; handle it as usual.
+    NotOurs,
+    /// Handled; resume the guest.
+    Resume,
+    /// A tracepoint's program asked for a system dump: stop the system.
+    SysDump {
+        /// The tracepoint's linear address.
+        linear: u32,
+    },
+}
+
+/// The single step in flight.
+#[derive(Debug, Clone, Copy)]
+struct Stepping {
+    dto: usize,
+    tracepoint: usize,
+    guest_tf: bool,
+}
+
+/// The runtime: applied DTOs, the address map, the step in flight.
+#[derive(Debug, Default)]
+pub struct DynamicTrace {
+    dtos: Vec<Dto>,
+    by_address: BTreeMap<u32, (usize, usize)>,
+    stepping: Option<Stepping>,
+    interp: Interpreter,
+    overhead_cycles: u64,
+}
+
+impl DynamicTrace {
+    /// A runtime with nothing applied.
+    pub fn new() -> DynamicTrace {
+        DynamicTrace::default()
+    }
+
+    /// The applied DTOs.
+    pub fn dtos(&self) -> &[Dto] {
+        &self.dtos
+    }
+
+    /// Cycles all hits have cost so far; the kernel adds them to its clock.
+    pub fn overhead_cycles(&self) -> u64 {
+        self.overhead_cycles
+    }
+
+    /// Inserts the tracepoints of `spec` (DosDynamicTrace / DTRACE APPLY).
+    /// Returns the DTO's index.
+    ///
+    /// # Errors
+    /// [`ApplyError`] for the first tracepoint that cannot be inserted; then
+    /// nothing is patched.
+    pub fn apply(&mut self, emu: &mut Emu, spec: &DtoSpec) -> Result<usize, ApplyError> {
+        let mut dto = Dto::new(spec);
+        let mut planned: BTreeMap<u32, u16> = BTreeMap::new();
+        for tp in &spec.tracepoints {
+            let minor = tp.minor;
+            let object = tp
+                .object
+                .checked_sub(1)
+                .and_then(|i| spec.objects.get(i as usize))
+                .ok_or(ApplyError::NoSuchObject { minor, object: tp.object })?;
+            let linear = object.flat_base.wrapping_add(tp.offset);
+            if self.by_address.contains_key(&linear) || planned.insert(linear, minor).is_some() {
+                return Err(ApplyError::DuplicateAddress { minor, linear });
+            }
+            let mut byte = [0u8];
+            emu.read_linear(linear, &mut byte).map_err(|_| ApplyError::Unreadable { minor, linear })?;
+            let found = byte[0];
+            if let Some(expected) = tp.opcode.filter(|&e| e != found) {
+                return Err(ApplyError::OpcodeMismatch { minor, linear, found, expected });
+            }
+            if UNTRACEABLE.contains(&found) {
+                return Err(ApplyError::Untraceable { minor, linear, opcode: found });
+            }
+            dto.tracepoints.push(ActiveTracepoint {
+                spec: tp.clone(),
+                linear,
+                original: found,
+                hits: 0,
+                logged: 0,
+                cycles: 0,
+                active: true,
+            });
+        }
+        for tp in &dto.tracepoints {
+            // Checked readable above; patch_code fails only on a page that
+            // is not present, which read_linear would have reported.
+            emu.patch_code(tp.linear, &[INT3]).map_err(|_| ApplyError::Unreadable { minor: tp.spec.minor, linear: tp.linear })?;
+        }
+        let index = self.dtos.len();
+        for (i, tp) in dto.tracepoints.iter().enumerate() {
+            self.by_address.insert(tp.linear, (index, i));
+        }
+        self.dtos.push(dto);
+        emu.intercept(vector::BP, true);
+        emu.intercept(vector::DB, true);
+        Ok(index)
+    }
+
+    /// Removes every tracepoint of DTO `index`, restoring the original bytes
+    /// (DTRACE REMOVE). Its statistics and variables stay readable.
+    pub fn remove(&mut self, emu: &mut Emu, index: usize) {
+        let Some(dto) = self.dtos.get_mut(index) else { return };
+        // A step in flight finishes without re-inserting: see on_single_step.
+        for tp in dto.tracepoints.iter_mut().filter(|tp| tp.active) {
+            remove_one(emu, &mut self.by_address, tp);
+        }
+    }
+
+    /// Offers an exit of the CPU to the runtime. `trace` receives the record
+    /// when the tracepoint logs one, stamped `now`; `pid` goes into it.
+    pub fn dispatch(&mut self, emu: &mut Emu, exit: &Exit, trace: &mut TraceBuffer, now: Timestamp, pid: u16) -> Dispatch {
+        match *exit {
+            Exit::Exception { fault, software: true } if fault.vector == vector::BP => self.on_breakpoint(emu, trace, now, pid),
+            Exit::Exception { fault, software: false } if fault.vector == vector::DB => self.on_single_step(emu),
+            _ => Dispatch::NotOurs,
+        }
+    }
+
+    fn on_breakpoint(&mut self, emu: &mut Emu, trace: &mut TraceBuffer, now: Timestamp, pid: u16) -> Dispatch {
+        let frame = emu.cpu().clone();
+        let cs_base = frame.sreg(SegReg::Cs).base;
+        let linear = cs_base.wrapping_add(frame.eip.wrapping_sub(1));
+        let Some(&(d, t)) = self.by_address.get(&linear) else { return Dispatch::NotOurs };
+        let dto = &mut self.dtos[d];
+        let tp = &mut dto.tracepoints[t];
+        let hit = Hit { major: tp.spec.major, minor: tp.spec.minor, logmax: dto.logmax };
+        let mut guest = GuestView::new(emu, frame.clone(), &dto.objects);
+        let result = self.interp.run(&tp.spec.program, &mut guest, &mut dto.vars, hit);
+        let cost = 2 * (TRAP_CYCLES + IRET_CYCLES) + DISPATCH_CYCLES + result.cycles;
+        tp.hits += 1;
+        tp.cycles += cost;
+        self.overhead_cycles += cost;
+        let mut remove = false;
+        let mut sysdump = false;
+        match result.outcome {
+            Outcome::Logged(record) => {
+                let mut flags = RecordFlags::DYNAMIC;
+                if frame.protected() {
+                    flags |= RecordFlags::PROTECT;
+                }
+                if record.incomplete {
+                    flags |= RecordFlags::INCOMPLETE;
+                }
+                let rec = RecordIn { major: record.major, minor: record.minor, pid, flags, data: record.data };
+                if trace.log(&rec, now).is_ok() {
+                    tp.logged += 1;
+                }
+            }
+            Outcome::Aborted => {}
+            Outcome::Removed => remove = true,
+            Outcome::SysDump => sysdump = true,
+            Outcome::Error(_) => dto.errors += 1,
+        }
+        // Back onto the original instruction.
+        let cpu = emu.cpu_mut();
+        cpu.eip = frame.eip.wrapping_sub(1);
+        if remove {
+            remove_one(emu, &mut self.by_address, tp);
+            return Dispatch::Resume;
+        }
+        if sysdump {
+            return Dispatch::SysDump { linear };
+        }
+        if emu.patch_code(linear, &[tp.original]).is_err() {
+            return Dispatch::NotOurs;
+        }
+        let cpu = emu.cpu_mut();
+        let guest_tf = cpu.eflags & flags::TF != 0;
+        cpu.eflags |= flags::TF;
+        self.stepping = Some(Stepping { dto: d, tracepoint: t, guest_tf });
+        Dispatch::Resume
+    }
+
+    fn on_single_step(&mut self, emu: &mut Emu) -> Dispatch {
+        let Some(step) = self.stepping.take() else { return Dispatch::NotOurs };
+        let tp = &self.dtos[step.dto].tracepoints[step.tracepoint];
+        if tp.active {
+            // The page was present a moment ago; if the instruction made it
+            // not present, the tracepoint is lost rather than the guest.
+            let _ = emu.patch_code(tp.linear, &[INT3]);
+        }
+        let cpu = emu.cpu_mut();
+        if step.guest_tf {
+            // The guest single-steps too: this #DB is also its own.
+            return Dispatch::NotOurs;
+        }
+        cpu.eflags &= !flags::TF;
+        cpu.dr[6] &= !0x4000;
+        Dispatch::Resume
+    }
+}
+
+fn remove_one(emu: &mut Emu, by_address: &mut BTreeMap<u32, (usize, usize)>, tp: &mut ActiveTracepoint) {
+    let _ = emu.patch_code(tp.linear, &[tp.original]);
+    by_address.remove(&tp.linear);
+    tp.active = false;
+}

@@ -1,0 +1,204 @@
+//! The runtime against the emulated CPU: tracepoints hit, log, single-step
+//! the original instruction and stay inserted.
+
+use emu::{Exit, Limits, Machine, MachineConfig, SegReg, Segment};
+use rpn_vm::parse;
+use stda::{Stda, StdaFormat, Timestamp, TraceBuffer};
+use kernel_sim::trace::{ApplyError, Dispatch, DtoSpec, DynamicTrace, ObjectMapping};
+
+const CODE_BASE: u32 = 0x1_0000;
+
+/// Real mode, code at 1000:0000, stack at 2000:FFFE.
+fn machine(code: &[u8]) -> Machine {
+    let mut m = Machine::new(MachineConfig::default());
+    m.write_phys(CODE_BASE, code);
+    m.set_segment(SegReg::Cs, Segment::real(0x1000, true));
+    m.set_segment(SegReg::Ss, Segment::real(0x2000, false));
+    m.set_segment(SegReg::Ds, Segment::real(0x3000, false));
+    let cpu = m.cpu_mut();
+    cpu.eip = 0;
+    cpu.gpr[4] = 0xFFFE;
+    m
+}
+
+fn spec(src: &str) -> DtoSpec {
+    let file = parse("t.rpn", src).unwrap();
+    DtoSpec::from_trace_program(&file, "TEST.EXE", vec![ObjectMapping { selector: 0x1000, flat_base: CODE_BASE }], None, None)
+        .unwrap()
+}
+
+/// Runs to HLT, handing every exit to the runtime.
+fn run(m: &mut Machine, rt: &mut DynamicTrace, buf: &mut TraceBuffer) -> Vec<Dispatch> {
+    let mut seen = Vec::new();
+    for _ in 0..1000 {
+        let exit = m.run(Limits { instructions: Some(10_000), cycles: None });
+        if exit == Exit::Halted {
+            return seen;
+        }
+        let d = rt.dispatch(m, &exit, buf, Timestamp::new(1, 2, 3, 4), 7);
+        assert_ne!(d, Dispatch::NotOurs, "unexpected exit {exit:?}");
+        seen.push(d);
+    }
+    panic!("no HLT");
+}
+
+fn records(buf: &mut TraceBuffer) -> Vec<(u16, u16, Vec<u8>, u8)> {
+    let snap = buf.get_stda();
+    Stda::parse(&snap.stda).unwrap().records().into_iter().map(|r| (u16::from(r.major), r.minor, r.data, r.flags.bits())).collect()
+}
+
+#[test]
+fn a_tracepoint_in_a_loop_logs_every_hit_and_the_instruction_still_runs() {
+    // mov ax,0x1234 / mov bx,0xABCD / mov cx,5 / L: inc ax / loop L / hlt
+    let code = [0xB8, 0x34, 0x12, 0xBB, 0xCD, 0xAB, 0xB9, 0x05, 0x00, 0x40, 0xE2, 0xFD, 0xF4];
+    let mut m = machine(&code);
+    let mut rt = DynamicTrace::new();
+    let mut buf = TraceBuffer::new(StdaFormat::New, 4).unwrap();
+    let dto = rt.apply(&mut m, &spec("vars=1\nmajor=0xC8\nminor=1\nobject=1\noffset=9\nopcode=0x40\nPush EBX\nPush EAX\nLog WN,2\nInc V,0\n")).unwrap();
+    let mut byte = [0u8];
+    m.read_linear(CODE_BASE + 9, &mut byte).unwrap();
+    assert_eq!(byte[0], 0xCC, "INT3 inserted");
+    run(&mut m, &mut rt, &mut buf);
+    assert_eq!(m.cpu().gpr[0] & 0xFFFF, 0x1234 + 5, "inc ax ran five times");
+    let recs = records(&mut buf);
+    assert_eq!(recs.len(), 5);
+    for (i, (major, minor, data, flags)) in recs.iter().enumerate() {
+        let ax = 0x1234 + i as u16;
+        assert_eq!((*major, *minor), (0xC8, 1));
+        assert_eq!(data, &[ax as u8, (ax >> 8) as u8, 0xCD, 0xAB]);
+        assert_eq!(flags & 0x08, 0x08, "dynamic flag");
+    }
+    let t = &rt.dtos()[dto].tracepoints[0];
+    assert_eq!((t.hits, t.logged), (5, 5));
+    assert_eq!(rt.dtos()[dto].vars, [5]);
+    assert!(rt.overhead_cycles() >= 5 * 2 * 81);
+    m.read_linear(CODE_BASE + 9, &mut byte).unwrap();
+    assert_eq!(byte[0], 0xCC, "INT3 back in place after the step");
+    rt.remove(&mut m, dto);
+    m.read_linear(CODE_BASE + 9, &mut byte).unwrap();
+    assert_eq!(byte[0], 0x40, "original restored");
+}
+
+#[test]
+fn remove_and_abort_outcomes() {
+    let code = [0xB9, 0x03, 0x00, 0x40, 0xE2, 0xFD, 0xF4];
+    let mut m = machine(&code);
+    let mut rt = DynamicTrace::new();
+    let mut buf = TraceBuffer::new(StdaFormat::New, 4).unwrap();
+    let dto = rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=3\nPush EAX\nLog DN,1\nRemove\n")).unwrap();
+    run(&mut m, &mut rt, &mut buf);
+    assert_eq!(m.cpu().gpr[0] & 0xFFFF, 3);
+    assert_eq!(rt.dtos()[dto].tracepoints[0].hits, 1);
+    assert!(!rt.dtos()[dto].tracepoints[0].active);
+    assert!(records(&mut buf).is_empty(), "Remove logs nothing");
+
+    let mut m = machine(&code);
+    let mut rt = DynamicTrace::new();
+    rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=3\nAbort\n")).unwrap();
+    run(&mut m, &mut rt, &mut buf);
+    assert_eq!(rt.dtos()[0].tracepoints[0].hits, 3);
+    assert!(records(&mut buf).is_empty());
+}
+
+#[test]
+fn memory_is_read_through_the_guest_segments() {
+    // mov ax,ds:[0] ; hlt — traced: log 4 bytes at DS:0 and the string at DS:4.
+    let code = [0xA1, 0x00, 0x00, 0xF4];
+    let mut m = machine(&code);
+    m.write_phys(0x3_0000, b"\x11\x22\x33\x44OS/2\0");
+    let mut rt = DynamicTrace::new();
+    let mut buf = TraceBuffer::new(StdaFormat::New, 4).unwrap();
+    rt.apply(&mut m, &spec("major=2\nminor=9\nobject=1\noffset=0\nPush W,4\nPush DS\nPush W,0\nLog MRS\nPush W,20\nPush DS\nPush W,4\nLog ARS\n")).unwrap();
+    run(&mut m, &mut rt, &mut buf);
+    let recs = records(&mut buf);
+    assert_eq!(recs[0].2, b"\x00\x04\x00\x11\x22\x33\x44\x01\x04\x00OS/2");
+    assert_eq!(m.cpu().gpr[0] & 0xFFFF, 0x2211);
+}
+
+#[test]
+fn applying_checks_opcodes_and_duplicates_and_patches_nothing_on_error() {
+    let code = [0x9C, 0x40, 0xF4];
+    let mut m = machine(&code);
+    let mut rt = DynamicTrace::new();
+    let bad = rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=1\nminor=2\nobject=1\noffset=0\n")).unwrap_err();
+    assert!(matches!(bad, ApplyError::Untraceable { minor: 2, opcode: 0x9C, .. }));
+    let mut byte = [0u8];
+    m.read_linear(CODE_BASE + 1, &mut byte).unwrap();
+    assert_eq!(byte[0], 0x40, "first tracepoint not patched after the error");
+    let bad = rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=1\nopcode=0x41\n")).unwrap_err();
+    assert!(matches!(bad, ApplyError::OpcodeMismatch { found: 0x40, expected: 0x41, .. }));
+    rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=1\n")).unwrap();
+    let dup = rt.apply(&mut m, &spec("major=1\nminor=5\nobject=1\noffset=1\n")).unwrap_err();
+    assert!(matches!(dup, ApplyError::DuplicateAddress { minor: 5, .. }));
+    let none = rt.apply(&mut m, &spec("major=1\nminor=5\nobject=2\noffset=1\n")).unwrap_err();
+    assert!(matches!(none, ApplyError::NoSuchObject { object: 2, .. }));
+}
+
+#[test]
+fn a_guest_breakpoint_that_is_not_a_tracepoint_is_the_guests() {
+    let code = [0xCC, 0xF4];
+    let mut m = machine(&code);
+    let mut rt = DynamicTrace::new();
+    let mut buf = TraceBuffer::new(StdaFormat::New, 4).unwrap();
+    rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=0\n")).unwrap_err();
+    m.intercept(emu::vector::BP, true);
+    let exit = m.run(Limits::default());
+    assert_eq!(rt.dispatch(&mut m, &exit, &mut buf, Timestamp::new(0, 0, 0, 0), 1), Dispatch::NotOurs);
+}
+
+fn descriptor(base: u32, limit: u32, access: u8) -> [u8; 8] {
+    let mut d = [0u8; 8];
+    d[0..2].copy_from_slice(&(limit as u16).to_le_bytes());
+    d[2..4].copy_from_slice(&(base as u16).to_le_bytes());
+    d[4] = (base >> 16) as u8;
+    d[5] = access;
+    d[6] = ((limit >> 16) & 0xF) as u8;
+    d[7] = (base >> 24) as u8;
+    d
+}
+
+#[test]
+fn protected_mode_selectors_fault_with_their_tokens() {
+    let code = [0x40, 0xF4]; // inc ax ; hlt
+    let mut m = machine(&code);
+    // GDT at 0x500: null, code 0x08, stack 0x10, LDT 0x18.
+    let gdt = [descriptor(0, 0, 0), descriptor(CODE_BASE, 0xFFFF, 0x9B), descriptor(0x2_0000, 0xFFFF, 0x93), descriptor(0x600, 0x1F, 0x82)];
+    // LDT at 0x600: 0x04 data (limit 0xFF), 0x0C not present, 0x14 execute-only code.
+    let ldt = [descriptor(0x3_0000, 0xFF, 0x93), descriptor(0x3_1000, 0xFF, 0x13), descriptor(0x3_2000, 0xFF, 0x99)];
+    m.write_phys(0x500, &gdt.concat());
+    m.write_phys(0x600, &ldt.concat());
+    m.write_phys(0x3_0000, b"LDT!");
+    {
+        let cpu = m.cpu_mut();
+        cpu.cr0 |= 1;
+        cpu.gdtr = emu::DescTable { base: 0x500, limit: 0x1F };
+        cpu.ldtr = Segment { selector: 0x18, base: 0x600, limit: 0x17, access: 0x82, flags: 0 };
+    }
+    m.set_segment(SegReg::Cs, Segment { selector: 0x08, base: CODE_BASE, limit: 0xFFFF, access: 0x9B, flags: 0 });
+    m.set_segment(SegReg::Ss, Segment { selector: 0x10, base: 0x2_0000, limit: 0xFFFF, access: 0x93, flags: 0 });
+    let mut rt = DynamicTrace::new();
+    let mut buf = TraceBuffer::new(StdaFormat::New, 4).unwrap();
+    let cases = [
+        ("Push W,4\nPush W,0x04\nPush W,0\nLog MRS", vec![0, 4, 0, b'L', b'D', b'T', b'!']),
+        ("Push W,4\nPush W,0x0C\nPush W,0x10\nLog MRS", vec![0xFE, 4, 0, 0x10, 0, 0x0C, 0]),
+        ("Push W,4\nPush W,0x04\nPush W,0xFE\nLog MRS", vec![0xFF, 4, 0, 0x00, 0x01, 0x04, 0]),
+        ("Push W,4\nPush W,0x14\nPush W,0\nLog MRS", vec![0xFF, 4, 0, 0, 0, 0x14, 0]),
+        ("Push W,4\nPush W,0x24\nPush W,0\nLog MRS", vec![0xFF, 4, 0, 0, 0, 0x24, 0]),
+        ("Push W,4\nPush W,0x00\nPush W,0\nLog MRS", vec![0xFF, 4, 0, 0, 0, 0, 0]),
+    ];
+    for (i, (body, want)) in cases.iter().enumerate() {
+        let minor = i as u16 + 1;
+        let src = format!("major=3\nminor={minor}\nobject=1\noffset=0\n{body}\n");
+        let dto = rt.apply(&mut m, &spec(&src)).unwrap();
+        m.cpu_mut().eip = 0;
+        m.set_halted(false);
+        run(&mut m, &mut rt, &mut buf);
+        rt.remove(&mut m, dto);
+        let recs = records(&mut buf);
+        assert_eq!(recs.len(), 1, "{body}");
+        assert_eq!(&recs[0].2, want, "{body}");
+        let incomplete = recs[0].3 & 0x10 != 0;
+        assert_eq!(incomplete, i > 0, "{body}");
+        assert_eq!(recs[0].3 & 0x04, 0x04, "protect-mode flag");
+    }
+}
