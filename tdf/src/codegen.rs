@@ -66,7 +66,12 @@ pub fn regs(list: &[Register]) -> Vec<Instr> {
 /// The code that leaves an address on the stack: a flat address (one
 /// entry) or a selector and an offset (two). `sym` is the symbol's object
 /// and offset when the base is a symbol.
-pub fn address(addr: &Address, sym: Option<(u32, u32)>, flat: bool, t: &mut Truncation) -> Vec<Instr> {
+pub fn address(
+    addr: &Address,
+    sym: Option<(u32, u32)>,
+    flat: bool,
+    t: &mut Truncation,
+) -> Vec<Instr> {
     let mut out = Vec::new();
     match (&addr.base, flat) {
         (Base::Symbol { disp, .. }, true) => {
@@ -155,7 +160,14 @@ pub fn indirections(flag: &Flag, post: &[i64], flat: bool, t: &mut Truncation) -
 
 /// A whole memory statement: `length` is `Push W len` or the LEN code,
 /// `addr` the address code.
-pub fn data(kind: DataKind, flag: &Flag, length: Vec<Instr>, addr: Vec<Instr>, post: &[i64], t: &mut Truncation) -> Vec<Instr> {
+pub fn data(
+    kind: DataKind,
+    flag: &Flag,
+    length: Vec<Instr>,
+    addr: Vec<Instr>,
+    post: &[i64],
+    t: &mut Truncation,
+) -> Vec<Instr> {
     let flat = kind.flat();
     let mut out = length;
     out.extend(addr);
@@ -164,13 +176,21 @@ pub fn data(kind: DataKind, flag: &Flag, length: Vec<Instr>, addr: Vec<Instr>, p
             out.push(i(Op::PushFif));
             offsets(post, true, t, &mut out);
             out.push(i(Op::CnvrtDxs));
-            out.push(i(if kind.string() { Op::LogArs } else { Op::LogMrs }));
+            out.push(i(if kind.string() {
+                Op::LogArs
+            } else {
+                Op::LogMrs
+            }));
         }
         (Flag::IndirectFlat, false) => {
             out.push(i(Op::PushSis));
             offsets(post, false, t, &mut out);
             out.push(i(Op::CnvrtSxd));
-            out.push(i(if kind.string() { Op::LogArf } else { Op::LogMrf }));
+            out.push(i(if kind.string() {
+                Op::LogArf
+            } else {
+                Op::LogMrf
+            }));
         }
         _ => {
             out.extend(indirections(flag, post, flat, t));
@@ -195,7 +215,13 @@ pub fn fixed_length(len: u64, t: &mut Truncation) -> Vec<Instr> {
 
 /// The code of a `LEN=` statement: address, indirections, then the fetch of
 /// the length word (`Push WIS`) or dword (`Push FIF`).
-pub fn len_code(addr: Vec<Instr>, flag: &Flag, post: &[i64], flat: bool, t: &mut Truncation) -> Vec<Instr> {
+pub fn len_code(
+    addr: Vec<Instr>,
+    flag: &Flag,
+    post: &[i64],
+    flat: bool,
+    t: &mut Truncation,
+) -> Vec<Instr> {
     let mut out = addr;
     out.extend(indirections(flag, post, flat, t));
     out.push(i(if flat { Op::PushFif } else { Op::PushWis }));
@@ -222,10 +248,15 @@ mod tests {
 
     #[test]
     fn register_runs() {
-        let list: Vec<_> = ["AX", "BX", "EAX", "ECX", "DX"].iter().map(|n| r(n)).collect();
+        let list: Vec<_> = ["AX", "BX", "EAX", "ECX", "DX"]
+            .iter()
+            .map(|n| r(n))
+            .collect();
         assert_eq!(
             bytes(&regs(&list)),
-            [0x03, 0x00, 0x14, 0x02, 0x01, 0x00, 0x21, 0x02, 0x02, 0x14, 0x01]
+            [
+                0x03, 0x00, 0x14, 0x02, 0x01, 0x00, 0x21, 0x02, 0x02, 0x14, 0x01
+            ]
         );
     }
 
@@ -237,8 +268,18 @@ mod tests {
             terms: vec![Term::Disp(0x12345)],
             post: vec![],
         };
-        let code = data(DataKind::Mem, &Flag::Direct, fixed_length(2, &mut t), address(&a, None, false, &mut t), &[], &mut t);
-        assert_eq!(bytes(&code), [0x10, 0x02, 0x00, 0x0B, 0x10, 0x45, 0x23, 0x15]);
+        let code = data(
+            DataKind::Mem,
+            &Flag::Direct,
+            fixed_length(2, &mut t),
+            address(&a, None, false, &mut t),
+            &[],
+            &mut t,
+        );
+        assert_eq!(
+            bytes(&code),
+            [0x10, 0x02, 0x00, 0x0B, 0x10, 0x45, 0x23, 0x15]
+        );
         assert!(t.high_word);
 
         let mut t = Truncation::default();
@@ -247,10 +288,19 @@ mod tests {
             terms: vec![],
             post: vec![4],
         };
-        let code = data(DataKind::Mem32, &Flag::Indirect(vec![vec![]]), fixed_length(4, &mut t), address(&a, None, true, &mut t), &a.post, &mut t);
+        let code = data(
+            DataKind::Mem32,
+            &Flag::Indirect(vec![vec![]]),
+            fixed_length(4, &mut t),
+            address(&a, None, true, &mut t),
+            &a.post,
+            &mut t,
+        );
         assert_eq!(
             bytes(&code),
-            [0x10, 0x04, 0x00, 0x04, 0x1C, 0x1A, 0x04, 0, 0, 0, 0x16, 0x22]
+            [
+                0x10, 0x04, 0x00, 0x04, 0x1C, 0x1A, 0x04, 0, 0, 0, 0x16, 0x22
+            ]
         );
         assert!(!t.high_word);
     }

@@ -51,7 +51,9 @@ pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
         return;
     };
     let shown = r.show(&tcf_path);
-    r.text(format!("Using as file containing combine TFF names: {shown}"));
+    r.text(format!(
+        "Using as file containing combine TFF names: {shown}"
+    ));
     let list = match fs::read(&tcf_path) {
         Ok(b) => b,
         Err(_) => {
@@ -77,7 +79,10 @@ pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
         };
         let shown = r.show(&path);
         r.text(format!("Reading input TFF: {shown}"));
-        let tff = match fs::read(&path).map_err(|e| e.to_string()).and_then(|b| Tff::parse(&b).map_err(|e| e.to_string())) {
+        let tff = match fs::read(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| Tff::parse(&b).map_err(|e| e.to_string()))
+        {
             Ok(t) => t,
             Err(e) => {
                 r.fatal(format!("error reading file: {name}, Rc = {e}"));
@@ -99,7 +104,9 @@ pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
             if seen.insert(minor) {
                 records.push(rec);
             } else {
-                r.error(format!("duplicate minor code = {minor:04X} in file {name}, ignored"));
+                r.error(format!(
+                    "duplicate minor code = {minor:04X} in file {name}, ignored"
+                ));
             }
         }
     }

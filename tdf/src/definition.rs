@@ -150,7 +150,9 @@ pub struct Tdf {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum TdfError {
     /// Fewer bytes than the structure needs.
-    #[error("TDF truncated at offset {offset:#06x}: {what} needs {needed} bytes, {available} present")]
+    #[error(
+        "TDF truncated at offset {offset:#06x}: {what} needs {needed} bytes, {available} present"
+    )]
     Truncated {
         /// Where the structure starts.
         offset: usize,

@@ -163,7 +163,10 @@ mod tests {
             render(&lines, 2),
             "a\nTRCUST(3) WARNING: w\nTRCUST(4) ERROR: e\nTRCUST(5) FATAL: f\n"
         );
-        assert_eq!(render(&lines, 1), "a\nTRCUST(4) ERROR: e\nTRCUST(5) FATAL: f\n");
+        assert_eq!(
+            render(&lines, 1),
+            "a\nTRCUST(4) ERROR: e\nTRCUST(5) FATAL: f\n"
+        );
         assert_eq!(render(&lines, 0), "a\nTRCUST(5) FATAL: f\n");
     }
 }

@@ -125,8 +125,7 @@ impl SymbolTable {
             .by_address
             .iter()
             .map(|&i| &self.symbols[i])
-            .filter(|s| s.object == object && s.offset <= offset)
-            .next_back()?;
+            .rfind(|s| s.object == object && s.offset <= offset)?;
         let size = self
             .next_offset(sym)
             .map_or(u32::MAX, |next| next - sym.offset);

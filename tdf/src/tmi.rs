@@ -60,7 +60,9 @@ pub struct Tmi {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum TmiError {
     /// Fewer bytes than the structure needs.
-    #[error("TMI truncated at offset {offset:#06x}: {what} needs {needed} bytes, {available} present")]
+    #[error(
+        "TMI truncated at offset {offset:#06x}: {what} needs {needed} bytes, {available} present"
+    )]
     Truncated {
         /// Where the structure starts.
         offset: usize,

@@ -102,10 +102,16 @@ pub fn parse_args(args: &[String]) -> CommandLine {
             "I" => c.options.ignore_case = true,
             "P" => c.options.keep_path = true,
             "RAS" => c.options.ras = true,
-            _ if up.starts_with("RM") && up.len() <= 3 && up[2..].bytes().all(|b| (b'0'..=b'7').contains(&b)) => {
+            _ if up.starts_with("RM")
+                && up.len() <= 3
+                && up[2..].bytes().all(|b| (b'0'..=b'7').contains(&b)) =>
+            {
                 c.options.retep_mask = up[2..].parse().unwrap_or(0);
             }
-            _ if up.starts_with("RS") && up.len() > 2 && up[2..].bytes().all(|b| b.is_ascii_digit()) => {
+            _ if up.starts_with("RS")
+                && up.len() > 2
+                && up[2..].bytes().all(|b| b.is_ascii_digit()) =>
+            {
                 c.options.retep_range = up[2..].parse().ok();
             }
             _ => c.invalid.push(a.clone()),
@@ -157,7 +163,10 @@ pub fn display(dir: &Path, path: &Path, style: PathStyle) -> String {
 /// The I/O error.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     fs::write(&tmp, bytes)?;
     match fs::rename(&tmp, path) {
@@ -197,7 +206,10 @@ struct HostModules<'a> {
 
 impl ModuleSource for HostModules<'_> {
     fn open(&mut self, modname: &str) -> Result<OpenedModule, ModuleOpenError> {
-        let name = self.load_module.clone().unwrap_or_else(|| modname.to_string());
+        let name = self
+            .load_module
+            .clone()
+            .unwrap_or_else(|| modname.to_string());
         let base = name.rsplit(['\\', '/', ':']).next().unwrap_or(&name);
         let search = if base.contains('.') || base.eq_ignore_ascii_case("OS2KRNL") {
             name.clone()
@@ -207,9 +219,14 @@ impl ModuleSource for HostModules<'_> {
         let Some(path) = find_file(self.dir, &search) else {
             return Err(ModuleOpenError::NotFound(name));
         };
-        let shown = display(self.dir, &path, self.style);
+        // TRCUST shows a /L= name as it was given.
+        let shown = match &self.load_module {
+            Some(l) => l.clone(),
+            None => display(self.dir, &path, self.style),
+        };
         let bytes = fs::read(&path).map_err(|_| ModuleOpenError::NotFound(name.clone()))?;
-        let image = image_from_bytes(&bytes).map_err(|_| ModuleOpenError::BadHeader(shown.clone()))?;
+        let image =
+            image_from_bytes(&bytes).map_err(|_| ModuleOpenError::BadHeader(shown.clone()))?;
         Ok(OpenedModule {
             display: shown,
             image: Box::new(image),
@@ -287,7 +304,10 @@ pub fn run(args: &[String], dir: &Path, style: PathStyle) -> RunOutcome {
     let cmd = parse_args(args);
     r.out.level = cmd.level;
     for bad in &cmd.invalid {
-        r.diag(Severity::Error, format!("invalid parameter: '{bad}', ignored"));
+        r.diag(
+            Severity::Error,
+            format!("invalid parameter: '{bad}', ignored"),
+        );
     }
     if cmd.combine.is_some() {
         crate::combine::run(&mut CombineRun { run: &mut r }, &cmd);

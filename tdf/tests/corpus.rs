@@ -13,7 +13,10 @@ use stda::tff::Tff;
 use tdf::trcust::{PathStyle, run};
 use tdf::{Tdf, Tmi};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/formats/trcust-corpus");
+const CORPUS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/formats/trcust-corpus"
+);
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/samples");
 
 /// Cases where our console differs from TRCUST's on purpose: (case, line
@@ -66,7 +69,11 @@ fn run_case(case: &Path) -> Vec<String> {
         .collect();
     let out = run(&args, dir.path(), PathStyle::Dos);
     let mut diffs = Vec::new();
-    let want_exit: i32 = fs::read_to_string(case.join("exit")).unwrap().trim().parse().unwrap();
+    let want_exit: i32 = fs::read_to_string(case.join("exit"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     if out.exit_code != want_exit {
         diffs.push(format!("exit {} (want {want_exit})", out.exit_code));
     }
@@ -97,14 +104,21 @@ fn run_case(case: &Path) -> Vec<String> {
         if let Ok(got) = fs::read(dir.path().join(f))
             && got != want
         {
-            diffs.push(format!("{f} differs:\n want {}\n got  {}", hex(&want), hex(&got)));
+            diffs.push(format!(
+                "{f} differs:\n want {}\n got  {}",
+                hex(&want),
+                hex(&got)
+            ));
         }
     }
     diffs
 }
 
 fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ")
+    b.iter()
+        .map(|x| format!("{x:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn cases() -> Vec<PathBuf> {
@@ -133,8 +147,17 @@ fn every_corpus_case_matches() {
             ));
         }
     }
-    eprintln!("corpus: {} of {} cases pass", all.len() - failed.len(), all.len());
-    assert!(failed.is_empty(), "{} cases differ:\n{}", failed.len(), failed.join("\n"));
+    eprintln!(
+        "corpus: {} of {} cases pass",
+        all.len() - failed.len(),
+        all.len()
+    );
+    assert!(
+        failed.is_empty(),
+        "{} cases differ:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
 }
 
 #[test]

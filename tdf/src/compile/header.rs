@@ -20,7 +20,7 @@ pub const MAX_GROUPS: usize = 48;
 
 impl Compiler<'_> {
     pub(crate) fn next(&mut self) -> Step<Token> {
-        self.lex.next().map_err(|d| self.lex_failed(d))
+        self.lex.next_token().map_err(|d| self.lex_failed(d))
     }
 
     pub(crate) fn peek(&mut self) -> Step<Token> {
@@ -141,7 +141,11 @@ impl Compiler<'_> {
 
     /// `TYPELIST NAME=n,ID=v[, NAME=n,ID=v]...` (or GROUPLIST).
     fn name_list(&mut self, types: bool) -> Step<()> {
-        let kind = if types { EntryKind::Type } else { EntryKind::Group };
+        let kind = if types {
+            EntryKind::Type
+        } else {
+            EntryKind::Group
+        };
         let again = if types {
             self.entries.iter().any(|e| e.kind == EntryKind::Type)
         } else {
@@ -194,7 +198,14 @@ impl Compiler<'_> {
         }
     }
 
-    fn add_entry(&mut self, kind: EntryKind, name: String, id: u64, id_text: &str, warned: &mut bool) {
+    fn add_entry(
+        &mut self,
+        kind: EntryKind,
+        name: String,
+        id: u64,
+        id_text: &str,
+        warned: &mut bool,
+    ) {
         let types = kind == EntryKind::Type;
         let valid = if types {
             id != 0 && id <= 0x8000 && id.is_power_of_two()
@@ -222,7 +233,11 @@ impl Compiler<'_> {
             );
             return;
         }
-        let limit = if types { super::header::MAX_TYPES } else { MAX_GROUPS };
+        let limit = if types {
+            super::header::MAX_TYPES
+        } else {
+            MAX_GROUPS
+        };
         if table.len() >= limit {
             if !*warned {
                 let what = if types { "typenames" } else { "groupnames" };

@@ -124,6 +124,10 @@ pub(crate) enum Stop {
 
 pub(crate) type Step<T> = Result<T, Stop>;
 
+/// A dynamic tracepoint to keep: its record, its ORBIT (mask, variable),
+/// whether that ORBIT was assigned automatically.
+pub(crate) type Dynamic = (TdfRecord, Option<(u32, u32)>, bool);
+
 /// An accepted dynamic tracepoint with what the TMI needs.
 struct Accepted {
     record: TdfRecord,
@@ -197,8 +201,10 @@ impl<'a> Compiler<'a> {
             };
             match self.modules.open(&name) {
                 Ok(m) => {
-                    self.console
-                        .push(ConsoleLine::Text(format!("Using module file: {}", m.display)));
+                    self.console.push(ConsoleLine::Text(format!(
+                        "Using module file: {}",
+                        m.display
+                    )));
                     self.module = Some(m);
                 }
                 Err(ModuleOpenError::NotFound(n)) => {
@@ -240,12 +246,7 @@ impl<'a> Compiler<'a> {
 
     /// Records an accepted tracepoint. Returns the ERROR to report when the
     /// minor or the address is a duplicate.
-    pub(crate) fn accept(
-        &mut self,
-        minor: u16,
-        tff: Option<TffRecord>,
-        dynamic: Option<(TdfRecord, Option<(u32, u32)>, bool)>,
-    ) {
+    pub(crate) fn accept(&mut self, minor: u16, tff: Option<TffRecord>, dynamic: Option<Dynamic>) {
         if !self.minors.insert(minor) && !self.opts.allow_duplicate_minors {
             self.diag(
                 Severity::Error,
@@ -291,7 +292,9 @@ impl<'a> Compiler<'a> {
         let tdf_id = self.tdf_id.unwrap_or(0);
         let tmi = self.build_tmi(&accepted, &module_name, major, tdf_id);
         let tdf = (!accepted.is_empty()).then(|| Tdf {
-            max_data_len: self.max_data_len.unwrap_or(crate::definition::DEFAULT_MAX_DATA_LEN),
+            max_data_len: self
+                .max_data_len
+                .unwrap_or(crate::definition::DEFAULT_MAX_DATA_LEN),
             major,
             module: module_name.clone().into_bytes(),
             tdf_id,
@@ -314,7 +317,13 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn build_tmi(&self, accepted: &[Accepted], module: &str, major: u16, tdf_id: u16) -> Option<Tmi> {
+    fn build_tmi(
+        &self,
+        accepted: &[Accepted],
+        module: &str,
+        major: u16,
+        tdf_id: u16,
+    ) -> Option<Tmi> {
         let mut records: Vec<TmiRecord> = accepted
             .iter()
             .filter_map(|a| {

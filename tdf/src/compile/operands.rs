@@ -39,9 +39,8 @@ impl Compiler<'_> {
                 if self.peek()?.is_word("STATIC") {
                     self.next()?;
                     if st.has_data {
-                        return Err(self.error(
-                            "unexpected: DATA_STATEMENT with STATIC tracepoint, ignored",
-                        ));
+                        return Err(self
+                            .error("unexpected: DATA_STATEMENT with STATIC tracepoint, ignored"));
                     }
                     st.place = Some(Place::Static);
                     return Ok(());
@@ -59,16 +58,15 @@ impl Compiler<'_> {
                 let symbols = self.symbols()?;
                 let name = self.next()?.text();
                 let mut disp: i64 = 0;
-                loop {
-                    match self.peek()? {
-                        Token::Punct(c @ ('+' | '-')) => {
-                            self.next()?;
-                            let (n, _) = self.number()?;
-                            let n = i64::try_from(n).unwrap_or(i64::MAX);
-                            disp = if c == '+' { disp.saturating_add(n) } else { disp.saturating_sub(n) };
-                        }
-                        _ => break,
-                    }
+                while let Token::Punct(c @ ('+' | '-')) = self.peek()? {
+                    self.next()?;
+                    let (n, _) = self.number()?;
+                    let n = i64::try_from(n).unwrap_or(i64::MAX);
+                    disp = if c == '+' {
+                        disp.saturating_add(n)
+                    } else {
+                        disp.saturating_sub(n)
+                    };
                 }
                 let mut retep: Option<u8> = None;
                 if self.peek()? == Token::Punct(',') {
@@ -413,7 +411,8 @@ impl Compiler<'_> {
                     let Some(r) = r.filter(|_| ok) else {
                         return Err(self.error(format!("register expected, '{w}' found")));
                     };
-                    addr.terms.push(if sign > 0 { Term::Add(r) } else { Term::Sub(r) });
+                    addr.terms
+                        .push(if sign > 0 { Term::Add(r) } else { Term::Sub(r) });
                 }
                 other => {
                     let text = other.text();

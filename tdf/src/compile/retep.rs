@@ -66,8 +66,8 @@ mod tests {
     use super::*;
 
     const HELLO: [u8; 18] = [
-        0x68, 0x00, 0x00, 0x01, 0x00, 0x6A, 0x28, 0x6A, 0x01, 0xE8, 0, 0, 0, 0, 0x83, 0xC4,
-        0x0C, 0xC3,
+        0x68, 0x00, 0x00, 0x01, 0x00, 0x6A, 0x28, 0x6A, 0x01, 0xE8, 0, 0, 0, 0, 0x83, 0xC4, 0x0C,
+        0xC3,
     ];
 
     fn c(mask: u8, range: Option<u32>) -> Criteria {
@@ -81,7 +81,10 @@ mod tests {
     #[test]
     fn finds_the_ret() {
         assert_eq!(find(&HELLO, 0, true, c(RM_RET, None)), Some(0x11));
-        assert_eq!(find(&HELLO, 0, true, c(RM_RET | RM_JMP, Some(2))), Some(0x11));
+        assert_eq!(
+            find(&HELLO, 0, true, c(RM_RET | RM_JMP, Some(2))),
+            Some(0x11)
+        );
         assert_eq!(find(&HELLO, 0, true, c(RM_LEAVE | RM_JMP, None)), None);
         assert_eq!(find(&HELLO, 0, true, c(0, None)), None);
         // The C3 is not in the last byte's window when the range is 0.

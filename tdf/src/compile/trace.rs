@@ -30,7 +30,11 @@ pub(crate) enum Place {
     /// `@STATIC`: a format only.
     Static,
     /// A resolved address and the opcode found there.
-    At { object: u32, offset: u32, opcode: u8 },
+    At {
+        object: u32,
+        offset: u32,
+        opcode: u8,
+    },
 }
 
 /// What one TRACE statement has collected.
@@ -70,10 +74,11 @@ impl Compiler<'_> {
                     }
                     let mut st = TraceStmt::default();
                     match self.trace_body(&mut st) {
-                        Ok(()) => match self.trace_end(st) {
-                            Err(Stop::Abort) => return Err(Stop::Abort),
-                            _ => {}
-                        },
+                        Ok(()) => {
+                            if let Err(Stop::Abort) = self.trace_end(st) {
+                                return Err(Stop::Abort);
+                            }
+                        }
                         Err(Stop::Abort) => return Err(Stop::Abort),
                         Err(Stop::Discard) => self.skip_statement()?,
                     }
@@ -126,11 +131,6 @@ impl Compiler<'_> {
                 "FMT" => {
                     self.expect('=', false)?;
                     let s = self.string_value()?;
-                    if st.desc.is_none() {
-                        return Err(
-                            self.error("trace record incomplete, 'trace description' required")
-                        );
-                    }
                     let f = stda::fmt::compile_fmt(&s);
                     st.fmt_bytes += f.len() + 2;
                     if st.fmt_bytes > MAX_FMT_BYTES {
@@ -257,7 +257,9 @@ impl Compiler<'_> {
     /// Reports a data statement on a static tracepoint.
     pub(crate) fn static_data_check(&mut self, st: &TraceStmt, what: &str) -> Step<()> {
         if st.place == Some(Place::Static) {
-            return Err(self.error(format!("unexpected: {what} with STATIC tracepoint, ignored")));
+            return Err(self.error(format!(
+                "unexpected: {what} with STATIC tracepoint, ignored"
+            )));
         }
         Ok(())
     }
@@ -306,6 +308,9 @@ impl Compiler<'_> {
             (None, Some(false)) => (self.trace_count & 0xFFFF) as u16,
             (None, Some(true)) => return Err(self.error("minor code not specified")),
         };
+        if st.desc.is_none() && !st.fmts.is_empty() {
+            return Err(self.error("trace record incomplete, 'trace description' required"));
+        }
         let Some(place) = st.place.clone() else {
             return Err(self.error("trace record incomplete, 'TP' required"));
         };

@@ -102,9 +102,8 @@ impl<'a> Lexer<'a> {
                     while depth > 0 {
                         match self.src.get(self.pos) {
                             None => {
-                                return Err(
-                                    self.fatal(Severity::Severe, "premature end of file encountered")
-                                );
+                                return Err(self
+                                    .fatal(Severity::Severe, "premature end of file encountered"));
                             }
                             Some(b'\n') => {
                                 self.line += 1;
@@ -143,7 +142,7 @@ impl<'a> Lexer<'a> {
     ///
     /// # Errors
     /// A FATAL or SEVERE diagnostic for a malformed token.
-    pub fn next(&mut self) -> Result<Token, Diagnostic> {
+    pub fn next_token(&mut self) -> Result<Token, Diagnostic> {
         match self.peeked.take() {
             Some(t) => Ok(t),
             None => self.read(),
@@ -284,7 +283,7 @@ mod tests {
         let mut l = Lexer::new(src.as_bytes());
         let mut v = Vec::new();
         loop {
-            let t = l.next().unwrap();
+            let t = l.next_token().unwrap();
             let end = t == Token::Eof;
             v.push((t, l.line));
             if end {
@@ -325,10 +324,10 @@ mod tests {
     #[test]
     fn string_errors() {
         let mut l = Lexer::new(b"\"abc\ndef\"");
-        assert_eq!(l.next().unwrap_err().text, "new line in literal");
+        assert_eq!(l.next_token().unwrap_err().text, "new line in literal");
         let long = format!("\"{}\"", "x".repeat(260));
         let mut l = Lexer::new(long.as_bytes());
-        let e = l.next().unwrap_err();
+        let e = l.next_token().unwrap_err();
         assert_eq!(e.severity, Severity::Fatal);
         assert_eq!(e.text, "token in TSF file exceeds 259 bytes");
     }
