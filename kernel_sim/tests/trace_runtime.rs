@@ -2,9 +2,9 @@
 //! the original instruction and stay inserted.
 
 use emu::{Exit, Limits, Machine, MachineConfig, SegReg, Segment};
+use kernel_sim::trace::{ApplyError, Dispatch, DtoSpec, DynamicTrace, ObjectMapping};
 use rpn_vm::parse;
 use stda::{Stda, StdaFormat, Timestamp, TraceBuffer};
-use kernel_sim::trace::{ApplyError, Dispatch, DtoSpec, DynamicTrace, ObjectMapping};
 
 const CODE_BASE: u32 = 0x1_0000;
 
@@ -23,15 +23,27 @@ fn machine(code: &[u8]) -> Machine {
 
 fn spec(src: &str) -> DtoSpec {
     let file = parse("t.rpn", src).unwrap();
-    DtoSpec::from_trace_program(&file, "TEST.EXE", vec![ObjectMapping { selector: 0x1000, flat_base: CODE_BASE }], None, None)
-        .unwrap()
+    DtoSpec::from_trace_program(
+        &file,
+        "TEST.EXE",
+        vec![ObjectMapping {
+            selector: 0x1000,
+            flat_base: CODE_BASE,
+        }],
+        None,
+        None,
+    )
+    .unwrap()
 }
 
 /// Runs to HLT, handing every exit to the runtime.
 fn run(m: &mut Machine, rt: &mut DynamicTrace, buf: &mut TraceBuffer) -> Vec<Dispatch> {
     let mut seen = Vec::new();
     for _ in 0..1000 {
-        let exit = m.run(Limits { instructions: Some(10_000), cycles: None });
+        let exit = m.run(Limits {
+            instructions: Some(10_000),
+            cycles: None,
+        });
         if exit == Exit::Halted {
             return seen;
         }
@@ -44,13 +56,20 @@ fn run(m: &mut Machine, rt: &mut DynamicTrace, buf: &mut TraceBuffer) -> Vec<Dis
 
 fn records(buf: &mut TraceBuffer) -> Vec<(u16, u16, Vec<u8>, u8)> {
     let snap = buf.get_stda();
-    Stda::parse(&snap.stda).unwrap().records().into_iter().map(|r| (u16::from(r.major), r.minor, r.data, r.flags.bits())).collect()
+    Stda::parse(&snap.stda)
+        .unwrap()
+        .records()
+        .into_iter()
+        .map(|r| (u16::from(r.major), r.minor, r.data, r.flags.bits()))
+        .collect()
 }
 
 #[test]
 fn a_tracepoint_in_a_loop_logs_every_hit_and_the_instruction_still_runs() {
     // mov ax,0x1234 / mov bx,0xABCD / mov cx,5 / L: inc ax / loop L / hlt
-    let code = [0xB8, 0x34, 0x12, 0xBB, 0xCD, 0xAB, 0xB9, 0x05, 0x00, 0x40, 0xE2, 0xFD, 0xF4];
+    let code = [
+        0xB8, 0x34, 0x12, 0xBB, 0xCD, 0xAB, 0xB9, 0x05, 0x00, 0x40, 0xE2, 0xFD, 0xF4,
+    ];
     let mut m = machine(&code);
     let mut rt = DynamicTrace::new();
     let mut buf = TraceBuffer::new(StdaFormat::New, 4).unwrap();
@@ -85,7 +104,12 @@ fn remove_and_abort_outcomes() {
     let mut m = machine(&code);
     let mut rt = DynamicTrace::new();
     let mut buf = TraceBuffer::new(StdaFormat::New, 4).unwrap();
-    let dto = rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=3\nPush EAX\nLog DN,1\nRemove\n")).unwrap();
+    let dto = rt
+        .apply(
+            &mut m,
+            &spec("major=1\nminor=1\nobject=1\noffset=3\nPush EAX\nLog DN,1\nRemove\n"),
+        )
+        .unwrap();
     run(&mut m, &mut rt, &mut buf);
     assert_eq!(m.cpu().gpr[0] & 0xFFFF, 3);
     assert_eq!(rt.dtos()[dto].tracepoints[0].hits, 1);
@@ -94,7 +118,11 @@ fn remove_and_abort_outcomes() {
 
     let mut m = machine(&code);
     let mut rt = DynamicTrace::new();
-    rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=3\nAbort\n")).unwrap();
+    rt.apply(
+        &mut m,
+        &spec("major=1\nminor=1\nobject=1\noffset=3\nAbort\n"),
+    )
+    .unwrap();
     run(&mut m, &mut rt, &mut buf);
     assert_eq!(rt.dtos()[0].tracepoints[0].hits, 3);
     assert!(records(&mut buf).is_empty());
@@ -120,17 +148,49 @@ fn applying_checks_opcodes_and_duplicates_and_patches_nothing_on_error() {
     let code = [0x9C, 0x40, 0xF4];
     let mut m = machine(&code);
     let mut rt = DynamicTrace::new();
-    let bad = rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=1\nminor=2\nobject=1\noffset=0\n")).unwrap_err();
-    assert!(matches!(bad, ApplyError::Untraceable { minor: 2, opcode: 0x9C, .. }));
+    let bad = rt
+        .apply(
+            &mut m,
+            &spec("major=1\nminor=1\nobject=1\noffset=1\nminor=2\nobject=1\noffset=0\n"),
+        )
+        .unwrap_err();
+    assert!(matches!(
+        bad,
+        ApplyError::Untraceable {
+            minor: 2,
+            opcode: 0x9C,
+            ..
+        }
+    ));
     let mut byte = [0u8];
     m.read_linear(CODE_BASE + 1, &mut byte).unwrap();
-    assert_eq!(byte[0], 0x40, "first tracepoint not patched after the error");
-    let bad = rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=1\nopcode=0x41\n")).unwrap_err();
-    assert!(matches!(bad, ApplyError::OpcodeMismatch { found: 0x40, expected: 0x41, .. }));
-    rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=1\n")).unwrap();
-    let dup = rt.apply(&mut m, &spec("major=1\nminor=5\nobject=1\noffset=1\n")).unwrap_err();
+    assert_eq!(
+        byte[0], 0x40,
+        "first tracepoint not patched after the error"
+    );
+    let bad = rt
+        .apply(
+            &mut m,
+            &spec("major=1\nminor=1\nobject=1\noffset=1\nopcode=0x41\n"),
+        )
+        .unwrap_err();
+    assert!(matches!(
+        bad,
+        ApplyError::OpcodeMismatch {
+            found: 0x40,
+            expected: 0x41,
+            ..
+        }
+    ));
+    rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=1\n"))
+        .unwrap();
+    let dup = rt
+        .apply(&mut m, &spec("major=1\nminor=5\nobject=1\noffset=1\n"))
+        .unwrap_err();
     assert!(matches!(dup, ApplyError::DuplicateAddress { minor: 5, .. }));
-    let none = rt.apply(&mut m, &spec("major=1\nminor=5\nobject=2\noffset=1\n")).unwrap_err();
+    let none = rt
+        .apply(&mut m, &spec("major=1\nminor=5\nobject=2\noffset=1\n"))
+        .unwrap_err();
     assert!(matches!(none, ApplyError::NoSuchObject { object: 2, .. }));
 }
 
@@ -140,10 +200,14 @@ fn a_guest_breakpoint_that_is_not_a_tracepoint_is_the_guests() {
     let mut m = machine(&code);
     let mut rt = DynamicTrace::new();
     let mut buf = TraceBuffer::new(StdaFormat::New, 4).unwrap();
-    rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=0\n")).unwrap_err();
+    rt.apply(&mut m, &spec("major=1\nminor=1\nobject=1\noffset=0\n"))
+        .unwrap_err();
     m.intercept(emu::vector::BP, true);
     let exit = m.run(Limits::default());
-    assert_eq!(rt.dispatch(&mut m, &exit, &mut buf, Timestamp::new(0, 0, 0, 0), 1), Dispatch::NotOurs);
+    assert_eq!(
+        rt.dispatch(&mut m, &exit, &mut buf, Timestamp::new(0, 0, 0, 0), 1),
+        Dispatch::NotOurs
+    );
 }
 
 fn descriptor(base: u32, limit: u32, access: u8) -> [u8; 8] {
@@ -162,29 +226,83 @@ fn protected_mode_selectors_fault_with_their_tokens() {
     let code = [0x40, 0xF4]; // inc ax ; hlt
     let mut m = machine(&code);
     // GDT at 0x500: null, code 0x08, stack 0x10, LDT 0x18.
-    let gdt = [descriptor(0, 0, 0), descriptor(CODE_BASE, 0xFFFF, 0x9B), descriptor(0x2_0000, 0xFFFF, 0x93), descriptor(0x600, 0x1F, 0x82)];
+    let gdt = [
+        descriptor(0, 0, 0),
+        descriptor(CODE_BASE, 0xFFFF, 0x9B),
+        descriptor(0x2_0000, 0xFFFF, 0x93),
+        descriptor(0x600, 0x1F, 0x82),
+    ];
     // LDT at 0x600: 0x04 data (limit 0xFF), 0x0C not present, 0x14 execute-only code.
-    let ldt = [descriptor(0x3_0000, 0xFF, 0x93), descriptor(0x3_1000, 0xFF, 0x13), descriptor(0x3_2000, 0xFF, 0x99)];
+    let ldt = [
+        descriptor(0x3_0000, 0xFF, 0x93),
+        descriptor(0x3_1000, 0xFF, 0x13),
+        descriptor(0x3_2000, 0xFF, 0x99),
+    ];
     m.write_phys(0x500, &gdt.concat());
     m.write_phys(0x600, &ldt.concat());
     m.write_phys(0x3_0000, b"LDT!");
     {
         let cpu = m.cpu_mut();
         cpu.cr0 |= 1;
-        cpu.gdtr = emu::DescTable { base: 0x500, limit: 0x1F };
-        cpu.ldtr = Segment { selector: 0x18, base: 0x600, limit: 0x17, access: 0x82, flags: 0 };
+        cpu.gdtr = emu::DescTable {
+            base: 0x500,
+            limit: 0x1F,
+        };
+        cpu.ldtr = Segment {
+            selector: 0x18,
+            base: 0x600,
+            limit: 0x17,
+            access: 0x82,
+            flags: 0,
+        };
     }
-    m.set_segment(SegReg::Cs, Segment { selector: 0x08, base: CODE_BASE, limit: 0xFFFF, access: 0x9B, flags: 0 });
-    m.set_segment(SegReg::Ss, Segment { selector: 0x10, base: 0x2_0000, limit: 0xFFFF, access: 0x93, flags: 0 });
+    m.set_segment(
+        SegReg::Cs,
+        Segment {
+            selector: 0x08,
+            base: CODE_BASE,
+            limit: 0xFFFF,
+            access: 0x9B,
+            flags: 0,
+        },
+    );
+    m.set_segment(
+        SegReg::Ss,
+        Segment {
+            selector: 0x10,
+            base: 0x2_0000,
+            limit: 0xFFFF,
+            access: 0x93,
+            flags: 0,
+        },
+    );
     let mut rt = DynamicTrace::new();
     let mut buf = TraceBuffer::new(StdaFormat::New, 4).unwrap();
     let cases = [
-        ("Push W,4\nPush W,0x04\nPush W,0\nLog MRS", vec![0, 4, 0, b'L', b'D', b'T', b'!']),
-        ("Push W,4\nPush W,0x0C\nPush W,0x10\nLog MRS", vec![0xFE, 4, 0, 0x10, 0, 0x0C, 0]),
-        ("Push W,4\nPush W,0x04\nPush W,0xFE\nLog MRS", vec![0xFF, 4, 0, 0x00, 0x01, 0x04, 0]),
-        ("Push W,4\nPush W,0x14\nPush W,0\nLog MRS", vec![0xFF, 4, 0, 0, 0, 0x14, 0]),
-        ("Push W,4\nPush W,0x24\nPush W,0\nLog MRS", vec![0xFF, 4, 0, 0, 0, 0x24, 0]),
-        ("Push W,4\nPush W,0x00\nPush W,0\nLog MRS", vec![0xFF, 4, 0, 0, 0, 0, 0]),
+        (
+            "Push W,4\nPush W,0x04\nPush W,0\nLog MRS",
+            vec![0, 4, 0, b'L', b'D', b'T', b'!'],
+        ),
+        (
+            "Push W,4\nPush W,0x0C\nPush W,0x10\nLog MRS",
+            vec![0xFE, 4, 0, 0x10, 0, 0x0C, 0],
+        ),
+        (
+            "Push W,4\nPush W,0x04\nPush W,0xFE\nLog MRS",
+            vec![0xFF, 4, 0, 0x00, 0x01, 0x04, 0],
+        ),
+        (
+            "Push W,4\nPush W,0x14\nPush W,0\nLog MRS",
+            vec![0xFF, 4, 0, 0, 0, 0x14, 0],
+        ),
+        (
+            "Push W,4\nPush W,0x24\nPush W,0\nLog MRS",
+            vec![0xFF, 4, 0, 0, 0, 0x24, 0],
+        ),
+        (
+            "Push W,4\nPush W,0x00\nPush W,0\nLog MRS",
+            vec![0xFF, 4, 0, 0, 0, 0, 0],
+        ),
     ];
     for (i, (body, want)) in cases.iter().enumerate() {
         let minor = i as u16 + 1;
@@ -201,4 +319,58 @@ fn protected_mode_selectors_fault_with_their_tokens() {
         assert_eq!(incomplete, i > 0, "{body}");
         assert_eq!(recs[0].3 & 0x04, 0x04, "protect-mode flag");
     }
+}
+
+#[test]
+fn trace_on_selections_by_minor_group_and_type() {
+    use kernel_sim::trace::{SelectError, Selection, select::split_operand};
+    let corpus = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/formats/trcust-corpus/tg_both_use/expect/TG_BOTH_USE.TDF"
+    );
+    let tdf = tdf::Tdf::parse(&std::fs::read(corpus).unwrap()).unwrap();
+    // TYPE=(API,PRE) = 0x0A, GROUP=FS = 3, minor 1.
+    let record = &tdf.records[0];
+    let sel = |spec: &str| Selection::parse(spec, &tdf).unwrap().matches(record);
+    assert!(sel(""));
+    assert!(sel("1"));
+    assert!(sel("0x1-5,9"));
+    assert!(!sel("2-10"));
+    assert!(sel("fs"));
+    assert!(!sel("MEM"));
+    assert!(sel("FS:PRE+POST"));
+    assert!(!sel("FS:POST"));
+    assert!(sel("API"));
+    assert!(!sel("SYS,POST"));
+    assert_eq!(
+        Selection::parse("NOPE", &tdf),
+        Err(SelectError::UnknownName {
+            item: 1,
+            name: "NOPE".into()
+        })
+    );
+    assert_eq!(
+        Selection::parse("1,PRE:API", &tdf),
+        Err(SelectError::NotAGroup {
+            item: 2,
+            name: "PRE".into()
+        })
+    );
+    assert!(matches!(
+        Selection::parse("5-2", &tdf),
+        Err(SelectError::BadMinor { item: 1, .. })
+    ));
+    assert_eq!(
+        split_operand("KERNEL(FS,TK:PRE+POST)"),
+        ("KERNEL", Some("FS,TK:PRE+POST"))
+    );
+    assert_eq!(split_operand("HELLO"), ("HELLO", None));
+    let spec = DtoSpec::from_tdf(&tdf, &Selection::parse("FS", &tdf).unwrap(), vec![]).unwrap();
+    assert_eq!(spec.tracepoints.len(), 1);
+    assert_eq!(
+        (spec.tracepoints[0].major, spec.tracepoints[0].object),
+        (0xC6, record.object)
+    );
+    let none = DtoSpec::from_tdf(&tdf, &Selection::parse("MEM", &tdf).unwrap(), vec![]).unwrap();
+    assert!(none.tracepoints.is_empty());
 }

@@ -80,7 +80,11 @@ impl DtoSpec {
         let header = &file.header;
         let mut tracepoints = Vec::with_capacity(file.tracepoints.len());
         for tp in &file.tracepoints {
-            let major = tp.major.or(major).or(header.major).ok_or(SpecError::NoMajor { minor: tp.minor })?;
+            let major = tp
+                .major
+                .or(major)
+                .or(header.major)
+                .ok_or(SpecError::NoMajor { minor: tp.minor })?;
             let (Some(object), Some(offset)) = (tp.object, tp.offset) else {
                 return Err(SpecError::NoAddress { minor: tp.minor });
             };
@@ -148,10 +152,82 @@ impl Dto {
             module: spec.module.clone(),
             id: spec.id,
             vars: vec![0; spec.vars as usize],
-            logmax: if spec.logmax == 0 { DEFAULT_LOGMAX } else { spec.logmax },
+            logmax: if spec.logmax == 0 {
+                DEFAULT_LOGMAX
+            } else {
+                spec.logmax
+            },
             objects: spec.objects.clone(),
             tracepoints: Vec::new(),
             errors: 0,
         }
+    }
+}
+
+/// Why a TDF cannot become a DTO.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TdfSpecError {
+    /// A tracepoint's program fails the verifier.
+    #[error("minor 0x{minor:04X}: {error}")]
+    Program {
+        /// The tracepoint.
+        minor: u16,
+        /// The verifier's finding.
+        error: rpn_vm::VerifyError,
+    },
+}
+
+impl DtoSpec {
+    /// The DTO for the tracepoints of `tdf` that `selection` takes (TRACE
+    /// ON). TDFs carry no opcode check beyond the byte TRCUST read, which is
+    /// checked on apply; DTO id is the TDF's TDFID.
+    ///
+    /// # Errors
+    /// [`TdfSpecError`] when a selected tracepoint's program does not verify.
+    pub fn from_tdf(
+        tdf: &tdf::Tdf,
+        selection: &super::select::Selection,
+        objects: Vec<ObjectMapping>,
+    ) -> Result<DtoSpec, TdfSpecError> {
+        let vars = tdf.vars.len() as u32;
+        let mut tracepoints = Vec::new();
+        for record in tdf.records.iter().filter(|r| selection.matches(r)) {
+            // TRCUST's ORBIT= may name variables beyond the header's count
+            // (TRCUST-FORMATS.md §5.2); give the DTO enough of them.
+            let program = Program::load(&record.rpn, u32::from(u16::MAX)).map_err(|error| {
+                TdfSpecError::Program {
+                    minor: record.minor,
+                    error,
+                }
+            })?;
+            tracepoints.push(TracepointSpec {
+                minor: record.minor,
+                major: record.major,
+                object: record.object,
+                offset: record.offset,
+                opcode: Some(record.opcode),
+                program,
+            });
+        }
+        let highest_var = tracepoints
+            .iter()
+            .flat_map(|t| t.program.instructions())
+            .filter(|(_, i)| {
+                matches!(
+                    i.op,
+                    rpn_vm::Op::PushV | rpn_vm::Op::MoveV | rpn_vm::Op::IncV | rpn_vm::Op::OrV
+                )
+            })
+            .map(|(_, i)| i.operand + 1)
+            .max()
+            .unwrap_or(0);
+        Ok(DtoSpec {
+            module: String::from_utf8_lossy(&tdf.module).into_owned(),
+            id: u32::from(tdf.tdf_id),
+            vars: vars.max(highest_var),
+            logmax: usize::from(tdf.max_data_len),
+            objects,
+            tracepoints,
+        })
     }
 }

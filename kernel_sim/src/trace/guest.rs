@@ -35,7 +35,11 @@ pub struct GuestView<'a> {
 impl<'a> GuestView<'a> {
     /// A view of `emu` whose registers are those of `frame`.
     pub fn new(emu: &'a mut Emu, frame: CpuState, objects: &'a [ObjectMapping]) -> GuestView<'a> {
-        GuestView { emu, frame, objects }
+        GuestView {
+            emu,
+            frame,
+            objects,
+        }
     }
 
     fn read_linear(&mut self, address: u32, buf: &mut [u8]) -> Result<(), MemFault> {
@@ -43,13 +47,16 @@ impl<'a> GuestView<'a> {
             return Ok(());
         }
         // Find the first byte that faults, for the logged address.
-        for i in 0..buf.len() {
+        for (i, slot) in buf.iter_mut().enumerate() {
             let at = address.wrapping_add(i as u32);
             let mut byte = [0u8];
             if self.emu.read_linear(at, &mut byte).is_err() {
-                return Err(MemFault { kind: FaultKind::PageNotPresent, address: at });
+                return Err(MemFault {
+                    kind: FaultKind::PageNotPresent,
+                    address: at,
+                });
             }
-            buf[i] = byte[0];
+            *slot = byte[0];
         }
         Ok(())
     }
@@ -73,7 +80,9 @@ impl<'a> GuestView<'a> {
             return Err(FaultKind::InvalidSelector);
         }
         let mut raw = [0u8; 8];
-        self.emu.read_linear(base.wrapping_add(index), &mut raw).map_err(|_| FaultKind::InvalidSelector)?;
+        self.emu
+            .read_linear(base.wrapping_add(index), &mut raw)
+            .map_err(|_| FaultKind::InvalidSelector)?;
         let d = Descriptor(u64::from_le_bytes(raw));
         // Code or data, and readable (data, or code with R set).
         let access = d.access();
@@ -115,14 +124,22 @@ impl rpn_vm::Machine for GuestView<'_> {
         self.read_linear(address, buf)
     }
 
-    fn read_segmented(&mut self, selector: u16, offset: u32, buf: &mut [u8]) -> Result<(), MemFault> {
+    fn read_segmented(
+        &mut self,
+        selector: u16,
+        offset: u32,
+        buf: &mut [u8],
+    ) -> Result<(), MemFault> {
         let at = |off: u32| (u32::from(selector) << 16) | (off & 0xFFFF);
         let cpu = self.emu.cpu();
         if !cpu.protected() || cpu.v86() {
             let base = u32::from(selector) << 4;
             return self.read_linear(base.wrapping_add(offset & 0xFFFF), buf);
         }
-        let d = self.descriptor(selector).map_err(|kind| MemFault { kind, address: at(offset) })?;
+        let d = self.descriptor(selector).map_err(|kind| MemFault {
+            kind,
+            address: at(offset),
+        })?;
         let seg = d.to_segment(selector);
         let len = buf.len() as u32;
         if len > 0 {
@@ -136,18 +153,31 @@ impl rpn_vm::Machine for GuestView<'_> {
                 Some(last) => last <= seg.limit,
             };
             if !inside {
-                let first_bad = if seg.expand_down() || offset > seg.limit { offset } else { seg.limit.wrapping_add(1) };
-                return Err(MemFault { kind: FaultKind::InvalidSelector, address: at(first_bad) });
+                let first_bad = if seg.expand_down() || offset > seg.limit {
+                    offset
+                } else {
+                    seg.limit.wrapping_add(1)
+                };
+                return Err(MemFault {
+                    kind: FaultKind::InvalidSelector,
+                    address: at(first_bad),
+                });
             }
         }
         self.read_linear(seg.base.wrapping_add(offset), buf)
     }
 
     fn object_selector(&self, object: u32) -> u16 {
-        object.checked_sub(1).and_then(|i| self.objects.get(i as usize)).map_or(0, |o| o.selector)
+        object
+            .checked_sub(1)
+            .and_then(|i| self.objects.get(i as usize))
+            .map_or(0, |o| o.selector)
     }
 
     fn object_flat_base(&self, object: u32) -> u32 {
-        object.checked_sub(1).and_then(|i| self.objects.get(i as usize)).map_or(0, |o| o.flat_base)
+        object
+            .checked_sub(1)
+            .and_then(|i| self.objects.get(i as usize))
+            .map_or(0, |o| o.flat_base)
     }
 }

@@ -5,14 +5,18 @@
 //! * [`DtoSpec`] / [`Dto`]: a module's tracepoints, variables and limits;
 //! * [`DynamicTrace`]: applies DTOs to the emulated machine and handles the
 //!   #BP and #DB exits they cause, logging into a [`stda::TraceBuffer`];
-//! * [`GuestView`]: the guest as a trace program sees it.
+//! * [`GuestView`]: the guest as a trace program sees it;
+//! * [`Selection`]: which tracepoints of a TDF `TRACE ON name(spec)` takes.
 
 mod dto;
 mod guest;
 mod runtime;
+pub mod select;
 
-pub use dto::{ActiveTracepoint, Dto, DtoSpec, SpecError, TracepointSpec};
+pub use dto::{ActiveTracepoint, Dto, DtoSpec, SpecError, TdfSpecError, TracepointSpec};
 pub use guest::{GuestView, ObjectMapping};
 pub use runtime::{
-    ApplyError, DISPATCH_CYCLES, DynamicTrace, Dispatch, INT3, IRET_CYCLES, TRAP_CYCLES, UNTRACEABLE,
+    ApplyError, DISPATCH_CYCLES, Dispatch, DynamicTrace, INT3, IRET_CYCLES, TRAP_CYCLES,
+    UNTRACEABLE,
 };
+pub use select::{SelectError, Selection};

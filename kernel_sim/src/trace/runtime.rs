@@ -66,7 +66,9 @@ pub enum ApplyError {
         linear: u32,
     },
     /// The byte at the address is not the one the definition expects.
-    #[error("minor 0x{minor:04X}: opcode mismatch at 0x{linear:08X}: found 0x{found:02X}, expected 0x{expected:02X}")]
+    #[error(
+        "minor 0x{minor:04X}: opcode mismatch at 0x{linear:08X}: found 0x{found:02X}, expected 0x{expected:02X}"
+    )]
     OpcodeMismatch {
         /// The tracepoint.
         minor: u16,
@@ -160,19 +162,32 @@ impl DynamicTrace {
                 .object
                 .checked_sub(1)
                 .and_then(|i| spec.objects.get(i as usize))
-                .ok_or(ApplyError::NoSuchObject { minor, object: tp.object })?;
+                .ok_or(ApplyError::NoSuchObject {
+                    minor,
+                    object: tp.object,
+                })?;
             let linear = object.flat_base.wrapping_add(tp.offset);
             if self.by_address.contains_key(&linear) || planned.insert(linear, minor).is_some() {
                 return Err(ApplyError::DuplicateAddress { minor, linear });
             }
             let mut byte = [0u8];
-            emu.read_linear(linear, &mut byte).map_err(|_| ApplyError::Unreadable { minor, linear })?;
+            emu.read_linear(linear, &mut byte)
+                .map_err(|_| ApplyError::Unreadable { minor, linear })?;
             let found = byte[0];
             if let Some(expected) = tp.opcode.filter(|&e| e != found) {
-                return Err(ApplyError::OpcodeMismatch { minor, linear, found, expected });
+                return Err(ApplyError::OpcodeMismatch {
+                    minor,
+                    linear,
+                    found,
+                    expected,
+                });
             }
             if UNTRACEABLE.contains(&found) {
-                return Err(ApplyError::Untraceable { minor, linear, opcode: found });
+                return Err(ApplyError::Untraceable {
+                    minor,
+                    linear,
+                    opcode: found,
+                });
             }
             dto.tracepoints.push(ActiveTracepoint {
                 spec: tp.clone(),
@@ -187,7 +202,11 @@ impl DynamicTrace {
         for tp in &dto.tracepoints {
             // Checked readable above; patch_code fails only on a page that
             // is not present, which read_linear would have reported.
-            emu.patch_code(tp.linear, &[INT3]).map_err(|_| ApplyError::Unreadable { minor: tp.spec.minor, linear: tp.linear })?;
+            emu.patch_code(tp.linear, &[INT3])
+                .map_err(|_| ApplyError::Unreadable {
+                    minor: tp.spec.minor,
+                    linear: tp.linear,
+                })?;
         }
         let index = self.dtos.len();
         for (i, tp) in dto.tracepoints.iter().enumerate() {
@@ -202,7 +221,9 @@ impl DynamicTrace {
     /// Removes every tracepoint of DTO `index`, restoring the original bytes
     /// (DTRACE REMOVE). Its statistics and variables stay readable.
     pub fn remove(&mut self, emu: &mut Emu, index: usize) {
-        let Some(dto) = self.dtos.get_mut(index) else { return };
+        let Some(dto) = self.dtos.get_mut(index) else {
+            return;
+        };
         // A step in flight finishes without re-inserting: see on_single_step.
         for tp in dto.tracepoints.iter_mut().filter(|tp| tp.active) {
             remove_one(emu, &mut self.by_address, tp);
@@ -211,24 +232,51 @@ impl DynamicTrace {
 
     /// Offers an exit of the CPU to the runtime. `trace` receives the record
     /// when the tracepoint logs one, stamped `now`; `pid` goes into it.
-    pub fn dispatch(&mut self, emu: &mut Emu, exit: &Exit, trace: &mut TraceBuffer, now: Timestamp, pid: u16) -> Dispatch {
+    pub fn dispatch(
+        &mut self,
+        emu: &mut Emu,
+        exit: &Exit,
+        trace: &mut TraceBuffer,
+        now: Timestamp,
+        pid: u16,
+    ) -> Dispatch {
         match *exit {
-            Exit::Exception { fault, software: true } if fault.vector == vector::BP => self.on_breakpoint(emu, trace, now, pid),
-            Exit::Exception { fault, software: false } if fault.vector == vector::DB => self.on_single_step(emu),
+            Exit::Exception {
+                fault,
+                software: true,
+            } if fault.vector == vector::BP => self.on_breakpoint(emu, trace, now, pid),
+            Exit::Exception {
+                fault,
+                software: false,
+            } if fault.vector == vector::DB => self.on_single_step(emu),
             _ => Dispatch::NotOurs,
         }
     }
 
-    fn on_breakpoint(&mut self, emu: &mut Emu, trace: &mut TraceBuffer, now: Timestamp, pid: u16) -> Dispatch {
+    fn on_breakpoint(
+        &mut self,
+        emu: &mut Emu,
+        trace: &mut TraceBuffer,
+        now: Timestamp,
+        pid: u16,
+    ) -> Dispatch {
         let frame = emu.cpu().clone();
         let cs_base = frame.sreg(SegReg::Cs).base;
         let linear = cs_base.wrapping_add(frame.eip.wrapping_sub(1));
-        let Some(&(d, t)) = self.by_address.get(&linear) else { return Dispatch::NotOurs };
+        let Some(&(d, t)) = self.by_address.get(&linear) else {
+            return Dispatch::NotOurs;
+        };
         let dto = &mut self.dtos[d];
         let tp = &mut dto.tracepoints[t];
-        let hit = Hit { major: tp.spec.major, minor: tp.spec.minor, logmax: dto.logmax };
+        let hit = Hit {
+            major: tp.spec.major,
+            minor: tp.spec.minor,
+            logmax: dto.logmax,
+        };
         let mut guest = GuestView::new(emu, frame.clone(), &dto.objects);
-        let result = self.interp.run(&tp.spec.program, &mut guest, &mut dto.vars, hit);
+        let result = self
+            .interp
+            .run(&tp.spec.program, &mut guest, &mut dto.vars, hit);
         let cost = 2 * (TRAP_CYCLES + IRET_CYCLES) + DISPATCH_CYCLES + result.cycles;
         tp.hits += 1;
         tp.cycles += cost;
@@ -244,7 +292,13 @@ impl DynamicTrace {
                 if record.incomplete {
                     flags |= RecordFlags::INCOMPLETE;
                 }
-                let rec = RecordIn { major: record.major, minor: record.minor, pid, flags, data: record.data };
+                let rec = RecordIn {
+                    major: record.major,
+                    minor: record.minor,
+                    pid,
+                    flags,
+                    data: record.data,
+                };
                 if trace.log(&rec, now).is_ok() {
                     tp.logged += 1;
                 }
@@ -270,12 +324,18 @@ impl DynamicTrace {
         let cpu = emu.cpu_mut();
         let guest_tf = cpu.eflags & flags::TF != 0;
         cpu.eflags |= flags::TF;
-        self.stepping = Some(Stepping { dto: d, tracepoint: t, guest_tf });
+        self.stepping = Some(Stepping {
+            dto: d,
+            tracepoint: t,
+            guest_tf,
+        });
         Dispatch::Resume
     }
 
     fn on_single_step(&mut self, emu: &mut Emu) -> Dispatch {
-        let Some(step) = self.stepping.take() else { return Dispatch::NotOurs };
+        let Some(step) = self.stepping.take() else {
+            return Dispatch::NotOurs;
+        };
         let tp = &self.dtos[step.dto].tracepoints[step.tracepoint];
         if tp.active {
             // The page was present a moment ago; if the instruction made it
@@ -293,7 +353,11 @@ impl DynamicTrace {
     }
 }
 
-fn remove_one(emu: &mut Emu, by_address: &mut BTreeMap<u32, (usize, usize)>, tp: &mut ActiveTracepoint) {
+fn remove_one(
+    emu: &mut Emu,
+    by_address: &mut BTreeMap<u32, (usize, usize)>,
+    tp: &mut ActiveTracepoint,
+) {
     let _ = emu.patch_code(tp.linear, &[tp.original]);
     by_address.remove(&tp.linear);
     tp.active = false;
