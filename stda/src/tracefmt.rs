@@ -4,7 +4,10 @@
 //!
 //! * Rules are found by the record's major byte as `TRC00xx.TFF` in the
 //!   directory given with `/T=` (the name matched without regard to case,
-//!   as on OS/2). Without a directory, or without a file or a minor for a
+//!   as on OS/2). When there is none, the first `TRCnnxx.TFF` is used: the
+//!   trailer keeps only the low byte of a major above 255, so a module
+//!   traced with `MAJOR=0x1C5` logs 0xC5 and is formatted with
+//!   `TRC01C5.TFF`. Without a directory, or without a file or a minor for a
 //!   record, the record prints as a hex dump ([`crate::fmt::hex_dump`]).
 //! * A formatted record is a header line
 //!   `seq  time  MAJ=00C5 MIN=0010 PID=0003 CONTEXT=API:PROTECT [DYNAMIC] [INCOMPLETE]`
@@ -79,19 +82,22 @@ impl Rules {
     pub fn load_dir(dir: &Path, majors: impl IntoIterator<Item = u8>) -> (Self, Vec<LoadError>) {
         let mut rules = Self::new();
         let mut errors = Vec::new();
-        let names: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        let mut names: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(|e| {
+                    let path = e.ok()?.path();
+                    let name = path.file_name()?.to_str()?.to_ascii_uppercase();
+                    Some((name, path))
+                })
+                .collect()
+            })
             .unwrap_or_default();
+        names.sort();
         let mut majors: Vec<u8> = majors.into_iter().collect();
         majors.sort_unstable();
         majors.dedup();
         for major in majors {
-            let want = Tff::file_name(u16::from(major));
-            let Some(path) = names.iter().find(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.eq_ignore_ascii_case(&want))
-            }) else {
+            let Some(path) = tff_for(&names, major) else {
                 continue;
             };
             match std::fs::read(path) {
@@ -112,6 +118,26 @@ impl Rules {
         }
         (rules, errors)
     }
+}
+
+/// The TFF for a major byte among upper-cased directory entries:
+/// `TRC00xx.TFF`, else the first `TRCnnxx.TFF` (a major above 255 whose
+/// low byte the trailer kept).
+fn tff_for(names: &[(String, PathBuf)], major: u8) -> Option<&PathBuf> {
+    let exact = Tff::file_name(u16::from(major));
+    let suffix = format!("{major:02X}.TFF");
+    names
+        .iter()
+        .find(|(n, _)| *n == exact)
+        .or_else(|| {
+            names.iter().find(|(n, _)| {
+                n.len() == exact.len()
+                    && n.starts_with("TRC")
+                    && n.ends_with(&suffix)
+                    && n[3..5].bytes().all(|b| b.is_ascii_hexdigit())
+            })
+        })
+        .map(|(_, p)| p)
 }
 
 fn time_text(rec: &Record) -> String {
@@ -234,4 +260,38 @@ pub fn json_line(seq: usize, rec: &Record) -> String {
         data: hex(&rec.data),
     };
     serde_json::to_string(&j).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tff::TffRecord;
+
+    fn tff(major: u16, desc: &str) -> Vec<u8> {
+        Tff {
+            major,
+            records: vec![TffRecord {
+                minor: 1,
+                desc: desc.as_bytes().to_vec(),
+                fmts: vec![],
+            }],
+        }
+        .to_bytes()
+    }
+
+    #[test]
+    fn tffs_are_found_by_major_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("trc00c5.tff"), tff(0xC5, "c5")).unwrap();
+        std::fs::write(dir.path().join("TRC01C5.TFF"), tff(0x1C5, "1c5")).unwrap();
+        std::fs::write(dir.path().join("TRC01C6.TFF"), tff(0x1C6, "1c6")).unwrap();
+        std::fs::write(dir.path().join("TRC00C7.TFF"), b"TFF\0junk").unwrap();
+        let (rules, errors) = Rules::load_dir(dir.path(), [0xC5, 0xC6, 0xC7, 0xC8]);
+        assert_eq!(rules.rule(0xC5, 1).unwrap().desc, b"c5");
+        assert_eq!(rules.rule(0xC6, 1).unwrap().desc, b"1c6");
+        assert!(rules.rule(0xC7, 1).is_none());
+        assert!(rules.rule(0xC8, 1).is_none());
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].to_string().contains("TRC00C7.TFF"));
+    }
 }
