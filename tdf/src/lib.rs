@@ -5,6 +5,8 @@
 //! * [`trcust`]: TRCUST's command line, files and console, run in a
 //!   directory; [`combine`]: TFF combine mode (`/C=`);
 //! * [`definition`] and [`tmi`]: the TDF and TMI binary formats;
+//! * [`buildtdf`]: DTRACE trace program files to TDFs;
+//! * [`verify`]: checks a TDF against its module;
 //! * [`codegen`]: RPN code for the TSF data statements;
 //! * [`target`] and [`module`]: what the compiler reads from a module and
 //!   its MAP file, and the adapter over `loader`;
@@ -14,6 +16,7 @@
 //! TRCUST (`shared/formats/TRCUST-FORMATS.md`); where TRCUST is wrong the
 //! crate does the right thing and documents it.
 
+pub mod buildtdf;
 pub mod codegen;
 pub mod combine;
 pub mod compile;
@@ -24,6 +27,7 @@ pub mod target;
 pub mod tmi;
 pub mod trcust;
 pub mod tsf;
+pub mod verify;
 
 pub use compile::{Compilation, ModuleSource, Options, compile};
 pub use definition::{Tdf, TdfError, TdfRecord};

@@ -35,6 +35,7 @@ pub enum ModuleError {
 pub fn image_from_module(module: &loader::Module) -> Result<MemoryImage, ModuleError> {
     let page_size = module.page_size();
     let mut objects = Vec::with_capacity(module.objects.len());
+    let sizes = module.objects.iter().map(|o| o.virtual_size).collect();
     for (i, obj) in module.objects.iter().enumerate() {
         let stored = obj.stored_len(page_size);
         if stored > MAX_OBJECT_BYTES {
@@ -65,7 +66,7 @@ pub fn image_from_module(module: &loader::Module) -> Result<MemoryImage, ModuleE
         };
         objects.push((bytes, big));
     }
-    Ok(MemoryImage { objects })
+    Ok(MemoryImage { objects, sizes })
 }
 
 /// Reads a module file's objects.

@@ -20,6 +20,12 @@ pub trait ModuleImage {
     /// Whether `object` is a 32-bit object (`None` if unknown).
     fn is_32bit(&self, object: u32) -> Option<bool>;
 
+    /// Bytes of memory the object takes (its virtual size); by default the
+    /// bytes stored.
+    fn object_size(&self, object: u32) -> Option<u32> {
+        self.object_bytes(object).map(|b| b.len() as u32)
+    }
+
     /// The byte at `object:offset`: 0 past the stored bytes (the zero-filled
     /// part of an object), `None` for a missing object.
     fn byte_at(&self, object: u32, offset: u32) -> Option<u8> {
@@ -33,6 +39,8 @@ pub trait ModuleImage {
 pub struct MemoryImage {
     /// Objects in order (object 1 first), with whether each is 32-bit.
     pub objects: Vec<(Vec<u8>, bool)>,
+    /// Virtual sizes, when known (else the stored length counts).
+    pub sizes: Vec<u32>,
 }
 
 impl ModuleImage for MemoryImage {
@@ -48,6 +56,12 @@ impl ModuleImage for MemoryImage {
     fn is_32bit(&self, object: u32) -> Option<bool> {
         let i = usize::try_from(object).ok()?.checked_sub(1)?;
         self.objects.get(i).map(|&(_, b)| b)
+    }
+
+    fn object_size(&self, object: u32) -> Option<u32> {
+        let i = usize::try_from(object).ok()?.checked_sub(1)?;
+        let stored = self.objects.get(i)?.0.len() as u32;
+        Some(self.sizes.get(i).copied().unwrap_or(stored))
     }
 }
 
@@ -168,6 +182,7 @@ mod tests {
     fn image_bytes() {
         let m = MemoryImage {
             objects: vec![(vec![0x48], false), (vec![0x68, 0x00], true)],
+            sizes: vec![],
         };
         assert_eq!(m.byte_at(2, 0), Some(0x68));
         assert_eq!(m.byte_at(2, 0x40), Some(0));

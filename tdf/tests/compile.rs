@@ -8,8 +8,7 @@ use tdf::target::{MemoryImage, Symbol, SymbolTable};
 use tdf::{Compilation, Severity};
 
 const HELLO_CODE: [u8; 18] = [
-    0x68, 0x00, 0x00, 0x01, 0x00, 0x6A, 0x28, 0x6A, 0x01, 0xE8, 0, 0, 0, 0, 0x83, 0xC4, 0x0C,
-    0xC3,
+    0x68, 0x00, 0x00, 0x01, 0x00, 0x6A, 0x28, 0x6A, 0x01, 0xE8, 0, 0, 0, 0, 0x83, 0xC4, 0x0C, 0xC3,
 ];
 
 struct Hello;
@@ -23,6 +22,7 @@ impl ModuleSource for Hello {
             display: "C:\\HELLO.EXE".into(),
             image: Box::new(MemoryImage {
                 objects: vec![(data, true), (HELLO_CODE.to_vec(), true)],
+                sizes: vec![],
             }),
         })
     }
@@ -67,7 +67,10 @@ fn duplicate_minor_keeps_the_first_and_writes_the_tdf() {
     let c = run(&format!(
         "{HEAD}TRACE MINOR=1, TP=.startup, DESC=\"a\"\nTRACE MINOR=1, TP=.push28, DESC=\"b\"\n"
     ));
-    assert_eq!(messages(&c), ["TRCUST(5) ERROR: duplicate minor code = 0001, ignored"]);
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(5) ERROR: duplicate minor code = 0001, ignored"]
+    );
     let tdf = c.tdf.unwrap();
     assert_eq!(tdf.records.len(), 1);
     assert_eq!(tdf.records[0].offset, 0);
@@ -81,7 +84,9 @@ fn slash_d_keeps_both_and_the_tff_is_well_formed() {
         ..Options::default()
     };
     let c = run_with(
-        &format!("{HEAD}TRACE MINOR=1, TP=.startup, DESC=\"a\"\nTRACE MINOR=1, TP=.push28, DESC=\"b\"\n"),
+        &format!(
+            "{HEAD}TRACE MINOR=1, TP=.startup, DESC=\"a\"\nTRACE MINOR=1, TP=.push28, DESC=\"b\"\n"
+        ),
         &opts,
     );
     assert!(messages(&c).is_empty());
@@ -106,32 +111,53 @@ fn type_or_group_may_end_the_file() {
 
 #[test]
 fn minus_register_subtracts() {
-    let c = run(&format!("{HEAD}TRACE MINOR=1, TP=.startup, MEM32=(FEAX-EDI,DIRECT,4)\n"));
+    let c = run(&format!(
+        "{HEAD}TRACE MINOR=1, TP=.startup, MEM32=(FEAX-EDI,DIRECT,4)\n"
+    ));
     let rpn = &c.tdf.unwrap().records[0].rpn;
     let ops: Vec<Op> = rpn_vm::instr::decode_all(rpn)
         .unwrap()
         .into_iter()
         .map(|(_, i)| i.op)
         .collect();
-    assert_eq!(ops, [Op::PushW, Op::PushEax, Op::PushEdi, Op::Sub, Op::LogMrf]);
+    assert_eq!(
+        ops,
+        [Op::PushW, Op::PushEax, Op::PushEdi, Op::Sub, Op::LogMrf]
+    );
 }
 
 #[test]
 fn truncations_warn() {
     let c = run(&format!("{HEAD}TDFID=70000\nTRACE MINOR=1, TP=.startup\n"));
-    assert_eq!(messages(&c), ["TRCUST(3) WARNING: TDFID out of range, 0 used"]);
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(3) WARNING: TDFID out of range, 0 used"]
+    );
     assert_eq!(c.tdf.unwrap().tdf_id, 0);
-    let c = run(&format!("{HEAD}TRACE MINOR=1, TP=.startup, MEM=(RDS+DI+0x10002,DIRECT,2)\n"));
-    assert_eq!(messages(&c), ["TRCUST(4) WARNING: index too large, high word ignored"]);
+    let c = run(&format!(
+        "{HEAD}TRACE MINOR=1, TP=.startup, MEM=(RDS+DI+0x10002,DIRECT,2)\n"
+    ));
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(4) WARNING: index too large, high word ignored"]
+    );
 }
 
 #[test]
 fn opcode_checks() {
     let c = run(&format!("{HEAD}TRACE MINOR=1, TP=.int3\n"));
-    assert_eq!(messages(&c), ["TRCUST(4) ERROR: opcode at TP address cannot be traced"]);
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(4) ERROR: opcode at TP address cannot be traced"]
+    );
     assert!(c.tdf.is_none());
-    let c = run(&format!("{HEAD}TRACE MINOR=1, TP=.push28, OPCODE=0x6A\nTRACE MINOR=2, TP=.push1, OPCODE=0x6B\n"));
-    assert_eq!(messages(&c), ["TRCUST(5) ERROR: opcode mismatch at address to apply TP"]);
+    let c = run(&format!(
+        "{HEAD}TRACE MINOR=1, TP=.push28, OPCODE=0x6A\nTRACE MINOR=2, TP=.push1, OPCODE=0x6B\n"
+    ));
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(5) ERROR: opcode mismatch at address to apply TP"]
+    );
     assert_eq!(c.tdf.unwrap().records.len(), 1);
 }
 
@@ -151,16 +177,26 @@ fn duplicate_address_keeps_the_format() {
 #[test]
 fn verifier_limits() {
     let regs17 = vec!["AX"; 17].join(",");
-    let c = run(&format!("{HEAD}TRACE MINOR=1, TP=.startup, REGS=({regs17})\n"));
-    assert_eq!(messages(&c), ["TRCUST(4) ERROR: RPN stack limit of 16 exceeded"]);
+    let c = run(&format!(
+        "{HEAD}TRACE MINOR=1, TP=.startup, REGS=({regs17})\n"
+    ));
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(4) ERROR: RPN stack limit of 16 exceeded"]
+    );
     let many = vec!["MEM32=(FEAX+EBX+ECX,DIRECT,4)"; 30].join(", ");
     let c = run(&format!("{HEAD}TRACE MINOR=1, TP=.startup, {many}\n"));
-    assert_eq!(messages(&c), ["TRCUST(3) ERROR: RPN command record exceeds 255 bytes"]);
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(3) ERROR: RPN command record exceeds 255 bytes"]
+    );
 }
 
 #[test]
 fn static_tracepoints_take_no_data() {
-    let c = run(&format!("{HEAD}TRACE MINOR=1, TP=@STATIC, DESC=\"s\", REGS=(AX)\n"));
+    let c = run(&format!(
+        "{HEAD}TRACE MINOR=1, TP=@STATIC, DESC=\"s\", REGS=(AX)\n"
+    ));
     assert_eq!(
         messages(&c),
         ["TRCUST(3) ERROR: unexpected: REGS with STATIC tracepoint, ignored"]
@@ -184,13 +220,20 @@ fn auto_orbits_number_bits_and_count_variables() {
 
 #[test]
 fn header_checks() {
-    let types: String = (0..17).map(|i| format!("NAME=T{i},ID={}", 1u32 << (i % 16))).collect::<Vec<_>>().join(", ");
-    let c = run(&format!("{HEAD}TYPELIST {types}\nTRACE MINOR=1, TP=.startup\n"));
+    let types: String = (0..17)
+        .map(|i| format!("NAME=T{i},ID={}", 1u32 << (i % 16)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let c = run(&format!(
+        "{HEAD}TYPELIST {types}\nTRACE MINOR=1, TP=.startup\n"
+    ));
     assert_eq!(
         messages(&c),
         ["TRCUST(3) ERROR: typeid redefinition: 1, ignored"]
     );
-    let c = run(&format!("{HEAD}TYPELIST NAME=BAD,ID=3, NAME=LONGNAME9,ID=4\nTRACE MINOR=1, TP=.startup\n"));
+    let c = run(&format!(
+        "{HEAD}TYPELIST NAME=BAD,ID=3, NAME=LONGNAME9,ID=4\nTRACE MINOR=1, TP=.startup\n"
+    ));
     assert_eq!(
         messages(&c),
         [
@@ -223,7 +266,10 @@ fn comments_and_strings() {
 #[test]
 fn debug_information_forms_need_debug_information() {
     let c = run(&format!("{HEAD}TRACE MINOR=1, TP=@hello.c,12\n"));
-    assert_eq!(messages(&c), ["TRCUST(3) ERROR: CodeView info does not exist for: hello.c"]);
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(3) ERROR: CodeView info does not exist for: hello.c"]
+    );
     let c = run(&format!("{HEAD}TRACE MINOR=1, TP=.startup, REGS=(.msg)\n"));
     assert_eq!(messages(&c), ["TRCUST(3) ERROR: symbol not found: msg"]);
 }
@@ -232,19 +278,26 @@ fn debug_information_forms_need_debug_information() {
 fn missing_module_name_is_severe() {
     let c = run("MAJOR=1\nTRACE MINOR=1, TP=.startup\n");
     assert!(c.aborted);
-    assert_eq!(messages(&c), ["TRCUST(2) SEVERE: module name not specified"]);
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(2) SEVERE: module name not specified"]
+    );
 }
 
 #[test]
 fn unterminated_string_is_severe() {
-    let c = run(&format!("{HEAD}TRACE MINOR=1, TP=@STATIC, DESC=\"abc\nTRACE"));
+    let c = run(&format!(
+        "{HEAD}TRACE MINOR=1, TP=@STATIC, DESC=\"abc\nTRACE"
+    ));
     assert!(c.aborted);
     assert_eq!(c.diagnostics().next().unwrap().severity, Severity::Severe);
 }
 
 #[test]
 fn minors_are_numbered_when_not_given() {
-    let c = run(&format!("{HEAD}TRACE TP=.startup, DESC=\"a\"\nTRACE TP=.push28, DESC=\"b\"\n"));
+    let c = run(&format!(
+        "{HEAD}TRACE TP=.startup, DESC=\"a\"\nTRACE TP=.push28, DESC=\"b\"\n"
+    ));
     let minors: Vec<u16> = c.tdf.unwrap().records.iter().map(|r| r.minor).collect();
     assert_eq!(minors, [1, 2]);
 }

@@ -30,6 +30,12 @@ use crate::target::{ModuleImage, SymbolTable};
 use crate::tmi::{Tmi, TmiRecord, orbit_id};
 use crate::tsf::lexer::Lexer;
 
+/// Whether a tracepoint cannot be placed on an instruction starting with
+/// `opcode` (trcust-trace-customizer.txt §1.3.5.2).
+pub fn trace_untraceable(opcode: u8) -> bool {
+    trace::UNTRACEABLE.contains(&opcode)
+}
+
 /// TRCUST's options that affect compilation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
