@@ -160,18 +160,20 @@ mod tests {
             objects: vec![(vec![0xCC], true), (CODE.to_vec(), true)],
             sizes: vec![],
         };
-        let mut tdf = Tdf::default();
-        tdf.records = vec![
-            rec(1, 0, 0x68),
-            rec(2, 1, 0x00),
-            rec(3, 5, 0x6B),
-            rec(4, 5, 0x6A),
-            rec(5, 0x40, 0),
-            TdfRecord {
-                object: 1,
-                ..rec(6, 0, 0xCC)
-            },
-        ];
+        let mut tdf = Tdf {
+            records: vec![
+                rec(1, 0, 0x68),
+                rec(2, 1, 0x00),
+                rec(3, 5, 0x6B),
+                rec(4, 5, 0x6A),
+                rec(5, 0x40, 0),
+                TdfRecord {
+                    object: 1,
+                    ..rec(6, 0, 0xCC)
+                },
+            ],
+            ..Tdf::default()
+        };
         tdf.records[0].rpn = vec![0x30];
         let problems = verify(&tdf, &image, None);
         let texts: Vec<String> = problems.iter().map(ToString::to_string).collect();
