@@ -10,9 +10,12 @@
 use std::process::ExitCode;
 
 mod demo;
+mod dtrace;
 mod exehdr;
 mod rpn;
+mod tdfcmd;
 mod tracefmt;
+mod trcust;
 mod util;
 
 type Subcommand = fn(&[String]) -> anyhow::Result<i32>;
@@ -31,6 +34,9 @@ const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
         "print a saved system trace buffer, formatted with TFF files",
         tracefmt::run,
     ),
+    ("trcust", "TRCUST: compile a TSF to TDF/TFF/TMI, or combine TFFs", trcust::run),
+    ("dtrace", "DTRACE BUILDTDF: a trace program file to a TDF", dtrace::run),
+    ("tdf", "show a TDF/TFF/TMI, or verify a TDF against its module", tdfcmd::run),
 ];
 
 fn usage() -> String {
