@@ -1,0 +1,243 @@
+//! Sample OS/2 modules built in Rust: NE and LX programs and DLLs
+//! assembled with iced-x86's `code_asm`, written with the `loader` crate's
+//! writers, each with a LINK386-style MAP file, a TSF for TRCUST and a
+//! DTRACE trace program file whose tracepoints sit on instruction
+//! boundaries of named routines.
+//!
+//! Entry points: one function per module ([`hello16`], [`hello32`],
+//! [`tpdll16`], [`dllcal16`], [`tpdll32`], [`dllcal32`], [`farcal16`],
+//! [`fileio16`]), each returning a [`Program`] (module, file bytes, MAP,
+//! TSF and trace program texts, every label, the tracepoints); [`all`]
+//! builds them all; [`build_all`] writes them to a directory as
+//! `NAME.EXE`/`NAME.DLL`, `NAME.MAP`, `NAME.TSF` and `NAME.RPN`.
+//!
+//! # Conventions the programs rely on
+//!
+//! 16-bit programs (NE) follow OS/2 1.x:
+//! - Start: CS:IP is the header's; DS = SS = the automatic data segment
+//!   (DGROUP). The header's SS:SP is DGROUP:(minimum allocation + stack
+//!   size): the loader allocates DGROUP's minimum allocation plus the
+//!   header's stack size (0x1000), and SP starts at the top. AX, BX, CX are
+//!   not relied on (OS/2 passes the environment selector, the command line
+//!   offset and the DGROUP size there).
+//! - API calls are `call far ptr16:16` (`9A`) through ptr16:16 import
+//!   fixups, far pascal: arguments pushed left to right, the callee pops
+//!   them, the result is in AX; SI, DI, BP, DS are preserved.
+//! - A DLL's initialization routine is its CS:IP; it is called far with
+//!   AX = the module handle and returns AX = 1 (success) with `retf`. It
+//!   loads its own DS from a sel16 fixup, as do the exported routines.
+//! - Segment flags: code 0x0C00, data 0x0C01 (DPL 3, fixed). Module flags:
+//!   programs 0x0202, DLLs 0x8001 (library, single data, global init).
+//!
+//! 32-bit programs (LX) follow OS/2 2.x:
+//! - Objects: 1 code (0x2005), 2 data (0x2003), and for programs 3 a
+//!   zero-filled stack object (0x2003, 16 KiB, no pages); ESP = 3:0x4000.
+//!   Preferred bases are 0x10000 times the object number; data addresses
+//!   are off32 fixups (the sites hold the address at the preferred base).
+//! - API calls are `call rel32` (`E8`) through rel32 import fixups,
+//!   `_System`: arguments pushed right to left, the caller pops them, the
+//!   result is in EAX; DS = ES = SS flat.
+//! - A DLL's initialization routine is its EIP (global initialization,
+//!   module flags 0x8000): `_System (hmod, flag)`, flag 0 = init, 1 = term,
+//!   returns EAX = 1.
+//!
+//! # The programs
+//!
+//! Exit codes: 0 when every check passed, otherwise the number of the
+//! first failed check (listed per program below).
+//!
+//! | file | format | segments / objects | imports | does |
+//! |---|---|---|---|---|
+//! | HELLO16.EXE | NE | 1 `_TEXT`, 2 `_DATA` (DGROUP) | DOSCALLS.138 DOSWRITE, .5 DOSEXIT | writes [`hello16::MESSAGE`]; exit 1 if DosWrite fails or writes less |
+//! | HELLO32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.282 DosWrite, .234 DosExit | writes [`hello32::MESSAGE`]; exit 1 as above |
+//! | TPDLL16.DLL | NE DLL | 1 `_TEXT`, 2 `_DATA` | DOSCALLS.138 | exports 1 `ADDNUMS(a,b)` = a+b, 2 `PUTMSG(psz far)` = DosWrite rc, 3 `GETCOUNT()` = times init ran; init `DLLINIT` |
+//! | DLLCAL16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | TPDLL16.PUTMSG, TPDLL16.1 (by ordinal), TPDLL16.GETCOUNT (by name), DOSCALLS.5 | PUTMSG([`dll16::GREETING`]) (exit 1 if rc ≠ 0), ADDNUMS(2,3) = 5 (else 2), GETCOUNT() = 1 (else 3) |
+//! | TPDLL32.DLL | LX DLL | 1 `CODE32`, 2 `DATA32` | DOSCALLS.282 | exports 1 `AddNums`, 2 `PutMsg`, 3 `GetCount` (as TPDLL16, `_System`); init `_DLL_InitTerm` |
+//! | DLLCAL32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | TPDLL32.PutMsg, TPDLL32.1, TPDLL32.GetCount, DOSCALLS.234 | as DLLCAL16 with [`dll32::GREETING`] |
+//! | FARCAL16.EXE | NE | 1 `_TEXT`, 2 `FAR_TEXT`, 3 `_DATA` (DGROUP) | DOSCALLS.138, .5 | far calls between the code segments: direct `call far` with ptr16:16 internal fixups, indirect `call far [fntab]` through 16:16 pointers in DGROUP, a far data pointer loaded with `les`; FARADD(7,5) = 12 (exit 1), QUAD(FARSQUARE(12)) = 576 (exit 2), PRINTFAR writes [`farcall16::MESSAGE`] (exit 3) |
+//! | FILEIO16.EXE | NE | 1 `_TEXT`, 2 `_DATA` (DGROUP, with a zero-filled read buffer past the stored data) | DOSCALLS.70, .138, .58, .137, .59, .5 | creates [`fileio16::FILE_NAME`] in the current directory, writes [`fileio16::CONTENT`], seeks to 0, reads it back, compares, closes; exit 0 when equal, else 1 (the file is left behind) |
+//!
+//! Each program's labels (public ones are in its MAP file) and
+//! tracepoints are in [`Program::symbols`] and [`Program::tracepoints`];
+//! the module docs of [`hello16`] and the others describe their code.
+
+mod error;
+mod link;
+mod map;
+mod programs;
+mod segment;
+mod trace;
+
+use std::path::{Path, PathBuf};
+
+pub use error::{BuildError, Result};
+pub use programs::{dll16, dll32, farcall16, fileio16, hello16, hello32};
+
+/// A label of a program: where it is, and whether the MAP file lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Symbol {
+    /// Segment or object number (1-based).
+    pub object: u16,
+    /// Offset in it.
+    pub offset: u32,
+    /// The name.
+    pub name: String,
+    /// Listed in the MAP file's publics.
+    pub public: bool,
+}
+
+/// A tracepoint of a program's TSF and trace program file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tracepoint {
+    /// Minor code.
+    pub minor: u16,
+    /// The label of the traced instruction.
+    pub label: String,
+    /// The public symbol the TSF names (`TP=.symbol+delta`).
+    pub symbol: String,
+    /// Distance from that symbol.
+    pub delta: u32,
+    /// Segment or object number.
+    pub object: u16,
+    /// Offset in it.
+    pub offset: u32,
+    /// The byte there: the first byte of an instruction.
+    pub opcode: u8,
+}
+
+/// A built program or DLL with its companion files.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// Module name (`HELLO16`); the companion files are named after it.
+    pub name: &'static str,
+    /// File name (`HELLO16.EXE`, `TPDLL16.DLL`).
+    pub file_name: &'static str,
+    /// The major code of its trace definitions.
+    pub major: u16,
+    /// The module as built; `loader::parse(&bytes)` gives it back.
+    pub module: loader::Module,
+    /// The module file.
+    pub bytes: Vec<u8>,
+    /// LINK386-style MAP file.
+    pub map: String,
+    /// TSF (TRCUST source).
+    pub tsf: String,
+    /// DTRACE trace program file.
+    pub rpn: String,
+    /// Every label, public or not.
+    pub symbols: Vec<Symbol>,
+    /// The tracepoints of the TSF and the trace program file, in order.
+    pub tracepoints: Vec<Tracepoint>,
+}
+
+impl Program {
+    /// The label named `name`.
+    pub fn symbol(&self, name: &str) -> Option<&Symbol> {
+        self.symbols.iter().find(|s| s.name == name)
+    }
+
+    /// `NAME.MAP`.
+    pub fn map_file_name(&self) -> String {
+        format!("{}.MAP", self.name)
+    }
+
+    /// `NAME.TSF`.
+    pub fn tsf_file_name(&self) -> String {
+        format!("{}.TSF", self.name)
+    }
+
+    /// `NAME.RPN`.
+    pub fn rpn_file_name(&self) -> String {
+        format!("{}.RPN", self.name)
+    }
+
+    /// Writes the module, MAP, TSF and trace program file into `dir`;
+    /// returns the paths written.
+    pub fn write_to(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        let files: [(String, &[u8]); 4] = [
+            (self.file_name.to_string(), &self.bytes),
+            (self.map_file_name(), self.map.as_bytes()),
+            (self.tsf_file_name(), self.tsf.as_bytes()),
+            (self.rpn_file_name(), self.rpn.as_bytes()),
+        ];
+        let mut paths = Vec::new();
+        for (name, bytes) in files {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).map_err(|source| BuildError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            paths.push(path);
+        }
+        Ok(paths)
+    }
+}
+
+/// HELLO16.EXE: 16-bit DosWrite and DosExit.
+pub fn hello16() -> Result<Program> {
+    programs::hello16::build()
+}
+
+/// HELLO32.EXE: 32-bit DosWrite and DosExit.
+pub fn hello32() -> Result<Program> {
+    programs::hello32::build()
+}
+
+/// TPDLL16.DLL: a 16-bit DLL with three exports and an init routine.
+pub fn tpdll16() -> Result<Program> {
+    programs::dll16::build_dll()
+}
+
+/// DLLCAL16.EXE: calls TPDLL16 by ordinal and by name.
+pub fn dllcal16() -> Result<Program> {
+    programs::dll16::build_exe()
+}
+
+/// TPDLL32.DLL: a 32-bit DLL with three exports and an init routine.
+pub fn tpdll32() -> Result<Program> {
+    programs::dll32::build_dll()
+}
+
+/// DLLCAL32.EXE: calls TPDLL32 by ordinal and by name.
+pub fn dllcal32() -> Result<Program> {
+    programs::dll32::build_exe()
+}
+
+/// FARCAL16.EXE: far calls through 16:16 pointers between two code
+/// segments.
+pub fn farcal16() -> Result<Program> {
+    programs::farcall16::build()
+}
+
+/// FILEIO16.EXE: create, write, seek, read back, compare, close.
+pub fn fileio16() -> Result<Program> {
+    programs::fileio16::build()
+}
+
+/// Every program, in the order of the table above.
+pub fn all() -> Result<Vec<Program>> {
+    Ok(vec![
+        hello16()?,
+        hello32()?,
+        tpdll16()?,
+        dllcal16()?,
+        tpdll32()?,
+        dllcal32()?,
+        farcal16()?,
+        fileio16()?,
+    ])
+}
+
+/// Builds every program and writes each one's files into `dir` (created
+/// when missing). Returns the paths written.
+pub fn build_all(dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|source| BuildError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut paths = Vec::new();
+    for program in all()? {
+        paths.extend(program.write_to(dir)?);
+    }
+    Ok(paths)
+}

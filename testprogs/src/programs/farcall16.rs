@@ -1,0 +1,198 @@
+//! FARCAL16.EXE: far calls through 16:16 pointers between two code
+//! segments of a 16-bit NE program.
+//!
+//! Segments: 1 `_TEXT` (code: `main`, `TWICE`), 2 `FAR_TEXT` (code:
+//! `FARADD`, `FARSQUARE`, `QUAD`, `PRINTFAR`), 3 `_DATA` (DGROUP: `msg`,
+//! `msgptr` = 16:16 pointer to `msg`, `fntab` = 16:16 pointers to
+//! `FARSQUARE` and `QUAD`, `written`). Every routine is far pascal (the
+//! callee pops its arguments with `retf n`).
+//!
+//! `main` calls:
+//! 1. `FARADD(7, 5)` with a direct `call far` (a ptr16:16 internal fixup
+//!    to 2:FARADD); 12 expected, else exit 1;
+//! 2. `FARSQUARE(12)` indirectly with `call far [fntab]` (the pointer in
+//!    DGROUP carries the fixup), then `QUAD(144)` with `call far
+//!    [fntab+4]`; QUAD calls back into segment 1 twice (`call far TWICE`),
+//!    so 576 is expected, else exit 2;
+//! 3. `PRINTFAR(ES:BX, len)` after `les bx, [msgptr]`; PRINTFAR writes the
+//!    far buffer with DOSCALLS.138; rc 0 expected, else exit 3.
+
+use iced_x86::code_asm::*;
+use loader::Format;
+
+use super::*;
+use crate::Program;
+use crate::error::Result;
+use crate::link::{Spec, TraceSpec, link};
+use crate::segment::{Code, Data};
+
+/// The line FARCAL16 writes through a far pointer.
+pub const MESSAGE: &[u8] = b"FARCAL16: far calls through 16:16 pointers work\r\n";
+
+pub(crate) fn build() -> Result<Program> {
+    const P: &str = "FARCAL16";
+    let mut d = Data::new();
+    let _ = d.bytes("msg", MESSAGE);
+    let msgptr = d.far_ptr(Some("msgptr"), "msg");
+    let fntab = d.far_ptr(Some("fntab"), "FARSQUARE");
+    let _ = d.far_ptr(None, "QUAD");
+    let written = d.word("written", 0);
+    let data = d.finish("_DATA", "DATA", NE_DATA);
+    let len = MESSAGE.len() as i32;
+    let stack_top = data.virtual_size + STACK16;
+
+    // Segment 1: main and TWICE.
+    let mut c = Code::new(P, 16)?;
+    let mut fails = [c.label(), c.label(), c.label()];
+    let mut exit = c.label();
+    c.public("main")?;
+    c.op(|a| a.push(7))?;
+    c.op(|a| a.push(5))?;
+    c.public("call_faradd")?;
+    c.call_far_to("FARADD")?;
+    c.op(|a| a.cmp(ax, 12))?;
+    c.op(|a| a.jne(fails[0]))?;
+    c.op(|a| a.push(ax))?;
+    c.public("call_square")?;
+    c.op(|a| a.call(dword_ptr(u64::from(fntab))))?;
+    c.op(|a| a.push(ax))?;
+    c.public("call_quad")?;
+    c.op(|a| a.call(dword_ptr(u64::from(fntab + 4))))?;
+    c.local("check_quad")?;
+    c.op(|a| a.cmp(ax, 576))?;
+    c.op(|a| a.jne(fails[1]))?;
+    c.op(|a| a.les(bx, dword_ptr(u64::from(msgptr))))?;
+    c.op(|a| a.push(es))?;
+    c.op(|a| a.push(bx))?;
+    c.op(|a| a.push(len))?;
+    c.public("call_printfar")?;
+    c.call_far_to("PRINTFAR")?;
+    c.op(|a| a.test(ax, ax))?;
+    c.op(|a| a.jnz(fails[2]))?;
+    c.op(|a| a.xor(ax, ax))?;
+    c.op(|a| a.jmp(exit))?;
+    failures(&mut c, &mut fails, exit, 16)?;
+    c.place(&mut exit)?;
+    c.public("exit")?;
+    exit16(&mut c)?;
+    // TWICE(x): AX = 2x.
+    c.public("TWICE")?;
+    c.op(|a| a.push(bp))?;
+    c.op(|a| a.mov(bp, sp))?;
+    c.op(|a| a.mov(ax, word_ptr(bp + 6)))?;
+    c.op(|a| a.add(ax, ax))?;
+    c.op(|a| a.pop(bp))?;
+    c.op(|a| a.retf_1(2))?;
+    let text = c.finish("_TEXT", "CODE", NE_CODE)?;
+
+    // Segment 2: the far routines.
+    let mut c = Code::new(P, 16)?;
+    // FARADD(a, b): AX = a + b.
+    c.public("FARADD")?;
+    c.op(|a| a.push(bp))?;
+    c.op(|a| a.mov(bp, sp))?;
+    c.op(|a| a.mov(ax, word_ptr(bp + 8)))?;
+    c.op(|a| a.add(ax, word_ptr(bp + 6)))?;
+    c.op(|a| a.pop(bp))?;
+    c.op(|a| a.retf_1(4))?;
+    // FARSQUARE(x): AX = x * x (DX is clobbered).
+    c.public("FARSQUARE")?;
+    c.op(|a| a.push(bp))?;
+    c.op(|a| a.mov(bp, sp))?;
+    c.op(|a| a.mov(ax, word_ptr(bp + 6)))?;
+    c.op(|a| a.mul(ax))?;
+    c.op(|a| a.pop(bp))?;
+    c.op(|a| a.retf_1(2))?;
+    // QUAD(x): TWICE(TWICE(x)), calling back into segment 1.
+    c.public("QUAD")?;
+    c.op(|a| a.push(bp))?;
+    c.op(|a| a.mov(bp, sp))?;
+    c.op(|a| a.push(word_ptr(bp + 6)))?;
+    c.public("quad_call1")?;
+    c.call_far_to("TWICE")?;
+    c.op(|a| a.push(ax))?;
+    c.local("quad_call2")?;
+    c.call_far_to("TWICE")?;
+    c.op(|a| a.pop(bp))?;
+    c.op(|a| a.retf_1(2))?;
+    // PRINTFAR(PVOID far buf, USHORT len): DosWrite(1, buf, len, &written).
+    c.public("PRINTFAR")?;
+    c.op(|a| a.push(bp))?;
+    c.op(|a| a.mov(bp, sp))?;
+    c.op(|a| a.push(1))?;
+    c.op(|a| a.push(word_ptr(bp + 10)))?;
+    c.op(|a| a.push(word_ptr(bp + 8)))?;
+    c.op(|a| a.push(word_ptr(bp + 6)))?;
+    c.op(|a| a.push(ds))?;
+    c.op(|a| a.push(written as i32))?;
+    c.local("printfar_doswrite")?;
+    c.call_far_import(DOSWRITE16)?;
+    c.op(|a| a.pop(bp))?;
+    c.op(|a| a.retf_1(6))?;
+    let far_text = c.finish("FAR_TEXT", "CODE", NE_CODE)?;
+
+    link(Spec {
+        format: Format::Ne,
+        name: P,
+        file_name: "FARCAL16.EXE",
+        description: "FARCAL16.EXE: far calls through 16:16 pointers (os2trace testprogs)",
+        flags: NE_PROGRAM,
+        segments: vec![text, far_text, data],
+        exports: Vec::new(),
+        start: "main",
+        stack: Some((3, stack_top)),
+        stack_size: STACK16,
+        auto_data: Some(3),
+        major: 0xC6,
+        tracepoints: vec![
+            TraceSpec {
+                minor: 1,
+                at: "FARADD",
+                desc: "FARCAL16 FARADD entered",
+                fmt: &["return %P%A b=%W a=%W"],
+                data: &["MEM=(RSS+SP,DIRECT,8)"],
+                rpn: &["Push W,8", "Push SS", "Push ESP", "Log MRS"],
+            },
+            TraceSpec {
+                minor: 2,
+                at: "call_square",
+                desc: "FARCAL16 pointer in fntab",
+                fmt: &["FARSQUARE at %P%A"],
+                data: &["MEM=(.fntab,DIRECT,4)"],
+                rpn: &["Push W,4", "Push OXS,3", "Push W,{fntab}", "Log MRS"],
+            },
+            TraceSpec {
+                minor: 3,
+                at: "TWICE",
+                desc: "FARCAL16 TWICE from QUAD",
+                fmt: &["return %P%A x=%W"],
+                data: &["MEM=(RSS+SP,DIRECT,6)"],
+                rpn: &["Push W,6", "Push SS", "Push ESP", "Log MRS"],
+            },
+            TraceSpec {
+                minor: 4,
+                at: "printfar_doswrite",
+                desc: "FARCAL16 PRINTFAR buffer",
+                fmt: &["buffer starts %P%D %D %D %D"],
+                data: &["MEM=(RSS+SP+6,INDIRECT,16)"],
+                rpn: &[
+                    "Push W,16",
+                    "Push SS",
+                    "Push ESP",
+                    "Push W,6",
+                    "Add",
+                    "Push SIS",
+                    "Log MRS",
+                ],
+            },
+            TraceSpec {
+                minor: 5,
+                at: "exit",
+                desc: "FARCAL16 exit code",
+                fmt: &["rc=%W"],
+                data: &["REGS=(AX)"],
+                rpn: &["Push EAX", "Log WN,1"],
+            },
+        ],
+    })
+}

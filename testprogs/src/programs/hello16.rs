@@ -1,0 +1,91 @@
+//! HELLO16.EXE: a 16-bit NE program that writes a line with DosWrite and
+//! exits with DosExit.
+
+use iced_x86::code_asm::*;
+use loader::Format;
+
+use super::*;
+use crate::error::Result;
+use crate::link::{Spec, TraceSpec, link};
+use crate::segment::{Code, Data};
+use crate::Program;
+
+/// The line HELLO16 writes to standard output.
+pub const MESSAGE: &[u8] = b"Hello from HELLO16, a 16-bit OS/2 testprogs program!\r\n";
+
+pub(crate) fn build() -> Result<Program> {
+    const P: &str = "HELLO16";
+    let mut d = Data::new();
+    let msg = d.bytes("msg", MESSAGE);
+    let written = d.word("written", 0);
+    let data = d.finish("_DATA", "DATA", NE_DATA);
+    let len = MESSAGE.len() as i32;
+    let stack_top = data.virtual_size + STACK16;
+
+    let mut c = Code::new(P, 16)?;
+    let mut fails = [c.label()];
+    let mut exit = c.label();
+    // DosWrite(1, DS:msg, len, DS:written)
+    c.public("main")?;
+    c.op(|a| a.push(1))?;
+    c.op(|a| a.push(ds))?;
+    c.op(|a| a.push(msg as i32))?;
+    c.op(|a| a.push(len))?;
+    c.op(|a| a.push(ds))?;
+    c.op(|a| a.push(written as i32))?;
+    c.public("call_doswrite")?;
+    c.call_far_import(DOSWRITE16)?;
+    c.local("after_doswrite")?;
+    c.op(|a| a.test(ax, ax))?;
+    c.op(|a| a.jnz(fails[0]))?;
+    c.op(|a| a.cmp(word_ptr(u64::from(written)), len))?;
+    c.op(|a| a.jne(fails[0]))?;
+    c.op(|a| a.xor(ax, ax))?;
+    c.op(|a| a.jmp(exit))?;
+    failures(&mut c, &mut fails, exit, 16)?;
+    c.place(&mut exit)?;
+    c.public("exit")?;
+    exit16(&mut c)?;
+    let code = c.finish("_TEXT", "CODE", NE_CODE)?;
+
+    link(Spec {
+        format: Format::Ne,
+        name: P,
+        file_name: "HELLO16.EXE",
+        description: "HELLO16.EXE: DosWrite and DosExit (os2trace testprogs)",
+        flags: NE_PROGRAM,
+        segments: vec![code, data],
+        exports: Vec::new(),
+        start: "main",
+        stack: Some((2, stack_top)),
+        stack_size: STACK16,
+        auto_data: Some(2),
+        major: 0xC0,
+        tracepoints: vec![
+            TraceSpec {
+                minor: 1,
+                at: "main",
+                desc: "HELLO16 start registers",
+                fmt: &["env sel AX=%W cmdline BX=%W DGROUP size CX=%W"],
+                data: &["REGS=(AX,BX,CX)"],
+                rpn: &["Push ECX", "Push EBX", "Push EAX", "Log WN,3"],
+            },
+            TraceSpec {
+                minor: 2,
+                at: "call_doswrite",
+                desc: "HELLO16 DosWrite arguments",
+                fmt: &["pcbWritten=%P%A cb=%W pBuf=%A hf=%W"],
+                data: &["MEM=(RSS+SP,DIRECT,12)"],
+                rpn: &["Push W,12", "Push SS", "Push ESP", "Log MRS"],
+            },
+            TraceSpec {
+                minor: 3,
+                at: "exit",
+                desc: "HELLO16 exit code",
+                fmt: &["rc=%W"],
+                data: &["REGS=(AX)"],
+                rpn: &["Push EAX", "Log WN,1"],
+            },
+        ],
+    })
+}

@@ -1,0 +1,94 @@
+//! HELLO32.EXE: a 32-bit LX program that writes a line with DosWrite and
+//! exits with DosExit, `_System` convention.
+
+use iced_x86::code_asm::*;
+use loader::{Format, SourceKind};
+
+use super::*;
+use crate::Program;
+use crate::error::Result;
+use crate::link::{Spec, TraceSpec, link, lx_base};
+use crate::segment::{Code, Data, Field, Ref};
+
+/// The line HELLO32 writes to standard output.
+pub const MESSAGE: &[u8] = b"Hello from HELLO32, a 32-bit OS/2 testprogs program!\r\n";
+
+pub(crate) fn build() -> Result<Program> {
+    const P: &str = "HELLO32";
+    let base = lx_base(2);
+    let mut d = Data::new();
+    let msg = base + d.bytes("msg", MESSAGE);
+    let written = base + d.dword("written", 0);
+    let data = d.finish("DATA32", "DATA", LX_DATA);
+    let mut s = Data::new();
+    s.zeroed("stack_bottom", STACK32);
+    let stack = s.finish("STACK", "STACK", LX_DATA);
+    let len = MESSAGE.len() as i32;
+
+    let mut c = Code::new(P, 32)?;
+    let mut fails = [c.label()];
+    let mut exit = c.label();
+    // DosWrite(1, msg, len, &written)
+    c.public("main")?;
+    c.push_address("written", written)?;
+    c.op(|a| a.push(len))?;
+    c.push_address("msg", msg)?;
+    c.op(|a| a.push(1))?;
+    c.public("call_doswrite")?;
+    c.call_rel32_import(DOSWRITE32)?;
+    c.local("after_doswrite")?;
+    c.op(|a| a.add(esp, 16))?;
+    c.op(|a| a.test(eax, eax))?;
+    c.op(|a| a.jnz(fails[0]))?;
+    c.fixup(Field::Disp, SourceKind::Off32, Ref::Symbol("written"))?;
+    c.op(|a| a.cmp(dword_ptr(u64::from(written)), len))?;
+    c.op(|a| a.jne(fails[0]))?;
+    c.op(|a| a.xor(eax, eax))?;
+    c.op(|a| a.jmp(exit))?;
+    failures(&mut c, &mut fails, exit, 32)?;
+    c.place(&mut exit)?;
+    c.public("exit")?;
+    exit32(&mut c)?;
+    let code = c.finish("CODE32", "CODE", LX_CODE)?;
+
+    link(Spec {
+        format: Format::Lx,
+        name: P,
+        file_name: "HELLO32.EXE",
+        description: "HELLO32.EXE: DosWrite and DosExit (os2trace testprogs)",
+        flags: LX_PROGRAM,
+        segments: vec![code, data, stack],
+        exports: Vec::new(),
+        start: "main",
+        stack: Some((3, STACK32)),
+        stack_size: STACK32,
+        auto_data: None,
+        major: 0xC1,
+        tracepoints: vec![
+            TraceSpec {
+                minor: 1,
+                at: "main",
+                desc: "HELLO32 start stack",
+                fmt: &["ESP=%F ret=%P%F hmod=%D"],
+                data: &["REGS=(ESP)", "MEM32=(FESP,DIRECT,8)"],
+                rpn: &["Push ESP", "Log DN,1", "Push W,8", "Push ESP", "Log MRF"],
+            },
+            TraceSpec {
+                minor: 2,
+                at: "call_doswrite",
+                desc: "HELLO32 DosWrite arguments",
+                fmt: &["hf=%P%D pBuf=%F cb=%D pcbActual=%F"],
+                data: &["MEM32=(FESP,DIRECT,16)"],
+                rpn: &["Push W,16", "Push ESP", "Log MRF"],
+            },
+            TraceSpec {
+                minor: 3,
+                at: "exit",
+                desc: "HELLO32 exit code",
+                fmt: &["rc=%D"],
+                data: &["REGS=(EAX)"],
+                rpn: &["Push EAX", "Log DN,1"],
+            },
+        ],
+    })
+}
