@@ -27,16 +27,32 @@ const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
         "the main job: trace the sample programs and print the trace",
         demo::run,
     ),
-    ("exehdr", "dump an LX or NE module (--json for JSON)", exehdr::run),
+    (
+        "exehdr",
+        "dump an LX or NE module (--json for JSON)",
+        exehdr::run,
+    ),
     ("rpn", "trace programs: asm, disasm, verify, run", rpn::run),
     (
         "tracefmt",
         "print a saved system trace buffer, formatted with TFF files",
         tracefmt::run,
     ),
-    ("trcust", "TRCUST: compile a TSF to TDF/TFF/TMI, or combine TFFs", trcust::run),
-    ("dtrace", "DTRACE BUILDTDF: a trace program file to a TDF", dtrace::run),
-    ("tdf", "show a TDF/TFF/TMI, or verify a TDF against its module", tdfcmd::run),
+    (
+        "trcust",
+        "TRCUST: compile a TSF to TDF/TFF/TMI, or combine TFFs",
+        trcust::run,
+    ),
+    (
+        "dtrace",
+        "DTRACE BUILDTDF: a trace program file to a TDF",
+        dtrace::run,
+    ),
+    (
+        "tdf",
+        "show a TDF/TFF/TMI, or verify a TDF against its module",
+        tdfcmd::run,
+    ),
 ];
 
 fn usage() -> String {
