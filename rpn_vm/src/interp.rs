@@ -162,13 +162,71 @@ impl Stack {
     }
 }
 
+/// The most data a record can hold: the length field of an item is a word.
+const LOG_CAPACITY: usize = 0xFFFF;
+
+/// The record being built: a fixed buffer, so that logging never grows a
+/// vector in the middle of a hit. Writers check the log limit first.
+#[derive(Debug, Clone)]
+struct LogBuffer {
+    bytes: Box<[u8]>,
+    len: usize,
+}
+
+impl LogBuffer {
+    fn new() -> LogBuffer {
+        LogBuffer {
+            bytes: vec![0; LOG_CAPACITY].into_boxed_slice(),
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    #[inline(always)]
+    fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// Appends fixed bytes; the caller has checked the log limit.
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, bytes: [u8; N]) {
+        self.bytes[self.len..self.len + N].copy_from_slice(&bytes);
+        self.len += N;
+    }
+
+    /// Appends `n` bytes for the caller to fill.
+    fn extend(&mut self, n: usize) -> &mut [u8] {
+        let start = self.len;
+        self.len += n;
+        &mut self.bytes[start..start + n]
+    }
+
+    /// Overwrites bytes already logged.
+    fn patch<const N: usize>(&mut self, at: usize, bytes: [u8; N]) {
+        self.bytes[at..at + N].copy_from_slice(&bytes);
+    }
+}
+
 /// The interpreter: the circular stack and the log buffer, reused across
 /// hits so that a hit allocates nothing.
 #[derive(Debug, Clone)]
 pub struct Interpreter {
     stack: [u32; STACK_SLOTS],
     tos: usize,
-    data: Vec<u8>,
+    data: LogBuffer,
 }
 
 impl Default for Interpreter {
@@ -183,7 +241,7 @@ impl Interpreter {
         Interpreter {
             stack: [0; STACK_SLOTS],
             tos: 0,
-            data: Vec::with_capacity(DEFAULT_LOGMAX),
+            data: LogBuffer::new(),
         }
     }
 
@@ -364,19 +422,25 @@ impl Interpreter {
                     st.tos = st.tos.wrapping_sub(arg as usize) & (STACK_SLOTS - 1);
                     cycles += u64::from(step.op.info().cycles_per_unit * arg);
                 }
-                Op::LogWn | Op::LogDn => {
-                    let width = if step.op == Op::LogWn { 2 } else { 4 };
-                    let mut full = false;
-                    for _ in 0..arg {
-                        let value = st.pop();
-                        if self.data.len() + width > logmax {
-                            full = true;
-                            break;
-                        }
-                        self.data.extend_from_slice(&value.to_le_bytes()[..width]);
-                        cycles += u64::from(step.op.info().cycles_per_unit);
+                Op::LogWn => {
+                    let fit = ((logmax.saturating_sub(self.data.len())) / 2).min(arg as usize);
+                    for _ in 0..fit {
+                        self.data.put((st.pop() as u16).to_le_bytes());
                     }
-                    if full {
+                    cycles += u64::from(step.op.info().cycles_per_unit) * fit as u64;
+                    if fit < arg as usize {
+                        st.pop();
+                        break Some(Stop::Incomplete);
+                    }
+                }
+                Op::LogDn => {
+                    let fit = ((logmax.saturating_sub(self.data.len())) / 4).min(arg as usize);
+                    for _ in 0..fit {
+                        self.data.put(st.pop().to_le_bytes());
+                    }
+                    cycles += u64::from(step.op.info().cycles_per_unit) * fit as u64;
+                    if fit < arg as usize {
+                        st.pop();
                         break Some(Stop::Incomplete);
                     }
                 }
@@ -420,13 +484,13 @@ impl Interpreter {
             None => Outcome::Logged(Record {
                 major,
                 minor,
-                data: &self.data,
+                data: self.data.as_slice(),
                 incomplete: false,
             }),
             Some(Stop::Incomplete) => Outcome::Logged(Record {
                 major,
                 minor,
-                data: &self.data,
+                data: self.data.as_slice(),
                 incomplete: true,
             }),
             Some(Stop::Outcome(outcome)) => outcome,
@@ -437,9 +501,8 @@ impl Interpreter {
     /// Logs a fault item if it fits; the hit then ends incomplete.
     fn log_fault(&mut self, fault: MemFault, logmax: usize) -> Stop {
         if self.data.len() + 7 <= logmax {
-            self.data.push(fault.kind.token());
-            self.data.extend_from_slice(&4u16.to_le_bytes());
-            self.data.extend_from_slice(&fault.address.to_le_bytes());
+            let [a, b, c, d] = fault.address.to_le_bytes();
+            self.data.put([fault.kind.token(), 4, 0, a, b, c, d]);
         }
         Stop::Incomplete
     }
@@ -471,17 +534,16 @@ impl Interpreter {
             if length as usize > room {
                 return Err(Stop::Incomplete);
             }
-            self.data.extend_from_slice(&[TOKEN_MEMORY, 0, 0]);
-            self.data.resize(start + 3 + length as usize, 0);
-            if let Err(fault) = read(machine, address, &mut self.data[start + 3..]) {
+            let [lo, hi] = (length as u16).to_le_bytes();
+            self.data.put([TOKEN_MEMORY, lo, hi]);
+            if let Err(fault) = read(machine, address, self.data.extend(length as usize)) {
                 self.data.truncate(start);
                 return Err(self.log_fault(fault, logmax));
             }
-            self.data[start + 1..start + 3].copy_from_slice(&(length as u16).to_le_bytes());
             *cycles += per_unit * u64::from(length);
             return Ok(());
         }
-        self.data.extend_from_slice(&[TOKEN_STRING, 0, 0]);
+        self.data.put([TOKEN_STRING, 0, 0]);
         let mut logged: u32 = 0;
         while logged < length {
             let mut byte = [0u8];
@@ -497,10 +559,10 @@ impl Interpreter {
                 self.data.truncate(start);
                 return Err(Stop::Incomplete);
             }
-            self.data.push(byte[0]);
+            self.data.put(byte);
             logged += 1;
         }
-        self.data[start + 1..start + 3].copy_from_slice(&(logged as u16).to_le_bytes());
+        self.data.patch(start + 1, (logged as u16).to_le_bytes());
         Ok(())
     }
 }
