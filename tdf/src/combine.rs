@@ -5,7 +5,7 @@
 
 use std::fs;
 
-use stda::tff::{Tff, TffRecord};
+pub use stda::tff::{Tff, TffRecord};
 
 use crate::trcust::{CombineRun, CommandLine, find_file};
 

@@ -191,7 +191,7 @@ impl<'a> Reader<'a> {
         what: &'static str,
     ) -> Result<&'a [u8], (usize, &'static str, usize, usize)> {
         let available = self.bytes.len().saturating_sub(offset);
-        if available < len {
+        if available < len || offset > self.bytes.len() {
             return Err((offset, what, len, available));
         }
         Ok(&self.bytes[offset..offset + len])
@@ -452,6 +452,17 @@ mod tests {
         assert_eq!(&b[0x144..0x14C], b"ABCDEFGH");
         assert_eq!(b[0x14D], 2);
         assert_eq!(Tdf::parse(&b).unwrap(), t);
+    }
+
+    /// Regression (found by the mutation test): an entry count that puts the
+    /// variables past the end of the file, with no variables, used to slice
+    /// out of range.
+    #[test]
+    fn entry_table_past_the_end_is_an_error() {
+        let mut b = sample().to_bytes();
+        b[0x11E..0x120].copy_from_slice(&0xFFFFu16.to_le_bytes());
+        b[0x14..0x18].copy_from_slice(&0u32.to_le_bytes());
+        assert!(matches!(Tdf::parse(&b), Err(TdfError::Truncated { .. })));
     }
 
     #[test]

@@ -284,6 +284,18 @@ fn missing_module_name_is_severe() {
     );
 }
 
+/// Regression (found by the token fuzz test): a bad number in the header
+/// ended the run without a FATAL or SEVERE message.
+#[test]
+fn bad_header_number_is_severe() {
+    let c = run("MODNAME=HELLO.EXE\nMAJOR=TRACE\n");
+    assert!(c.aborted);
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(2) SEVERE: number expected, 'TRACE' found"]
+    );
+}
+
 #[test]
 fn unterminated_string_is_severe() {
     let c = run(&format!(

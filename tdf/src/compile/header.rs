@@ -8,7 +8,7 @@
 //! are powers of two, at most 16 types and 48 groups, names at most 8
 //! characters.
 
-use super::{Compiler, Step, Stop};
+use super::{Compiler, Step};
 use crate::definition::{EntryKind, NameEntry};
 use crate::diag::Severity;
 use crate::tsf::lexer::{Token, parse_number};
@@ -64,11 +64,17 @@ impl Compiler<'_> {
         }
     }
 
+    /// `= number` in the header, where a bad number ends the run.
     fn header_number(&mut self) -> Step<(u64, String)> {
         self.expect('=', true)?;
-        match self.number() {
-            Err(Stop::Discard) => Err(Stop::Abort),
-            r => r,
+        let t = self.next()?;
+        let text = t.text();
+        match &t {
+            Token::Word(w) => match parse_number(w) {
+                Some(n) => Ok((n, text)),
+                None => Err(self.severe(format!("number expected, '{text}' found"))),
+            },
+            _ => Err(self.severe(format!("number expected, '{text}' found"))),
         }
     }
 
