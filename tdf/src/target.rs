@@ -6,6 +6,8 @@
 //! and by small fakes in tests; [`SymbolTable`] holds public symbols in
 //! `object:offset` form, however they were read.
 
+use std::collections::HashMap;
+
 /// Read access to a module's objects (LX objects or NE segments), decoded:
 /// iterated and compressed pages expanded, fixups not applied.
 pub trait ModuleImage {
@@ -80,7 +82,12 @@ pub struct Symbol {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SymbolTable {
     symbols: Vec<Symbol>,
+    /// Indexes sorted by (object, offset, index).
     by_address: Vec<usize>,
+    /// Exact name to the first index.
+    by_name: HashMap<String, usize>,
+    /// Upper-case name to the first index.
+    by_upper: HashMap<String, usize>,
 }
 
 impl SymbolTable {
@@ -88,9 +95,17 @@ impl SymbolTable {
     pub fn new(symbols: Vec<Symbol>) -> Self {
         let mut by_address: Vec<usize> = (0..symbols.len()).collect();
         by_address.sort_by_key(|&i| (symbols[i].object, symbols[i].offset, i));
+        let mut by_name = HashMap::with_capacity(symbols.len());
+        let mut by_upper = HashMap::with_capacity(symbols.len());
+        for (i, s) in symbols.iter().enumerate() {
+            by_name.entry(s.name.clone()).or_insert(i);
+            by_upper.entry(s.name.to_ascii_uppercase()).or_insert(i);
+        }
         SymbolTable {
             symbols,
             by_address,
+            by_name,
+            by_upper,
         }
     }
 
@@ -111,39 +126,53 @@ impl SymbolTable {
 
     /// The symbol called `name`; `ignore_case` is TRCUST's `/I`.
     pub fn lookup(&self, name: &str, ignore_case: bool) -> Option<&Symbol> {
-        self.symbols.iter().find(|s| {
-            if ignore_case {
-                s.name.eq_ignore_ascii_case(name)
-            } else {
-                s.name == name
-            }
+        let i = if ignore_case {
+            self.by_upper.get(&name.to_ascii_uppercase())
+        } else {
+            self.by_name.get(name)
+        };
+        i.map(|&i| &self.symbols[i])
+    }
+
+    /// Position in `by_address` of the first symbol after `object:offset`.
+    fn after(&self, object: u32, offset: u32) -> usize {
+        self.by_address.partition_point(|&i| {
+            let s = &self.symbols[i];
+            (s.object, s.offset) <= (object, offset)
         })
     }
 
     /// The end of the routine that starts at `sym`: the offset of the next
     /// symbol in the same object, if any.
     pub fn next_offset(&self, sym: &Symbol) -> Option<u32> {
-        self.by_address
-            .iter()
-            .map(|&i| &self.symbols[i])
-            .filter(|s| s.object == sym.object && s.offset > sym.offset)
-            .map(|s| s.offset)
-            .next()
+        let at = self.after(sym.object, sym.offset);
+        let next = &self.symbols[*self.by_address.get(at)?];
+        (next.object == sym.object).then_some(next.offset)
     }
 
     /// The symbol containing `object:offset` (the last one at or before
     /// it in the same object) and its size: the distance to the next symbol
     /// of the object, or 0xFFFFFFFF for the last one.
     pub fn containing(&self, object: u32, offset: u32) -> Option<(&Symbol, u32)> {
-        let sym = self
-            .by_address
+        let at = self.after(object, offset).checked_sub(1)?;
+        // The first of the symbols sharing this address.
+        let found = &self.symbols[self.by_address[at]];
+        if found.object != object {
+            return None;
+        }
+        let first = self.by_address[..=at]
             .iter()
-            .map(|&i| &self.symbols[i])
-            .rfind(|s| s.object == object && s.offset <= offset)?;
+            .rev()
+            .take_while(|&&i| {
+                let s = &self.symbols[i];
+                (s.object, s.offset) == (found.object, found.offset)
+            })
+            .last()
+            .map(|&i| &self.symbols[i])?;
         let size = self
-            .next_offset(sym)
-            .map_or(u32::MAX, |next| next - sym.offset);
-        Some((sym, size))
+            .next_offset(first)
+            .map_or(u32::MAX, |next| next - first.offset);
+        Some((first, size))
     }
 }
 
