@@ -1,0 +1,61 @@
+//! MSG, VIOCALLS and KBDCALLS: what console programs use. Output goes to
+//! the process's stdout; the screen is a teletype 80 columns by 25 rows.
+
+use crate::api::errors::*;
+use crate::api::util::ApiResult;
+use crate::api::{ApiDef, Arg, Call, Conv, Func};
+use crate::process::Process;
+
+macro_rules! api {
+    ($m:literal $o:literal $n:literal $conv:ident [$($a:ident),*] $f:expr) => {
+        ApiDef { module: $m, ordinal: $o, name: $n, conv: Conv::$conv, args: &[$(Arg::$a),*], func: Some(Func::Code($f)) }
+    };
+}
+
+/// The console entries.
+pub static DEFS: &[ApiDef] = &[
+    api!("MSG" 1 "DosPutMessage" Far16 [W, W, P] put_message),
+    api!("MSG" 5 "DosPutMessage" Sys32 [L, L, P] put_message),
+    api!("VIOCALLS" 19 "VioWrtTTY" Far16 [P, W, W] |p, c| {
+        let data = p.arg_bytes(c, 0, u32::from(c.w(1)))?;
+        p.console(1, &data);
+        Ok(())
+    }),
+    api!("VIOCALLS" 9 "VioGetCurPos" Far16 [P, P, W] |p, c| {
+        p.put_u16(c, 0, 0)?;
+        p.put_u16(c, 1, 0)
+    }),
+    api!("VIOCALLS" 15 "VioSetCurPos" Far16 [W, W, W] |_, _| Ok(())),
+    api!("VIOCALLS" 21 "VioGetMode" Far16 [P, W] vio_get_mode),
+    api!("VIOCALLS" 27 "VioGetCurType" Far16 [P, W] |p, c| p.put_bytes(c, 0, &[14, 0, 15, 0, 1, 0, 0, 0])),
+    api!("VIOCALLS" 32 "VioSetCurType" Far16 [P, W] |_, _| Ok(())),
+    api!("VIOCALLS" 30 "VioGetConfig" Far16 [W, P, W] |_, _| Err(ERROR_INVALID_FUNCTION)),
+];
+
+/// DosPutMessage(handle, length, buffer), both conventions.
+fn put_message(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let h = (c.l(0) & 0xFFFF) as u16;
+    let n = if c.far16 { u32::from(c.w(1)) } else { c.l(1) };
+    let data = p.arg_bytes(c, 2, n)?;
+    p.write_handle(h, &data).map(|_| ())
+}
+
+/// VIOMODEINFO of an 80x25 colour text mode, cut to the caller's length.
+fn vio_get_mode(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let lin = p.arg_ptr(c, 0, 2)?;
+    let cb = p.read_mem(lin, 2).map_or(0, |b| usize::from(u16::from_le_bytes([b[0], b[1]])));
+    let mut v = Vec::new();
+    v.extend(12u16.to_le_bytes());
+    v.extend([1, 4]);
+    v.extend(80u16.to_le_bytes());
+    v.extend(25u16.to_le_bytes());
+    v.extend(720u16.to_le_bytes());
+    v.extend(400u16.to_le_bytes());
+    if cb < 2 {
+        return Err(ERROR_INVALID_PARAMETER);
+    }
+    let n = cb.min(v.len());
+    v[0..2].copy_from_slice(&(n as u16).to_le_bytes());
+    v.truncate(n);
+    p.put_bytes(c, 0, &v)
+}

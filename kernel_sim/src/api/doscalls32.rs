@@ -1,0 +1,305 @@
+//! DOSCALLS, 32-bit entries (OS/2 2.x `_System`).
+
+use crate::api::errors::*;
+use crate::api::util::ApiResult;
+use crate::api::{ApiDef, Arg, Call, Conv, Func, Stop};
+use crate::layout::{PAGE, round_up};
+use crate::memory::RegionKind;
+use crate::process::Process;
+
+macro_rules! api {
+    ($o:literal $n:literal [$($a:ident),*] raw $f:expr) => {
+        ApiDef { module: "DOSCALLS", ordinal: $o, name: $n, conv: Conv::Sys32, args: &[$(Arg::$a),*], func: Some(Func::Raw($f)) }
+    };
+    ($o:literal $n:literal [$($a:ident),*] $f:expr) => {
+        ApiDef { module: "DOSCALLS", ordinal: $o, name: $n, conv: Conv::Sys32, args: &[$(Arg::$a),*], func: Some(Func::Code($f)) }
+    };
+}
+
+const PAG_COMMIT: u32 = 0x10;
+const PAG_DECOMMIT: u32 = 0x20;
+
+/// The 32-bit entries.
+pub static DEFS: &[ApiDef] = &[
+    api!(209 "DosSetMaxFH" [L] |p, c| {
+        let n = c.l(0) as usize;
+        if !(20..=32768).contains(&n) {
+            return Err(ERROR_INVALID_PARAMETER);
+        }
+        p.files.max_handles = n;
+        Ok(())
+    }),
+    api!(223 "DosQueryPathInfo" [S, L, P, L] |p, c| {
+        let s = p.arg_sz(c, 0)?;
+        match c.l(1) {
+            1 => {
+                let r = p.files.resolve(&s)?;
+                if r.exists.is_none() {
+                    return Err(ERROR_FILE_NOT_FOUND);
+                }
+                let attr = p.files.file_mode(&s)?;
+                let size = std::fs::metadata(&r.host).map_or(0, |m| m.len());
+                let v = crate::api::doscalls16::file_status(size, attr, 0, 0, true);
+                if v.len() > c.l(3) as usize {
+                    return Err(ERROR_BUFFER_OVERFLOW);
+                }
+                p.put_bytes(c, 2, &v)
+            }
+            5 => {
+                let r = p.files.resolve(&s)?;
+                let mut v = crate::process::latin1(&r.os2);
+                v.push(0);
+                if v.len() > c.l(3) as usize {
+                    return Err(ERROR_BUFFER_OVERFLOW);
+                }
+                p.put_bytes(c, 2, &v)
+            }
+            _ => Err(ERROR_INVALID_PARAMETER),
+        }
+    }),
+    api!(224 "DosQueryHType" [L, P, P] |p, c| {
+        let (t, a) = p.files.handle_type(c.l(0) as u16)?;
+        p.put_u32(c, 1, u32::from(t))?;
+        p.put_u32(c, 2, u32::from(a))
+    }),
+    api!(227 "DosScanEnv" [S, P] |p, c| {
+        let key = String::from_utf8_lossy(&p.arg_sz(c, 0)?).to_string();
+        let mut off = 0u32;
+        for (k, v) in p.cfg.env.clone() {
+            let len = (k.len() + 1 + v.len() + 1) as u32;
+            if k.eq_ignore_ascii_case(&key) {
+                let at = p.env_base + off + k.len() as u32 + 1;
+                return p.put_u32(c, 1, at);
+            }
+            off += len;
+        }
+        Err(ERROR_ENVVAR_NOT_FOUND)
+    }),
+    api!(228 "DosSearchPath" [L, S, S, P, L] |p, c| {
+        let path = p.arg_sz(c, 1)?;
+        let name = p.arg_sz(c, 2)?;
+        let mut full = p.search_path(c.l(0), &path, &name)?;
+        full.push(0);
+        if full.len() > c.l(4) as usize {
+            return Err(ERROR_BUFFER_OVERFLOW);
+        }
+        p.put_bytes(c, 3, &full)
+    }),
+    api!(229 "DosSleep" [L] |p, c| {
+        p.clock.sleep(u64::from(c.l(0)));
+        Ok(())
+    }),
+    api!(230 "DosGetDateTime" [P] |p, c| {
+        let b = crate::api::doscalls16::date_time_bytes(p);
+        p.put_bytes(c, 0, &b)
+    }),
+    api!(234 "DosExit" [L, L] raw |_, c| Err(Stop::Exit(c.l(1)))),
+    api!(255 "DosSetCurrentDir" [S] |p, c| {
+        let s = p.arg_sz(c, 0)?;
+        p.files.chdir(&s)
+    }),
+    api!(256 "DosSetFilePtr" [L, L, L, P] |p, c| {
+        let pos = p.files.seek(c.l(0) as u16, i64::from(c.l(1) as i32), c.l(2))?;
+        p.put_u32_opt(c, 3, pos as u32)
+    }),
+    api!(257 "DosClose" [L] |p, c| p.files.close(c.l(0) as u16)),
+    api!(259 "DosDelete" [S] |p, c| {
+        let s = p.arg_sz(c, 0)?;
+        p.files.delete(&s)
+    }),
+    api!(263 "DosFindClose" [L] |p, c| p.find_close(c.l(0))),
+    api!(264 "DosFindFirst" [S, P, L, P, L, P, L] |p, c| p.find_first(c, c.l(6))),
+    api!(265 "DosFindNext" [L, P, L, P] |p, c| p.find_next(c)),
+    api!(270 "DosCreateDir" [S, P] |p, c| {
+        let s = p.arg_sz(c, 0)?;
+        p.files.mkdir(&s)
+    }),
+    api!(272 "DosSetFileSize" [L, L] |p, c| p.files.set_size(c.l(0) as u16, u64::from(c.l(1)))),
+    api!(273 "DosOpen" [S, P, P, L, L, L, L, P] |p, c| {
+        let name = p.arg_sz(c, 0)?;
+        let (h, action) = p.files.open(&name, c.l(5) as u16, c.l(6) as u16, u64::from(c.l(3)))?;
+        p.put_u32(c, 1, u32::from(h))?;
+        p.put_u32(c, 2, action)
+    }),
+    api!(274 "DosQueryCurrentDir" [L, P, P] |p, c| {
+        if !matches!(c.l(0), 0 | 3) {
+            return Err(ERROR_INVALID_DRIVE);
+        }
+        let mut dir = crate::process::latin1(&p.files.cwd_text());
+        dir.push(0);
+        let lin = p.arg_ptr(c, 2, 4)?;
+        let cap = p.read_mem(lin, 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        p.put_u32(c, 2, dir.len() as u32)?;
+        if dir.len() > cap as usize {
+            return Err(ERROR_BUFFER_OVERFLOW);
+        }
+        p.put_bytes(c, 1, &dir)
+    }),
+    api!(275 "DosQueryCurrentDisk" [P, P] |p, c| {
+        p.put_u32(c, 0, 3)?;
+        p.put_u32(c, 1, 0b100)
+    }),
+    api!(279 "DosQueryFileInfo" [L, L, P, L] |p, c| {
+        if c.l(1) != 1 {
+            return Err(ERROR_INVALID_PARAMETER);
+        }
+        let (size, attr, d, t) = p.files.file_info(c.l(0) as u16)?;
+        let v = crate::api::doscalls16::file_status(size, attr, d, t, true);
+        if v.len() > c.l(3) as usize {
+            return Err(ERROR_BUFFER_OVERFLOW);
+        }
+        p.put_bytes(c, 2, &v)
+    }),
+    api!(281 "DosRead" [L, P, L, P] |p, c| {
+        let n = c.l(2).min(0x100_0000) as usize;
+        let data = p.read_handle(c.l(0) as u16, n)?;
+        p.put_bytes(c, 1, &data)?;
+        p.put_u32(c, 3, data.len() as u32)
+    }),
+    api!(282 "DosWrite" [L, P, L, P] |p, c| {
+        let data = p.arg_bytes(c, 1, c.l(2).min(0x100_0000))?;
+        let n = p.write_handle(c.l(0) as u16, &data)?;
+        p.put_u32(c, 3, n as u32)
+    }),
+    api!(286 "DosBeep" [L, L] |p, c| {
+        if !(0x25..=0x7FFF).contains(&c.l(0)) {
+            return Err(ERROR_INVALID_PARAMETER);
+        }
+        p.beeps.push((c.l(0), c.l(1)));
+        p.clock.sleep(u64::from(c.l(1)));
+        Ok(())
+    }),
+    api!(291 "DosQueryCp" [L, P, P] |p, c| {
+        if c.l(0) < 4 {
+            return Err(ERROR_CPLIST_TOO_SMALL);
+        }
+        p.put_u32(c, 1, 437)?;
+        p.put_u32_opt(c, 2, 4)
+    }),
+    api!(299 "DosAllocMem" [P, L, L] |p, c| {
+        let size = c.l(1);
+        if size == 0 {
+            return Err(ERROR_INVALID_PARAMETER);
+        }
+        let base = p
+            .mem
+            .reserve(size, false, RegionKind::Mem)
+            .map_err(|_| ERROR_NOT_ENOUGH_MEMORY)?;
+        let len = round_up(size, PAGE);
+        if p.mem.map(&mut p.m, base, len, true).is_err() {
+            p.mem.release(&mut p.m, base);
+            return Err(ERROR_NOT_ENOUGH_MEMORY);
+        }
+        p.desc.tile(&mut p.m, base, size, crate::desc::DATA3);
+        if c.l(2) & PAG_COMMIT == 0 {
+            for pg in (0..len).step_by(PAGE as usize) {
+                p.mem.set_present(&mut p.m, base + pg, false);
+            }
+        }
+        p.put_u32(c, 0, base)
+    }),
+    api!(304 "DosFreeMem" [P] |p, c| {
+        let base = c.l(0);
+        match p.mem.region(base) {
+            Some(r) if r.kind == RegionKind::Mem => {
+                let size = r.size;
+                p.desc.untile(&mut p.m, base, size);
+                p.mem.release(&mut p.m, base);
+                Ok(())
+            }
+            _ => Err(ERROR_INVALID_ADDRESS),
+        }
+    }),
+    api!(305 "DosSetMem" [P, L, L] |p, c| {
+        let (base, size, flags) = (c.l(0), c.l(1), c.l(2));
+        let inside = p
+            .mem
+            .regions
+            .range(..=base)
+            .next_back()
+            .is_some_and(|(&b, r)| r.kind == RegionKind::Mem && u64::from(base) + u64::from(size) <= u64::from(b) + u64::from(r.size));
+        if !inside || size == 0 {
+            return Err(ERROR_INVALID_ADDRESS);
+        }
+        if flags & (PAG_COMMIT | PAG_DECOMMIT) != 0 {
+            let present = flags & PAG_COMMIT != 0;
+            let first = base & !(PAGE - 1);
+            let end = round_up(base + size, PAGE);
+            for pg in (first..end).step_by(PAGE as usize) {
+                if !p.mem.set_present(&mut p.m, pg, present) {
+                    return Err(ERROR_INVALID_ADDRESS);
+                }
+            }
+        }
+        Ok(())
+    }),
+    api!(312 "DosGetInfoBlocks" [P, P] |p, c| {
+        let (tib, pib) = (p.tib, p.pib);
+        p.put_u32_opt(c, 0, tib)?;
+        p.put_u32_opt(c, 1, pib)
+    }),
+    api!(348 "DosQuerySysInfo" [L, L, P, L] query_sys_info),
+    api!(354 "DosSetExceptionHandler" [P] |_, _| Ok(())),
+    api!(355 "DosUnsetExceptionHandler" [P] |_, _| Ok(())),
+    api!(380 "DosEnterMustComplete" [P] |p, c| p.put_u32_opt(c, 0, 1)),
+    api!(381 "DosExitMustComplete" [P] |p, c| p.put_u32_opt(c, 0, 0)),
+    api!(382 "DosSetRelMaxFH" [P, P] |p, c| {
+        let lin = p.arg_ptr(c, 0, 4)?;
+        let b = p.read_mem(lin, 4).ok_or(ERROR_INVALID_ADDRESS)?;
+        let delta = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let n = (p.files.max_handles as i64 + i64::from(delta)).clamp(20, 32768) as usize;
+        p.files.max_handles = n;
+        p.put_u32(c, 1, n as u32)
+    }),
+];
+
+fn query_sys_info(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let (first, last) = (c.l(0), c.l(1));
+    if first == 0 || last < first || last > 26 {
+        return Err(ERROR_INVALID_PARAMETER);
+    }
+    let n = last - first + 1;
+    if c.l(3) < n * 4 {
+        return Err(ERROR_BUFFER_OVERFLOW);
+    }
+    let ms = p.now_millis() as u32;
+    let t = p.clock.now(p.m.cycles());
+    let unix = unix_time(&t);
+    let mut v = Vec::new();
+    for id in first..=last {
+        let x: u32 = match id {
+            1 => 260,
+            2 | 3 => 16,
+            4 => 0,
+            5 => 3,
+            6 | 7 | 8 => 1,
+            9 => 3,
+            10 => PAGE,
+            11 => 20,
+            12 => 40,
+            13 => 0,
+            14 => ms,
+            15 => unix,
+            16 => 0,
+            17 | 20 | 21 => p.cfg.ram_size as u32,
+            18 => 0,
+            19 => p.cfg.ram_size as u32 / 2,
+            22 => 310,
+            23 => 255,
+            24 | 25 | 26 => 1,
+            _ => 0,
+        };
+        v.extend(x.to_le_bytes());
+    }
+    p.put_bytes(c, 2, &v)
+}
+
+fn unix_time(t: &crate::clock::DateTime) -> u32 {
+    let y = i64::from(t.year) - i64::from(t.month <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(t.month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(t.day) - 1;
+    let days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+    (days * 86400 + i64::from(t.hour) * 3600 + i64::from(t.minute) * 60 + i64::from(t.second)) as u32
+}

@@ -1,0 +1,54 @@
+//! OS/2 error codes (bseerr.h) the APIs return.
+
+/// No error.
+pub const NO_ERROR: u32 = 0;
+/// Invalid function.
+pub const ERROR_INVALID_FUNCTION: u32 = 1;
+/// File not found.
+pub const ERROR_FILE_NOT_FOUND: u32 = 2;
+/// Path not found.
+pub const ERROR_PATH_NOT_FOUND: u32 = 3;
+/// Too many open files.
+pub const ERROR_TOO_MANY_OPEN_FILES: u32 = 4;
+/// Access denied.
+pub const ERROR_ACCESS_DENIED: u32 = 5;
+/// Invalid handle.
+pub const ERROR_INVALID_HANDLE: u32 = 6;
+/// Not enough memory.
+pub const ERROR_NOT_ENOUGH_MEMORY: u32 = 8;
+/// Invalid access code.
+pub const ERROR_INVALID_ACCESS: u32 = 12;
+/// Invalid data.
+pub const ERROR_INVALID_DATA: u32 = 13;
+/// Invalid drive.
+pub const ERROR_INVALID_DRIVE: u32 = 15;
+/// No more files.
+pub const ERROR_NO_MORE_FILES: u32 = 18;
+/// Seek error.
+pub const ERROR_SEEK: u32 = 25;
+/// Write fault.
+pub const ERROR_WRITE_FAULT: u32 = 29;
+/// Read fault.
+pub const ERROR_READ_FAULT: u32 = 30;
+/// Sharing violation.
+pub const ERROR_SHARING_VIOLATION: u32 = 32;
+/// Invalid parameter.
+pub const ERROR_INVALID_PARAMETER: u32 = 87;
+/// Open failed.
+pub const ERROR_OPEN_FAILED: u32 = 110;
+/// Buffer overflow.
+pub const ERROR_BUFFER_OVERFLOW: u32 = 111;
+/// Invalid name.
+pub const ERROR_INVALID_NAME: u32 = 123;
+/// Negative seek.
+pub const ERROR_NEGATIVE_SEEK: u32 = 131;
+/// Environment variable not found.
+pub const ERROR_ENVVAR_NOT_FOUND: u32 = 203;
+/// Filename exceeds range.
+pub const ERROR_FILENAME_EXCED_RANGE: u32 = 206;
+/// Invalid address.
+pub const ERROR_INVALID_ADDRESS: u32 = 487;
+/// Code page list too small.
+pub const ERROR_CPLIST_TOO_SMALL: u32 = 471;
+/// Invalid selector.
+pub const ERROR_INVALID_SEGMENT_NUMBER: u32 = 180;

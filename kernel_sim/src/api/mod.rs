@@ -1,0 +1,216 @@
+//! The system DLLs, implemented in Rust as host calls.
+//!
+//! Every imported entry of a system DLL (DOSCALLS, MSG, VIOCALLS, NLS,
+//! KBDCALLS, ...) is bound at load time to a thunk slot in the system
+//! region (see [`thunks`]); a call reaches the host before the instruction
+//! at the slot runs. The API table ([`ApiDef`]) gives each entry its real
+//! ordinal, name, calling convention and argument list:
+//! - [`Conv::Far16`]: 16-bit far pascal. Arguments are pushed left to
+//!   right, so the last one is just above the far return address; the
+//!   callee pops them. The result is in AX.
+//! - [`Conv::Sys32`]: 32-bit `_System`. Arguments are pushed right to left
+//!   above the near return address; the caller pops them. The result is in
+//!   EAX.
+//! - [`Conv::Value`]: an absolute value import (DOSHUGESHIFT,
+//!   DOSHUGEINCR): fixups get the number itself.
+//!
+//! Entries the table names but does not implement, and ordinals it does
+//! not know, stop the program with `unimplemented MODULE.ordinal (name)`
+//! when called (not when loaded, as a program may import more than it
+//! uses).
+
+pub mod console;
+pub mod doscalls16;
+pub mod doscalls32;
+pub mod errors;
+mod find;
+pub mod names;
+pub mod thunks;
+mod util;
+
+use crate::error::Outcome;
+use crate::process::Process;
+
+/// A calling convention.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conv {
+    /// 16-bit far pascal, callee pops.
+    Far16,
+    /// 32-bit `_System`, caller pops.
+    Sys32,
+    /// Not a function: an absolute value.
+    Value(u32),
+}
+
+/// An argument's kind, in declaration order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    /// A 16-bit word (USHORT, HFILE in 16-bit APIs).
+    W,
+    /// A 32-bit number (ULONG, LONG).
+    L,
+    /// A pointer: 16:16 in 16-bit APIs, flat in 32-bit APIs.
+    P,
+    /// A pointer to a NUL-terminated string (logged as text).
+    S,
+}
+
+/// A host implementation: the result code, or a reason to stop.
+pub type ApiFn = fn(&mut Process, &Call) -> Result<u32, Stop>;
+
+/// An implementation in one of two shapes.
+#[derive(Clone, Copy, Debug)]
+pub enum Func {
+    /// Returns `Ok(())` for NO_ERROR or `Err(rc)`.
+    Code(fn(&mut Process, &Call) -> Result<(), u32>),
+    /// Returns the code itself or stops the run.
+    Raw(ApiFn),
+}
+
+impl Func {
+    /// Call it.
+    pub fn call(self, p: &mut Process, c: &Call) -> Result<u32, Stop> {
+        match self {
+            Func::Code(f) => Ok(f(p, c).err().unwrap_or(0)),
+            Func::Raw(f) => f(p, c),
+        }
+    }
+}
+
+/// One entry of a system DLL.
+#[derive(Clone, Copy, Debug)]
+pub struct ApiDef {
+    /// DLL name, upper case.
+    pub module: &'static str,
+    /// Ordinal.
+    pub ordinal: u32,
+    /// Function name.
+    pub name: &'static str,
+    /// Calling convention.
+    pub conv: Conv,
+    /// Arguments in declaration order.
+    pub args: &'static [Arg],
+    /// The implementation; `None` for entries named but not implemented.
+    pub func: Option<Func>,
+}
+
+/// Why an API call ends the run.
+#[derive(Debug)]
+pub enum Stop {
+    /// DosExit: the process ends with this code.
+    Exit(u32),
+    /// Anything else.
+    Outcome(Outcome),
+}
+
+/// The arguments of one call, in declaration order.
+#[derive(Debug)]
+pub struct Call {
+    /// Raw values (16:16 pointers as `sel << 16 | off`).
+    pub vals: Vec<u32>,
+    /// 16-bit convention (pointers are 16:16).
+    pub far16: bool,
+}
+
+impl Call {
+    /// Argument `i` as a word.
+    pub fn w(&self, i: usize) -> u16 {
+        self.vals.get(i).copied().unwrap_or(0) as u16
+    }
+    /// Argument `i` as a dword.
+    pub fn l(&self, i: usize) -> u32 {
+        self.vals.get(i).copied().unwrap_or(0)
+    }
+}
+
+/// Bytes of one argument on the stack.
+fn arg_size(a: Arg, far16: bool) -> u32 {
+    match (a, far16) {
+        (Arg::W, true) => 2,
+        _ => 4,
+    }
+}
+
+/// (offset from SP/ESP, size) of each argument in declaration order.
+pub fn arg_offsets(args: &[Arg], far16: bool) -> Vec<(u32, u32)> {
+    if far16 {
+        let mut off = 4;
+        let mut out: Vec<(u32, u32)> = args
+            .iter()
+            .rev()
+            .map(|a| {
+                let s = arg_size(*a, true);
+                let r = (off, s);
+                off += s;
+                r
+            })
+            .collect();
+        out.reverse();
+        out
+    } else {
+        (0..args.len() as u32).map(|i| (4 + 4 * i, 4)).collect()
+    }
+}
+
+/// Arguments as text for the API log.
+pub fn format_args(p: &mut Process, def: &ApiDef, call: &Call) -> String {
+    let mut parts = Vec::new();
+    for (i, a) in def.args.iter().enumerate() {
+        let v = call.l(i);
+        parts.push(match a {
+            Arg::W => format!("{}", v & 0xFFFF),
+            Arg::L => format!("{v}"),
+            Arg::P if call.far16 => format!("{:04X}:{:04X}", v >> 16, v & 0xFFFF),
+            Arg::P => format!("{v:#010x}"),
+            Arg::S => match p.read_sz(v, call.far16, 260) {
+                Some(s) => format!("\"{}\"", s.iter().map(|&b| char::from(b)).collect::<String>()),
+                None if v == 0 => "NULL".to_string(),
+                None => format!("{v:#010x}"),
+            },
+        });
+    }
+    parts.join(", ")
+}
+
+/// Every implemented or named entry of every system DLL.
+pub fn table() -> impl Iterator<Item = &'static ApiDef> {
+    doscalls16::DEFS
+        .iter()
+        .chain(doscalls32::DEFS)
+        .chain(console::DEFS)
+}
+
+/// The system DLLs this kernel provides.
+pub const SYSTEM_DLLS: &[&str] = &[
+    "DOSCALLS", "DOSCALL1", "MSG", "VIOCALLS", "NLS", "KBDCALLS", "MOUCALLS", "SESMGR", "QUECALLS",
+    "MONCALLS", "PMWIN", "PMGPI", "PMSHAPI", "PMMERGE", "HELPMGR", "PMSPL", "PMVIOP",
+];
+
+/// Is `name` a system DLL?
+pub fn is_system(name: &str) -> bool {
+    SYSTEM_DLLS.iter().any(|d| d.eq_ignore_ascii_case(name))
+}
+
+/// The table entry for an ordinal of a system DLL. DOSCALL1 is DOSCALLS.
+pub fn lookup(module: &str, ordinal: u32) -> Option<&'static ApiDef> {
+    let module = canonical(module);
+    table()
+        .find(|d| d.module == module && d.ordinal == ordinal)
+        .or_else(|| names::named(module, ordinal))
+}
+
+/// The table entry for a name of a system DLL (case-insensitive).
+pub fn lookup_name(module: &str, name: &str) -> Option<&'static ApiDef> {
+    let module = canonical(module);
+    table()
+        .find(|d| d.module == module && d.name.eq_ignore_ascii_case(name))
+        .or_else(|| names::by_name(module, name))
+}
+
+fn canonical(module: &str) -> &'static str {
+    let up = module.to_ascii_uppercase();
+    if up == "DOSCALL1" {
+        return "DOSCALLS";
+    }
+    SYSTEM_DLLS.iter().find(|d| **d == up).copied().unwrap_or("?")
+}

@@ -1,0 +1,217 @@
+//! Helpers the API implementations share: pointer arguments, console
+//! output, segment allocation.
+
+use std::io::Write;
+
+use crate::api::Call;
+use crate::api::errors::*;
+use crate::desc::DATA3;
+use crate::layout::*;
+use crate::memory::RegionKind;
+use crate::process::Process;
+
+/// An API result: the return code on error.
+pub type ApiResult<T> = Result<T, u32>;
+
+impl Process {
+    /// Linear address of pointer argument `i` with room for `len` bytes.
+    pub(crate) fn arg_ptr(&self, c: &Call, i: usize, len: u32) -> ApiResult<u32> {
+        self.ptr(c.l(i), c.far16, len).ok_or(ERROR_INVALID_ADDRESS)
+    }
+
+    /// `len` bytes at pointer argument `i`.
+    pub(crate) fn arg_bytes(&mut self, c: &Call, i: usize, len: u32) -> ApiResult<Vec<u8>> {
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let lin = self.arg_ptr(c, i, len)?;
+        self.read_mem(lin, len).ok_or(ERROR_INVALID_ADDRESS)
+    }
+
+    /// The string at pointer argument `i`.
+    pub(crate) fn arg_sz(&mut self, c: &Call, i: usize) -> ApiResult<Vec<u8>> {
+        self.read_sz(c.l(i), c.far16, 0x1_0000).ok_or(ERROR_INVALID_ADDRESS)
+    }
+
+    /// Store bytes at pointer argument `i`.
+    pub(crate) fn put_bytes(&mut self, c: &Call, i: usize, data: &[u8]) -> ApiResult<()> {
+        let lin = self.arg_ptr(c, i, data.len() as u32)?;
+        if self.write_mem(lin, data) {
+            Ok(())
+        } else {
+            Err(ERROR_INVALID_ADDRESS)
+        }
+    }
+
+    /// Store a word at pointer argument `i`.
+    pub(crate) fn put_u16(&mut self, c: &Call, i: usize, v: u16) -> ApiResult<()> {
+        self.put_bytes(c, i, &v.to_le_bytes())
+    }
+
+    /// Store a dword at pointer argument `i`.
+    pub(crate) fn put_u32(&mut self, c: &Call, i: usize, v: u32) -> ApiResult<()> {
+        self.put_bytes(c, i, &v.to_le_bytes())
+    }
+
+    /// Store a word if pointer argument `i` is not null.
+    pub(crate) fn put_u16_opt(&mut self, c: &Call, i: usize, v: u16) -> ApiResult<()> {
+        if c.l(i) == 0 { Ok(()) } else { self.put_u16(c, i, v) }
+    }
+
+    /// Store a dword if pointer argument `i` is not null.
+    pub(crate) fn put_u32_opt(&mut self, c: &Call, i: usize, v: u32) -> ApiResult<()> {
+        if c.l(i) == 0 { Ok(()) } else { self.put_u32(c, i, v) }
+    }
+
+    /// Write to the console (handle 1 stdout, 2 stderr).
+    pub(crate) fn console(&mut self, h: u8, data: &[u8]) {
+        let out: &mut dyn Write = if h == 2 { &mut *self.stderr } else { &mut *self.stdout };
+        let _ = out.write_all(data);
+        let _ = out.flush();
+    }
+
+    /// Write to any handle; returns bytes written.
+    pub(crate) fn write_handle(&mut self, h: u16, data: &[u8]) -> ApiResult<usize> {
+        match self.files.get(h) {
+            Some(crate::fs::Handle::Std(n)) => {
+                let n = *n;
+                if n == 0 {
+                    return Err(ERROR_ACCESS_DENIED);
+                }
+                self.console(n, data);
+                Ok(data.len())
+            }
+            Some(_) => self.files.write_file(h, data),
+            None => Err(ERROR_INVALID_HANDLE),
+        }
+    }
+
+    /// Read from any handle.
+    pub(crate) fn read_handle(&mut self, h: u16, n: usize) -> ApiResult<Vec<u8>> {
+        match self.files.get(h) {
+            Some(crate::fs::Handle::Std(0)) => {
+                let mut buf = vec![0; n];
+                let got = self.stdin.read(&mut buf).unwrap_or(0);
+                buf.truncate(got);
+                Ok(buf)
+            }
+            Some(crate::fs::Handle::Std(_)) => Err(ERROR_ACCESS_DENIED),
+            Some(_) => self.files.read_file(h, n),
+            None => Err(ERROR_INVALID_HANDLE),
+        }
+    }
+
+    /// Allocate `count` consecutive 64 KB tiles as segments, the last one
+    /// `last` bytes long (0 = 64 KB), with room reserved for `reserve`
+    /// tiles. Returns the first selector.
+    pub(crate) fn alloc_segments(&mut self, count: u32, last: u32, reserve: u32) -> ApiResult<u16> {
+        let count = count.max(1);
+        let total = count.max(reserve).checked_mul(TILE).ok_or(ERROR_NOT_ENOUGH_MEMORY)?;
+        let base = self
+            .mem
+            .reserve(total, false, RegionKind::Segment)
+            .map_err(|_| ERROR_NOT_ENOUGH_MEMORY)?;
+        if self.mem.map(&mut self.m, base, total, true).is_err() {
+            self.mem.release(&mut self.m, base);
+            return Err(ERROR_NOT_ENOUGH_MEMORY);
+        }
+        for i in 0..count {
+            let size = if i + 1 == count && last != 0 { last } else { TILE };
+            self.desc.tile(&mut self.m, base + i * TILE, size, DATA3);
+        }
+        tile_selector(base).ok_or(ERROR_NOT_ENOUGH_MEMORY)
+    }
+
+    /// Change the limit of the segment `sel` (whose tile is wholly mapped).
+    pub(crate) fn resize_segment(&mut self, sel: u16, size: u32) -> ApiResult<()> {
+        if sel & 4 == 0 {
+            return Err(ERROR_INVALID_SEGMENT_NUMBER);
+        }
+        let base = tile_base(sel);
+        let access = self.desc.get(sel).ok_or(ERROR_INVALID_SEGMENT_NUMBER)?.access();
+        let owned = self
+            .mem
+            .regions
+            .range(..=base)
+            .next_back()
+            .is_some_and(|(&b, r)| b + r.size > base && matches!(r.kind, RegionKind::Segment | RegionKind::Module));
+        if !owned || !self.mem.is_mapped(base) {
+            return Err(ERROR_INVALID_SEGMENT_NUMBER);
+        }
+        let size = if size == 0 { TILE } else { size };
+        self.desc.set(&mut self.m, sel, crate::desc::make(base, size - 1, access, false));
+        Ok(())
+    }
+
+    /// Free a segment allocated by DosAllocSeg / DosAllocHuge.
+    pub(crate) fn free_segment(&mut self, sel: u16) -> ApiResult<()> {
+        let base = tile_base(sel);
+        match self.mem.region(base) {
+            Some(r) if sel & 4 != 0 && r.kind == RegionKind::Segment => {
+                let size = r.size;
+                self.desc.untile(&mut self.m, base, size);
+                self.mem.release(&mut self.m, base);
+                Ok(())
+            }
+            _ => Err(ERROR_INVALID_SEGMENT_NUMBER),
+        }
+    }
+
+    /// DosSearchPath: find `name` in the current directory (ctl bit 0)
+    /// and along `path` (an environment variable's value when ctl bit 1);
+    /// returns the full path found.
+    pub(crate) fn search_path(&mut self, ctl: u32, path: &[u8], name: &[u8]) -> ApiResult<Vec<u8>> {
+        let has_dir = name.iter().any(|&c| c == b'\\' || c == b'/' || c == b':');
+        if has_dir {
+            let r = self.files.resolve(name)?;
+            return match r.exists {
+                Some(false) => Ok(crate::process::latin1(&r.os2)),
+                _ => Err(ERROR_FILE_NOT_FOUND),
+            };
+        }
+        let mut dirs: Vec<Vec<u8>> = Vec::new();
+        if ctl & 1 != 0 {
+            dirs.push(b".".to_vec());
+        }
+        let list: Vec<u8> = if ctl & 2 != 0 {
+            let key = String::from_utf8_lossy(path).to_string();
+            match self.cfg.env.iter().find(|(k, _)| k.eq_ignore_ascii_case(&key)) {
+                Some((_, v)) => crate::process::latin1(v),
+                None => return Err(ERROR_ENVVAR_NOT_FOUND),
+            }
+        } else {
+            path.to_vec()
+        };
+        dirs.extend(list.split(|&c| c == b';').filter(|d| !d.is_empty()).map(<[u8]>::to_vec));
+        for d in dirs {
+            let mut p = d.clone();
+            if !matches!(p.last(), Some(b'\\' | b'/')) {
+                p.push(b'\\');
+            }
+            p.extend_from_slice(name);
+            if let Ok(r) = self.files.resolve(&p)
+                && r.exists == Some(false)
+            {
+                // The directory as the caller spelled it, the name as found.
+                let mut full = if d == b"." {
+                    let cwd = self.files.cwd_text();
+                    let mut v = b"C:\\".to_vec();
+                    v.extend(crate::process::latin1(&cwd));
+                    if !cwd.is_empty() {
+                        v.push(b'\\');
+                    }
+                    v
+                } else {
+                    let mut v = d.clone();
+                    if !matches!(v.last(), Some(b'\\' | b'/')) {
+                        v.push(b'\\');
+                    }
+                    v
+                };
+                full.extend_from_slice(name);
+                return Ok(full);
+            }
+        }
+        Err(ERROR_FILE_NOT_FOUND)
+    }
+}

@@ -1,0 +1,132 @@
+//! The emulated clock: guest time is the machine's cycle count at a fixed
+//! frequency, plus the time DosSleep and the trace runtime add, from a
+//! configurable start date. The same inputs give the same times.
+
+/// The emulated wall clock.
+#[derive(Clone, Debug)]
+pub struct Clock {
+    /// Cycles per second of the emulated CPU.
+    pub hz: u64,
+    /// Start date: year, month, day, hour, minute, second.
+    pub start: [u16; 6],
+    /// Cycles added on top of the machine's own (sleeps, trace costs).
+    pub extra_cycles: u64,
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock {
+            hz: 33_000_000,
+            start: [1996, 10, 9, 12, 0, 0],
+            extra_cycles: 0,
+        }
+    }
+}
+
+/// A broken-down time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DateTime {
+    /// Year.
+    pub year: u16,
+    /// Month 1..=12.
+    pub month: u8,
+    /// Day 1..=31.
+    pub day: u8,
+    /// Hour.
+    pub hour: u8,
+    /// Minute.
+    pub minute: u8,
+    /// Second.
+    pub second: u8,
+    /// Hundredths of a second.
+    pub hundredths: u8,
+    /// Day of week, 0 = Sunday.
+    pub weekday: u8,
+}
+
+impl Clock {
+    /// Total cycles elapsed, given the machine's own count.
+    pub fn cycles(&self, machine_cycles: u64) -> u64 {
+        machine_cycles.saturating_add(self.extra_cycles)
+    }
+
+    /// Milliseconds since the start.
+    pub fn millis(&self, machine_cycles: u64) -> u64 {
+        let c = u128::from(self.cycles(machine_cycles));
+        (c * 1000 / u128::from(self.hz.max(1))) as u64
+    }
+
+    /// Advance by `ms` milliseconds (DosSleep).
+    pub fn sleep(&mut self, ms: u64) {
+        let add = u128::from(ms) * u128::from(self.hz) / 1000;
+        self.extra_cycles = self.extra_cycles.saturating_add(add as u64);
+    }
+
+    /// Add cycles (trace costs).
+    pub fn add_cycles(&mut self, cycles: u64) {
+        self.extra_cycles = self.extra_cycles.saturating_add(cycles);
+    }
+
+    /// The date and time now.
+    pub fn now(&self, machine_cycles: u64) -> DateTime {
+        let ms = self.millis(machine_cycles);
+        let [y, mo, d, h, mi, s] = self.start;
+        let start_days = days_from_civil(i64::from(y), u32::from(mo), u32::from(d));
+        let secs = i64::from(h) * 3600 + i64::from(mi) * 60 + i64::from(s) + (ms / 1000) as i64;
+        let days = start_days + secs.div_euclid(86400);
+        let sod = secs.rem_euclid(86400);
+        let (yy, mm, dd) = civil_from_days(days);
+        DateTime {
+            year: yy as u16,
+            month: mm as u8,
+            day: dd as u8,
+            hour: (sod / 3600) as u8,
+            minute: (sod / 60 % 60) as u8,
+            second: (sod % 60) as u8,
+            hundredths: ((ms % 1000) / 10) as u8,
+            weekday: (days + 4).rem_euclid(7) as u8,
+        }
+    }
+}
+
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_roll_over() {
+        let mut c = Clock {
+            hz: 1000,
+            start: [1999, 12, 31, 23, 59, 59],
+            extra_cycles: 0,
+        };
+        c.sleep(1500);
+        let t = c.now(0);
+        assert_eq!((t.year, t.month, t.day, t.hour, t.minute, t.second), (2000, 1, 1, 0, 0, 0));
+        assert_eq!(t.hundredths, 50);
+        assert_eq!(t.weekday, 6, "1 Jan 2000 was a Saturday");
+    }
+}

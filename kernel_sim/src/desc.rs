@@ -1,0 +1,170 @@
+//! The GDT and LDT: a Rust model of every descriptor, mirrored into guest
+//! memory so the CPU reads the same values. LDT selectors are tiled
+//! (see [`crate::layout::tile_selector`]).
+
+use emu::{Descriptor, Machine, SegReg, Segment};
+
+use crate::error::KernelError;
+use crate::layout::*;
+use crate::memory::Memory;
+
+/// Access byte: present ring-3 read/write data (accessed).
+pub(crate) const DATA3: u8 = 0xF3;
+/// Access byte: present ring-3 execute/read code (accessed).
+pub(crate) const CODE3: u8 = 0xFB;
+
+/// Encode a code/data descriptor; limits above 1 MB use 4 KB granularity.
+pub(crate) fn make(base: u32, limit: u32, access: u8, big: bool) -> u64 {
+    let (lim, g) = if limit > 0xF_FFFF {
+        (limit >> 12, 0x8u64)
+    } else {
+        (limit, 0)
+    };
+    let flags = g | if big { 0x4 } else { 0 };
+    u64::from(lim & 0xFFFF)
+        | (u64::from(base & 0xFF_FFFF) << 16)
+        | (u64::from(access) << 40)
+        | (u64::from((lim >> 16) & 0xF) << 48)
+        | (flags << 52)
+        | (u64::from(base >> 24) << 56)
+}
+
+/// Both descriptor tables.
+#[derive(Debug)]
+pub(crate) struct Descriptors {
+    gdt: Vec<u64>,
+    ldt: Vec<u64>,
+}
+
+impl Descriptors {
+    pub fn new() -> Descriptors {
+        Descriptors {
+            gdt: vec![0; GDT_ENTRIES],
+            ldt: vec![0; LDT_ENTRIES],
+        }
+    }
+
+    /// Map the tables, write the fixed GDT entries, load GDTR and LDTR.
+    pub fn install(&mut self, m: &mut Machine, mem: &mut Memory) -> Result<(), KernelError> {
+        mem.map(m, GDT_BASE, (GDT_ENTRIES * 8) as u32, false)?;
+        mem.map(m, LDT_BASE, (LDT_ENTRIES * 8) as u32, false)?;
+        self.set(m, FLAT_CS, make(0, u32::MAX, CODE3, true));
+        self.set(m, FLAT_DS, make(0, u32::MAX, DATA3, true));
+        self.set(m, THUNK_CS, make(THUNK_BASE, 0xFFFF, CODE3, false));
+        self.set(m, LDT_SEL, make(LDT_BASE, (LDT_ENTRIES * 8 - 1) as u32, 0x82, false));
+        let cpu = m.cpu_mut();
+        cpu.gdtr = emu::DescTable {
+            base: GDT_BASE,
+            limit: (GDT_ENTRIES * 8 - 1) as u16,
+        };
+        cpu.ldtr = Descriptor(self.gdt[usize::from(LDT_SEL >> 3)]).to_segment(LDT_SEL);
+        Ok(())
+    }
+
+    /// Set the descriptor of `sel` (GDT or LDT by its TI bit).
+    pub fn set(&mut self, m: &mut Machine, sel: u16, d: u64) {
+        let idx = usize::from(sel >> 3);
+        let (table, base) = if sel & 4 != 0 {
+            (&mut self.ldt, LDT_BASE)
+        } else {
+            (&mut self.gdt, GDT_BASE)
+        };
+        if let Some(slot) = table.get_mut(idx) {
+            *slot = d;
+            // The tables are mapped at install; a failure here is a kernel bug
+            // that the CPU will report as #GP on use.
+            let _ = m.write_linear(base + (idx as u32) * 8, &d.to_le_bytes());
+        }
+    }
+
+    /// The raw descriptor of `sel`, if present.
+    pub fn get(&self, sel: u16) -> Option<Descriptor> {
+        let idx = usize::from(sel >> 3);
+        let d = if sel & 4 != 0 {
+            *self.ldt.get(idx)?
+        } else {
+            if idx == 0 {
+                return None;
+            }
+            *self.gdt.get(idx)?
+        };
+        let d = Descriptor(d);
+        d.present().then_some(d)
+    }
+
+    /// The segment cache the CPU would load for `sel`.
+    pub fn segment(&self, sel: u16) -> Option<Segment> {
+        Some(self.get(sel)?.to_segment(sel))
+    }
+
+    /// Linear address of `sel:off` if `len` bytes there are inside the
+    /// segment's limit.
+    pub fn linear(&self, sel: u16, off: u32, len: u32) -> Option<u32> {
+        let d = self.get(sel)?;
+        if !d.is_segment() {
+            return None;
+        }
+        let last = u64::from(off) + u64::from(len.max(1)) - 1;
+        if last > u64::from(d.limit()) {
+            return None;
+        }
+        Some(d.base().wrapping_add(off))
+    }
+
+    /// Load a segment register of the CPU from the model.
+    pub fn load(&self, m: &mut Machine, s: SegReg, sel: u16) -> bool {
+        if sel & !3 == 0 && s != SegReg::Cs && s != SegReg::Ss {
+            m.set_segment(s, Segment::null(sel));
+            return true;
+        }
+        match self.segment(sel) {
+            Some(seg) => {
+                m.set_segment(s, seg);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Create the tiled LDT descriptors for `[base, base+size)`: each 64 KB
+    /// tile gets a selector whose limit reaches the end of the range (at
+    /// most 64 KB). Returns the first tile's selector.
+    pub fn tile(&mut self, m: &mut Machine, base: u32, size: u32, access: u8) -> Option<u16> {
+        let first = tile_selector(base)?;
+        let end = u64::from(base) + u64::from(size.max(1));
+        let mut t = u64::from(base & !(TILE - 1));
+        while t < end {
+            let sel = tile_selector(t as u32)?;
+            let limit = (end - t).min(u64::from(TILE)) as u32 - 1;
+            self.set(m, sel, make(t as u32, limit, access, false));
+            t += u64::from(TILE);
+        }
+        Some(first)
+    }
+
+    /// Remove the tiled descriptors of `[base, base+size)`.
+    pub fn untile(&mut self, m: &mut Machine, base: u32, size: u32) {
+        let end = u64::from(base) + u64::from(size.max(1));
+        let mut t = u64::from(base & !(TILE - 1));
+        while t < end {
+            if let Some(sel) = tile_selector(t as u32) {
+                self.set(m, sel, 0);
+            }
+            t += u64::from(TILE);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptor_round_trip() {
+        let d = Descriptor(make(0x0123_4567, 0xFFFF, DATA3, false));
+        assert_eq!((d.base(), d.limit(), d.access()), (0x0123_4567, 0xFFFF, DATA3));
+        let f = Descriptor(make(0, u32::MAX, CODE3, true));
+        assert_eq!((f.base(), f.limit()), (0, u32::MAX));
+        assert!(f.to_segment(FLAT_CS).big());
+    }
+}

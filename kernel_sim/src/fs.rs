@@ -1,0 +1,551 @@
+//! The sandboxed file system: a host directory is drive C:, and OS/2 file
+//! handles map to host files.
+//!
+//! Path mapping (decisions):
+//! - `X:` other than `C:` is ERROR_INVALID_DRIVE. `\` and `/` both
+//!   separate components; a path not starting with one is relative to the
+//!   current directory.
+//! - `.` is dropped; `..` removes the previous component, and `..` at the
+//!   root is ERROR_PATH_NOT_FOUND: nothing climbs above C:\.
+//! - Host absolute paths have no meaning: `/etc/passwd` is `C:\etc\passwd`
+//!   inside the sandbox.
+//! - Each component is looked up case-insensitively (an exact match wins);
+//!   a missing last component keeps the spelling the program gave.
+//! - A symbolic link anywhere on the path is refused with
+//!   ERROR_ACCESS_DENIED, so no link can lead out of the sandbox.
+//! - Names with `<>|"` or control characters are ERROR_INVALID_NAME; `*`
+//!   and `?` only in find patterns.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::api::errors::*;
+
+/// A host directory seen as drive C:.
+#[derive(Clone, Debug)]
+pub struct Sandbox {
+    root: PathBuf,
+}
+
+/// What a path resolves to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The host path (inside the root).
+    pub host: PathBuf,
+    /// The full OS/2 path, `C:\DIR\NAME`, with the names found on disk.
+    pub os2: String,
+    /// Whether something exists there, and if it is a directory.
+    pub exists: Option<bool>,
+}
+
+fn bad_char(c: u8, wild: bool) -> bool {
+    c < 0x20 || matches!(c, b'<' | b'>' | b'|' | b'"') || (!wild && matches!(c, b'*' | b'?'))
+}
+
+impl Sandbox {
+    /// The sandbox rooted at `root`, which must be a directory.
+    pub fn new(root: &Path) -> std::io::Result<Sandbox> {
+        let root = fs::canonicalize(root)?;
+        if !root.is_dir() {
+            return Err(std::io::Error::other("the sandbox root is not a directory"));
+        }
+        Ok(Sandbox { root })
+    }
+
+    /// The host root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The normalized components of an OS/2 path relative to the root.
+    /// `wild` allows `*` and `?` in the last component.
+    pub fn components(&self, path: &[u8], cwd: &[String], wild: bool) -> Result<Vec<String>, u32> {
+        let mut rest = path;
+        if rest.len() >= 2 && rest[1] == b':' {
+            if !rest[0].eq_ignore_ascii_case(&b'C') {
+                return Err(ERROR_INVALID_DRIVE);
+            }
+            rest = &rest[2..];
+        }
+        let absolute = matches!(rest.first(), Some(b'\\' | b'/'));
+        let mut out: Vec<String> = if absolute { Vec::new() } else { cwd.to_vec() };
+        let parts: Vec<&[u8]> = rest.split(|&c| c == b'\\' || c == b'/').collect();
+        let n = parts.len();
+        for (i, part) in parts.into_iter().enumerate() {
+            match part {
+                b"" | b"." => {}
+                b".." => {
+                    if out.pop().is_none() {
+                        return Err(ERROR_PATH_NOT_FOUND);
+                    }
+                }
+                name => {
+                    let last = i + 1 == n;
+                    if name.iter().any(|&c| bad_char(c, wild && last) || c == b':') {
+                        return Err(ERROR_INVALID_NAME);
+                    }
+                    if name.len() > 255 {
+                        return Err(ERROR_FILENAME_EXCED_RANGE);
+                    }
+                    out.push(name.iter().map(|&b| char::from(b)).collect());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Find `name` in the host directory `dir` ignoring case.
+    fn find_in(dir: &Path, name: &str) -> Option<String> {
+        if dir.join(name).symlink_metadata().is_ok() {
+            return Some(name.to_string());
+        }
+        let rd = fs::read_dir(dir).ok()?;
+        let mut names: Vec<String> = rd
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.eq_ignore_ascii_case(name))
+            .collect();
+        names.sort();
+        names.into_iter().next()
+    }
+
+    /// Resolve an OS/2 path to a host path inside the root.
+    pub fn resolve(&self, path: &[u8], cwd: &[String]) -> Result<Resolved, u32> {
+        let comps = self.components(path, cwd, false)?;
+        self.resolve_components(&comps)
+    }
+
+    /// Resolve normalized components (see [`Sandbox::components`]).
+    pub fn resolve_components(&self, comps: &[String]) -> Result<Resolved, u32> {
+        let mut host = self.root.clone();
+        let mut os2 = String::from("C:");
+        let mut exists = Some(true);
+        for (i, c) in comps.iter().enumerate() {
+            let last = i + 1 == comps.len();
+            let found = Self::find_in(&host, c);
+            let name = found.clone().unwrap_or_else(|| c.clone());
+            host.push(&name);
+            os2.push('\\');
+            os2.push_str(&name);
+            match found {
+                None if last => exists = None,
+                None => return Err(ERROR_PATH_NOT_FOUND),
+                Some(_) => {
+                    let md = host.symlink_metadata().map_err(|_| ERROR_PATH_NOT_FOUND)?;
+                    if md.file_type().is_symlink() {
+                        return Err(ERROR_ACCESS_DENIED);
+                    }
+                    if last {
+                        exists = Some(md.is_dir());
+                    } else if !md.is_dir() {
+                        return Err(ERROR_PATH_NOT_FOUND);
+                    }
+                }
+            }
+        }
+        if comps.is_empty() {
+            os2.push('\\');
+        }
+        Ok(Resolved { host, os2, exists })
+    }
+}
+
+/// An open handle.
+#[derive(Debug)]
+pub(crate) enum Handle {
+    /// Standard input, output or error of the host.
+    Std(u8),
+    /// A host file.
+    File {
+        file: File,
+        /// Open mode access bits (0 read, 1 write, 2 both).
+        access: u8,
+    },
+}
+
+/// One find handle's remaining results.
+#[derive(Debug)]
+pub(crate) struct FindState {
+    pub entries: Vec<FindEntry>,
+    pub next: usize,
+}
+
+/// A directory entry for DosFindFirst/Next.
+#[derive(Clone, Debug)]
+pub(crate) struct FindEntry {
+    pub name: String,
+    pub size: u64,
+    pub attr: u16,
+    pub date: u16,
+    pub time: u16,
+}
+
+/// The process's file state: sandbox, current directory, handles.
+#[derive(Debug)]
+pub(crate) struct Files {
+    pub sandbox: Sandbox,
+    pub cwd: Vec<String>,
+    handles: Vec<Option<Handle>>,
+    pub max_handles: usize,
+    pub finds: HashMap<u16, FindState>,
+}
+
+/// DOS packed date and time of a host modification time.
+fn dos_time(md: &fs::Metadata) -> (u16, u16) {
+    let secs = md
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+    let days = (secs / 86400) as i64;
+    let sod = secs % 86400;
+    // civil from days (1970-01-01 = day 0)
+    let z = days + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let date = (((y - 1980).clamp(0, 127) as u16) << 9) | ((m as u16) << 5) | d as u16;
+    let time = (((sod / 3600) as u16) << 11) | ((((sod / 60) % 60) as u16) << 5) | ((sod % 60) / 2) as u16;
+    (date, time)
+}
+
+/// OS/2 wildcard match, ignoring case (`*.*` also matches names without a dot).
+pub fn wild_match(pattern: &str, name: &str) -> bool {
+    if pattern == "*.*" || pattern == "*" {
+        return true;
+    }
+    let p: Vec<char> = pattern.to_ascii_uppercase().chars().collect();
+    let n: Vec<char> = name.to_ascii_uppercase().chars().collect();
+    let (mut pi, mut ni, mut star, mut mark) = (0usize, 0usize, None, 0usize);
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ni;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ni = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && (p[pi] == '*' || (p[pi] == '.' && pi + 1 == p.len())) {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+impl Files {
+    pub fn new(root: &Path) -> std::io::Result<Files> {
+        let mut handles = Vec::new();
+        for i in 0..3 {
+            handles.push(Some(Handle::Std(i)));
+        }
+        Ok(Files {
+            sandbox: Sandbox::new(root)?,
+            cwd: Vec::new(),
+            handles,
+            max_handles: 20,
+            finds: HashMap::new(),
+        })
+    }
+
+    /// The full OS/2 path of a program name (as given, made absolute).
+    pub fn full_os2_path(&self, path: &str) -> String {
+        let bytes: Vec<u8> = path.chars().map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')).collect();
+        match self.sandbox.resolve(&bytes, &self.cwd) {
+            Ok(r) => r.os2.to_ascii_uppercase(),
+            Err(_) => path.to_ascii_uppercase(),
+        }
+    }
+
+    pub fn resolve(&self, path: &[u8]) -> Result<Resolved, u32> {
+        self.sandbox.resolve(path, &self.cwd)
+    }
+
+    pub fn get(&mut self, h: u16) -> Option<&mut Handle> {
+        self.handles.get_mut(usize::from(h))?.as_mut()
+    }
+
+    fn insert(&mut self, handle: Handle) -> Result<u16, u32> {
+        if let Some(i) = self.handles.iter().position(Option::is_none) {
+            self.handles[i] = Some(handle);
+            return Ok(i as u16);
+        }
+        if self.handles.len() >= self.max_handles {
+            return Err(ERROR_TOO_MANY_OPEN_FILES);
+        }
+        self.handles.push(Some(handle));
+        Ok(self.handles.len() as u16 - 1)
+    }
+
+    /// DosOpen: open flags (low nibble: if it exists 0 fail, 1 open, 2
+    /// replace; high nibble: if not, 0 fail, 1 create) and open mode
+    /// (access in bits 0..2). Returns the handle and the action (1
+    /// existed, 2 created, 3 replaced).
+    pub fn open(&mut self, path: &[u8], flags: u16, mode: u16, size: u64) -> Result<(u16, u32), u32> {
+        let r = self.resolve(path)?;
+        let access = (mode & 7) as u8;
+        if access > 2 {
+            return Err(ERROR_INVALID_ACCESS);
+        }
+        let (if_exists, if_new) = (flags & 0xF, (flags >> 4) & 0xF);
+        let mut oo = OpenOptions::new();
+        oo.read(access != 1 || if_exists == 2).write(access != 0);
+        let action;
+        match r.exists {
+            Some(true) => return Err(ERROR_ACCESS_DENIED),
+            Some(false) => match if_exists {
+                1 => action = 1,
+                2 => {
+                    oo.write(true).truncate(true);
+                    action = 3;
+                }
+                _ => return Err(ERROR_OPEN_FAILED),
+            },
+            None => match if_new {
+                1 => {
+                    oo.write(true).create_new(true);
+                    action = 2;
+                }
+                _ => return Err(ERROR_OPEN_FAILED),
+            },
+        }
+        let file = oo.open(&r.host).map_err(|e| io_error(&e))?;
+        if action != 1 && size > 0 {
+            let _ = file.set_len(size);
+        }
+        let h = self.insert(Handle::File { file, access })?;
+        Ok((h, action))
+    }
+
+    pub fn close(&mut self, h: u16) -> Result<(), u32> {
+        match self.handles.get_mut(usize::from(h)) {
+            Some(slot @ Some(_)) => {
+                *slot = None;
+                Ok(())
+            }
+            _ => Err(ERROR_INVALID_HANDLE),
+        }
+    }
+
+    pub fn read_file(&mut self, h: u16, n: usize) -> Result<Vec<u8>, u32> {
+        match self.get(h) {
+            Some(Handle::File { file, access }) => {
+                if *access == 1 {
+                    return Err(ERROR_ACCESS_DENIED);
+                }
+                let mut buf = vec![0; n];
+                let mut got = 0;
+                while got < n {
+                    match file.read(&mut buf[got..]) {
+                        Ok(0) => break,
+                        Ok(k) => got += k,
+                        Err(e) => return Err(io_error(&e)),
+                    }
+                }
+                buf.truncate(got);
+                Ok(buf)
+            }
+            _ => Err(ERROR_INVALID_HANDLE),
+        }
+    }
+
+    pub fn write_file(&mut self, h: u16, data: &[u8]) -> Result<usize, u32> {
+        match self.get(h) {
+            Some(Handle::File { file, access }) => {
+                if *access == 0 {
+                    return Err(ERROR_ACCESS_DENIED);
+                }
+                file.write_all(data).map_err(|e| io_error(&e))?;
+                Ok(data.len())
+            }
+            _ => Err(ERROR_INVALID_HANDLE),
+        }
+    }
+
+    /// Seek: method 0 begin, 1 current, 2 end. Returns the new position.
+    pub fn seek(&mut self, h: u16, dist: i64, method: u32) -> Result<u64, u32> {
+        match self.get(h) {
+            Some(Handle::File { file, .. }) => {
+                let cur = file.stream_position().map_err(|e| io_error(&e))?;
+                let end = file.metadata().map_err(|e| io_error(&e))?.len();
+                let base = match method {
+                    0 => 0i64,
+                    1 => cur as i64,
+                    2 => end as i64,
+                    _ => return Err(ERROR_INVALID_FUNCTION),
+                };
+                let pos = base.checked_add(dist).ok_or(ERROR_SEEK)?;
+                if pos < 0 {
+                    return Err(ERROR_NEGATIVE_SEEK);
+                }
+                file.seek(SeekFrom::Start(pos as u64)).map_err(|e| io_error(&e))
+            }
+            Some(Handle::Std(_)) => Ok(0),
+            None => Err(ERROR_INVALID_HANDLE),
+        }
+    }
+
+    pub fn set_size(&mut self, h: u16, size: u64) -> Result<(), u32> {
+        match self.get(h) {
+            Some(Handle::File { file, access }) if *access != 0 => file.set_len(size).map_err(|e| io_error(&e)),
+            Some(_) => Err(ERROR_ACCESS_DENIED),
+            None => Err(ERROR_INVALID_HANDLE),
+        }
+    }
+
+    /// (type, device attribute): 0 file, 1 character device.
+    pub fn handle_type(&mut self, h: u16) -> Result<(u16, u16), u32> {
+        match self.get(h) {
+            Some(Handle::Std(_)) => Ok((1, 0x8083)),
+            Some(Handle::File { .. }) => Ok((0, 0)),
+            None => Err(ERROR_INVALID_HANDLE),
+        }
+    }
+
+    /// File size, allocation and attributes of an open file.
+    pub fn file_info(&mut self, h: u16) -> Result<(u64, u16, u16, u16), u32> {
+        match self.get(h) {
+            Some(Handle::File { file, .. }) => {
+                let md = file.metadata().map_err(|e| io_error(&e))?;
+                let (d, t) = dos_time(&md);
+                Ok((md.len(), attr_of(&md), d, t))
+            }
+            Some(Handle::Std(_)) => Ok((0, 0, 0, 0)),
+            None => Err(ERROR_INVALID_HANDLE),
+        }
+    }
+
+    pub fn delete(&mut self, path: &[u8]) -> Result<(), u32> {
+        let r = self.resolve(path)?;
+        match r.exists {
+            None => Err(ERROR_FILE_NOT_FOUND),
+            Some(true) => Err(ERROR_ACCESS_DENIED),
+            Some(false) => fs::remove_file(&r.host).map_err(|e| io_error(&e)),
+        }
+    }
+
+    /// Attributes of a path (DosQFileMode).
+    pub fn file_mode(&mut self, path: &[u8]) -> Result<u16, u32> {
+        let r = self.resolve(path)?;
+        match r.exists {
+            None => Err(ERROR_FILE_NOT_FOUND),
+            Some(_) => {
+                let md = r.host.symlink_metadata().map_err(|e| io_error(&e))?;
+                Ok(attr_of(&md))
+            }
+        }
+    }
+
+    /// Make a directory.
+    pub fn mkdir(&mut self, path: &[u8]) -> Result<(), u32> {
+        let r = self.resolve(path)?;
+        if r.exists.is_some() {
+            return Err(ERROR_ACCESS_DENIED);
+        }
+        fs::create_dir(&r.host).map_err(|e| io_error(&e))
+    }
+
+    /// Change the current directory.
+    pub fn chdir(&mut self, path: &[u8]) -> Result<(), u32> {
+        let comps = self.sandbox.components(path, &self.cwd, false)?;
+        let r = self.sandbox.resolve_components(&comps)?;
+        if r.exists != Some(true) {
+            return Err(ERROR_PATH_NOT_FOUND);
+        }
+        self.cwd = r.os2.split('\\').skip(1).filter(|s| !s.is_empty()).map(String::from).collect();
+        Ok(())
+    }
+
+    /// Current directory without drive and leading backslash.
+    pub fn cwd_text(&self) -> String {
+        self.cwd.join("\\")
+    }
+
+    /// Collect the entries matching a pattern path for DosFindFirst.
+    pub fn find(&mut self, pattern: &[u8], attr: u16) -> Result<Vec<FindEntry>, u32> {
+        let mut comps = self.sandbox.components(pattern, &self.cwd, true)?;
+        let pat = comps.pop().ok_or(ERROR_FILE_NOT_FOUND)?;
+        let dir = self.sandbox.resolve_components(&comps)?;
+        if dir.exists != Some(true) {
+            return Err(ERROR_PATH_NOT_FOUND);
+        }
+        let mut out = Vec::new();
+        let rd = fs::read_dir(&dir.host).map_err(|e| io_error(&e))?;
+        let mut names: Vec<(String, fs::Metadata)> = rd
+            .filter_map(|e| {
+                let e = e.ok()?;
+                let md = e.path().symlink_metadata().ok()?;
+                Some((e.file_name().into_string().ok()?, md))
+            })
+            .collect();
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, md) in names {
+            if md.file_type().is_symlink() || !wild_match(&pat, &name) {
+                continue;
+            }
+            if md.is_dir() && attr & 0x10 == 0 {
+                continue;
+            }
+            let (date, time) = dos_time(&md);
+            out.push(FindEntry {
+                name,
+                size: md.len(),
+                attr: attr_of(&md),
+                date,
+                time,
+            });
+        }
+        if out.is_empty() {
+            return Err(ERROR_NO_MORE_FILES);
+        }
+        Ok(out)
+    }
+}
+
+fn attr_of(md: &fs::Metadata) -> u16 {
+    if md.is_dir() {
+        0x10
+    } else if md.permissions().readonly() {
+        0x21
+    } else {
+        0x20
+    }
+}
+
+/// An OS/2 error code for a host I/O error.
+fn io_error(e: &std::io::Error) -> u32 {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => ERROR_FILE_NOT_FOUND,
+        K::PermissionDenied => ERROR_ACCESS_DENIED,
+        K::AlreadyExists => ERROR_ACCESS_DENIED,
+        _ => ERROR_ACCESS_DENIED,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcards() {
+        assert!(wild_match("*.TSF", "static.tsf"));
+        assert!(wild_match("A?C", "abc"));
+        assert!(!wild_match("A?C", "abcd"));
+        assert!(wild_match("*.*", "NODOT"));
+        assert!(wild_match("TRC*", "TRC00C5.TFF"));
+        assert!(!wild_match("*.TFF", "x.tdf"));
+    }
+}

@@ -1,0 +1,45 @@
+//! The OS/2 personality of os2trace: it runs real OS/2 programs, 16-bit NE
+//! and 32-bit LX, unmodified in the [`emu`] machine.
+//!
+//! A [`Process`] owns one emulated machine in protected mode with paging, a
+//! GDT with flat ring-3 selectors for 32-bit code, an LDT tiled over the low
+//! 512 MB (CRMA: selector `(lin >> 16) << 3 | 7` maps the 64 KB at
+//! `lin & 0xFFFF0000`), the loaded modules (the EXE and its DLLs, found in
+//! the sandbox), the system DLLs implemented in Rust as host calls, a
+//! sandboxed file system and an emulated clock.
+//!
+//! Entry points:
+//! - [`Process::new`] with a [`ProcessConfig`] (sandbox root, program path
+//!   inside it, arguments, environment), then [`Process::run`] to an
+//!   [`Outcome`]; [`Process::run_with_hook`] hands INT3 (#BP) and
+//!   single-step (#DB) exits to a [`TrapHook`] first (the dynamic trace
+//!   runtime lives there).
+//! - [`Process::modules`] lists the loaded modules with each object's or
+//!   segment's selector and flat base; [`Process::read_guest`],
+//!   [`Process::write_guest`] and [`Process::patch_code`] reach guest
+//!   memory; [`Process::clock`] is the emulated clock.
+//! - [`fs::Sandbox`] maps OS/2 paths onto a host directory with no way
+//!   out.
+//!
+//! Module docs say what each part decides where OS/2's documents leave
+//! room: [`layout`] (the address space), [`loading`] (placement, fixups,
+//! start state), [`api`] (calling conventions, the API table).
+
+pub mod api;
+pub mod clock;
+mod desc;
+pub mod error;
+pub mod fs;
+pub mod layout;
+pub mod loading;
+mod memory;
+mod process;
+mod run;
+pub mod trace;
+
+pub use clock::Clock;
+pub use error::{KernelError, Outcome};
+pub use layout::tile_selector;
+pub use loading::{LoadedModule, LoadedObject};
+pub use process::{ApiLogEntry, ConsoleBuffer, Process, ProcessConfig};
+pub use run::{HookAction, TrapHook, TrapKind};

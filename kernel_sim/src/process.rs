@@ -1,0 +1,416 @@
+//! The process: one emulated machine running one OS/2 program, with its
+//! configuration, console, loaded modules and kernel state, and the guest
+//! memory helpers every API uses.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use emu::{Fault, Machine, MachineConfig};
+
+use crate::api::thunks::Thunks;
+use crate::clock::Clock;
+use crate::desc::Descriptors;
+use crate::error::KernelError;
+use crate::fs::Files;
+use crate::layout::*;
+use crate::loading::LoadedModule;
+use crate::memory::{Memory, RegionKind};
+
+/// What to run and how.
+#[derive(Clone, Debug)]
+pub struct ProcessConfig {
+    /// Host directory that is drive C: (and the current directory, C:\).
+    pub root: PathBuf,
+    /// The program, as an OS/2 path inside the sandbox (`HELLO.EXE`,
+    /// `C:\BIN\HELLO.EXE`).
+    pub program: String,
+    /// Arguments after the program name.
+    pub args: Vec<String>,
+    /// Environment variables, in order.
+    pub env: Vec<(String, String)>,
+    /// Record every API call (see [`Process::api_log`]).
+    pub api_log: bool,
+    /// Stop after this many guest instructions in total.
+    pub max_instructions: Option<u64>,
+    /// Guest RAM in bytes.
+    pub ram_size: usize,
+    /// Directories (OS/2 paths) searched for DLLs after the program's own.
+    pub libpath: Vec<String>,
+}
+
+impl ProcessConfig {
+    /// A configuration with the default environment (`PATH=C:\`,
+    /// `DPATH=C:\`), no arguments and a 64 MB machine.
+    pub fn new(root: impl Into<PathBuf>, program: impl Into<String>) -> ProcessConfig {
+        ProcessConfig {
+            root: root.into(),
+            program: program.into(),
+            args: Vec::new(),
+            env: vec![("PATH".into(), "C:\\".into()), ("DPATH".into(), "C:\\".into())],
+            api_log: false,
+            max_instructions: None,
+            ram_size: 64 << 20,
+            libpath: vec!["C:\\".into()],
+        }
+    }
+
+    /// Set (or replace) an environment variable.
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        match self.env.iter_mut().find(|(k, _)| k.eq_ignore_ascii_case(key)) {
+            Some(e) => e.1 = value.to_string(),
+            None => self.env.push((key.to_string(), value.to_string())),
+        }
+    }
+}
+
+/// A shared, cloneable byte buffer for console capture.
+#[derive(Clone, Debug, Default)]
+pub struct ConsoleBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl ConsoleBuffer {
+    /// An empty buffer.
+    pub fn new() -> ConsoleBuffer {
+        ConsoleBuffer::default()
+    }
+    /// Everything written so far.
+    pub fn contents(&self) -> Vec<u8> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+    /// Everything written so far, as (lossy) text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.contents()).into_owned()
+    }
+}
+
+impl Write for ConsoleBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut v) = self.0.lock() {
+            v.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// One recorded API call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiLogEntry {
+    /// `CS:EIP` of the caller (the return address).
+    pub caller: String,
+    /// `MODULE.ordinal`.
+    pub module: String,
+    /// Ordinal.
+    pub ordinal: u32,
+    /// Function name.
+    pub name: &'static str,
+    /// Arguments, formatted.
+    pub args: String,
+    /// Result, formatted (`rc=0`, `exit`).
+    pub result: String,
+}
+
+impl std::fmt::Display for ApiLogEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}.{} {}({}) -> {}",
+            self.caller, self.module, self.ordinal, self.name, self.args, self.result
+        )
+    }
+}
+
+/// One OS/2 process in its own emulated machine. See the crate docs.
+pub struct Process {
+    pub(crate) m: Machine,
+    pub(crate) mem: Memory,
+    pub(crate) desc: Descriptors,
+    pub(crate) modules: Vec<LoadedModule>,
+    pub(crate) thunks: Thunks,
+    pub(crate) files: Files,
+    pub(crate) clock: Clock,
+    pub(crate) cfg: ProcessConfig,
+    pub(crate) stdout: Box<dyn Write>,
+    pub(crate) stderr: Box<dyn Write>,
+    pub(crate) stdin: Box<dyn Read>,
+    pub(crate) log: Vec<ApiLogEntry>,
+    /// Linear address and selector of the environment segment, and the
+    /// offset of the command line (program name) in it.
+    pub(crate) env_base: u32,
+    pub(crate) env_sel: u16,
+    pub(crate) cmd_offset: u16,
+    /// Linear addresses of the TIB and PIB.
+    pub(crate) tib: u32,
+    pub(crate) pib: u32,
+    /// DosBeep calls: (frequency, duration).
+    pub(crate) beeps: Vec<(u32, u32)>,
+    /// DosSetVec handlers (16:16) by vector 0..=7.
+    pub(crate) vectors: [u32; 8],
+    /// Index of the EXE in `modules`.
+    pub(crate) exe: usize,
+    /// Instructions executed so far.
+    pub(crate) executed: u64,
+    /// DLLs whose initialization routine must run, in order.
+    pub(crate) pending_init: Vec<usize>,
+}
+
+impl Process {
+    /// Build the machine, load the program and its DLLs, run the DLL
+    /// initialization routines and set the program's start state.
+    /// Console output goes to the host's stdout/stderr until
+    /// [`Process::set_console`] changes it.
+    pub fn new(cfg: ProcessConfig) -> Result<Process, KernelError> {
+        let mut m = Machine::new(MachineConfig {
+            ram_size: cfg.ram_size,
+            model: emu::CpuModel::I486,
+        });
+        let mut mem = Memory::new(cfg.ram_size);
+        mem.init(&mut m);
+        let files = Files::new(&cfg.root).map_err(|e| KernelError::Io {
+            what: format!("sandbox root {}", cfg.root.display()),
+            source: e,
+        })?;
+        let mut p = Process {
+            m,
+            mem,
+            desc: Descriptors::new(),
+            modules: Vec::new(),
+            thunks: Thunks::default(),
+            files,
+            clock: Clock::default(),
+            cfg,
+            stdout: Box::new(std::io::stdout()),
+            stderr: Box::new(std::io::stderr()),
+            stdin: Box::new(std::io::stdin()),
+            log: Vec::new(),
+            env_base: 0,
+            env_sel: 0,
+            cmd_offset: 0,
+            tib: 0,
+            pib: 0,
+            beeps: Vec::new(),
+            vectors: [0; 8],
+            exe: 0,
+            executed: 0,
+            pending_init: Vec::new(),
+        };
+        p.init_machine()?;
+        let program = p.cfg.program.clone();
+        p.exe = p.load_exe(&program)?;
+        p.init_environment()?;
+        p.init_info_blocks()?;
+        p.set_start_state()?;
+        p.run_dll_inits()?;
+        Ok(p)
+    }
+
+    /// Send the program's console output (handles 1 and 2) and input
+    /// (handle 0) elsewhere.
+    pub fn set_console(&mut self, stdout: Box<dyn Write>, stderr: Box<dyn Write>, stdin: Box<dyn Read>) {
+        self.stdout = stdout;
+        self.stderr = stderr;
+        self.stdin = stdin;
+    }
+
+    fn init_machine(&mut self) -> Result<(), KernelError> {
+        let cr3 = self.mem.cr3();
+        let cpu = self.m.cpu_mut();
+        cpu.cr3 = cr3;
+        cpu.cr0 = 0x8000_0011;
+        cpu.idtr = emu::DescTable { base: 0, limit: 0 };
+        cpu.eflags = emu::flags::RESERVED1 | emu::flags::IF;
+        self.desc.install(&mut self.m, &mut self.mem)?;
+        self.mem.map(&mut self.m, THUNK_BASE, THUNK_SLOTS * 4, true)?;
+        let hlt = vec![0xF4u8; (THUNK_SLOTS * 4) as usize];
+        let _ = self.m.write_linear(THUNK_BASE, &hlt);
+        for v in 0..=255u8 {
+            self.m.intercept(v, true);
+        }
+        Ok(())
+    }
+
+    /// The environment segment: `K=V\0...\0` then the program path, NUL,
+    /// the arguments joined by blanks, NUL NUL.
+    fn init_environment(&mut self) -> Result<(), KernelError> {
+        let mut env = Vec::new();
+        for (k, v) in &self.cfg.env {
+            env.extend(latin1(k));
+            env.push(b'=');
+            env.extend(latin1(v));
+            env.push(0);
+        }
+        if self.cfg.env.is_empty() {
+            env.push(0);
+        }
+        env.push(0);
+        let cmd_offset = env.len();
+        let full = self.files.full_os2_path(&self.cfg.program);
+        env.extend(latin1(&full));
+        env.push(0);
+        let args: Vec<String> = self.cfg.args.iter().map(|a| quote_arg(a)).collect();
+        env.extend(latin1(&args.join(" ")));
+        env.extend([0, 0]);
+        if env.len() > 0xFFFF {
+            return Err(KernelError::NoMemory("environment larger than 64 KB"));
+        }
+        let base = self.alloc_tiled(env.len() as u32, RegionKind::System)?;
+        let _ = self.m.write_linear(base, &env);
+        self.env_base = base;
+        self.env_sel = tile_selector(base).ok_or(KernelError::NoMemory("selectors"))?;
+        self.cmd_offset = cmd_offset as u16;
+        Ok(())
+    }
+
+    /// Reserve and map a 64 KB tile region of `size` bytes with a tiled
+    /// data selector; returns its linear base.
+    pub(crate) fn alloc_tiled(&mut self, size: u32, kind: RegionKind) -> Result<u32, KernelError> {
+        let base = self.mem.reserve(size, false, kind)?;
+        self.mem.map(&mut self.m, base, round_up(size.max(1), PAGE), true)?;
+        self.desc
+            .tile(&mut self.m, base, size, crate::desc::DATA3)
+            .ok_or(KernelError::NoMemory("selectors"))?;
+        Ok(base)
+    }
+
+    // ---- public API for the trace runtime and tools ----
+
+    /// The loaded modules, the EXE first.
+    pub fn modules(&self) -> &[LoadedModule] {
+        &self.modules
+    }
+
+    /// The module called `name` (case-insensitive).
+    pub fn module(&self, name: &str) -> Option<&LoadedModule> {
+        self.modules.iter().find(|m| m.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The emulated machine (registers, cycle count).
+    pub fn machine(&self) -> &Machine {
+        &self.m
+    }
+
+    /// The emulated machine, mutable (registers, single-step flag).
+    pub fn machine_mut(&mut self) -> &mut Machine {
+        &mut self.m
+    }
+
+    /// The emulated clock.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The emulated clock, mutable (to charge trace costs).
+    pub fn clock_mut(&mut self) -> &mut Clock {
+        &mut self.clock
+    }
+
+    /// Milliseconds of emulated time since the start.
+    pub fn now_millis(&self) -> u64 {
+        self.clock.millis(self.m.cycles())
+    }
+
+    /// Read guest memory at a linear address.
+    pub fn read_guest(&mut self, lin: u32, out: &mut [u8]) -> Result<(), Fault> {
+        self.m.read_linear(lin, out)
+    }
+
+    /// Write guest memory at a linear address.
+    pub fn write_guest(&mut self, lin: u32, data: &[u8]) -> Result<(), Fault> {
+        self.m.write_linear(lin, data)
+    }
+
+    /// Patch code bytes (INT3) at a linear address; cached decodes drop.
+    pub fn patch_code(&mut self, lin: u32, data: &[u8]) -> Result<(), Fault> {
+        self.m.patch_code(lin, data)
+    }
+
+    /// Linear address of `sel:off` if `len` bytes fit in the segment.
+    pub fn selector_to_linear(&self, sel: u16, off: u32, len: u32) -> Option<u32> {
+        self.desc.linear(sel, off, len)
+    }
+
+    /// Mark the page holding `lin` present or not present (the frame is
+    /// kept). Returns false if no page is mapped there.
+    pub fn set_page_present(&mut self, lin: u32, present: bool) -> bool {
+        self.mem.set_present(&mut self.m, lin, present)
+    }
+
+    /// Every API call so far (only when [`ProcessConfig::api_log`] is set).
+    pub fn api_log(&self) -> &[ApiLogEntry] {
+        &self.log
+    }
+
+    /// The DosBeep calls made: (frequency Hz, duration ms).
+    pub fn beeps(&self) -> &[(u32, u32)] {
+        &self.beeps
+    }
+
+    /// Guest instructions executed so far.
+    pub fn instructions(&self) -> u64 {
+        self.executed
+    }
+
+    // ---- guest memory helpers for APIs ----
+
+    /// Linear address of a guest pointer argument: 16:16 for 16-bit APIs,
+    /// flat otherwise. `None` for null or a pointer whose `len` bytes are
+    /// outside its segment.
+    pub(crate) fn ptr(&self, raw: u32, far16: bool, len: u32) -> Option<u32> {
+        if raw == 0 {
+            return None;
+        }
+        if far16 {
+            self.desc.linear((raw >> 16) as u16, raw & 0xFFFF, len)
+        } else {
+            Some(raw)
+        }
+    }
+
+    pub(crate) fn read_mem(&mut self, lin: u32, len: u32) -> Option<Vec<u8>> {
+        let mut v = vec![0; len as usize];
+        self.m.read_linear(lin, &mut v).ok()?;
+        Some(v)
+    }
+
+    pub(crate) fn write_mem(&mut self, lin: u32, data: &[u8]) -> bool {
+        self.m.write_linear(lin, data).is_ok()
+    }
+
+    /// A NUL-terminated string at a guest pointer (at most `max` bytes).
+    pub(crate) fn read_sz(&mut self, raw: u32, far16: bool, max: u32) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        let start = self.ptr(raw, far16, 1)?;
+        let limit = if far16 {
+            let sel = (raw >> 16) as u16;
+            let d = self.desc.get(sel)?;
+            (d.limit().saturating_sub(raw & 0xFFFF)).saturating_add(1).min(max)
+        } else {
+            max
+        };
+        for i in 0..limit {
+            let mut b = [0u8];
+            self.m.read_linear(start.wrapping_add(i), &mut b).ok()?;
+            if b[0] == 0 {
+                return Some(out);
+            }
+            out.push(b[0]);
+        }
+        None
+    }
+}
+
+/// Latin-1 bytes of a string (characters above U+00FF become `?`).
+pub(crate) fn latin1(s: &str) -> Vec<u8> {
+    s.chars().map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')).collect()
+}
+
+/// Quote an argument that contains blanks, as CMD.EXE would pass it.
+fn quote_arg(a: &str) -> String {
+    if a.is_empty() || a.contains([' ', '\t']) {
+        format!("\"{a}\"")
+    } else {
+        a.to_string()
+    }
+}

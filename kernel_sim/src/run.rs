@@ -1,0 +1,272 @@
+//! The run loop: runs the guest until it ends, dispatches host calls to
+//! the API table, hands INT3 and single-step exits to a [`TrapHook`], and
+//! turns every other guest exception into a handler call (DosSetVec) or an
+//! [`Outcome::GuestFault`].
+
+use emu::{Exit, Fault, Limits, SegReg, vector};
+
+use crate::api::thunks::Slot;
+use crate::api::{self, Conv, Stop};
+use crate::error::Outcome;
+use crate::layout::*;
+use crate::process::{ApiLogEntry, Process};
+
+/// Which debug exception reached the hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrapKind {
+    /// INT3 executed: EIP is the byte after the INT3.
+    Breakpoint,
+    /// Single-step trap (#DB with TF): EIP is the next instruction.
+    SingleStep,
+}
+
+/// What the hook did with a trap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookAction {
+    /// Handled: registers and memory are as the hook left them; resume.
+    Resume,
+    /// Not the hook's: treat it as an ordinary guest exception.
+    NotMine,
+}
+
+/// Receives the debug exits of a run before the kernel treats them as
+/// guest exceptions. The dynamic trace runtime implements this: it sees
+/// the whole [`Process`] (registers, memory, modules, clock).
+pub trait TrapHook {
+    /// Called on INT3 and single-step exits.
+    fn on_trap(&mut self, process: &mut Process, kind: TrapKind) -> HookAction;
+}
+
+/// Instructions per slice of [`emu::Machine::run`].
+const SLICE: u64 = 1 << 20;
+
+impl Process {
+    /// Run the program to its end.
+    pub fn run(&mut self) -> Outcome {
+        self.run_with_hook(None)
+    }
+
+    /// Run the program to its end, offering INT3 and single-step exits to
+    /// `hook` first.
+    pub fn run_with_hook(&mut self, hook: Option<&mut dyn TrapHook>) -> Outcome {
+        self.run_loop(hook)
+    }
+
+    pub(crate) fn run_loop(&mut self, mut hook: Option<&mut dyn TrapHook>) -> Outcome {
+        loop {
+            let remaining = self
+                .cfg
+                .max_instructions
+                .map(|mx| mx.saturating_sub(self.executed));
+            if remaining == Some(0) {
+                return Outcome::InstructionLimit(self.cfg.max_instructions.unwrap_or(0));
+            }
+            let before = self.m.instructions();
+            let exit = self.m.run(Limits {
+                instructions: Some(remaining.unwrap_or(SLICE).min(SLICE)),
+                cycles: None,
+            });
+            self.executed += self.m.instructions() - before;
+            match exit {
+                Exit::HostCall { linear } => {
+                    if let Some(o) = self.host_call(linear) {
+                        return o;
+                    }
+                }
+                Exit::Exception { fault, software } => {
+                    let kind = match fault.vector {
+                        vector::BP if software => Some(TrapKind::Breakpoint),
+                        vector::DB => Some(TrapKind::SingleStep),
+                        _ => None,
+                    };
+                    if let (Some(k), Some(h)) = (kind, hook.as_mut())
+                        && h.on_trap(self, k) == HookAction::Resume
+                    {
+                        continue;
+                    }
+                    if let Some(o) = self.guest_exception(fault) {
+                        return o;
+                    }
+                }
+                Exit::InstructionLimit | Exit::CycleLimit => {}
+                Exit::Halted => return Outcome::CpuStopped("HLT"),
+                Exit::Shutdown => return Outcome::CpuStopped("triple fault"),
+            }
+        }
+    }
+
+    /// An exception the hook did not take: a DosSetVec handler if one is
+    /// set for it, else the end of the run.
+    fn guest_exception(&mut self, fault: Fault) -> Option<Outcome> {
+        let cpu = self.m.cpu();
+        let (cs, eip) = (cpu.seg[1].selector, cpu.eip);
+        let handler = self.vectors.get(usize::from(fault.vector)).copied().unwrap_or(0);
+        if handler != 0 && !self.m.cpu().seg[1].big() && self.enter_handler16(handler) {
+            return None;
+        }
+        Some(Outcome::GuestFault {
+            vector: fault.vector,
+            error: fault.error,
+            cs,
+            eip,
+            cr2: (fault.vector == vector::PF).then_some(self.m.cpu().cr2),
+        })
+    }
+
+    /// Enter a 16-bit exception handler as an interrupt would: FLAGS, CS,
+    /// IP pushed on the current stack.
+    fn enter_handler16(&mut self, handler: u32) -> bool {
+        let cpu = self.m.cpu().clone();
+        let words = [cpu.eflags as u16, cpu.seg[1].selector, cpu.eip as u16];
+        for w in words {
+            if !self.push16(w) {
+                return false;
+            }
+        }
+        if !self.desc.load(&mut self.m, SegReg::Cs, (handler >> 16) as u16) {
+            return false;
+        }
+        self.m.cpu_mut().eip = handler & 0xFFFF;
+        true
+    }
+
+    /// Push a word on a 16-bit stack.
+    pub(crate) fn push16(&mut self, v: u16) -> bool {
+        let ss = self.m.cpu().seg[2];
+        let sp = (self.m.cpu().gpr[4] as u16).wrapping_sub(2);
+        let ok = self.m.write_linear(ss.base.wrapping_add(u32::from(sp)), &v.to_le_bytes()).is_ok();
+        let e = &mut self.m.cpu_mut().gpr[4];
+        *e = (*e & 0xFFFF_0000) | u32::from(sp);
+        ok
+    }
+
+    /// Push a dword on a 32-bit stack.
+    pub(crate) fn push32(&mut self, v: u32) -> bool {
+        let ss = self.m.cpu().seg[2];
+        let esp = self.m.cpu().gpr[4].wrapping_sub(4);
+        let ok = self.m.write_linear(ss.base.wrapping_add(esp), &v.to_le_bytes()).is_ok();
+        self.m.cpu_mut().gpr[4] = esp;
+        ok
+    }
+
+    fn stack_word(&mut self, at: u32, n: u32) -> Option<u32> {
+        let mut b = [0u8; 4];
+        self.m.read_linear(at, &mut b[..n as usize]).ok()?;
+        Some(u32::from_le_bytes(b))
+    }
+
+    /// A host call at `linear`: `None` to go on running.
+    fn host_call(&mut self, linear: u32) -> Option<Outcome> {
+        let off = linear.wrapping_sub(THUNK_BASE);
+        let slot = (off % 4 == 0).then(|| self.thunks.slot(off / 4)).flatten();
+        let Some(slot) = slot else {
+            return Some(Outcome::HostError(format!("host call at unknown address {linear:#x}")));
+        };
+        match slot {
+            Slot::EntryReturn => Some(Outcome::Exited(self.m.cpu().gpr[0])),
+            Slot::InitReturn => Some(Outcome::Returned(self.m.cpu().gpr[0])),
+            Slot::Api(i) => self.call_api(i),
+        }
+    }
+
+    fn call_api(&mut self, index: usize) -> Option<Outcome> {
+        let bound = self.thunks.api(index).clone();
+        let unimplemented = || Outcome::Unimplemented {
+            module: bound.module.clone(),
+            ordinal: bound.ordinal,
+            name: bound.def.map(|d| d.name),
+        };
+        let Some(def) = bound.def else {
+            return Some(unimplemented());
+        };
+        let Some(func) = def.func else {
+            return Some(unimplemented());
+        };
+        let far16 = match def.conv {
+            Conv::Far16 => true,
+            Conv::Sys32 => false,
+            Conv::Value(_) => {
+                return Some(Outcome::HostError(format!(
+                    "{}.{} is a value, not a function",
+                    bound.module, bound.ordinal
+                )));
+            }
+        };
+        let cpu = self.m.cpu();
+        let ss = cpu.seg[2];
+        let sp = if ss.big() { cpu.gpr[4] } else { cpu.gpr[4] & 0xFFFF };
+        let at = |o: u32| {
+            if ss.big() {
+                ss.base.wrapping_add(sp.wrapping_add(o))
+            } else {
+                ss.base.wrapping_add(sp.wrapping_add(o) & 0xFFFF)
+            }
+        };
+        let layout = api::arg_offsets(def.args, far16);
+        let mut vals = Vec::with_capacity(layout.len());
+        for (off, size) in &layout {
+            match self.stack_word(at(*off), *size) {
+                Some(v) => vals.push(v),
+                None => {
+                    return Some(Outcome::HostError(format!(
+                        "{}: the caller's stack is not readable",
+                        def.name
+                    )));
+                }
+            }
+        }
+        let (ret_ip, ret_cs) = if far16 {
+            (self.stack_word(at(0), 2), self.stack_word(at(2), 2))
+        } else {
+            (self.stack_word(at(0), 4), Some(u32::from(self.m.cpu().seg[1].selector)))
+        };
+        let (Some(ret_ip), Some(ret_cs)) = (ret_ip, ret_cs) else {
+            return Some(Outcome::HostError(format!("{}: no return address", def.name)));
+        };
+        let call = api::Call { vals, far16 };
+        let args_text = self.cfg.api_log.then(|| api::format_args(self, def, &call));
+        let result = func.call(self, &call);
+        if let Some(args) = args_text {
+            self.log.push(ApiLogEntry {
+                caller: format!("{ret_cs:04X}:{ret_ip:04X}"),
+                module: bound.module.clone(),
+                ordinal: bound.ordinal,
+                name: def.name,
+                args,
+                result: match &result {
+                    Ok(rc) => format!("rc={rc}"),
+                    Err(Stop::Exit(c)) => format!("exit {c}"),
+                    Err(Stop::Outcome(o)) => o.to_string(),
+                },
+            });
+        }
+        let rc = match result {
+            Ok(rc) => rc,
+            Err(Stop::Exit(code)) => return Some(Outcome::Exited(code)),
+            Err(Stop::Outcome(o)) => return Some(o),
+        };
+        if far16 {
+            let arg_bytes: u32 = layout.iter().map(|(_, s)| s).sum();
+            let new_sp = sp.wrapping_add(4 + arg_bytes);
+            if !self.desc.load(&mut self.m, SegReg::Cs, ret_cs as u16) {
+                return Some(Outcome::GuestFault {
+                    vector: vector::GP,
+                    error: Some(ret_cs & 0xFFFC),
+                    cs: ret_cs as u16,
+                    eip: ret_ip,
+                    cr2: None,
+                });
+            }
+            let cpu = self.m.cpu_mut();
+            cpu.gpr[4] = if ss.big() { new_sp } else { (cpu.gpr[4] & 0xFFFF_0000) | (new_sp & 0xFFFF) };
+            cpu.gpr[0] = (cpu.gpr[0] & 0xFFFF_0000) | (rc & 0xFFFF);
+            cpu.eip = ret_ip & 0xFFFF;
+        } else {
+            let cpu = self.m.cpu_mut();
+            cpu.gpr[4] = sp.wrapping_add(4);
+            cpu.gpr[0] = rc;
+            cpu.eip = ret_ip;
+        }
+        None
+    }
+}
