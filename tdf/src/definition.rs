@@ -244,6 +244,27 @@ impl Tdf {
         HEADER_SIZE + ENTRY_SIZE * self.entries.len() + 4 * self.vars.len()
     }
 
+    /// The names of the RPN opcodes in this file whose bytes are
+    /// os2trace's assignments rather than OS/2's (TRCUST-FORMATS.md §5.1a):
+    /// a TDF that uses them is an os2trace TDF. Undecodable programs are
+    /// skipped.
+    pub fn os2trace_opcodes(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for r in &self.records {
+            let Ok(instrs) = rpn_vm::instr::decode_all(&r.rpn) else {
+                continue;
+            };
+            for (_, i) in instrs {
+                let info = i.op.info();
+                if info.origin == rpn_vm::opcode::Origin::Os2Trace && !names.contains(&info.name())
+                {
+                    names.push(info.name());
+                }
+            }
+        }
+        names
+    }
+
     /// The file's bytes. Records are written in the order they are held;
     /// the compiler sorts them by (object, offset) as TRCUST does.
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -452,6 +473,18 @@ mod tests {
         assert_eq!(&b[0x144..0x14C], b"ABCDEFGH");
         assert_eq!(b[0x14D], 2);
         assert_eq!(Tdf::parse(&b).unwrap(), t);
+    }
+
+    #[test]
+    fn os2trace_opcodes_are_named() {
+        let mut t = sample();
+        assert!(t.os2trace_opcodes().is_empty());
+        let mut rpn = Vec::new();
+        for op in [rpn_vm::Op::PushEax, rpn_vm::Op::PushEdi, rpn_vm::Op::Sub] {
+            rpn_vm::Instr::new(op).encode(&mut rpn);
+        }
+        t.records[0].rpn = rpn;
+        assert_eq!(t.os2trace_opcodes(), ["Sub"]);
     }
 
     /// Regression (found by the mutation test): an entry count that puts the

@@ -432,6 +432,14 @@ fn tsf_mode(r: &mut Run<'_>, cmd: &CommandLine) {
             "Creating TDF file: {shown}\t # records = {}",
             tdf.records.len()
         ));
+        let ours = tdf.os2trace_opcodes();
+        if !ours.is_empty() {
+            // Not a TRCUST line: the file needs os2trace's opcode table.
+            r.text(format!(
+                "Note: this is an os2trace TDF, it uses RPN opcodes OS/2 does not define: {}",
+                ours.join(", ")
+            ));
+        }
     }
     if let Some(tmi) = &out.tmi {
         let name = replace_ext(&tdf_name, "TMI");
