@@ -6,12 +6,15 @@
 //! * [`DynamicTrace`]: applies DTOs to the emulated machine and handles the
 //!   #BP and #DB exits they cause, logging into a [`stda::TraceBuffer`];
 //! * [`GuestView`]: the guest as a trace program sees it;
-//! * [`Selection`]: which tracepoints of a TDF `TRACE ON name(spec)` takes.
+//! * [`Selection`]: which tracepoints of a TDF `TRACE ON name(spec)` takes;
+//! * [`TraceSession`]: all of it attached to a [`crate::Process`] as its
+//!   trap hook, with the process's clock.
 
 mod dto;
 mod guest;
 mod runtime;
 pub mod select;
+mod session;
 
 pub use dto::{ActiveTracepoint, Dto, DtoSpec, SpecError, TdfSpecError, TracepointSpec};
 pub use guest::{GuestView, ObjectMapping};
@@ -20,3 +23,4 @@ pub use runtime::{
     UNTRACEABLE,
 };
 pub use select::{SelectError, Selection};
+pub use session::{SessionError, TraceSession, object_mappings};

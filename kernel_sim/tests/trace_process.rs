@@ -1,0 +1,121 @@
+//! Dynamic trace in a running OS/2 process: a trace program applied to a
+//! real sample module logs what the program passes to the system.
+
+use std::path::Path;
+
+use kernel_sim::trace::TraceSession;
+use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+use stda::{Stda, StdaFormat};
+
+fn process(sample: &str, name: &str) -> (tempfile::TempDir, Process, ConsoleBuffer) {
+    let dir = tempfile::tempdir().unwrap();
+    let from = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/samples")).join(sample);
+    std::fs::copy(from, dir.path().join(name)).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), name);
+    cfg.max_instructions = Some(10_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    let out = ConsoleBuffer::new();
+    p.set_console(
+        Box::new(out.clone()),
+        Box::new(out.clone()),
+        Box::new(std::io::empty()),
+    );
+    (dir, p, out)
+}
+
+#[test]
+fn tracing_test_asm16_logs_the_dos_write_arguments() {
+    let (_dir, mut p, out) = process("ne/test-asm16.exe", "TEST.EXE");
+    let start = p.module("TEST").unwrap().module.start.unwrap();
+    // The entry pushes DosWrite's arguments (14 bytes of code), then calls
+    // it far: trace the CALL and log the handle, the length and the string
+    // it is about to write (SS:SP -> &wlen, then len, then &msg, then 1).
+    let src = format!(
+        "major=0xC9\nminor=0x21\nobject={}\noffset={}\nopcode=0x9A\n\
+         Push SS\nPush ESP\nPush W,4\nAdd\nPush WIS     ; the length\n\
+         Push SS\nPush ESP\nPush W,6\nAdd\nPush SIS     ; the string's selector, offset\n\
+         Log MRS\n\
+         Push SS\nPush ESP\nPush W,10\nAdd\nPush WIS\nLog WN,1 ; the handle\n\
+         Push EIP\nLog DN,1\n",
+        start.object,
+        start.offset + 14
+    );
+    let file = rpn_vm::parse("t.rpn", &src).unwrap();
+    let mut session = TraceSession::new(&p, StdaFormat::New, 4, 1).unwrap();
+    let dto = session
+        .apply_program(&mut p, "TEST", &file, None, None)
+        .unwrap();
+    let before = p.clock().extra_cycles;
+    let outcome = p.run_with_hook(Some(&mut session));
+    assert_eq!(
+        outcome,
+        Outcome::Exited(0),
+        "hits {:?}",
+        session.runtime.dtos()[0]
+            .tracepoints
+            .iter()
+            .map(|t| (t.hits, t.logged, t.linear, t.original))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        out.text(),
+        "Hello World\r\n",
+        "the traced instruction still ran"
+    );
+    let tp = &session.runtime.dtos()[dto].tracepoints[0];
+    assert_eq!((tp.hits, tp.logged), (1, 1));
+    assert!(
+        p.clock().extra_cycles - before >= tp.cycles,
+        "the hit cost emulated time"
+    );
+    let snap = session.buffer.get_stda();
+    let records = Stda::parse(&snap.stda).unwrap().records();
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert_eq!((r.major, r.minor), (0xC9, 0x21));
+    let mut want = vec![0, 13, 0];
+    want.extend_from_slice(b"Hello World\r\n");
+    want.extend_from_slice(&[1, 0]);
+    let eip = start.offset + 14 + 1;
+    want.extend_from_slice(&eip.to_le_bytes());
+    assert_eq!(r.data, want);
+}
+
+#[test]
+fn tracing_the_first_instruction_of_test_asm16() {
+    let (_dir, mut p, out) = process("ne/test-asm16.exe", "TEST.EXE");
+    let start = p.module("TEST").unwrap().module.start.unwrap();
+    let src = format!(
+        "major=0xC9\nminor=1\nobject={}\noffset={}\nPush EAX\nLog DN,1\n",
+        start.object, start.offset
+    );
+    let file = rpn_vm::parse("t.rpn", &src).unwrap();
+    let mut session = TraceSession::new(&p, StdaFormat::New, 4, 1).unwrap();
+    session
+        .apply_program(&mut p, "TEST", &file, None, None)
+        .unwrap();
+    let outcome = p.run_with_hook(Some(&mut session));
+    assert_eq!(outcome, Outcome::Exited(0));
+    assert_eq!(out.text(), "Hello World\r\n");
+}
+
+#[test]
+fn an_unselected_major_or_a_bad_opcode_is_refused_before_the_run() {
+    let (_dir, mut p, _out) = process("ne/test-asm16.exe", "TEST.EXE");
+    let start = p.module("TEST").unwrap().module.start.unwrap();
+    let src = format!(
+        "major=1\nminor=1\nobject={}\noffset={}\nopcode=0x90\n",
+        start.object, start.offset
+    );
+    let file = rpn_vm::parse("t.rpn", &src).unwrap();
+    let mut session = TraceSession::new(&p, StdaFormat::New, 4, 1).unwrap();
+    let err = session
+        .apply_program(&mut p, "TEST", &file, None, None)
+        .unwrap_err();
+    assert!(err.to_string().contains("opcode mismatch"), "{err}");
+    assert!(
+        session
+            .apply_program(&mut p, "NOSUCH", &file, None, None)
+            .is_err()
+    );
+}
