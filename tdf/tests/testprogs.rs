@@ -3,8 +3,7 @@
 //! describe the same tracepoints): TRCUST compiles every TSF without a
 //! message, the tracepoints land where testprogs put them, BUILDTDF builds
 //! the same records (RPN bytes included) from the trace program file, and
-//! `verify` finds no
-//! problem in either TDF.
+//! `verify` finds no problem in either TDF.
 
 use std::fs;
 
