@@ -14,6 +14,7 @@ mod dtrace;
 mod exehdr;
 mod rpn;
 mod tdfcmd;
+mod testprogs;
 mod tracefmt;
 mod trcust;
 mod util;
@@ -52,6 +53,11 @@ const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
         "tdf",
         "show a TDF/TFF/TMI, or verify a TDF against its module",
         tdfcmd::run,
+    ),
+    (
+        "testprogs",
+        "write the sample NE/LX modules with MAP, TSF and RPN files",
+        testprogs::run,
     ),
 ];
 

@@ -74,7 +74,10 @@ pub(crate) fn link(spec: Spec) -> Result<Program> {
     for (i, seg) in spec.segments.iter().enumerate() {
         for l in &seg.labels {
             if symbols.iter().any(|s| s.name == l.name) {
-                return Err(link_error(program, format!("label {} defined twice", l.name)));
+                return Err(link_error(
+                    program,
+                    format!("label {} defined twice", l.name),
+                ));
             }
             symbols.push(Symbol {
                 object: i as u16 + 1,

@@ -26,7 +26,10 @@ pub(crate) fn render(
     let _ = writeln!(out);
     let _ = writeln!(out, " {name}");
     let _ = writeln!(out);
-    let _ = writeln!(out, " Start         Length     Name                   Class");
+    let _ = writeln!(
+        out,
+        " Start         Length     Name                   Class"
+    );
     for (i, s) in segments.iter().enumerate() {
         let _ = writeln!(
             out,
@@ -52,7 +55,12 @@ pub(crate) fn render(
     let _ = writeln!(out);
     let mut by_name: Vec<(String, String)> = publics
         .iter()
-        .map(|s| (s.name.clone(), format!(" {:04X}:{:08X}       {}", s.object, s.offset, s.name)))
+        .map(|s| {
+            (
+                s.name.clone(),
+                format!(" {:04X}:{:08X}       {}", s.object, s.offset, s.name),
+            )
+        })
         .collect();
     for (local, from) in imports {
         by_name.push((

@@ -189,16 +189,21 @@ impl Code {
     /// fixup. `value` is the address at the preferred base.
     pub fn push_address(&mut self, symbol: &'static str, value: u32) -> Result<()> {
         self.fixup(Field::Imm, SourceKind::Off32, Ref::Symbol(symbol))?;
-        let instruction = Instruction::with1(Op::Pushd_imm32, value as i32)
-            .map_err(|e| asm(self.program, e))?;
+        let instruction =
+            Instruction::with1(Op::Pushd_imm32, value as i32).map_err(|e| asm(self.program, e))?;
         self.instr(instruction)
     }
 
     /// `mov reg16, imm16` of a segment's selector: a sel16 fixup.
-    pub fn mov_selector(&mut self, reg: iced_x86::code_asm::AsmRegister16, segment: u16) -> Result<()> {
+    pub fn mov_selector(
+        &mut self,
+        reg: iced_x86::code_asm::AsmRegister16,
+        segment: u16,
+    ) -> Result<()> {
         self.fixup(Field::Imm, SourceKind::Sel16, Ref::Segment(segment))?;
-        let instruction = Instruction::with2(Op::Mov_r16_imm16, iced_x86::Register::from(reg), 0u32)
-            .map_err(|e| asm(self.program, e))?;
+        let instruction =
+            Instruction::with2(Op::Mov_r16_imm16, iced_x86::Register::from(reg), 0u32)
+                .map_err(|e| asm(self.program, e))?;
         self.instr(instruction)
     }
 

@@ -8,11 +8,16 @@
 
 use std::fmt::Write as _;
 
-use crate::{Symbol, Tracepoint};
 use crate::link::TraceSpec;
+use crate::{Symbol, Tracepoint};
 
 /// The TSF text. `resolved[i]` is where `specs[i]` landed.
-pub(crate) fn tsf(file_name: &str, major: u16, specs: &[TraceSpec], resolved: &[Tracepoint]) -> String {
+pub(crate) fn tsf(
+    file_name: &str,
+    major: u16,
+    specs: &[TraceSpec],
+    resolved: &[Tracepoint],
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "MODNAME={file_name}");
     let _ = writeln!(out, "MAJOR=0x{major:02X}");

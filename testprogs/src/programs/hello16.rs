@@ -5,10 +5,10 @@ use iced_x86::code_asm::*;
 use loader::Format;
 
 use super::*;
+use crate::Program;
 use crate::error::Result;
 use crate::link::{Spec, TraceSpec, link};
 use crate::segment::{Code, Data};
-use crate::Program;
 
 /// The line HELLO16 writes to standard output.
 pub const MESSAGE: &[u8] = b"Hello from HELLO16, a 16-bit OS/2 testprogs program!\r\n";

@@ -85,7 +85,12 @@ pub(crate) fn exit32(c: &mut Code) -> Result<()> {
 
 /// The failure exits: for each code, `mov (e)ax, code; jmp exit` at the
 /// label the checks branch to (the last one falls through to `exit`).
-pub(crate) fn failures(c: &mut Code, fails: &mut [CodeLabel], exit: CodeLabel, bits: u32) -> Result<()> {
+pub(crate) fn failures(
+    c: &mut Code,
+    fails: &mut [CodeLabel],
+    exit: CodeLabel,
+    bits: u32,
+) -> Result<()> {
     let n = fails.len();
     for (i, label) in fails.iter_mut().enumerate() {
         c.place(label)?;
