@@ -13,6 +13,7 @@ mod demo;
 mod dtrace;
 mod exehdr;
 mod rpn;
+mod runcmd;
 mod tdfcmd;
 mod testprogs;
 mod tracefmt;
@@ -34,6 +35,11 @@ const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
         exehdr::run,
     ),
     ("rpn", "trace programs: asm, disasm, verify, run", rpn::run),
+    (
+        "run",
+        "run an OS/2 program in the emulated machine",
+        runcmd::run,
+    ),
     (
         "tracefmt",
         "print a saved system trace buffer, formatted with TFF files",

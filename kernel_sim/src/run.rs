@@ -149,6 +149,19 @@ impl Process {
         ok
     }
 
+    /// Reload the data segment registers from the descriptor tables, as
+    /// the return from an OS/2 system call does: a DosReallocSeg the
+    /// program made is seen at once. A selector whose descriptor is gone
+    /// becomes null.
+    fn refresh_segments(&mut self) {
+        for s in [SegReg::Es, SegReg::Ds, SegReg::Fs, SegReg::Gs, SegReg::Ss] {
+            let sel = self.m.cpu().seg[s as usize].selector;
+            if sel & !3 != 0 && !self.desc.load(&mut self.m, s, sel) && s != SegReg::Ss {
+                self.m.set_segment(s, emu::Segment::null(0));
+            }
+        }
+    }
+
     fn stack_word(&mut self, at: u32, n: u32) -> Option<u32> {
         let mut b = [0u8; 4];
         self.m.read_linear(at, &mut b[..n as usize]).ok()?;
@@ -245,6 +258,7 @@ impl Process {
             Err(Stop::Exit(code)) => return Some(Outcome::Exited(code)),
             Err(Stop::Outcome(o)) => return Some(o),
         };
+        self.refresh_segments();
         if far16 {
             let arg_bytes: u32 = layout.iter().map(|(_, s)| s).sum();
             let new_sp = sp.wrapping_add(4 + arg_bytes);

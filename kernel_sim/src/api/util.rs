@@ -192,22 +192,13 @@ impl Process {
             if let Ok(r) = self.files.resolve(&p)
                 && r.exists == Some(false)
             {
-                // The directory as the caller spelled it, the name as found.
-                let mut full = if d == b"." {
-                    let cwd = self.files.cwd_text();
-                    let mut v = b"C:\\".to_vec();
-                    v.extend(crate::process::latin1(&cwd));
-                    if !cwd.is_empty() {
-                        v.push(b'\\');
-                    }
-                    v
-                } else {
-                    let mut v = d.clone();
-                    if !matches!(v.last(), Some(b'\\' | b'/')) {
-                        v.push(b'\\');
-                    }
-                    v
-                };
+                // The directory normalized (as found on disk), the name as
+                // the caller spelled it.
+                let dir_os2 = self.files.resolve(&d).map(|r| r.os2).unwrap_or_default();
+                let mut full = crate::process::latin1(&dir_os2);
+                if !full.ends_with(b"\\") {
+                    full.push(b'\\');
+                }
                 full.extend_from_slice(name);
                 return Ok(full);
             }
