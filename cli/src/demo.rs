@@ -1,13 +1,24 @@
 //! `os2trace demo`: the main job on the embedded default.
 //!
-//! Until the emulated OS/2 can run the sample modules, the demo runs the
-//! five trace program examples of warp-debug-dtrace.txt §1.7 against the
-//! fixed sample machine state of `rpn_vm::examples` and prints each
-//! program's listing, its outcome, its cost and the record it logs.
+//! 1. Builds the sample modules of `testprogs` into a scratch directory
+//!    (it is drive C: of the emulated system).
+//! 2. Compiles TPDLL16.TSF, the trace source of the sample DLL, with our
+//!    TRCUST against the DLL and its MAP file: TPDLL16.TDF and TRC00C2.TFF.
+//! 3. Starts DLLCAL16.EXE, which loads TPDLL16.DLL, switches tracing on
+//!    for every tracepoint of the TDF (`TRACE ON TPDLL16`), and runs it:
+//!    each tracepoint hit traps, runs its RPN program and logs a record.
+//! 4. Prints the program's output, the cost of each tracepoint, and the
+//!    trace buffer formatted with the TFF, as TRACEFMT would.
+//! 5. Runs the five trace program examples of the DTRACE guide (§1.7)
+//!    against the fixed sample machine state of `rpn_vm::examples`.
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
+use kernel_sim::trace::{Selection, TraceSession};
+use kernel_sim::{ConsoleBuffer, Process, ProcessConfig};
 use rpn_vm::examples::{EXAMPLES, sample_machine};
-use rpn_vm::{Hit, Interpreter, Outcome, Reg, parse};
+use rpn_vm::{Hit, Interpreter, Outcome, parse};
+use stda::{Stda, StdaFormat, tracefmt};
+use tdf::trcust::PathStyle;
 
 use crate::util::hex_spaced;
 
@@ -17,25 +28,106 @@ pub fn run(args: &[String]) -> Result<i32> {
         eprintln!("usage: os2trace demo");
         return Ok(2);
     }
-    let machine = &mut sample_machine();
-    use rpn_vm::Machine as _;
-    println!("os2trace demo: the trace program examples of the DTRACE guide, section 1.7");
-    print!("sample machine state:");
-    for reg in Reg::ALL {
-        print!(" {}={:X}", reg.name(), machine.reg(reg));
+    let dir = tempfile::tempdir().context("cannot create a scratch directory")?;
+    let root = dir.path();
+    println!("== 1. The sample modules, built into drive C:");
+    for program in testprogs::all().context("building the sample modules")? {
+        program
+            .write_to(root)
+            .with_context(|| format!("writing {}", program.file_name))?;
+        println!(
+            "   {:<13} {:>5} bytes, {} tracepoints defined",
+            program.file_name,
+            program.bytes.len(),
+            program.tracepoints.len()
+        );
     }
-    println!("\n");
+
+    println!("\n== 2. TRCUST TPDLL16.TSF /M=TPDLL16.MAP");
+    let trcust_args: Vec<String> = ["TPDLL16.TSF", "/M=TPDLL16.MAP"].map(String::from).to_vec();
+    let compiled = tdf::trcust::run(&trcust_args, root, PathStyle::Dos);
+    for line in compiled.text().lines().filter(|l| !l.is_empty()) {
+        println!("   {line}");
+    }
+    if compiled.exit_code != 0 {
+        bail!("TRCUST failed with exit code {}", compiled.exit_code);
+    }
+    let tdf_bytes = std::fs::read(root.join("TPDLL16.TDF")).context("reading TPDLL16.TDF")?;
+    let tdf = tdf::Tdf::parse(&tdf_bytes).context("reading TPDLL16.TDF")?;
+
+    println!("\n== 3. DLLCAL16.EXE with TRACE ON TPDLL16");
+    let mut cfg = ProcessConfig::new(root, "DLLCAL16.EXE");
+    cfg.max_instructions = Some(10_000_000);
+    let mut process = Process::new(cfg).context("loading DLLCAL16.EXE")?;
+    let console = ConsoleBuffer::new();
+    process.set_console(
+        Box::new(console.clone()),
+        Box::new(console.clone()),
+        Box::new(std::io::empty()),
+    );
+    let mut session = TraceSession::new(&process, StdaFormat::New, 4, 1)?;
+    let dto = session.trace_on(&mut process, &tdf, &Selection::default(), None)?;
+    let outcome = process.run_with_hook(Some(&mut session));
+    session.stamp_trace_off(&process);
+    for line in console.text().lines() {
+        println!("   | {line}");
+    }
+    println!("   {outcome}");
+
+    println!("\n== 4. What tracing cost, per tracepoint");
+    for tp in &session.runtime.dtos()[dto].tracepoints {
+        let per_hit = if tp.hits == 0 { 0 } else { tp.cycles / tp.hits };
+        println!(
+            "   minor {:04X} at {:04X}:{:08X} (linear {:08X}): {} hits, {} records, {} cycles ({} per hit)",
+            tp.spec.minor,
+            tp.spec.object,
+            tp.spec.offset,
+            tp.linear,
+            tp.hits,
+            tp.logged,
+            tp.cycles,
+            per_hit
+        );
+    }
+    let cycles = process.clock().cycles(process.machine().cycles());
+    println!(
+        "   the run: {} instructions, {} cycles on the emulated clock, {} of them for tracing",
+        process.instructions(),
+        cycles,
+        session.runtime.overhead_cycles()
+    );
+
+    println!("\n== 5. TRACEFMT of the system trace buffer (rules from TRC00C2.TFF)");
+    let snapshot = session.buffer.get_stda();
+    let stda = Stda::parse(&snapshot.stda).context("reading back the trace buffer")?;
+    let majors: Vec<u8> = stda.records().iter().map(|r| r.major).collect();
+    let (rules, problems) = tracefmt::Rules::load_dir(root, majors);
+    for p in problems {
+        println!("   warning: {p}");
+    }
+    for line in tracefmt::format_stda(&stda, &rules).lines() {
+        println!("   {line}");
+    }
+
+    println!("\n== 6. The trace program examples of the DTRACE guide, section 1.7");
+    examples()?;
+    Ok(0)
+}
+
+/// The five examples against the sample machine state.
+fn examples() -> Result<()> {
+    let machine = &mut sample_machine();
     let mut interp = Interpreter::new();
     for (n, example) in EXAMPLES.iter().enumerate() {
         let file = parse("example.rpn", example.source)?;
         let header = &file.header;
         let tp = &file.tracepoints[0];
-        println!("{}) {}", n + 1, example.title);
+        println!("   {}) {}", n + 1, example.title);
         for line in &tp.listing {
             let mut bytes = Vec::new();
             line.instr.encode(&mut bytes);
             println!(
-                "   {:04X}  {:<15} {}",
+                "      {:04X}  {:<15} {}",
                 line.offset,
                 hex_spaced(&bytes),
                 line.text.trim()
@@ -48,20 +140,16 @@ pub fn run(args: &[String]) -> Result<i32> {
         };
         let result = interp.run(&tp.program, machine, &mut [], hit);
         match result.outcome {
-            Outcome::Logged(r) => {
-                println!(
-                    "   -> logged major 0x{:02X} minor 0x{:04X}{}, {} cycles, {} bytes: {}",
-                    r.major,
-                    r.minor,
-                    if r.incomplete { " (incomplete)" } else { "" },
-                    result.cycles,
-                    r.data.len(),
-                    hex_spaced(r.data)
-                );
-            }
-            other => println!("   -> {} after {} cycles", other.name(), result.cycles),
+            Outcome::Logged(r) => println!(
+                "      -> logged major {:02X} minor {:04X}{}, {} cycles: {}",
+                r.major,
+                r.minor,
+                if r.incomplete { " (incomplete)" } else { "" },
+                result.cycles,
+                hex_spaced(r.data)
+            ),
+            other => println!("      -> {} after {} cycles", other.name(), result.cycles),
         }
-        println!();
     }
-    Ok(0)
+    Ok(())
 }

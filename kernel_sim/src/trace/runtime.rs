@@ -285,7 +285,9 @@ impl DynamicTrace {
         let mut sysdump = false;
         match result.outcome {
             Outcome::Logged(record) => {
-                let mut flags = RecordFlags::DYNAMIC;
+                // DosDynamicTrace records are API records (the handbook's
+                // "created externally by use of the DosDynamicTrace API").
+                let mut flags = RecordFlags::API | RecordFlags::DYNAMIC;
                 if frame.protected() {
                     flags |= RecordFlags::PROTECT;
                 }

@@ -152,9 +152,14 @@ impl TraceSession {
     /// TRACE OFF: removes a DTO's tracepoints and stamps TRACE OFF.
     pub fn trace_off(&mut self, process: &mut Process, dto: usize) {
         self.runtime.remove(process.machine_mut(), dto);
-        self.buffer.set_trace_off(trace_datetime(
-            process.clock().now(process.machine().cycles()),
-        ));
+        self.stamp_trace_off(process);
+    }
+
+    /// Stamps TRACE OFF in the buffer header with the process's clock (the
+    /// end of a traced run).
+    pub fn stamp_trace_off(&mut self, process: &Process) {
+        let now = process.clock().now(process.machine().cycles());
+        self.buffer.set_trace_off(trace_datetime(now));
     }
 }
 
