@@ -22,7 +22,10 @@
 //!   the machine has a coprocessor.
 //! - DLLs are searched as `NAME.DLL` in the program's directory, then in
 //!   [`crate::ProcessConfig::libpath`]. Initialization routines run after
-//!   everything is loaded, dependencies first.
+//!   everything is loaded, dependencies first, on the program's stack: LX
+//!   as `_System (hmod, 0)` returning EAX (0 = failure); NE called far
+//!   with AX and DI = the module handle, DS its automatic data, CX its
+//!   heap size, returning AX (0 = failure).
 //! - 16-bit start state (OS/2 1.x): CS:IP and SS:SP from the header (SP 0
 //!   means the top of the automatic data plus stack, or the top of the
 //!   stack segment), DS the automatic data segment, ES 0, AX the
@@ -597,6 +600,7 @@ impl Process {
                 ok &= self.push16(THUNK_CS) && self.push16((4 * ret_slot) as u16);
                 let cpu = self.m.cpu_mut();
                 cpu.eip = start.offset & 0xFFFF;
+                cpu.gpr[0] = u32::from(lm.handle);
                 cpu.gpr[7] = u32::from(lm.handle);
                 cpu.gpr[1] = lm.module.heap_size & 0xFFFF;
             }

@@ -110,3 +110,41 @@ fn trcust_corpus() {
     eprintln!("TRCUST corpus: {} of {} cases pass", cases.len() - failed.len(), cases.len());
     assert!(failed.is_empty(), "{} failed:\n{}", failed.len(), failed.join("\n"));
 }
+
+/// TRCUST on a TSF against one of our testprogs DLLs with its MAP file
+/// writes a TDF and a TFF.
+#[test]
+fn trcust_on_testprogs_dlls() {
+    let Some(exe) = trcust() else {
+        eprintln!("OS2TK_DIR is not set (or has no bin/trcust.exe): skipped");
+        return;
+    };
+    for dll in [testprogs::tpdll16().unwrap(), testprogs::tpdll32().unwrap()] {
+        let dir = tempfile::tempdir().unwrap();
+        dll.write_to(dir.path()).unwrap();
+        std::fs::copy(&exe, dir.path().join("TRCUST.EXE")).unwrap();
+        let mut cfg = ProcessConfig::new(dir.path(), "TRCUST.EXE");
+        cfg.args = vec![dll.tsf_file_name(), format!("/M={}", dll.map_file_name())];
+        cfg.max_instructions = Some(2_000_000_000);
+        let mut p = Process::new(cfg).unwrap();
+        let out = ConsoleBuffer::new();
+        p.set_console(Box::new(out.clone()), Box::new(out.clone()), Box::new(std::io::empty()));
+        assert_eq!(p.run(), Outcome::Exited(0), "{}", out.text());
+        let tdf = dir.path().join(format!("{}.TDF", dll.name));
+        let tff = dir.path().join(format!("TRC{:04X}.TFF", dll.major));
+        assert!(std::fs::metadata(&tdf).unwrap().len() > 0, "{}", out.text());
+        assert!(std::fs::metadata(&tff).unwrap().len() > 0, "{}", out.text());
+        let n = dll.tracepoints.len();
+        assert!(out.text().contains(&format!("# records = {n}")), "{}", out.text());
+        // IBM's output is the oracle for ours (the tdf crate's TRCUST).
+        let ours = tempfile::tempdir().unwrap();
+        dll.write_to(ours.path()).unwrap();
+        let args = [dll.tsf_file_name(), format!("/M={}", dll.map_file_name())];
+        let r = tdf::trcust::run(&args, ours.path(), tdf::trcust::PathStyle::Dos);
+        assert_eq!(r.exit_code, 0);
+        for f in [&tdf, &tff] {
+            let name = f.file_name().unwrap();
+            assert_eq!(std::fs::read(f).unwrap(), std::fs::read(ours.path().join(name)).unwrap(), "{name:?}");
+        }
+    }
+}
