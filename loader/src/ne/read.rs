@@ -324,11 +324,20 @@ fn read_reloc(
         }
         return Ok(vec![f]);
     }
-    let mut visited = vec![false; data.len()];
+    // Most chains have one site; the loop check's bitmap is made on the
+    // second.
+    let mut visited: Vec<bool> = Vec::new();
     let mut sites = Vec::new();
     let mut off = usize::from(first);
     loop {
-        if off + 2 > data.len() || std::mem::replace(&mut visited[off], true) {
+        if sites.len() == 1 {
+            visited = vec![false; data.len()];
+            visited[usize::from(first)] = true;
+        }
+        let seen = off + 2 <= data.len()
+            && !visited.is_empty()
+            && std::mem::replace(&mut visited[off], true);
+        if off + 2 > data.len() || seen {
             let why = if off + 2 > data.len() {
                 "chain leaves the segment data"
             } else {
