@@ -1,0 +1,57 @@
+//! Tiny hand-assembled 16-bit NE programs for the tests.
+
+#![allow(dead_code)]
+
+use loader::{Address, Module, SourceKind, Target};
+
+/// An NE program: segment 1 is `code` (entry at 0), segment 2 the
+/// automatic data segment holding `data` (0x200 bytes at least) with a
+/// 0x400-byte stack above it. `calls` are (offset of a `9A` far call in
+/// `code`, module, ordinal): ptr16:16 import fixups at offset + 1.
+pub fn ne_program(code: &[u8], data: &[u8], calls: &[(u32, &str, u32)]) -> Vec<u8> {
+    let mut m = Module::new_ne("TESTPROG");
+    m.add_object(0x0C00, code.len() as u32, code);
+    m.add_object(0x0C01, (data.len() as u32).max(0x200), data);
+    m.start = Some(Address { object: 1, offset: 0 });
+    m.stack = Some(Address { object: 2, offset: 0 });
+    m.auto_data = Some(2);
+    m.stack_size = 0x400;
+    for &(off, module, ordinal) in calls {
+        let mi = m.import_module(module);
+        m.add_fixup(
+            1,
+            off + 1,
+            SourceKind::Ptr1616,
+            Target::ImportOrdinal { module: mi, ordinal },
+        );
+    }
+    loader::write(&m).expect("an NE module")
+}
+
+/// `push imm16`.
+pub fn push(v: u16) -> Vec<u8> {
+    let [lo, hi] = v.to_le_bytes();
+    vec![0x68, lo, hi]
+}
+
+/// Code that calls DosOpen(name at DS:0, &h at DS:0x100, &action at
+/// DS:0x102, 0, 0, flags, mode, 0) and exits with its return code.
+pub fn open_program(name: &str, flags: u16, mode: u16) -> Vec<u8> {
+    let mut c = Vec::new();
+    for off in [0u16, 0x100, 0x102] {
+        c.push(0x1E);
+        c.extend(push(off));
+    }
+    for v in [0, 0, 0, flags, mode, 0, 0] {
+        c.extend(push(v));
+    }
+    let open_at = c.len() as u32;
+    c.extend([0x9A, 0, 0, 0, 0]);
+    c.extend(push(1));
+    c.push(0x50);
+    let exit_at = c.len() as u32;
+    c.extend([0x9A, 0, 0, 0, 0]);
+    let mut data = name.as_bytes().to_vec();
+    data.push(0);
+    ne_program(&c, &data, &[(open_at, "DOSCALLS", 70), (exit_at, "DOSCALLS", 5)])
+}
