@@ -9,7 +9,8 @@
 //! (`index`, `flags` as stored, `size` = bytes in the file, `min_alloc`,
 //! `bits`, `sha256` of the data as stored with iterated data expanded);
 //! `imports` (module names); `entries` (`ordinal`, `name`, `object`,
-//! `offset`, `exported`); `fixups` (`sites`, `records`, `kinds`).
+//! `offset`, `exported`); `resources` (`type`, `name`, `object`, `offset`,
+//! `size`); `fixups` (`sites`, `records`, `kinds`).
 
 use std::fmt::Write as _;
 
@@ -105,6 +106,12 @@ fn common_json(m: &Module) -> serde_json::Map<String, Value> {
 
 fn tail_json(m: &Module, v: &mut serde_json::Map<String, Value>) {
     v.insert("imports".into(), json!(m.imports));
+    let resources: Vec<Value> = m
+        .resources
+        .iter()
+        .map(|r| json!({"type": r.type_id, "name": r.name_id, "object": r.object, "offset": r.offset, "size": r.size}))
+        .collect();
+    v.insert("resources".into(), Value::Array(resources));
     let entries: Vec<Value> = m
         .entries
         .iter()
@@ -300,6 +307,16 @@ fn tail_text(out: &mut String, m: &Module) {
         };
         let exported = if e.exported() { "exported" } else { "" };
         let _ = writeln!(out, "  {:5}  {place:<22} {exported:<8} {name}", e.ordinal);
+    }
+    if !m.resources.is_empty() {
+        let _ = writeln!(out, "\nResources:");
+        for r in &m.resources {
+            let _ = writeln!(
+                out,
+                "  type {:5} name {:5}  {:04x}:{:08x} {:8} bytes",
+                r.type_id, r.name_id, r.object, r.offset, r.size
+            );
+        }
     }
     let records = m
         .fixups

@@ -228,6 +228,13 @@ fn built_modules() -> Vec<(&'static str, Vec<u8>)> {
             ordinal: 5,
         },
     ];
+    lx.resources.push(Resource {
+        type_id: 10,
+        name_id: 1,
+        object: data,
+        offset: 0,
+        size: 16,
+    });
     lx.store_chain_words().unwrap();
 
     let mut ne = Module::new_ne("BUILT16");
@@ -291,6 +298,14 @@ fn built_modules() -> Vec<(&'static str, Vec<u8>)> {
         },
     ];
     ne.auto_data = Some(dseg);
+    let rsrc = ne.add_object(0x0C51, 0x18, b"MESSAGE TABLE RESOURCE..");
+    ne.resources.push(Resource {
+        type_id: 10,
+        name_id: 1,
+        object: rsrc,
+        offset: 0,
+        size: 0x18,
+    });
     ne.store_chain_words().unwrap();
     vec![
         ("built", write(&lx).unwrap()),

@@ -120,6 +120,17 @@ mod tests {
     }
 
     #[test]
+    fn one_byte_pattern_repeats_iterations_times() {
+        // TRCUST 3.05A expands this to one byte (a known defect); the LX
+        // specification, and this decoder, give #iterations bytes.
+        let src = [5, 0, 1, 0, 0x99, 1, 0, 1, 0, 0x22];
+        assert_eq!(
+            decode(&src, 0, 4096).unwrap(),
+            [0x99, 0x99, 0x99, 0x99, 0x99, 0x22]
+        );
+    }
+
+    #[test]
     fn rejects_output_past_the_limit() {
         let src = [0xff, 0xff, 1, 0, 0];
         let err = decode(&src, 100, 4096).unwrap_err();

@@ -81,6 +81,22 @@ impl Module {
         }
     }
 
+    /// Adds an exported entry point with the next free ordinal and a
+    /// resident name; returns the ordinal. The exported flag is set.
+    pub fn add_export(&mut self, name: &str, point: EntryPoint) -> u16 {
+        let ordinal = self.entries.iter().map(|e| e.ordinal).max().unwrap_or(0) + 1;
+        self.entries.push(Entry {
+            ordinal,
+            flags: 1,
+            point,
+        });
+        self.resident_names.push(Name {
+            name: name.to_string(),
+            ordinal,
+        });
+        ordinal
+    }
+
     /// Adds a fixup site as a record of its own.
     pub fn add_fixup(&mut self, object: u16, offset: u32, kind: SourceKind, target: Target) {
         let record = self.fixups.last().map_or(0, |f| f.record + 1);
