@@ -39,8 +39,16 @@ fn tsf() -> String {
 fn bench(c: &mut Criterion) {
     let src = tsf();
     let map = SymbolTable::new(vec![
-        Symbol { name: "data".into(), object: 1, offset: 0 },
-        Symbol { name: "code".into(), object: 2, offset: 0 },
+        Symbol {
+            name: "data".into(),
+            object: 1,
+            offset: 0,
+        },
+        Symbol {
+            name: "code".into(),
+            object: 2,
+            offset: 0,
+        },
     ]);
     let opts = Options::default();
     let mut g = c.benchmark_group("tdf/trcust");
