@@ -15,6 +15,32 @@
 //! Byte layouts, code generation and messages are those observed from IBM's
 //! TRCUST (`shared/formats/TRCUST-FORMATS.md`); where TRCUST is wrong the
 //! crate does the right thing and documents it.
+//!
+//! # Decisions where TRCUST's observed behaviour and documents are silent
+//!
+//! * Line numbers: a message carries the line the lexer has reached when
+//!   the problem is found (1 + line breaks consumed), which reproduces every
+//!   line TRCUST printed in the corpus: the TP symbol is resolved after the
+//!   token that follows it is read, a data statement after ABORTOP once the
+//!   statement is complete, FMT without DESC at the end of the TRACE.
+//! * Errors in the header (a bad number, a missing `=`, an unknown keyword)
+//!   are SEVERE: TRCUST's documentation says header errors abort.
+//! * "Auto" ORBITs (`ORBIT=(0,1)`) take bit k%32 of variable k/32 for the
+//!   k-th one; the TDF gets (highest variable + 1) variables when there is one.
+//! * `/RMn` bits: 1 LEAVE, 2 JMP, 4 RET (the only bit TRCUST confirmed), and
+//!   `RETEP=LRET` is bit 8; the return point is the last match, decoded with
+//!   iced-x86 from the symbol to the next MAP symbol.
+//! * `LEN=(spec,...)` with a symbol takes the form (flat or segmented) of the
+//!   statement it precedes; a register form keeps its own.
+//! * A duplicate tracepoint address keeps the second TRACE's format in the
+//!   TFF (as TRCUST does) and only the first tracepoint in the TDF.
+//! * Debug information (HLL, CodeView) is not read: `TP=@file,line`,
+//!   `REGS=(.var)` and `RETEP=CV` report that it does not exist. `/NODE` and
+//!   `/NOLN` are accepted and change nothing.
+//! * A TDF that uses an opcode byte os2trace assigned (only `Sub`, for
+//!   `-reg`) is announced on the console after `Creating TDF file`.
+//! * Paths print as host paths; [`trcust::PathStyle::Dos`] prints them as
+//!   TRCUST did in `C:\` (the corpus test uses it).
 
 pub mod buildtdf;
 pub mod codegen;

@@ -3,9 +3,9 @@
 //!
 //! The compiler works in one pass over the tokens, as TRCUST does, so that
 //! its messages come out in TRCUST's order and carry the line numbers
-//! TRCUST reports: the header ([`header`]), then each TRACE statement
-//! ([`trace`]), whose address forms and data statements are in
-//! [`operands`], and RETEP's search for the return point in [`retep`].
+//! TRCUST reports: the header (`header`), then each TRACE statement
+//! (`trace`), whose address forms and data statements are in
+//! `operands`, and RETEP's search for the return point in [`retep`].
 //! Code comes from [`crate::codegen`]; every program is checked by
 //! `rpn_vm`'s verifier (16 stack entries, 255 bytes) as it grows.
 //!
