@@ -1,6 +1,6 @@
 //! Trace definitions of OS/2 dynamic trace.
 //!
-//! * [`compile`]: the TSF compiler (IBM TRCUST 3.05A's language and
+//! * [`mod@compile`]: the TSF compiler (IBM TRCUST 3.05A's language and
 //!   messages) producing a [`Tdf`], a TFF ([`stda::tff::Tff`]) and a [`Tmi`];
 //! * [`trcust`]: TRCUST's command line, files and console, run in a
 //!   directory; [`combine`]: TFF combine mode (`/C=`);

@@ -1,5 +1,5 @@
 //! The adapter from `loader`'s modules and MAP files to what the compiler
-//! reads ([`ModuleImage`], [`SymbolTable`]).
+//! reads ([`crate::target::ModuleImage`], [`SymbolTable`]).
 //!
 //! Object bytes are the decoded pages (legal, iterated per the LX
 //! specification, EXEPACK2) without fixups, as TRCUST reads them; an LX
