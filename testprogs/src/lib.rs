@@ -6,7 +6,7 @@
 //!
 //! Entry points: one function per module ([`hello16`], [`hello32`],
 //! [`tpdll16`], [`dllcal16`], [`tpdll32`], [`dllcal32`], [`farcal16`],
-//! [`fileio16`]), each returning a [`Program`] (module, file bytes, MAP,
+//! [`fileio16`], [`fileio32`], [`msgvio16`], [`msg32`]), each returning a [`Program`] (module, file bytes, MAP,
 //! TSF and trace program texts, every label, the tracepoints); [`all`]
 //! builds them all; [`build_all`] writes them to a directory as
 //! `NAME.EXE`/`NAME.DLL`, `NAME.MAP`, `NAME.TSF` and `NAME.RPN`.
@@ -56,6 +56,9 @@
 //! | DLLCAL32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | TPDLL32.PutMsg, TPDLL32.1, TPDLL32.GetCount, DOSCALLS.234 | as DLLCAL16 with [`dll32::GREETING`] |
 //! | FARCAL16.EXE | NE | 1 `_TEXT`, 2 `FAR_TEXT`, 3 `_DATA` (DGROUP) | DOSCALLS.138, .5 | far calls between the code segments: direct `call far` with ptr16:16 internal fixups, indirect `call far [fntab]` through 16:16 pointers in DGROUP, a far data pointer loaded with `les`; FARADD(7,5) = 12 (exit 1), QUAD(FARSQUARE(12)) = 576 (exit 2), PRINTFAR writes [`farcall16::MESSAGE`] (exit 3) |
 //! | FILEIO16.EXE | NE | 1 `_TEXT`, 2 `_DATA` (DGROUP, with a zero-filled read buffer past the stored data) | DOSCALLS.70, .138, .58, .137, .59, .5 | creates [`fileio16::FILE_NAME`] in the current directory, writes [`fileio16::CONTENT`], seeks to 0, reads it back, compares, closes; exit 0 when equal, else 1 (the file is left behind) |
+//! | FILEIO32.EXE | LX | 1 `CODE32`, 2 `DATA32` (with the zero-filled `rbuf`), 3 `STACK` | DOSCALLS.273 DosOpen, .282, .256 DosSetFilePtr, .281 DosRead, .257 DosClose, .234 | FILEIO16's round trip with [`fileio32::FILE_NAME`] and [`fileio32::CONTENT`]; exit 0 or 1 |
+//! | MSGVIO16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | MSG.1 DosPutMessage, VIOCALLS.19 VioWrtTTY, DOSCALLS.5 | writes [`msg::MESSAGE16`] with DosPutMessage (exit 1 on rc ≠ 0), then [`msg::VIO_TEXT`] with VioWrtTTY (exit 2) |
+//! | MSG32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | MSG.5 DosPutMessage, DOSCALLS.234 | writes [`msg::MESSAGE32`] (exit 1 on rc ≠ 0) |
 //!
 //! Each program's labels (public ones are in its MAP file) and
 //! tracepoints are in [`Program::symbols`] and [`Program::tracepoints`];
@@ -71,7 +74,7 @@ mod trace;
 use std::path::{Path, PathBuf};
 
 pub use error::{BuildError, Result};
-pub use programs::{dll16, dll32, farcall16, fileio16, hello16, hello32};
+pub use programs::{dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, msg};
 
 /// A label of a program: where it is, and whether the MAP file lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,6 +217,21 @@ pub fn fileio16() -> Result<Program> {
     programs::fileio16::build()
 }
 
+/// FILEIO32.EXE: FILEIO16's round trip with the 32-bit calls.
+pub fn fileio32() -> Result<Program> {
+    programs::fileio32::build()
+}
+
+/// MSGVIO16.EXE: MSG.1 DosPutMessage and VIOCALLS.19 VioWrtTTY.
+pub fn msgvio16() -> Result<Program> {
+    programs::msg::build_msgvio16()
+}
+
+/// MSG32.EXE: MSG.5 DosPutMessage.
+pub fn msg32() -> Result<Program> {
+    programs::msg::build_msg32()
+}
+
 /// Every program, in the order of the table above.
 pub fn all() -> Result<Vec<Program>> {
     Ok(vec![
@@ -225,6 +243,9 @@ pub fn all() -> Result<Vec<Program>> {
         dllcal32()?,
         farcal16()?,
         fileio16()?,
+        fileio32()?,
+        msgvio16()?,
+        msg32()?,
     ])
 }
 

@@ -194,6 +194,27 @@ impl Code {
         self.instr(instruction)
     }
 
+    /// `mov reg32, imm32` of a flat address in this module: an off32
+    /// fixup on the immediate. `value` is the address at the preferred base.
+    pub fn mov_address(
+        &mut self,
+        reg: iced_x86::code_asm::AsmRegister32,
+        symbol: &'static str,
+        value: u32,
+    ) -> Result<()> {
+        self.fixup(Field::Imm, SourceKind::Off32, Ref::Symbol(symbol))?;
+        let instruction =
+            Instruction::with2(Op::Mov_r32_imm32, iced_x86::Register::from(reg), value)
+                .map_err(|e| asm(self.program, e))?;
+        self.instr(instruction)
+    }
+
+    /// Marks the next instruction's displacement as the flat address of
+    /// `symbol` (an off32 fixup), for `[symbol]` memory operands.
+    pub fn data_ref(&mut self, symbol: &'static str) -> Result<()> {
+        self.fixup(Field::Disp, SourceKind::Off32, Ref::Symbol(symbol))
+    }
+
     /// `mov reg16, imm16` of a segment's selector: a sel16 fixup.
     pub fn mov_selector(
         &mut self,

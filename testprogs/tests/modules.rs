@@ -58,6 +58,9 @@ fn names_formats_and_types() {
         ("DLLCAL32", "DLLCAL32.EXE", Format::Lx, ModuleType::Program),
         ("FARCAL16", "FARCAL16.EXE", Format::Ne, ModuleType::Program),
         ("FILEIO16", "FILEIO16.EXE", Format::Ne, ModuleType::Program),
+        ("FILEIO32", "FILEIO32.EXE", Format::Lx, ModuleType::Program),
+        ("MSGVIO16", "MSGVIO16.EXE", Format::Ne, ModuleType::Program),
+        ("MSG32", "MSG32.EXE", Format::Lx, ModuleType::Program),
     ];
     let progs = all();
     assert_eq!(progs.len(), expect.len());
@@ -433,4 +436,48 @@ fn ne_chain_words_are_stored() {
             assert_eq!(&image[at..at + 2], &[0xFF, 0xFF], "{}", p.name);
         }
     }
+}
+
+#[test]
+fn fileio32_msgvio16_msg32_imports() {
+    let p = testprogs::fileio32().unwrap();
+    check_lx_program(&p);
+    let ordinals: Vec<u32> = p
+        .module
+        .imports_by_ordinal()
+        .into_iter()
+        .map(|(_, o)| o)
+        .collect();
+    assert_eq!(ordinals, [234, 256, 257, 273, 281, 282]);
+    let p = testprogs::msgvio16().unwrap();
+    check_ne_program(&p, 2);
+    assert_eq!(p.module.imports, ["MSG", "VIOCALLS", "DOSCALLS"]);
+    assert_eq!(
+        p.module.imports_by_ordinal(),
+        [
+            ("DOSCALLS".to_string(), 5),
+            ("MSG".to_string(), 1),
+            ("VIOCALLS".to_string(), 19)
+        ]
+    );
+    let p = testprogs::msg32().unwrap();
+    check_lx_program(&p);
+    assert_eq!(
+        p.module.imports_by_ordinal(),
+        [("DOSCALLS".to_string(), 234), ("MSG".to_string(), 5)]
+    );
+    // The same call sequence as the sample hello.exe: push msg, push
+    // length, push 1, call rel32, add esp,12.
+    let code = decode_all(&p.module, 1);
+    let mnemonics: Vec<Mnemonic> = code.iter().take(5).map(|(_, i)| i.mnemonic()).collect();
+    assert_eq!(
+        mnemonics,
+        [
+            Mnemonic::Push,
+            Mnemonic::Push,
+            Mnemonic::Push,
+            Mnemonic::Call,
+            Mnemonic::Add
+        ]
+    );
 }

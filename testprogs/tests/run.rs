@@ -14,13 +14,16 @@ use emu::{Exit, Limits, Machine, MachineConfig, SegReg, Segment};
 use loader::{Address, Format, Module, SourceKind, Target};
 use testprogs::Program;
 
+/// The system DLLs, answered as host calls.
+const SYSTEM: [&str; 3] = ["DOSCALLS", "MSG", "VIOCALLS"];
+
 /// Linear address of the host-call stubs.
 const STUBS: u32 = 0xF_0000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Stub {
-    /// A DOSCALLS ordinal.
-    Api(u32),
+    /// A system DLL entry point: module and ordinal.
+    Api(String, u32),
     /// Where a DLL init routine returns to.
     InitReturn,
 }
@@ -30,8 +33,8 @@ enum Stub {
 struct Outcome {
     exit: Option<u32>,
     stdout: Vec<u8>,
-    /// DOSCALLS ordinals called, in order.
-    calls: Vec<u32>,
+    /// System calls made, in order, as `MODULE.ordinal`.
+    calls: Vec<String>,
     files: BTreeMap<String, Vec<u8>>,
     /// AX/EAX returned by each DLL init routine.
     inits: Vec<u32>,
@@ -147,8 +150,8 @@ impl Os {
             ),
             Target::ImportOrdinal { module, ordinal } => {
                 let name = &m.imports[usize::from(*module) - 1];
-                if name == "DOSCALLS" {
-                    let i = self.stub(Stub::Api(*ordinal));
+                if SYSTEM.contains(&name.as_str()) {
+                    let i = self.stub(Stub::Api(name.clone(), *ordinal));
                     if self.bits == 16 {
                         ((STUBS >> 4) as u16, i)
                     } else {
@@ -210,7 +213,7 @@ impl Os {
             instructions: Some(1_000_000),
             cycles: None,
         }) {
-            Exit::HostCall { linear } => self.stubs[(linear - STUBS) as usize],
+            Exit::HostCall { linear } => self.stubs[(linear - STUBS) as usize].clone(),
             other => panic!("stopped with {other:?} at eip {:#x}", self.m.cpu().eip),
         }
     }
@@ -267,33 +270,46 @@ impl Os {
     }
 
     /// Answers a 16-bit far pascal API call; `false` after DosExit.
-    fn api16(&mut self, ordinal: u32) -> bool {
-        self.out.calls.push(ordinal);
+    fn api16(&mut self, module: &str, ordinal: u32) -> bool {
+        self.out.calls.push(format!("{module}.{ordinal}"));
         let ss = self.m.cpu().seg[SegReg::Ss as usize].base;
         let sp = self.m.cpu().gpr[4] & 0xFFFF;
         let w = |os: &Os, o: u32| os.r16(ss + ((sp + o) & 0xFFFF));
         let far = |os: &Os, o: u32| (w(os, o + 2) << 4) + w(os, o);
         let (ret_ip, ret_cs) = (w(self, 0), w(self, 2));
-        let (rc, args) = match ordinal {
-            5 => {
+        let (rc, args) = match (module, ordinal) {
+            ("MSG", 1) => {
+                let (msg, cb, hf) = (far(self, 4), w(self, 8), w(self, 10));
+                let data = self.read_mem(msg, cb);
+                self.write(hf, data);
+                (self.faults.write_rc, 8)
+            }
+            ("VIOCALLS", 19) => {
+                let (hvio, cb, text) = (w(self, 4), w(self, 6), far(self, 8));
+                assert_eq!(hvio, 0);
+                let data = self.read_mem(text, cb);
+                self.write(1, data);
+                (self.faults.write_rc, 8)
+            }
+            (_, 5) => {
                 self.out.exit = Some(w(self, 4));
                 return false;
             }
-            138 => {
+            (_, 138) => {
                 let (pcb, cb, buf, hf) = (far(self, 4), w(self, 8), far(self, 10), w(self, 14));
                 let data = self.read_mem(buf, cb);
                 let n = self.write(hf, data);
                 self.w16(pcb, n);
                 (self.faults.write_rc, 12)
             }
-            137 => {
+            (_, 137) => {
                 let (pcb, cb, buf, hf) = (far(self, 4), w(self, 8), far(self, 10), w(self, 14));
                 let data = self.read(hf, cb);
                 self.m.mem_mut().write_bytes(buf, &data);
                 self.w16(pcb, data.len() as u32);
                 (0, 12)
             }
-            70 => {
+            (_, 70) => {
                 let (mode, flags) = (w(self, 8), w(self, 10));
                 assert_eq!((mode, flags), (0x42, 0x12));
                 let (paction, phf, name) = (far(self, 18), far(self, 22), far(self, 26));
@@ -305,7 +321,7 @@ impl Os {
                 self.w16(paction, if existed { 3 } else { 2 });
                 (0, 26)
             }
-            58 => {
+            (_, 58) => {
                 let (pnew, method, hf) = (far(self, 4), w(self, 8), w(self, 14));
                 let dist = w(self, 10) | (w(self, 12) << 16);
                 assert_eq!(method, 0);
@@ -313,12 +329,12 @@ impl Os {
                 self.w32(pnew, dist);
                 (0, 12)
             }
-            59 => {
+            (_, 59) => {
                 let hf = w(self, 4);
                 assert!(self.handles.remove(&hf).is_some(), "close of an open file");
                 (0, 2)
             }
-            other => panic!("unexpected DOSCALLS.{other}"),
+            _ => panic!("unexpected {module}.{ordinal}"),
         };
         self.m.cpu_mut().gpr[0] = rc;
         self.m.cpu_mut().gpr[4] = (sp + 4 + args) & 0xFFFF;
@@ -327,24 +343,66 @@ impl Os {
     }
 
     /// Answers a 32-bit `_System` API call; `false` after DosExit.
-    fn api32(&mut self, ordinal: u32) -> bool {
-        self.out.calls.push(ordinal);
+    fn api32(&mut self, module: &str, ordinal: u32) -> bool {
+        self.out.calls.push(format!("{module}.{ordinal}"));
         let esp = self.m.cpu().gpr[4];
         let d = |os: &Os, o: u32| os.r32(esp + o);
-        let rc = match ordinal {
-            234 => {
+        let rc = match (module, ordinal) {
+            ("MSG", 5) => {
+                let (hf, cb, msg) = (d(self, 4), d(self, 8), d(self, 12));
+                let data = self.read_mem(msg, cb);
+                self.write(hf, data);
+                self.faults.write_rc
+            }
+            (_, 273) => {
+                let (name, phf, paction) = (d(self, 4), d(self, 8), d(self, 12));
+                let (size, attr, flags, mode, eaop) = (
+                    d(self, 16),
+                    d(self, 20),
+                    d(self, 24),
+                    d(self, 28),
+                    d(self, 32),
+                );
+                assert_eq!((size, attr, flags, mode, eaop), (0, 0, 0x12, 0x42, 0));
+                let name = self.cstr(name);
+                let existed = self.out.files.insert(name.clone(), Vec::new()).is_some();
+                let h = 5 + self.handles.len() as u32;
+                self.handles.insert(h, (name, 0));
+                self.w32(phf, h);
+                self.w32(paction, if existed { 3 } else { 2 });
+                0
+            }
+            (_, 281) => {
+                let (hf, buf, cb, pcb) = (d(self, 4), d(self, 8), d(self, 12), d(self, 16));
+                let data = self.read(hf, cb);
+                self.m.mem_mut().write_bytes(buf, &data);
+                self.w32(pcb, data.len() as u32);
+                0
+            }
+            (_, 256) => {
+                let (hf, ib, method, pnew) = (d(self, 4), d(self, 8), d(self, 12), d(self, 16));
+                assert_eq!(method, 0);
+                self.handles.get_mut(&hf).unwrap().1 = ib as usize;
+                self.w32(pnew, ib);
+                0
+            }
+            (_, 257) => {
+                assert!(self.handles.remove(&d(self, 4)).is_some());
+                0
+            }
+            (_, 234) => {
                 assert_eq!(d(self, 4), 1, "EXIT_PROCESS");
                 self.out.exit = Some(d(self, 8));
                 return false;
             }
-            282 => {
+            (_, 282) => {
                 let (hf, buf, cb, pcb) = (d(self, 4), d(self, 8), d(self, 12), d(self, 16));
                 let data = self.read_mem(buf, cb);
                 let n = self.write(hf, data);
                 self.w32(pcb, n);
                 self.faults.write_rc
             }
-            other => panic!("unexpected DOSCALLS.{other}"),
+            _ => panic!("unexpected {module}.{ordinal}"),
         };
         self.m.cpu_mut().gpr[0] = rc;
         self.m.cpu_mut().eip = d(self, 0);
@@ -416,13 +474,13 @@ fn run(exe: &Program, dlls: &[&Program], faults: Faults) -> Outcome {
         os.m.cpu_mut().eip = bases[usize::from(start.object) - 1] + start.offset;
     }
     loop {
-        let Stub::Api(ordinal) = os.run_to_stub() else {
+        let Stub::Api(module, ordinal) = os.run_to_stub() else {
             panic!("{}: returned into the init stub", exe.name);
         };
         let more = if bits == 16 {
-            os.api16(ordinal)
+            os.api16(&module, ordinal)
         } else {
-            os.api32(ordinal)
+            os.api32(&module, ordinal)
         };
         if !more {
             return os.out;
@@ -436,7 +494,7 @@ fn hello16_writes_its_line_and_exits_0() {
     let out = run(&p, &[], Faults::default());
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::hello16::MESSAGE);
-    assert_eq!(out.calls, [138, 5]);
+    assert_eq!(out.calls, doscalls(&[138, 5]));
 }
 
 #[test]
@@ -459,7 +517,7 @@ fn hello32_writes_its_line_and_exits_0() {
     let out = run(&p, &[], Faults::default());
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::hello32::MESSAGE);
-    assert_eq!(out.calls, [282, 234]);
+    assert_eq!(out.calls, doscalls(&[282, 234]));
     let failed = run(
         &p,
         &[],
@@ -479,7 +537,7 @@ fn dllcal16_calls_tpdll16_and_exits_0() {
     assert_eq!(out.inits, [1], "DLLINIT returns 1");
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::dll16::GREETING);
-    assert_eq!(out.calls, [138, 5]);
+    assert_eq!(out.calls, doscalls(&[138, 5]));
     let failed = run(
         &exe,
         &[&dll],
@@ -499,7 +557,7 @@ fn dllcal32_calls_tpdll32_and_exits_0() {
     assert_eq!(out.inits, [1]);
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::dll32::GREETING);
-    assert_eq!(out.calls, [282, 234]);
+    assert_eq!(out.calls, doscalls(&[282, 234]));
     let failed = run(
         &exe,
         &[&dll],
@@ -533,7 +591,7 @@ fn fileio16_round_trips_its_file_and_exits_0() {
     let p = testprogs::fileio16().unwrap();
     let out = run(&p, &[], Faults::default());
     assert_eq!(out.exit, Some(0));
-    assert_eq!(out.calls, [70, 138, 58, 137, 59, 5]);
+    assert_eq!(out.calls, doscalls(&[70, 138, 58, 137, 59, 5]));
     assert_eq!(
         out.files
             .get(testprogs::fileio16::FILE_NAME)
@@ -555,7 +613,7 @@ fn fileio16_exits_1_on_a_mismatch_and_still_closes() {
         },
     );
     assert_eq!(out.exit, Some(1));
-    assert_eq!(out.calls, [70, 138, 58, 137, 59, 5]);
+    assert_eq!(out.calls, doscalls(&[70, 138, 58, 137, 59, 5]));
     let out = run(
         &p,
         &[],
@@ -567,7 +625,62 @@ fn fileio16_exits_1_on_a_mismatch_and_still_closes() {
     assert_eq!(out.exit, Some(1));
     assert_eq!(
         out.calls,
-        [70, 138, 59, 5],
+        doscalls(&[70, 138, 59, 5]),
         "no seek or read after a failed write"
     );
+}
+
+/// `DOSCALLS.n` names.
+fn doscalls(ordinals: &[u32]) -> Vec<String> {
+    ordinals.iter().map(|o| format!("DOSCALLS.{o}")).collect()
+}
+
+#[test]
+fn fileio32_round_trips_its_file_and_exits_0() {
+    let p = testprogs::fileio32().unwrap();
+    let out = run(&p, &[], Faults::default());
+    assert_eq!(out.exit, Some(0));
+    assert_eq!(out.calls, doscalls(&[273, 282, 256, 281, 257, 234]));
+    assert_eq!(
+        out.files
+            .get(testprogs::fileio32::FILE_NAME)
+            .map(Vec::as_slice),
+        Some(testprogs::fileio32::CONTENT)
+    );
+    let bad = run(
+        &p,
+        &[],
+        Faults {
+            corrupt_reads: true,
+            ..Faults::default()
+        },
+    );
+    assert_eq!(bad.exit, Some(1));
+    assert_eq!(bad.calls, doscalls(&[273, 282, 256, 281, 257, 234]));
+}
+
+#[test]
+fn msgvio16_and_msg32_write_through_msg_and_viocalls() {
+    let p = testprogs::msgvio16().unwrap();
+    let out = run(&p, &[], Faults::default());
+    assert_eq!(out.exit, Some(0));
+    assert_eq!(out.calls, ["MSG.1", "VIOCALLS.19", "DOSCALLS.5"]);
+    let mut text = testprogs::msg::MESSAGE16.to_vec();
+    text.extend_from_slice(testprogs::msg::VIO_TEXT);
+    assert_eq!(out.stdout, text);
+    let failed = run(
+        &p,
+        &[],
+        Faults {
+            write_rc: 5,
+            ..Faults::default()
+        },
+    );
+    assert_eq!(failed.exit, Some(1));
+
+    let p = testprogs::msg32().unwrap();
+    let out = run(&p, &[], Faults::default());
+    assert_eq!(out.exit, Some(0));
+    assert_eq!(out.calls, ["MSG.5", "DOSCALLS.234"]);
+    assert_eq!(out.stdout, testprogs::msg::MESSAGE32);
 }

@@ -5,8 +5,10 @@ pub mod dll16;
 pub mod dll32;
 pub mod farcall16;
 pub mod fileio16;
+pub mod fileio32;
 pub mod hello16;
 pub mod hello32;
+pub mod msg;
 
 use crate::segment::Ref;
 
@@ -58,6 +60,33 @@ pub(crate) const DOSREAD16: Ref = doscalls(137, "DOSREAD");
 pub(crate) const DOSCHGFILEPTR16: Ref = doscalls(58, "DOSCHGFILEPTR");
 /// 16-bit `DosClose(HFILE)`.
 pub(crate) const DOSCLOSE16: Ref = doscalls(59, "DOSCLOSE");
+/// 32-bit `DosOpen(PSZ, PHFILE, PULONG action, ULONG cbFile, ULONG attr,
+/// ULONG openflags, ULONG openmode, PEAOP2)`.
+pub(crate) const DOSOPEN32: Ref = doscalls(273, "DosOpen");
+/// 32-bit `DosRead(HFILE, PVOID, ULONG cb, PULONG pcbActual)`.
+pub(crate) const DOSREAD32: Ref = doscalls(281, "DosRead");
+/// 32-bit `DosSetFilePtr(HFILE, LONG ib, ULONG method, PULONG ibActual)`.
+pub(crate) const DOSSETFILEPTR32: Ref = doscalls(256, "DosSetFilePtr");
+/// 32-bit `DosClose(HFILE)`.
+pub(crate) const DOSCLOSE32: Ref = doscalls(257, "DosClose");
+/// 16-bit `DosPutMessage(HFILE, USHORT cb, PCHAR msg)`.
+pub(crate) const DOSPUTMESSAGE16: Ref = Ref::Ordinal {
+    module: "MSG",
+    ordinal: 1,
+    name: "DOSPUTMESSAGE",
+};
+/// 32-bit `DosPutMessage(HFILE, ULONG cb, PCHAR msg)`.
+pub(crate) const DOSPUTMESSAGE32: Ref = Ref::Ordinal {
+    module: "MSG",
+    ordinal: 5,
+    name: "DosPutMessage",
+};
+/// 16-bit `VioWrtTTY(PCH, USHORT cb, HVIO)`.
+pub(crate) const VIOWRTTTY16: Ref = Ref::Ordinal {
+    module: "VIOCALLS",
+    ordinal: 19,
+    name: "VIOWRTTTY",
+};
 /// 32-bit `DosExit(ULONG action, ULONG result)`.
 pub(crate) const DOSEXIT32: Ref = doscalls(234, "DosExit");
 /// 32-bit `DosWrite(HFILE, PVOID, ULONG cb, PULONG pcbActual)`.

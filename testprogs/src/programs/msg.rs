@@ -1,0 +1,179 @@
+//! MSGVIO16.EXE and MSG32.EXE: console output through the other system
+//! DLLs real OS/2 programs import (see the samples' hello16.exe and
+//! hello.exe): MSG's DosPutMessage and VIOCALLS' VioWrtTTY.
+//!
+//! MSGVIO16 (NE; segments 1 `_TEXT`, 2 `_DATA`):
+//! 1. `DosPutMessage(1, len, DS:msg)` (MSG.1, far pascal); rc ≠ 0 → exit 1;
+//! 2. `VioWrtTTY(DS:vio, len, 0)` (VIOCALLS.19); rc ≠ 0 → exit 2;
+//! 3. `DosExit(1, 0)` (DOSCALLS.5).
+//!
+//! MSG32 (LX; objects 1 `CODE32`, 2 `DATA32`, 3 `STACK`):
+//! 1. `DosPutMessage(1, len, msg)` (MSG.5, `_System`, the same call
+//!    sequence as the sample hello.exe); rc ≠ 0 → exit 1;
+//! 2. `DosExit(1, 0)` (DOSCALLS.234).
+
+use iced_x86::code_asm::*;
+use loader::Format;
+
+use super::*;
+use crate::Program;
+use crate::error::Result;
+use crate::link::{Spec, TraceSpec, link, lx_base};
+use crate::segment::{Code, Data};
+
+/// What MSGVIO16 writes with DosPutMessage.
+pub const MESSAGE16: &[u8] = b"MSGVIO16: DosPutMessage through MSG.1\r\n";
+/// What MSGVIO16 writes with VioWrtTTY.
+pub const VIO_TEXT: &[u8] = b"MSGVIO16: VioWrtTTY through VIOCALLS.19\r\n";
+/// What MSG32 writes with DosPutMessage.
+pub const MESSAGE32: &[u8] = b"MSG32: DosPutMessage through MSG.5\r\n";
+
+pub(crate) fn build_msgvio16() -> Result<Program> {
+    const P: &str = "MSGVIO16";
+    let mut d = Data::new();
+    let msg = d.bytes("msg", MESSAGE16);
+    let vio = d.bytes("vio", VIO_TEXT);
+    let data = d.finish("_DATA", "DATA", NE_DATA);
+    let stack_top = data.virtual_size + STACK16;
+
+    let mut c = Code::new(P, 16)?;
+    let mut fails = [c.label(), c.label()];
+    let mut exit = c.label();
+    c.public("main")?;
+    c.op(|a| a.push(1))?;
+    c.op(|a| a.push(MESSAGE16.len() as i32))?;
+    c.op(|a| a.push(ds))?;
+    c.op(|a| a.push(msg as i32))?;
+    c.public("call_dosputmessage")?;
+    c.call_far_import(DOSPUTMESSAGE16)?;
+    c.op(|a| a.test(ax, ax))?;
+    c.op(|a| a.jnz(fails[0]))?;
+    c.op(|a| a.push(ds))?;
+    c.op(|a| a.push(vio as i32))?;
+    c.op(|a| a.push(VIO_TEXT.len() as i32))?;
+    c.op(|a| a.push(0))?;
+    c.public("call_viowrttty")?;
+    c.call_far_import(VIOWRTTTY16)?;
+    c.op(|a| a.test(ax, ax))?;
+    c.op(|a| a.jnz(fails[1]))?;
+    c.op(|a| a.xor(ax, ax))?;
+    c.op(|a| a.jmp(exit))?;
+    failures(&mut c, &mut fails, exit, 16)?;
+    c.place(&mut exit)?;
+    c.public("exit")?;
+    exit16(&mut c)?;
+    let code = c.finish("_TEXT", "CODE", NE_CODE)?;
+
+    link(Spec {
+        format: Format::Ne,
+        name: P,
+        file_name: "MSGVIO16.EXE",
+        description: "MSGVIO16.EXE: DosPutMessage and VioWrtTTY (os2trace testprogs)",
+        flags: NE_PROGRAM,
+        segments: vec![code, data],
+        exports: Vec::new(),
+        start: "main",
+        stack: Some((2, stack_top)),
+        stack_size: STACK16,
+        auto_data: Some(2),
+        major: 0xC9,
+        tracepoints: vec![
+            TraceSpec {
+                minor: 1,
+                at: "call_dosputmessage",
+                desc: "MSGVIO16 DosPutMessage arguments",
+                fmt: &["msg=%P%A cb=%W hf=%W"],
+                data: &["MEM=(RSS+SP,DIRECT,8)"],
+                rpn: &["Push W,8", "Push SS", "Push ESP", "Log MRS"],
+            },
+            TraceSpec {
+                minor: 2,
+                at: "call_viowrttty",
+                desc: "MSGVIO16 VioWrtTTY text",
+                fmt: &["text %P%S"],
+                data: &["ASCIIZ=(RSS+SP+4,INDIRECT,16)"],
+                rpn: &[
+                    "Push W,16",
+                    "Push SS",
+                    "Push ESP",
+                    "Push W,4",
+                    "Add",
+                    "Push SIS",
+                    "Log ARS",
+                ],
+            },
+            TraceSpec {
+                minor: 3,
+                at: "exit",
+                desc: "MSGVIO16 exit code",
+                fmt: &["rc=%W"],
+                data: &["REGS=(AX)"],
+                rpn: &["Push EAX", "Log WN,1"],
+            },
+        ],
+    })
+}
+
+pub(crate) fn build_msg32() -> Result<Program> {
+    const P: &str = "MSG32";
+    let base = lx_base(2);
+    let mut d = Data::new();
+    let msg = base + d.bytes("msg", MESSAGE32);
+    let data = d.finish("DATA32", "DATA", LX_DATA);
+    let mut s = Data::new();
+    s.zeroed("stack_bottom", STACK32);
+    let stack = s.finish("STACK", "STACK", LX_DATA);
+
+    let mut c = Code::new(P, 32)?;
+    let mut fails = [c.label()];
+    let mut exit = c.label();
+    c.public("main")?;
+    c.push_address("msg", msg)?;
+    c.op(|a| a.push(MESSAGE32.len() as i32))?;
+    c.op(|a| a.push(1))?;
+    c.public("call_dosputmessage")?;
+    c.call_rel32_import(DOSPUTMESSAGE32)?;
+    c.op(|a| a.add(esp, 12))?;
+    c.op(|a| a.test(eax, eax))?;
+    c.op(|a| a.jnz(fails[0]))?;
+    c.op(|a| a.xor(eax, eax))?;
+    c.op(|a| a.jmp(exit))?;
+    failures(&mut c, &mut fails, exit, 32)?;
+    c.place(&mut exit)?;
+    c.public("exit")?;
+    exit32(&mut c)?;
+    let code = c.finish("CODE32", "CODE", LX_CODE)?;
+
+    link(Spec {
+        format: Format::Lx,
+        name: P,
+        file_name: "MSG32.EXE",
+        description: "MSG32.EXE: 32-bit DosPutMessage (os2trace testprogs)",
+        flags: LX_PROGRAM,
+        segments: vec![code, data, stack],
+        exports: Vec::new(),
+        start: "main",
+        stack: Some((3, STACK32)),
+        stack_size: STACK32,
+        auto_data: None,
+        major: 0xCA,
+        tracepoints: vec![
+            TraceSpec {
+                minor: 1,
+                at: "call_dosputmessage",
+                desc: "MSG32 DosPutMessage arguments",
+                fmt: &["hf=%P%D cb=%D msg=%F"],
+                data: &["MEM32=(FESP,DIRECT,12)"],
+                rpn: &["Push W,12", "Push ESP", "Log MRF"],
+            },
+            TraceSpec {
+                minor: 2,
+                at: "exit",
+                desc: "MSG32 exit code",
+                fmt: &["rc=%D"],
+                data: &["REGS=(EAX)"],
+                rpn: &["Push EAX", "Log DN,1"],
+            },
+        ],
+    })
+}
