@@ -4,9 +4,10 @@
 //! DTRACE trace program file whose tracepoints sit on instruction
 //! boundaries of named routines.
 //!
-//! Entry points: one function per module ([`hello16`], [`hello32`],
-//! [`tpdll16`], [`dllcal16`], [`tpdll32`], [`dllcal32`], [`farcal16`],
-//! [`fileio16`], [`fileio32`], [`msgvio16`], [`msg32`]), each returning a [`Program`] (module, file bytes, MAP,
+//! Entry points: one function per module ([`hello16()`], [`hello32()`],
+//! [`tpdll16()`], [`dllcal16()`], [`tpdll32()`], [`dllcal32()`],
+//! [`farcal16()`], [`fileio16()`], [`fileio32()`], [`msgvio16()`],
+//! [`msg32()`]), each returning a [`Program`] (module, file bytes, MAP,
 //! TSF and trace program texts, every label, the tracepoints); [`all`]
 //! builds them all; [`build_all`] writes them to a directory as
 //! `NAME.EXE`/`NAME.DLL`, `NAME.MAP`, `NAME.TSF` and `NAME.RPN`.
@@ -60,9 +61,24 @@
 //! | MSGVIO16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | MSG.1 DosPutMessage, VIOCALLS.19 VioWrtTTY, DOSCALLS.5 | writes [`msg::MESSAGE16`] with DosPutMessage (exit 1 on rc ≠ 0), then [`msg::VIO_TEXT`] with VioWrtTTY (exit 2) |
 //! | MSG32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | MSG.5 DosPutMessage, DOSCALLS.234 | writes [`msg::MESSAGE32`] (exit 1 on rc ≠ 0) |
 //!
+//! # The companion files
+//!
+//! - `NAME.MAP`: LINK386 layout (segment list, `Publics by Name` with `Imp`
+//!   lines for imports, `Publics by Value`, `Program entry point at`);
+//!   `loader::map::parse` reads it.
+//! - `NAME.TSF`: `MODNAME=`, `MAJOR=` (0xC0 and up, one per module), and a
+//!   `TRACE` per tracepoint: `TP=.symbol[+n]` from the MAP file,
+//!   `OPCODE=` the byte there, `DESC=`, `FMT=` and the data statements.
+//! - `NAME.RPN`: the same tracepoints as a DTRACE trace program file
+//!   (`major=`, `name=`, then `minor=`, `object=`, `offset=`, `opcode=` and
+//!   the RPN that TRCUST compiles the TSF's data statements to).
+//!
+//! Every tracepoint is the first byte of an instruction.
+//!
 //! Each program's labels (public ones are in its MAP file) and
 //! tracepoints are in [`Program::symbols`] and [`Program::tracepoints`];
-//! the module docs of [`hello16`] and the others describe their code.
+//! the module docs of [`hello16`](mod@hello16) and the others describe
+//! their code.
 
 mod error;
 mod link;

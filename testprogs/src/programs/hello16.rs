@@ -1,5 +1,17 @@
 //! HELLO16.EXE: a 16-bit NE program that writes a line with DosWrite and
 //! exits with DosExit.
+//!
+//! Segments: 1 `_TEXT` (code), 2 `_DATA` (DGROUP: `msg`, `written`).
+//! Header: CS:IP = 1:`main`, SS:SP = 2:(size of `_DATA` + 0x1000), stack
+//! size 0x1000, automatic data segment 2.
+//!
+//! `main`: `push 1; push ds; push msg; push len; push ds; push written`,
+//! then at `call_doswrite` `call far DOSCALLS.138` (DosWrite); AX ≠ 0 or
+//! `written` ≠ len → AX = 1, else AX = 0; at `exit`: `push 1; push ax;
+//! call far DOSCALLS.5` (DosExit(EXIT_PROCESS, AX)).
+//!
+//! Tracepoints (major 0xC0): 1 at `main` (AX, BX, CX), 2 at
+//! `call_doswrite` (the 12 argument bytes at SS:SP), 3 at `exit` (AX).
 
 use iced_x86::code_asm::*;
 use loader::Format;

@@ -1,5 +1,16 @@
 //! HELLO32.EXE: a 32-bit LX program that writes a line with DosWrite and
 //! exits with DosExit, `_System` convention.
+//!
+//! Objects: 1 `CODE32`, 2 `DATA32` (`msg`, `written`), 3 `STACK` (16 KiB,
+//! zero-filled). EIP = 1:`main`, ESP = 3:0x4000.
+//!
+//! `main`: `push written; push len; push msg; push 1` (the addresses are
+//! off32 fixups), then at `call_doswrite` `call DOSCALLS.282` (a rel32
+//! import fixup) and `add esp,16`; EAX ≠ 0 or `written` ≠ len → EAX = 1,
+//! else 0; at `exit`: `push eax; push 1; call DOSCALLS.234`.
+//!
+//! Tracepoints (major 0xC1): 1 at `main` (ESP and the 8 bytes there),
+//! 2 at `call_doswrite` (the 16 argument bytes), 3 at `exit` (EAX).
 
 use iced_x86::code_asm::*;
 use loader::{Format, SourceKind};
