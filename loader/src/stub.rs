@@ -23,6 +23,10 @@ pub fn new_header_offset(data: &[u8]) -> Result<u64> {
         .get(0x3C..0x40)
         .ok_or_else(|| Error::new(0x3Cu64, "DOS header", ErrorKind::Truncated))?;
     let offset = u64::from(u32::from_le_bytes([ptr[0], ptr[1], ptr[2], ptr[3]]));
+    if offset == 0 {
+        let kind = ErrorKind::Unsupported("a DOS program (no new header)");
+        return Err(Error::new(0x3Cu64, "DOS header new-header offset", kind));
+    }
     if offset < 0x40 || offset >= data.len() as u64 {
         let kind = ErrorKind::OutOfRange {
             value: offset,

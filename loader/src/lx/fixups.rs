@@ -80,12 +80,11 @@ pub(super) fn read(
                     ErrorKind::Invalid("fixups for a page that belongs to no object"),
                 ));
             };
-            let (sites, next) = read_record(ctx, pos, to, object, index, objects, record_no)?;
+            let (mut sites, next) = read_record(ctx, pos, to, object, index, objects, record_no)?;
             pos = next;
             count += 1;
-            if is_continuation(&fixups, &sites, ctx.page_size, index) {
-                continue;
-            }
+            let page_start = index * ctx.page_size;
+            sites.retain(|s| s.chained || !is_continuation(&fixups, s, page_start));
             if !sites.is_empty() {
                 fixups.extend(sites);
                 record_no += 1;
@@ -97,11 +96,10 @@ pub(super) fn read(
     Ok((fixups, counts))
 }
 
-/// A single negative-offset record that repeats a fixup of the previous page.
-fn is_continuation(done: &[Fixup], sites: &[Fixup], page_size: u32, index: u32) -> bool {
-    let [site] = sites else { return false };
-    let page_start = index * page_size;
-    if index == 0 || site.offset >= page_start {
+/// A site before the start of its record's page (a fixup crossing into this
+/// page) that repeats a fixup already read for the previous page.
+fn is_continuation(done: &[Fixup], site: &Fixup, page_start: u32) -> bool {
+    if site.offset >= page_start {
         return false;
     }
     done.iter()

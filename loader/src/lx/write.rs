@@ -352,7 +352,6 @@ fn encode_fixups(m: &Module, first_page: &[u32], procs: &ProcNames) -> WResult<V
     let ps = m.page_size();
     let npages: usize = m.objects.iter().map(|o| o.pages.len()).sum();
     let mut pages: Vec<Output> = (0..npages).map(|_| Output::default()).collect();
-    let mut last_page = 0usize;
     let name_offset = |n: &str| procs.offset(n);
     for range in record_groups(&m.fixups) {
         let group = &m.fixups[range];
@@ -363,7 +362,10 @@ fn encode_fixups(m: &Module, first_page: &[u32], procs: &ProcNames) -> WResult<V
                 format!("source object {} does not exist", f.object),
             ));
         };
-        let k = f.offset / ps;
+        let sites = if f.chained { &group[..1] } else { group };
+        // The record goes in the page of its last site; earlier sites may
+        // start up to size-1 bytes before that page (fixups crossing into it).
+        let k = sites.iter().map(|s| s.offset).max().unwrap_or(0) / ps;
         if k as usize >= obj.pages.len() {
             return Err(WriteError::new(
                 WHAT,
@@ -371,17 +373,10 @@ fn encode_fixups(m: &Module, first_page: &[u32], procs: &ProcNames) -> WResult<V
             ));
         }
         let logical = (first_page[usize::from(f.object) - 1] + k - 1) as usize;
-        if logical < last_page {
-            return Err(WriteError::new(
-                WHAT,
-                "records must be in logical page order",
-            ));
-        }
-        last_page = logical;
-        let mut sites = Vec::new();
-        for s in if f.chained { &group[..1] } else { group } {
-            let rel = s.offset.wrapping_sub(k * ps);
-            if s.object != f.object || rel >= ps || rel > 0x7FFF {
+        let mut rels = Vec::new();
+        for s in sites {
+            let rel = i64::from(s.offset) - i64::from(k * ps);
+            if s.object != f.object || rel + i64::from(s.kind.size()) <= 0 || rel > 0x7FFF {
                 return Err(WriteError::new(
                     WHAT,
                     "the sites of one record must lie in one page",
@@ -398,23 +393,22 @@ fn encode_fixups(m: &Module, first_page: &[u32], procs: &ProcNames) -> WResult<V
                     "the sites of one record must share kind and target",
                 ));
             }
-            sites.push(rel as i16);
+            rels.push(rel as i16);
         }
-        encode_record(&mut pages[logical], f, &sites, f.chained, &name_offset)?;
-        let rel = f.offset - k * ps;
-        if group.len() == 1
-            && !f.chained
-            && rel + f.kind.size() > ps
-            && (k as usize + 1) < obj.pages.len()
-        {
-            let back = rel as i32 - ps as i32;
-            encode_record(
-                &mut pages[logical + 1],
-                f,
-                &[back as i16],
-                false,
-                &name_offset,
-            )?;
+        encode_record(&mut pages[logical], f, &rels, f.chained, &name_offset)?;
+        // A site that runs into the next page is repeated there.
+        for (s, &rel) in sites.iter().zip(&rels) {
+            let end = i32::from(rel) + s.kind.size() as i32;
+            if !f.chained && rel >= 0 && end > ps as i32 && (k as usize + 1) < obj.pages.len() {
+                let back = i32::from(rel) - ps as i32;
+                encode_record(
+                    &mut pages[logical + 1],
+                    s,
+                    &[back as i16],
+                    false,
+                    &name_offset,
+                )?;
+            }
         }
     }
     Ok(pages)

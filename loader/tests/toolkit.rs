@@ -1,0 +1,78 @@
+//! Every LX and NE module of the OS/2 Warp 4.5 Toolkit reads, and writes
+//! back to the same module. Runs only when `OS2TK_DIR` names the toolkit's
+//! root (the public bitwiseworks/os2tk45 repository); skipped otherwise.
+//! The toolkit's files are IBM's and are never committed here.
+
+use std::path::{Path, PathBuf};
+
+fn modules(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            modules(&p, out);
+        } else if let Some(ext) = p.extension().and_then(|e| e.to_str()) {
+            if ["exe", "dll", "sys", "drv", "ifs"].contains(&ext.to_ascii_lowercase().as_str()) {
+                out.push(p);
+            }
+        }
+    }
+}
+
+#[test]
+fn toolkit_modules_read_and_round_trip() {
+    let Some(root) = std::env::var_os("OS2TK_DIR") else {
+        eprintln!("OS2TK_DIR not set: skipped");
+        return;
+    };
+    let mut files = Vec::new();
+    modules(Path::new(&root), &mut files);
+    files.sort();
+    let (mut lx, mut ne, mut other) = (0, 0, 0);
+    let mut kinds = std::collections::BTreeMap::new();
+    let mut failures = Vec::new();
+    for path in &files {
+        let bytes = std::fs::read(path).unwrap();
+        match loader::detect(&bytes) {
+            Ok((loader::Format::Lx, _)) => lx += 1,
+            Ok((loader::Format::Ne, _)) => ne += 1,
+            Err(_) => {
+                other += 1;
+                continue;
+            }
+        }
+        let m = match loader::parse(&bytes) {
+            Ok(m) => m,
+            Err(e) => {
+                failures.push(format!("{}: {e}", path.display()));
+                continue;
+            }
+        };
+        for o in &m.objects {
+            for p in &o.pages {
+                *kinds.entry(p.kind.name()).or_insert(0) += 1;
+            }
+        }
+        match loader::write(&m).map(|b| loader::parse(&b)) {
+            Ok(Ok(back)) if back == m => {}
+            Ok(Ok(_)) => failures.push(format!(
+                "{}: written module reads back different",
+                path.display()
+            )),
+            Ok(Err(e)) => failures.push(format!(
+                "{}: written module does not read: {e}",
+                path.display()
+            )),
+            Err(e) => failures.push(format!("{}: cannot write: {e}", path.display())),
+        }
+    }
+    eprintln!("{lx} LX, {ne} NE, {other} other files; pages by kind: {kinds:?}");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
