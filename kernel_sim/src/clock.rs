@@ -125,7 +125,10 @@ mod tests {
         };
         c.sleep(1500);
         let t = c.now(0);
-        assert_eq!((t.year, t.month, t.day, t.hour, t.minute, t.second), (2000, 1, 1, 0, 0, 0));
+        assert_eq!(
+            (t.year, t.month, t.day, t.hour, t.minute, t.second),
+            (2000, 1, 1, 0, 0, 0)
+        );
         assert_eq!(t.hundredths, 50);
         assert_eq!(t.weekday, 6, "1 Jan 2000 was a Saturday");
     }

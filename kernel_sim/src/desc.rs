@@ -51,7 +51,11 @@ impl Descriptors {
         self.set(m, FLAT_CS, make(0, u32::MAX, CODE3, true));
         self.set(m, FLAT_DS, make(0, u32::MAX, DATA3, true));
         self.set(m, THUNK_CS, make(THUNK_BASE, 0xFFFF, CODE3, false));
-        self.set(m, LDT_SEL, make(LDT_BASE, (LDT_ENTRIES * 8 - 1) as u32, 0x82, false));
+        self.set(
+            m,
+            LDT_SEL,
+            make(LDT_BASE, (LDT_ENTRIES * 8 - 1) as u32, 0x82, false),
+        );
         let cpu = m.cpu_mut();
         cpu.gdtr = emu::DescTable {
             base: GDT_BASE,
@@ -162,7 +166,10 @@ mod tests {
     #[test]
     fn descriptor_round_trip() {
         let d = Descriptor(make(0x0123_4567, 0xFFFF, DATA3, false));
-        assert_eq!((d.base(), d.limit(), d.access()), (0x0123_4567, 0xFFFF, DATA3));
+        assert_eq!(
+            (d.base(), d.limit(), d.access()),
+            (0x0123_4567, 0xFFFF, DATA3)
+        );
         let f = Descriptor(make(0, u32::MAX, CODE3, true));
         assert_eq!((f.base(), f.limit()), (0, u32::MAX));
         assert!(f.to_segment(FLAT_CS).big());

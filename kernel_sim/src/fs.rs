@@ -211,7 +211,8 @@ fn dos_time(md: &fs::Metadata) -> (u16, u16) {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     let date = (((y - 1980).clamp(0, 127) as u16) << 9) | ((m as u16) << 5) | d as u16;
-    let time = (((sod / 3600) as u16) << 11) | ((((sod / 60) % 60) as u16) << 5) | ((sod % 60) / 2) as u16;
+    let time =
+        (((sod / 3600) as u16) << 11) | ((((sod / 60) % 60) as u16) << 5) | ((sod % 60) / 2) as u16;
     (date, time)
 }
 
@@ -262,7 +263,10 @@ impl Files {
 
     /// The full OS/2 path of a program name (as given, made absolute).
     pub fn full_os2_path(&self, path: &str) -> String {
-        let bytes: Vec<u8> = path.chars().map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')).collect();
+        let bytes: Vec<u8> = path
+            .chars()
+            .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+            .collect();
         match self.sandbox.resolve(&bytes, &self.cwd) {
             Ok(r) => r.os2.to_ascii_uppercase(),
             Err(_) => path.to_ascii_uppercase(),
@@ -293,7 +297,13 @@ impl Files {
     /// replace; high nibble: if not, 0 fail, 1 create) and open mode
     /// (access in bits 0..2). Returns the handle and the action (1
     /// existed, 2 created, 3 replaced).
-    pub fn open(&mut self, path: &[u8], flags: u16, mode: u16, size: u64) -> Result<(u16, u32), u32> {
+    pub fn open(
+        &mut self,
+        path: &[u8],
+        flags: u16,
+        mode: u16,
+        size: u64,
+    ) -> Result<(u16, u32), u32> {
         let r = self.resolve(path)?;
         let access = (mode & 7) as u8;
         if access > 2 {
@@ -390,7 +400,8 @@ impl Files {
                 if pos < 0 {
                     return Err(ERROR_NEGATIVE_SEEK);
                 }
-                file.seek(SeekFrom::Start(pos as u64)).map_err(|e| io_error(&e))
+                file.seek(SeekFrom::Start(pos as u64))
+                    .map_err(|e| io_error(&e))
             }
             Some(Handle::Std(_)) => Ok(0),
             None => Err(ERROR_INVALID_HANDLE),
@@ -399,7 +410,9 @@ impl Files {
 
     pub fn set_size(&mut self, h: u16, size: u64) -> Result<(), u32> {
         match self.get(h) {
-            Some(Handle::File { file, access }) if *access != 0 => file.set_len(size).map_err(|e| io_error(&e)),
+            Some(Handle::File { file, access }) if *access != 0 => {
+                file.set_len(size).map_err(|e| io_error(&e))
+            }
             Some(_) => Err(ERROR_ACCESS_DENIED),
             None => Err(ERROR_INVALID_HANDLE),
         }
@@ -464,7 +477,13 @@ impl Files {
         if r.exists != Some(true) {
             return Err(ERROR_PATH_NOT_FOUND);
         }
-        self.cwd = r.os2.split('\\').skip(1).filter(|s| !s.is_empty()).map(String::from).collect();
+        self.cwd = r
+            .os2
+            .split('\\')
+            .skip(1)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
         Ok(())
     }
 

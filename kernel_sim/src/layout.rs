@@ -52,7 +52,7 @@ pub const TIB_SEL: u16 = 0x150B;
 /// The tiled LDT selector of the 64 KB tile holding `lin` (only below
 /// [`TILED_TOP`]).
 pub fn tile_selector(lin: u32) -> Option<u16> {
-    (lin < TILED_TOP).then(|| (((lin >> 16) << 3) | 7) as u16)
+    (lin < TILED_TOP).then_some((((lin >> 16) << 3) | 7) as u16)
 }
 
 /// The linear base of a tiled LDT selector's tile.
@@ -62,5 +62,5 @@ pub fn tile_base(sel: u16) -> u32 {
 
 /// Round `n` up to a multiple of `to` (a power of two), saturating.
 pub fn round_up(n: u32, to: u32) -> u32 {
-    n.checked_add(to - 1).map_or(u32::MAX & !(to - 1), |v| v & !(to - 1))
+    n.checked_add(to - 1).map_or(!(to - 1), |v| v & !(to - 1))
 }

@@ -37,7 +37,7 @@
 //!   CS/DS/ES/SS flat, FS the TIB.
 
 use emu::SegReg;
-use loader::{EntryPoint, ForwardTarget, Format, Module, ModuleType, SourceKind, Target};
+use loader::{EntryPoint, Format, ForwardTarget, Module, ModuleType, SourceKind, Target};
 
 use crate::api::{self, Conv, thunks::Slot};
 use crate::desc::{CODE3, DATA3};
@@ -127,7 +127,13 @@ impl Process {
         Ok(idx)
     }
 
-    fn load_file(&mut self, host: &std::path::Path, os2: &str, is_exe: bool, depth: u32) -> Result<usize, KernelError> {
+    fn load_file(
+        &mut self,
+        host: &std::path::Path,
+        os2: &str,
+        is_exe: bool,
+        depth: u32,
+    ) -> Result<usize, KernelError> {
         let data = std::fs::read(host).map_err(|e| KernelError::Io {
             what: format!("reading {os2}"),
             source: e,
@@ -168,7 +174,9 @@ impl Process {
     }
 
     fn find_module(&self, name: &str) -> Option<usize> {
-        self.modules.iter().position(|m| m.name.eq_ignore_ascii_case(name))
+        self.modules
+            .iter()
+            .position(|m| m.name.eq_ignore_ascii_case(name))
     }
 
     fn load_dll(&mut self, name: &str, depth: u32) -> Result<usize, KernelError> {
@@ -193,11 +201,19 @@ impl Process {
             }
             tried.push(p);
         }
-        Err(KernelError::ModuleNotFound(name.to_string(), tried.join(", ")))
+        Err(KernelError::ModuleNotFound(
+            name.to_string(),
+            tried.join(", "),
+        ))
     }
 
     /// Reserve, map, fill and describe every object or segment.
-    fn place(&mut self, module: &Module, is_exe: bool, name: &str) -> Result<Vec<LoadedObject>, KernelError> {
+    fn place(
+        &mut self,
+        module: &Module,
+        is_exe: bool,
+        name: &str,
+    ) -> Result<Vec<LoadedObject>, KernelError> {
         let mut out = Vec::new();
         let page_size = module.page_size();
         for (i, obj) in module.objects.iter().enumerate() {
@@ -220,7 +236,11 @@ impl Process {
                     (false, obj.flags & 7 == 0, size)
                 }
             };
-            let reserve = if module.format == Format::Ne { TILE } else { size };
+            let reserve = if module.format == Format::Ne {
+                TILE
+            } else {
+                size
+            };
             let base = match (is_exe, module.format) {
                 (true, Format::Lx) => self
                     .mem
@@ -229,10 +249,14 @@ impl Process {
                 (true, _) => self.mem.reserve(reserve, false, RegionKind::Module)?,
                 (false, _) => self.mem.reserve(reserve, true, RegionKind::Module)?,
             };
-            self.mem.map(&mut self.m, base, round_up(reserve, PAGE), true)?;
+            self.mem
+                .map(&mut self.m, base, round_up(reserve, PAGE), true)?;
             let image = obj.image(page_size);
             if self.m.write_linear(base, &image).is_err() {
-                return Err(load_err(name, format!("object {number} could not be written")));
+                return Err(load_err(
+                    name,
+                    format!("object {number} could not be written"),
+                ));
             }
             let access = if code { CODE3 } else { DATA3 };
             let alias = self
@@ -299,7 +323,9 @@ impl Process {
                     return Err("forwarders loop".into());
                 }
                 match target {
-                    ForwardTarget::Ordinal(o) => self.import_target(&imp, Some(*o), None, depth + 1),
+                    ForwardTarget::Ordinal(o) => {
+                        self.import_target(&imp, Some(*o), None, depth + 1)
+                    }
                     ForwardTarget::Name(n) => self.import_target(&imp, None, Some(n), depth + 1),
                 }
             }
@@ -314,14 +340,21 @@ impl Process {
                         value: Some(a.offset),
                     });
                 }
-                self.object_target(mi, a.object, a.offset)
-                    .ok_or_else(|| format!("{}: entry {ordinal} in missing object {}", m.name, a.object))
+                self.object_target(mi, a.object, a.offset).ok_or_else(|| {
+                    format!("{}: entry {ordinal} in missing object {}", m.name, a.object)
+                })
             }
         }
     }
 
     /// The target of an import by ordinal or name.
-    fn import_target(&mut self, module: &str, ordinal: Option<u32>, name: Option<&str>, depth: u32) -> Result<Tgt, String> {
+    fn import_target(
+        &mut self,
+        module: &str,
+        ordinal: Option<u32>,
+        name: Option<&str>,
+        depth: u32,
+    ) -> Result<Tgt, String> {
         if api::is_system(module) {
             let def = match (ordinal, name) {
                 (Some(o), _) => api::lookup(module, o),
@@ -373,16 +406,22 @@ impl Process {
         let name = self.modules[mi].name.clone();
         for f in &fixups {
             let t = match &f.target {
-                Target::Internal { object, offset } => self.object_target(mi, *object, *offset).ok_or_else(|| format!("target object {object} missing")),
+                Target::Internal { object, offset } => self
+                    .object_target(mi, *object, *offset)
+                    .ok_or_else(|| format!("target object {object} missing")),
                 Target::InternalEntry { ordinal } => self.entry_target(mi, u32::from(*ordinal), 0),
-                Target::ImportOrdinal { module, ordinal } => match imports.get(usize::from(*module).wrapping_sub(1)) {
-                    Some(m) => self.import_target(&m.clone(), Some(*ordinal), None, 0),
-                    None => Err(format!("import module {module} missing")),
-                },
-                Target::ImportName { module, name } => match imports.get(usize::from(*module).wrapping_sub(1)) {
-                    Some(m) => self.import_target(&m.clone(), None, Some(name), 0),
-                    None => Err(format!("import module {module} missing")),
-                },
+                Target::ImportOrdinal { module, ordinal } => {
+                    match imports.get(usize::from(*module).wrapping_sub(1)) {
+                        Some(m) => self.import_target(&m.clone(), Some(*ordinal), None, 0),
+                        None => Err(format!("import module {module} missing")),
+                    }
+                }
+                Target::ImportName { module, name } => {
+                    match imports.get(usize::from(*module).wrapping_sub(1)) {
+                        Some(m) => self.import_target(&m.clone(), None, Some(name), 0),
+                        None => Err(format!("import module {module} missing")),
+                    }
+                }
                 Target::OsFixup { .. } => continue,
             };
             let mut t = t.map_err(|e| load_err(&name, e))?;
@@ -394,15 +433,30 @@ impl Process {
                 }
             }
             let Some(site) = self.modules[mi].flat(f.object, f.offset) else {
-                return Err(load_err(&name, format!("fixup in missing object {}", f.object)));
+                return Err(load_err(
+                    &name,
+                    format!("fixup in missing object {}", f.object),
+                ));
             };
             self.write_fixup(site, f.kind, &t, f.alias, f.add_to_site)
-                .map_err(|_| load_err(&name, format!("fixup site {}:{:#x} is not writable", f.object, f.offset)))?;
+                .map_err(|_| {
+                    load_err(
+                        &name,
+                        format!("fixup site {}:{:#x} is not writable", f.object, f.offset),
+                    )
+                })?;
         }
         Ok(())
     }
 
-    fn write_fixup(&mut self, site: u32, kind: SourceKind, t: &Tgt, alias: bool, add: bool) -> Result<(), emu::Fault> {
+    fn write_fixup(
+        &mut self,
+        site: u32,
+        kind: SourceKind,
+        t: &Tgt,
+        alias: bool,
+        add: bool,
+    ) -> Result<(), emu::Fault> {
         let alias16 = (tile_selector(t.flat).unwrap_or(0), t.flat & 0xFFFF);
         let (sel16, off16) = match t.value {
             Some(v) => (v as u16, v),
@@ -419,7 +473,11 @@ impl Process {
             SourceKind::Byte => vec![(off16 as u8).wrapping_add(old[0])],
             SourceKind::Sel16 => (sel as u32).wrapping_add(oldw).to_le_bytes()[..2].to_vec(),
             SourceKind::Off16 => {
-                let v = if t.bits32 && t.value.is_none() { t.flat } else { off16 };
+                let v = if t.bits32 && t.value.is_none() {
+                    t.flat
+                } else {
+                    off16
+                };
                 v.wrapping_add(oldw).to_le_bytes()[..2].to_vec()
             }
             SourceKind::Ptr1616 => {
@@ -428,13 +486,21 @@ impl Process {
                 b
             }
             SourceKind::Ptr1632 => {
-                let (o, s) = if t.bits32 { (t.flat, t.sel) } else { (t.off, t.sel) };
+                let (o, s) = if t.bits32 {
+                    (t.flat, t.sel)
+                } else {
+                    (t.off, t.sel)
+                };
                 let mut b = o.to_le_bytes().to_vec();
                 b.extend(s.to_le_bytes());
                 b
             }
             SourceKind::Off32 => t.value.unwrap_or(t.flat).to_le_bytes().to_vec(),
-            SourceKind::Rel32 => t.flat.wrapping_sub(site.wrapping_add(4)).to_le_bytes().to_vec(),
+            SourceKind::Rel32 => t
+                .flat
+                .wrapping_sub(site.wrapping_add(4))
+                .to_le_bytes()
+                .to_vec(),
         };
         self.m.write_linear(site, &bytes)
     }
@@ -478,7 +544,11 @@ impl Process {
         }
         self.tib = base;
         self.pib = pib;
-        self.desc.set(&mut self.m, TIB_SEL, crate::desc::make(base, PAGE - 1, DATA3, false));
+        self.desc.set(
+            &mut self.m,
+            TIB_SEL,
+            crate::desc::make(base, PAGE - 1, DATA3, false),
+        );
         Ok(())
     }
 
@@ -520,19 +590,24 @@ impl Process {
     pub(crate) fn set_start_state(&mut self) -> Result<(), KernelError> {
         let exe = self.modules[self.exe].clone();
         let m = &exe.module;
-        let start = m.start.ok_or_else(|| load_err(&exe.name, "no start address"))?;
+        let start = m
+            .start
+            .ok_or_else(|| load_err(&exe.name, "no start address"))?;
         let cs = exe
             .object(start.object)
             .ok_or_else(|| load_err(&exe.name, "start object missing"))?
             .clone();
-        let (ss, sp) = self.initial_sp().ok_or_else(|| load_err(&exe.name, "no stack"))?;
+        let (ss, sp) = self
+            .initial_sp()
+            .ok_or_else(|| load_err(&exe.name, "no stack"))?;
         {
             let cpu = self.m.cpu_mut();
             cpu.gpr = [0; 8];
             cpu.gpr[4] = sp;
         }
         let d = &self.desc;
-        let mut ok = d.load(&mut self.m, SegReg::Ss, ss) && d.load(&mut self.m, SegReg::Cs, cs.selector);
+        let mut ok =
+            d.load(&mut self.m, SegReg::Ss, ss) && d.load(&mut self.m, SegReg::Cs, cs.selector);
         if m.format == Format::Lx {
             ok &= d.load(&mut self.m, SegReg::Ds, FLAT_DS)
                 && d.load(&mut self.m, SegReg::Es, FLAT_DS)
@@ -576,8 +651,12 @@ impl Process {
         for mi in pending {
             let saved = self.m.cpu().clone();
             let lm = self.modules[mi].clone();
-            let Some(start) = lm.module.start else { continue };
-            let Some(o) = lm.object(start.object) else { continue };
+            let Some(start) = lm.module.start else {
+                continue;
+            };
+            let Some(o) = lm.object(start.object) else {
+                continue;
+            };
             let ret_slot = self.thunks.special(Slot::InitReturn);
             self.m.add_host_call(THUNK_BASE + 4 * ret_slot);
             let d = &self.desc;
@@ -586,7 +665,9 @@ impl Process {
                 ok = d.load(&mut self.m, SegReg::Cs, FLAT_CS)
                     && d.load(&mut self.m, SegReg::Ds, FLAT_DS)
                     && d.load(&mut self.m, SegReg::Es, FLAT_DS);
-                ok &= self.push32(0) && self.push32(u32::from(lm.handle)) && self.push32(THUNK_BASE + 4 * ret_slot);
+                ok &= self.push32(0)
+                    && self.push32(u32::from(lm.handle))
+                    && self.push32(THUNK_BASE + 4 * ret_slot);
                 self.m.cpu_mut().eip = o.base.wrapping_add(start.offset);
             } else {
                 let ds = lm
@@ -605,7 +686,10 @@ impl Process {
                 cpu.gpr[1] = lm.module.heap_size & 0xFFFF;
             }
             if !ok {
-                return Err(load_err(&lm.name, "cannot enter the initialization routine"));
+                return Err(load_err(
+                    &lm.name,
+                    "cannot enter the initialization routine",
+                ));
             }
             let outcome = self.run_loop(None);
             *self.m.cpu_mut() = saved;

@@ -96,7 +96,10 @@ impl Memory {
             Some(t) => *t,
             None => {
                 let t = self.frame(m)?;
-                m.write_phys(PD_PHYS + pdi * 4, &(t | PTE_P | PTE_RW | PTE_US).to_le_bytes());
+                m.write_phys(
+                    PD_PHYS + pdi * 4,
+                    &(t | PTE_P | PTE_RW | PTE_US).to_le_bytes(),
+                );
                 self.tables.insert(pdi, t);
                 t
             }
@@ -106,7 +109,13 @@ impl Memory {
 
     /// Map every page of `[lin, lin+len)` that is not mapped yet to a fresh
     /// zeroed frame; `user` pages are ring-3 accessible.
-    pub fn map(&mut self, m: &mut Machine, lin: u32, len: u32, user: bool) -> Result<(), KernelError> {
+    pub fn map(
+        &mut self,
+        m: &mut Machine,
+        lin: u32,
+        len: u32,
+        user: bool,
+    ) -> Result<(), KernelError> {
         if len == 0 {
             return Ok(());
         }
@@ -200,7 +209,7 @@ impl Memory {
     /// Reserve exactly `[base, base+size)` (rounded out to 64 KB) if it
     /// is free and inside an arena.
     pub fn reserve_at(&mut self, base: u32, size: u32, kind: RegionKind) -> Option<u32> {
-        if base % TILE != 0 || base < PRIVATE_BASE {
+        if !base.is_multiple_of(TILE) || base < PRIVATE_BASE {
             return None;
         }
         let size = round_up(size.max(1), TILE);
@@ -249,6 +258,9 @@ mod tests {
             ..Default::default()
         });
         mem.release(&mut m, b).unwrap();
-        assert_eq!(mem.reserve(0x1_0000, false, RegionKind::Mem).unwrap(), 0x2_0000);
+        assert_eq!(
+            mem.reserve(0x1_0000, false, RegionKind::Mem).unwrap(),
+            0x2_0000
+        );
     }
 }

@@ -47,7 +47,10 @@ impl ProcessConfig {
             root: root.into(),
             program: program.into(),
             args: Vec::new(),
-            env: vec![("PATH".into(), "C:\\".into()), ("DPATH".into(), "C:\\".into())],
+            env: vec![
+                ("PATH".into(), "C:\\".into()),
+                ("DPATH".into(), "C:\\".into()),
+            ],
             api_log: false,
             max_instructions: None,
             ram_size: 64 << 20,
@@ -57,7 +60,11 @@ impl ProcessConfig {
 
     /// Set (or replace) an environment variable.
     pub fn set_env(&mut self, key: &str, value: &str) {
-        match self.env.iter_mut().find(|(k, _)| k.eq_ignore_ascii_case(key)) {
+        match self
+            .env
+            .iter_mut()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        {
             Some(e) => e.1 = value.to_string(),
             None => self.env.push((key.to_string(), value.to_string())),
         }
@@ -208,7 +215,12 @@ impl Process {
 
     /// Send the program's console output (handles 1 and 2) and input
     /// (handle 0) elsewhere.
-    pub fn set_console(&mut self, stdout: Box<dyn Write>, stderr: Box<dyn Write>, stdin: Box<dyn Read>) {
+    pub fn set_console(
+        &mut self,
+        stdout: Box<dyn Write>,
+        stderr: Box<dyn Write>,
+        stdin: Box<dyn Read>,
+    ) {
         self.stdout = stdout;
         self.stderr = stderr;
         self.stdin = stdin;
@@ -222,7 +234,8 @@ impl Process {
         cpu.idtr = emu::DescTable { base: 0, limit: 0 };
         cpu.eflags = emu::flags::RESERVED1 | emu::flags::IF;
         self.desc.install(&mut self.m, &mut self.mem)?;
-        self.mem.map(&mut self.m, THUNK_BASE, THUNK_SLOTS * 4, true)?;
+        self.mem
+            .map(&mut self.m, THUNK_BASE, THUNK_SLOTS * 4, true)?;
         let hlt = vec![0xF4u8; (THUNK_SLOTS * 4) as usize];
         let _ = self.m.write_linear(THUNK_BASE, &hlt);
         for v in 0..=255u8 {
@@ -267,7 +280,8 @@ impl Process {
     /// data selector; returns its linear base.
     pub(crate) fn alloc_tiled(&mut self, size: u32, kind: RegionKind) -> Result<u32, KernelError> {
         let base = self.mem.reserve(size, false, kind)?;
-        self.mem.map(&mut self.m, base, round_up(size.max(1), PAGE), true)?;
+        self.mem
+            .map(&mut self.m, base, round_up(size.max(1), PAGE), true)?;
         self.desc
             .tile(&mut self.m, base, size, crate::desc::DATA3)
             .ok_or(KernelError::NoMemory("selectors"))?;
@@ -283,7 +297,9 @@ impl Process {
 
     /// The module called `name` (case-insensitive).
     pub fn module(&self, name: &str) -> Option<&LoadedModule> {
-        self.modules.iter().find(|m| m.name.eq_ignore_ascii_case(name))
+        self.modules
+            .iter()
+            .find(|m| m.name.eq_ignore_ascii_case(name))
     }
 
     /// The emulated machine (registers, cycle count).
@@ -385,7 +401,9 @@ impl Process {
         let limit = if far16 {
             let sel = (raw >> 16) as u16;
             let d = self.desc.get(sel)?;
-            (d.limit().saturating_sub(raw & 0xFFFF)).saturating_add(1).min(max)
+            (d.limit().saturating_sub(raw & 0xFFFF))
+                .saturating_add(1)
+                .min(max)
         } else {
             max
         };
@@ -403,7 +421,9 @@ impl Process {
 
 /// Latin-1 bytes of a string (characters above U+00FF become `?`).
 pub(crate) fn latin1(s: &str) -> Vec<u8> {
-    s.chars().map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')).collect()
+    s.chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect()
 }
 
 /// Quote an argument that contains blanks, as CMD.EXE would pass it.

@@ -100,7 +100,11 @@ impl Process {
     fn guest_exception(&mut self, fault: Fault) -> Option<Outcome> {
         let cpu = self.m.cpu();
         let (cs, eip) = (cpu.seg[1].selector, cpu.eip);
-        let handler = self.vectors.get(usize::from(fault.vector)).copied().unwrap_or(0);
+        let handler = self
+            .vectors
+            .get(usize::from(fault.vector))
+            .copied()
+            .unwrap_or(0);
         if handler != 0 && !self.m.cpu().seg[1].big() && self.enter_handler16(handler) {
             return None;
         }
@@ -123,7 +127,10 @@ impl Process {
                 return false;
             }
         }
-        if !self.desc.load(&mut self.m, SegReg::Cs, (handler >> 16) as u16) {
+        if !self
+            .desc
+            .load(&mut self.m, SegReg::Cs, (handler >> 16) as u16)
+        {
             return false;
         }
         self.m.cpu_mut().eip = handler & 0xFFFF;
@@ -134,7 +141,10 @@ impl Process {
     pub(crate) fn push16(&mut self, v: u16) -> bool {
         let ss = self.m.cpu().seg[2];
         let sp = (self.m.cpu().gpr[4] as u16).wrapping_sub(2);
-        let ok = self.m.write_linear(ss.base.wrapping_add(u32::from(sp)), &v.to_le_bytes()).is_ok();
+        let ok = self
+            .m
+            .write_linear(ss.base.wrapping_add(u32::from(sp)), &v.to_le_bytes())
+            .is_ok();
         let e = &mut self.m.cpu_mut().gpr[4];
         *e = (*e & 0xFFFF_0000) | u32::from(sp);
         ok
@@ -144,7 +154,10 @@ impl Process {
     pub(crate) fn push32(&mut self, v: u32) -> bool {
         let ss = self.m.cpu().seg[2];
         let esp = self.m.cpu().gpr[4].wrapping_sub(4);
-        let ok = self.m.write_linear(ss.base.wrapping_add(esp), &v.to_le_bytes()).is_ok();
+        let ok = self
+            .m
+            .write_linear(ss.base.wrapping_add(esp), &v.to_le_bytes())
+            .is_ok();
         self.m.cpu_mut().gpr[4] = esp;
         ok
     }
@@ -171,9 +184,14 @@ impl Process {
     /// A host call at `linear`: `None` to go on running.
     fn host_call(&mut self, linear: u32) -> Option<Outcome> {
         let off = linear.wrapping_sub(THUNK_BASE);
-        let slot = (off % 4 == 0).then(|| self.thunks.slot(off / 4)).flatten();
+        let slot = off
+            .is_multiple_of(4)
+            .then(|| self.thunks.slot(off / 4))
+            .flatten();
         let Some(slot) = slot else {
-            return Some(Outcome::HostError(format!("host call at unknown address {linear:#x}")));
+            return Some(Outcome::HostError(format!(
+                "host call at unknown address {linear:#x}"
+            )));
         };
         match slot {
             Slot::EntryReturn => Some(Outcome::Exited(self.m.cpu().gpr[0])),
@@ -207,7 +225,11 @@ impl Process {
         };
         let cpu = self.m.cpu();
         let ss = cpu.seg[2];
-        let sp = if ss.big() { cpu.gpr[4] } else { cpu.gpr[4] & 0xFFFF };
+        let sp = if ss.big() {
+            cpu.gpr[4]
+        } else {
+            cpu.gpr[4] & 0xFFFF
+        };
         let at = |o: u32| {
             if ss.big() {
                 ss.base.wrapping_add(sp.wrapping_add(o))
@@ -231,10 +253,16 @@ impl Process {
         let (ret_ip, ret_cs) = if far16 {
             (self.stack_word(at(0), 2), self.stack_word(at(2), 2))
         } else {
-            (self.stack_word(at(0), 4), Some(u32::from(self.m.cpu().seg[1].selector)))
+            (
+                self.stack_word(at(0), 4),
+                Some(u32::from(self.m.cpu().seg[1].selector)),
+            )
         };
         let (Some(ret_ip), Some(ret_cs)) = (ret_ip, ret_cs) else {
-            return Some(Outcome::HostError(format!("{}: no return address", def.name)));
+            return Some(Outcome::HostError(format!(
+                "{}: no return address",
+                def.name
+            )));
         };
         let call = api::Call { vals, far16 };
         let args_text = self.cfg.api_log.then(|| api::format_args(self, def, &call));
@@ -272,7 +300,11 @@ impl Process {
                 });
             }
             let cpu = self.m.cpu_mut();
-            cpu.gpr[4] = if ss.big() { new_sp } else { (cpu.gpr[4] & 0xFFFF_0000) | (new_sp & 0xFFFF) };
+            cpu.gpr[4] = if ss.big() {
+                new_sp
+            } else {
+                (cpu.gpr[4] & 0xFFFF_0000) | (new_sp & 0xFFFF)
+            };
             cpu.gpr[0] = (cpu.gpr[0] & 0xFFFF_0000) | (rc & 0xFFFF);
             cpu.eip = ret_ip & 0xFFFF;
         } else {

@@ -7,7 +7,11 @@ use kernel_sim::{HookAction, Outcome, Process, ProcessConfig, TrapHook, TrapKind
 
 fn run_code(code: &[u8], calls: &[(u32, &str, u32)], max: u64) -> (Outcome, Process) {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), common::ne_program(code, b"", calls)).unwrap();
+    std::fs::write(
+        dir.path().join("T.EXE"),
+        common::ne_program(code, b"", calls),
+    )
+    .unwrap();
     let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
     cfg.max_instructions = Some(max);
     let mut p = Process::new(cfg).unwrap();
@@ -19,7 +23,10 @@ fn run_code(code: &[u8], calls: &[(u32, &str, u32)], max: u64) -> (Outcome, Proc
 fn a_fault_ends_the_run_with_its_place() {
     // mov ax,0x1234 ; mov ds,ax  -> #GP(0x1234): no such LDT selector.
     let (o, _) = run_code(&[0xB8, 0x34, 0x12, 0x8E, 0xD8], &[], 1000);
-    let Outcome::GuestFault { vector, error, eip, .. } = o.clone() else {
+    let Outcome::GuestFault {
+        vector, error, eip, ..
+    } = o.clone()
+    else {
         panic!("{o}")
     };
     assert_eq!((vector, error, eip), (13, Some(0x1234), 3));
@@ -36,7 +43,11 @@ fn a_page_fault_names_the_address() {
     // selector whose tile is not present is #GP too; a not-present page
     // made on purpose gives #PF with CR2.
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), common::ne_program(&[0xA1, 0x10, 0x00, 0xEB, 0xFE], b"", &[])).unwrap();
+    std::fs::write(
+        dir.path().join("T.EXE"),
+        common::ne_program(&[0xA1, 0x10, 0x00, 0xEB, 0xFE], b"", &[]),
+    )
+    .unwrap();
     let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
     cfg.max_instructions = Some(1000);
     let mut p = Process::new(cfg).unwrap();
@@ -108,15 +119,30 @@ fn the_hook_sees_int3_first() {
     let at = code.len() as u32;
     code.extend([0x9A, 0, 0, 0, 0]);
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), common::ne_program(&code, b"", &[(at, "DOSCALLS", 5)])).unwrap();
+    std::fs::write(
+        dir.path().join("T.EXE"),
+        common::ne_program(&code, b"", &[(at, "DOSCALLS", 5)]),
+    )
+    .unwrap();
     let mut p = Process::new(ProcessConfig::new(dir.path(), "T.EXE")).unwrap();
     let mut hook = CountBreakpoints(0);
     let o = p.run_with_hook(Some(&mut hook));
     assert_eq!(hook.0, 2);
-    assert!(matches!(o, Outcome::GuestFault { vector: 3, eip: 3, .. }), "{o}");
+    assert!(
+        matches!(
+            o,
+            Outcome::GuestFault {
+                vector: 3,
+                eip: 3,
+                ..
+            }
+        ),
+        "{o}"
+    );
     // Without the third INT3 the program exits normally.
     let mut p = Process::new(ProcessConfig::new(dir.path(), "T.EXE")).unwrap();
-    p.patch_code(p.modules()[0].objects[0].base + 2, &[0x90]).unwrap();
+    p.patch_code(p.modules()[0].objects[0].base + 2, &[0x90])
+        .unwrap();
     let mut hook = CountBreakpoints(0);
     assert_eq!(p.run_with_hook(Some(&mut hook)), Outcome::Exited(7));
 }
@@ -124,7 +150,10 @@ fn the_hook_sees_int3_first() {
 #[test]
 fn garbage_modules_are_errors() {
     let dir = tempfile::tempdir().unwrap();
-    for (i, bytes) in [&b""[..], b"MZ", b"NE\0\0\0\0", &[0xFF; 300]].iter().enumerate() {
+    for (i, bytes) in [&b""[..], b"MZ", b"NE\0\0\0\0", &[0xFF; 300]]
+        .iter()
+        .enumerate()
+    {
         let name = format!("G{i}.EXE");
         std::fs::write(dir.path().join(&name), bytes).unwrap();
         assert!(Process::new(ProcessConfig::new(dir.path(), name)).is_err());

@@ -21,7 +21,11 @@ fn setup(rel: &str, name: &str) -> (tempfile::TempDir, ProcessConfig) {
 fn run(cfg: ProcessConfig) -> (Outcome, String, Process) {
     let mut p = Process::new(cfg).unwrap();
     let out = ConsoleBuffer::new();
-    p.set_console(Box::new(out.clone()), Box::new(out.clone()), Box::new(std::io::empty()));
+    p.set_console(
+        Box::new(out.clone()),
+        Box::new(out.clone()),
+        Box::new(std::io::empty()),
+    );
     let o = p.run();
     (o, out.text(), p)
 }
@@ -46,7 +50,11 @@ fn hello16_prints_its_message() {
 fn hello32_prints_its_message() {
     let (_d, cfg) = setup("lx/hello.exe", "HELLO.EXE");
     let (o, text, p) = run(cfg);
-    assert!(matches!(o, Outcome::Exited(_)), "{o} log: {:#?}", p.api_log());
+    assert!(
+        matches!(o, Outcome::Exited(_)),
+        "{o} log: {:#?}",
+        p.api_log()
+    );
     // The program passes a length of 40 for its 39-byte message, so the
     // NUL after it is written too, as on OS/2.
     assert_eq!(text, "Hello world! I'm a 32-bit OS/2 binary!\n\0");

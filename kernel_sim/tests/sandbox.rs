@@ -26,7 +26,11 @@ fn world() -> (tempfile::TempDir, std::path::PathBuf) {
 
 /// Run a guest that opens `name` for reading; its exit code is DosOpen's.
 fn guest_open(root: &std::path::Path, name: &str) -> u32 {
-    std::fs::write(root.join("OPEN.EXE"), common::open_program(name, 0x01, 0x40)).unwrap();
+    std::fs::write(
+        root.join("OPEN.EXE"),
+        common::open_program(name, 0x01, 0x40),
+    )
+    .unwrap();
     let mut cfg = ProcessConfig::new(root, "OPEN.EXE");
     cfg.max_instructions = Some(100_000);
     let mut p = Process::new(cfg).unwrap();
@@ -54,8 +58,18 @@ fn paths_map_case_insensitively_inside_the_root() {
 fn dot_dot_cannot_climb_out() {
     let (_p, root) = world();
     let s = Sandbox::new(&root).unwrap();
-    for path in [&b"..\\SECRET.TXT"[..], b"C:\\..\\SECRET.TXT", b"Sub\\..\\..\\SECRET.TXT", b"/../SECRET.TXT"] {
-        assert_eq!(s.resolve(path, &[]), Err(PATH_NOT_FOUND), "{}", String::from_utf8_lossy(path));
+    for path in [
+        &b"..\\SECRET.TXT"[..],
+        b"C:\\..\\SECRET.TXT",
+        b"Sub\\..\\..\\SECRET.TXT",
+        b"/../SECRET.TXT",
+    ] {
+        assert_eq!(
+            s.resolve(path, &[]),
+            Err(PATH_NOT_FOUND),
+            "{}",
+            String::from_utf8_lossy(path)
+        );
     }
     assert_eq!(guest_open(&root, "..\\SECRET.TXT"), PATH_NOT_FOUND);
     assert_eq!(guest_open(&root, "SUB\\..\\..\\SECRET.TXT"), PATH_NOT_FOUND);
@@ -89,7 +103,11 @@ fn symbolic_links_are_refused() {
     assert_eq!(guest_open(&root, "up\\secret.txt"), ACCESS_DENIED);
     // Creating through a dangling link is refused as well.
     std::os::unix::fs::symlink(parent.path().join("NEW.TXT"), root.join("DANGLE.TXT")).unwrap();
-    std::fs::write(root.join("CREATE.EXE"), common::open_program("DANGLE.TXT", 0x12, 0x41)).unwrap();
+    std::fs::write(
+        root.join("CREATE.EXE"),
+        common::open_program("DANGLE.TXT", 0x12, 0x41),
+    )
+    .unwrap();
     let mut p = Process::new(ProcessConfig::new(&root, "CREATE.EXE")).unwrap();
     assert_eq!(p.run(), Outcome::Exited(ACCESS_DENIED));
     assert!(!parent.path().join("NEW.TXT").exists());

@@ -14,7 +14,11 @@ fn run(programs: &[testprogs::Program]) -> (Outcome, String, tempfile::TempDir) 
     cfg.max_instructions = Some(10_000_000);
     let mut p = Process::new(cfg).unwrap();
     let out = ConsoleBuffer::new();
-    p.set_console(Box::new(out.clone()), Box::new(out.clone()), Box::new(std::io::empty()));
+    p.set_console(
+        Box::new(out.clone()),
+        Box::new(out.clone()),
+        Box::new(std::io::empty()),
+    );
     let o = p.run();
     (o, out.text(), dir)
 }
@@ -31,14 +35,20 @@ fn hello16_and_hello32() {
 
 #[test]
 fn dll16_imports_by_name_and_ordinal() {
-    let (o, text, _d) = run(&[testprogs::tpdll16().unwrap(), testprogs::dllcal16().unwrap()]);
+    let (o, text, _d) = run(&[
+        testprogs::tpdll16().unwrap(),
+        testprogs::dllcal16().unwrap(),
+    ]);
     assert_eq!(o, Outcome::Exited(0), "{text}");
     assert_eq!(text.as_bytes(), testprogs::dll16::GREETING);
 }
 
 #[test]
 fn dll32_imports_by_name_and_ordinal() {
-    let (o, text, _d) = run(&[testprogs::tpdll32().unwrap(), testprogs::dllcal32().unwrap()]);
+    let (o, text, _d) = run(&[
+        testprogs::tpdll32().unwrap(),
+        testprogs::dllcal32().unwrap(),
+    ]);
     assert_eq!(o, Outcome::Exited(0), "{text}");
     assert_eq!(text.as_bytes(), testprogs::dll32::GREETING);
 }
@@ -62,6 +72,8 @@ fn file_written_and_read_back() {
 fn a_missing_dll_is_a_load_error() {
     let dir = tempfile::tempdir().unwrap();
     testprogs::dllcal16().unwrap().write_to(dir.path()).unwrap();
-    let err = Process::new(ProcessConfig::new(dir.path(), "DLLCAL16.EXE")).err().unwrap();
+    let err = Process::new(ProcessConfig::new(dir.path(), "DLLCAL16.EXE"))
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("TPDLL16"), "{err}");
 }

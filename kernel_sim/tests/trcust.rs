@@ -24,7 +24,10 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     for e in rd {
         let e = e.unwrap();
         if e.file_type().unwrap().is_file() {
-            out.insert(e.file_name().into_string().unwrap(), std::fs::read(e.path()).unwrap());
+            out.insert(
+                e.file_name().into_string().unwrap(),
+                std::fs::read(e.path()).unwrap(),
+            );
         }
     }
     out
@@ -53,11 +56,22 @@ fn run_case(exe: &Path, case: &Path) -> Result<(), String> {
     cfg.max_instructions = Some(2_000_000_000);
     let mut p = Process::new(cfg).map_err(|e| e.to_string())?;
     let out = ConsoleBuffer::new();
-    p.set_console(Box::new(out.clone()), Box::new(out.clone()), Box::new(std::io::empty()));
+    p.set_console(
+        Box::new(out.clone()),
+        Box::new(out.clone()),
+        Box::new(std::io::empty()),
+    );
     let outcome = p.run();
-    let want_exit: u32 = std::fs::read_to_string(case.join("exit")).unwrap().trim().parse().unwrap();
+    let want_exit: u32 = std::fs::read_to_string(case.join("exit"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     if outcome != Outcome::Exited(want_exit) {
-        return Err(format!("outcome {outcome}, want exit {want_exit}; console:\n{}", out.text()));
+        return Err(format!(
+            "outcome {outcome}, want exit {want_exit}; console:\n{}",
+            out.text()
+        ));
     }
     let console = std::fs::read(case.join("console.txt")).unwrap();
     if out.contents() != console {
@@ -82,7 +96,11 @@ fn run_case(exe: &Path, case: &Path) -> Result<(), String> {
     }
     for (name, data) in &want {
         if after[name] != *data {
-            return Err(format!("{name} differs ({} bytes, want {})", after[name].len(), data.len()));
+            return Err(format!(
+                "{name} differs ({} bytes, want {})",
+                after[name].len(),
+                data.len()
+            ));
         }
     }
     Ok(())
@@ -104,11 +122,23 @@ fn trcust_corpus() {
     let mut failed = Vec::new();
     for case in &cases {
         if let Err(e) = run_case(&exe, case) {
-            failed.push(format!("{}: {e}", case.file_name().unwrap().to_string_lossy()));
+            failed.push(format!(
+                "{}: {e}",
+                case.file_name().unwrap().to_string_lossy()
+            ));
         }
     }
-    eprintln!("TRCUST corpus: {} of {} cases pass", cases.len() - failed.len(), cases.len());
-    assert!(failed.is_empty(), "{} failed:\n{}", failed.len(), failed.join("\n"));
+    eprintln!(
+        "TRCUST corpus: {} of {} cases pass",
+        cases.len() - failed.len(),
+        cases.len()
+    );
+    assert!(
+        failed.is_empty(),
+        "{} failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
 }
 
 /// TRCUST on a TSF against one of our testprogs DLLs with its MAP file
@@ -128,14 +158,22 @@ fn trcust_on_testprogs_dlls() {
         cfg.max_instructions = Some(2_000_000_000);
         let mut p = Process::new(cfg).unwrap();
         let out = ConsoleBuffer::new();
-        p.set_console(Box::new(out.clone()), Box::new(out.clone()), Box::new(std::io::empty()));
+        p.set_console(
+            Box::new(out.clone()),
+            Box::new(out.clone()),
+            Box::new(std::io::empty()),
+        );
         assert_eq!(p.run(), Outcome::Exited(0), "{}", out.text());
         let tdf = dir.path().join(format!("{}.TDF", dll.name));
         let tff = dir.path().join(format!("TRC{:04X}.TFF", dll.major));
         assert!(std::fs::metadata(&tdf).unwrap().len() > 0, "{}", out.text());
         assert!(std::fs::metadata(&tff).unwrap().len() > 0, "{}", out.text());
         let n = dll.tracepoints.len();
-        assert!(out.text().contains(&format!("# records = {n}")), "{}", out.text());
+        assert!(
+            out.text().contains(&format!("# records = {n}")),
+            "{}",
+            out.text()
+        );
         // IBM's output is the oracle for ours (the tdf crate's TRCUST).
         let ours = tempfile::tempdir().unwrap();
         dll.write_to(ours.path()).unwrap();
@@ -144,7 +182,11 @@ fn trcust_on_testprogs_dlls() {
         assert_eq!(r.exit_code, 0);
         for f in [&tdf, &tff] {
             let name = f.file_name().unwrap();
-            assert_eq!(std::fs::read(f).unwrap(), std::fs::read(ours.path().join(name)).unwrap(), "{name:?}");
+            assert_eq!(
+                std::fs::read(f).unwrap(),
+                std::fs::read(ours.path().join(name)).unwrap(),
+                "{name:?}"
+            );
         }
     }
 }

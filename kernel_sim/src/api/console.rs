@@ -43,7 +43,9 @@ fn put_message(p: &mut Process, c: &Call) -> ApiResult<()> {
 /// VIOMODEINFO of an 80x25 colour text mode, cut to the caller's length.
 fn vio_get_mode(p: &mut Process, c: &Call) -> ApiResult<()> {
     let lin = p.arg_ptr(c, 0, 2)?;
-    let cb = p.read_mem(lin, 2).map_or(0, |b| usize::from(u16::from_le_bytes([b[0], b[1]])));
+    let cb = p
+        .read_mem(lin, 2)
+        .map_or(0, |b| usize::from(u16::from_le_bytes([b[0], b[1]])));
     let mut v = Vec::new();
     v.extend(12u16.to_le_bytes());
     v.extend([1, 4]);

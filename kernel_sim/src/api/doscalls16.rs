@@ -156,7 +156,6 @@ pub static DEFS: &[ApiDef] = &[
     }),
 ];
 
-
 fn alloc_seg(p: &mut Process, c: &Call) -> ApiResult<()> {
     if c.w(2) & 0xFFF0 != 0 {
         return Err(ERROR_INVALID_PARAMETER);
@@ -189,8 +188,13 @@ fn realloc_huge(p: &mut Process, c: &Call) -> ApiResult<()> {
     }
     p.desc.untile(&mut p.m, base, reserved * TILE);
     for i in 0..count {
-        let size = if i + 1 == count && last != 0 { last } else { TILE };
-        p.desc.tile(&mut p.m, base + i * TILE, size, crate::desc::DATA3);
+        let size = if i + 1 == count && last != 0 {
+            last
+        } else {
+            TILE
+        };
+        p.desc
+            .tile(&mut p.m, base + i * TILE, size, crate::desc::DATA3);
     }
     Ok(())
 }
@@ -252,7 +256,8 @@ fn get_info_seg(p: &mut Process, c: &Call) -> ApiResult<()> {
     li.extend([0, 0, 1, 0, 0]);
     li.extend(p.env_sel.to_le_bytes());
     li.extend(p.cmd_offset.to_le_bytes());
-    let ok = p.write_mem(crate::layout::tile_base(g), &gi) && p.write_mem(crate::layout::tile_base(l), &li);
+    let ok = p.write_mem(crate::layout::tile_base(g), &gi)
+        && p.write_mem(crate::layout::tile_base(l), &li);
     if !ok {
         return Err(ERROR_NOT_ENOUGH_MEMORY);
     }
@@ -274,7 +279,9 @@ fn q_cur_dir(p: &mut Process, c: &Call) -> ApiResult<()> {
     let mut dir = crate::process::latin1(&p.files.cwd_text());
     dir.push(0);
     let lin = p.arg_ptr(c, 2, 2)?;
-    let cap = p.read_mem(lin, 2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+    let cap = p
+        .read_mem(lin, 2)
+        .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
     p.put_u16(c, 2, dir.len() as u16)?;
     if dir.len() > usize::from(cap) {
         return Err(ERROR_BUFFER_OVERFLOW);

@@ -272,7 +272,7 @@ fn query_sys_info(p: &mut Process, c: &Call) -> ApiResult<()> {
             2 | 3 => 16,
             4 => 0,
             5 => 3,
-            6 | 7 | 8 => 1,
+            6..=8 => 1,
             9 => 3,
             10 => PAGE,
             11 => 20,
@@ -286,7 +286,7 @@ fn query_sys_info(p: &mut Process, c: &Call) -> ApiResult<()> {
             19 => p.cfg.ram_size as u32 / 2,
             22 => 310,
             23 => 255,
-            24 | 25 | 26 => 1,
+            24..=26 => 1,
             _ => 0,
         };
         v.extend(x.to_le_bytes());
@@ -301,5 +301,6 @@ fn unix_time(t: &crate::clock::DateTime) -> u32 {
     let m = i64::from(t.month);
     let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(t.day) - 1;
     let days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
-    (days * 86400 + i64::from(t.hour) * 3600 + i64::from(t.minute) * 60 + i64::from(t.second)) as u32
+    (days * 86400 + i64::from(t.hour) * 3600 + i64::from(t.minute) * 60 + i64::from(t.second))
+        as u32
 }

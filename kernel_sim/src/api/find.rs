@@ -15,7 +15,9 @@ fn entry_bytes(e: &FindEntry, far16: bool) -> Vec<u8> {
     if !far16 {
         v.extend(0u32.to_le_bytes());
     }
-    v.extend(crate::api::doscalls16::file_status(e.size, e.attr, e.date, e.time, !far16));
+    v.extend(crate::api::doscalls16::file_status(
+        e.size, e.attr, e.date, e.time, !far16,
+    ));
     let name = crate::process::latin1(&e.name);
     v.push(name.len().min(255) as u8);
     v.extend(&name[..name.len().min(255)]);
@@ -25,7 +27,14 @@ fn entry_bytes(e: &FindEntry, far16: bool) -> Vec<u8> {
 
 impl Process {
     /// Fill the caller's buffer from a find state; returns the count.
-    fn find_fill(&mut self, c: &Call, hdir: u16, buf: usize, cb: usize, count: usize) -> ApiResult<()> {
+    fn find_fill(
+        &mut self,
+        c: &Call,
+        hdir: u16,
+        buf: usize,
+        cb: usize,
+        count: usize,
+    ) -> ApiResult<()> {
         let Some(state) = self.files.finds.get_mut(&hdir) else {
             return Err(ERROR_INVALID_HANDLE);
         };
@@ -68,7 +77,9 @@ impl Process {
         let raw = self.read_mem(lin, hsize).ok_or(ERROR_INVALID_ADDRESS)?;
         let requested = u16::from_le_bytes([raw[0], raw[1]]);
         let hdir = if requested == 0xFFFF {
-            (2u16..).find(|h| !self.files.finds.contains_key(h)).ok_or(ERROR_INVALID_HANDLE)?
+            (2u16..)
+                .find(|h| !self.files.finds.contains_key(h))
+                .ok_or(ERROR_INVALID_HANDLE)?
         } else {
             requested
         };
@@ -76,13 +87,19 @@ impl Process {
         let craw = self.read_mem(plin, hsize).ok_or(ERROR_INVALID_ADDRESS)?;
         let count = usize::from(u16::from_le_bytes([craw[0], craw[1]]));
         let entries = self.files.find(&spec, (c.l(2) & 0xFFFF) as u16)?;
-        self.files.finds.insert(hdir, FindState { entries, next: 0 });
+        self.files
+            .finds
+            .insert(hdir, FindState { entries, next: 0 });
         if c.far16 {
             self.put_u16(c, 1, hdir)?;
         } else {
             self.put_u32(c, 1, u32::from(hdir))?;
         }
-        let cb = if c.far16 { usize::from(c.w(4)) } else { c.l(4) as usize };
+        let cb = if c.far16 {
+            usize::from(c.w(4))
+        } else {
+            c.l(4) as usize
+        };
         self.find_fill(c, hdir, 3, cb, count)
     }
 
@@ -92,7 +109,11 @@ impl Process {
         let plin = self.arg_ptr(c, 3, hsize)?;
         let craw = self.read_mem(plin, hsize).ok_or(ERROR_INVALID_ADDRESS)?;
         let count = usize::from(u16::from_le_bytes([craw[0], craw[1]]));
-        let cb = if c.far16 { usize::from(c.w(2)) } else { c.l(2) as usize };
+        let cb = if c.far16 {
+            usize::from(c.w(2))
+        } else {
+            c.l(2) as usize
+        };
         self.find_fill(c, c.l(0) as u16, 1, cb, count)
     }
 

@@ -163,7 +163,10 @@ pub fn format_args(p: &mut Process, def: &ApiDef, call: &Call) -> String {
             Arg::P if call.far16 => format!("{:04X}:{:04X}", v >> 16, v & 0xFFFF),
             Arg::P => format!("{v:#010x}"),
             Arg::S => match p.read_sz(v, call.far16, 260) {
-                Some(s) => format!("\"{}\"", s.iter().map(|&b| char::from(b)).collect::<String>()),
+                Some(s) => format!(
+                    "\"{}\"",
+                    s.iter().map(|&b| char::from(b)).collect::<String>()
+                ),
                 None if v == 0 => "NULL".to_string(),
                 None => format!("{v:#010x}"),
             },
@@ -212,5 +215,9 @@ fn canonical(module: &str) -> &'static str {
     if up == "DOSCALL1" {
         return "DOSCALLS";
     }
-    SYSTEM_DLLS.iter().find(|d| **d == up).copied().unwrap_or("?")
+    SYSTEM_DLLS
+        .iter()
+        .find(|d| **d == up)
+        .copied()
+        .unwrap_or("?")
 }

@@ -530,7 +530,9 @@ static NAMES: &[ApiDef] = named! {
 
 /// The named (unimplemented) entry for an ordinal.
 pub fn named(module: &str, ordinal: u32) -> Option<&'static ApiDef> {
-    NAMES.iter().find(|d| d.module == module && d.ordinal == ordinal)
+    NAMES
+        .iter()
+        .find(|d| d.module == module && d.ordinal == ordinal)
 }
 
 /// The named entry for a name, ignoring case.

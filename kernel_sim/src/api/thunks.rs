@@ -62,8 +62,18 @@ impl Thunks {
 
     /// The slot number for an import, allocating it once; the second value
     /// is true when the slot is new (the caller registers its host call).
-    pub fn bind(&mut self, module: &str, ordinal: u32, name: &str, def: Option<&'static ApiDef>) -> (u32, bool) {
-        let key = (module.to_ascii_uppercase(), ordinal, name.to_ascii_uppercase());
+    pub fn bind(
+        &mut self,
+        module: &str,
+        ordinal: u32,
+        name: &str,
+        def: Option<&'static ApiDef>,
+    ) -> (u32, bool) {
+        let key = (
+            module.to_ascii_uppercase(),
+            ordinal,
+            name.to_ascii_uppercase(),
+        );
         if let Some(&n) = self.by_key.get(&key) {
             return (n, false);
         }

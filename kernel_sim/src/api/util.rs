@@ -30,7 +30,8 @@ impl Process {
 
     /// The string at pointer argument `i`.
     pub(crate) fn arg_sz(&mut self, c: &Call, i: usize) -> ApiResult<Vec<u8>> {
-        self.read_sz(c.l(i), c.far16, 0x1_0000).ok_or(ERROR_INVALID_ADDRESS)
+        self.read_sz(c.l(i), c.far16, 0x1_0000)
+            .ok_or(ERROR_INVALID_ADDRESS)
     }
 
     /// Store bytes at pointer argument `i`.
@@ -55,17 +56,29 @@ impl Process {
 
     /// Store a word if pointer argument `i` is not null.
     pub(crate) fn put_u16_opt(&mut self, c: &Call, i: usize, v: u16) -> ApiResult<()> {
-        if c.l(i) == 0 { Ok(()) } else { self.put_u16(c, i, v) }
+        if c.l(i) == 0 {
+            Ok(())
+        } else {
+            self.put_u16(c, i, v)
+        }
     }
 
     /// Store a dword if pointer argument `i` is not null.
     pub(crate) fn put_u32_opt(&mut self, c: &Call, i: usize, v: u32) -> ApiResult<()> {
-        if c.l(i) == 0 { Ok(()) } else { self.put_u32(c, i, v) }
+        if c.l(i) == 0 {
+            Ok(())
+        } else {
+            self.put_u32(c, i, v)
+        }
     }
 
     /// Write to the console (handle 1 stdout, 2 stderr).
     pub(crate) fn console(&mut self, h: u8, data: &[u8]) {
-        let out: &mut dyn Write = if h == 2 { &mut *self.stderr } else { &mut *self.stdout };
+        let out: &mut dyn Write = if h == 2 {
+            &mut *self.stderr
+        } else {
+            &mut *self.stdout
+        };
         let _ = out.write_all(data);
         let _ = out.flush();
     }
@@ -106,7 +119,10 @@ impl Process {
     /// tiles. Returns the first selector.
     pub(crate) fn alloc_segments(&mut self, count: u32, last: u32, reserve: u32) -> ApiResult<u16> {
         let count = count.max(1);
-        let total = count.max(reserve).checked_mul(TILE).ok_or(ERROR_NOT_ENOUGH_MEMORY)?;
+        let total = count
+            .max(reserve)
+            .checked_mul(TILE)
+            .ok_or(ERROR_NOT_ENOUGH_MEMORY)?;
         let base = self
             .mem
             .reserve(total, false, RegionKind::Segment)
@@ -116,7 +132,11 @@ impl Process {
             return Err(ERROR_NOT_ENOUGH_MEMORY);
         }
         for i in 0..count {
-            let size = if i + 1 == count && last != 0 { last } else { TILE };
+            let size = if i + 1 == count && last != 0 {
+                last
+            } else {
+                TILE
+            };
             self.desc.tile(&mut self.m, base + i * TILE, size, DATA3);
         }
         tile_selector(base).ok_or(ERROR_NOT_ENOUGH_MEMORY)
@@ -128,18 +148,28 @@ impl Process {
             return Err(ERROR_INVALID_SEGMENT_NUMBER);
         }
         let base = tile_base(sel);
-        let access = self.desc.get(sel).ok_or(ERROR_INVALID_SEGMENT_NUMBER)?.access();
+        let access = self
+            .desc
+            .get(sel)
+            .ok_or(ERROR_INVALID_SEGMENT_NUMBER)?
+            .access();
         let owned = self
             .mem
             .regions
             .range(..=base)
             .next_back()
-            .is_some_and(|(&b, r)| b + r.size > base && matches!(r.kind, RegionKind::Segment | RegionKind::Module));
+            .is_some_and(|(&b, r)| {
+                b + r.size > base && matches!(r.kind, RegionKind::Segment | RegionKind::Module)
+            });
         if !owned || !self.mem.is_mapped(base) {
             return Err(ERROR_INVALID_SEGMENT_NUMBER);
         }
         let size = if size == 0 { TILE } else { size };
-        self.desc.set(&mut self.m, sel, crate::desc::make(base, size - 1, access, false));
+        self.desc.set(
+            &mut self.m,
+            sel,
+            crate::desc::make(base, size - 1, access, false),
+        );
         Ok(())
     }
 
@@ -175,14 +205,23 @@ impl Process {
         }
         let list: Vec<u8> = if ctl & 2 != 0 {
             let key = String::from_utf8_lossy(path).to_string();
-            match self.cfg.env.iter().find(|(k, _)| k.eq_ignore_ascii_case(&key)) {
+            match self
+                .cfg
+                .env
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(&key))
+            {
                 Some((_, v)) => crate::process::latin1(v),
                 None => return Err(ERROR_ENVVAR_NOT_FOUND),
             }
         } else {
             path.to_vec()
         };
-        dirs.extend(list.split(|&c| c == b';').filter(|d| !d.is_empty()).map(<[u8]>::to_vec));
+        dirs.extend(
+            list.split(|&c| c == b';')
+                .filter(|d| !d.is_empty())
+                .map(<[u8]>::to_vec),
+        );
         for d in dirs {
             let mut p = d.clone();
             if !matches!(p.last(), Some(b'\\' | b'/')) {

@@ -12,8 +12,14 @@ pub fn ne_program(code: &[u8], data: &[u8], calls: &[(u32, &str, u32)]) -> Vec<u
     let mut m = Module::new_ne("TESTPROG");
     m.add_object(0x0C00, code.len() as u32, code);
     m.add_object(0x0C01, (data.len() as u32).max(0x200), data);
-    m.start = Some(Address { object: 1, offset: 0 });
-    m.stack = Some(Address { object: 2, offset: 0 });
+    m.start = Some(Address {
+        object: 1,
+        offset: 0,
+    });
+    m.stack = Some(Address {
+        object: 2,
+        offset: 0,
+    });
     m.auto_data = Some(2);
     m.stack_size = 0x400;
     for &(off, module, ordinal) in calls {
@@ -22,7 +28,10 @@ pub fn ne_program(code: &[u8], data: &[u8], calls: &[(u32, &str, u32)]) -> Vec<u
             1,
             off + 1,
             SourceKind::Ptr1616,
-            Target::ImportOrdinal { module: mi, ordinal },
+            Target::ImportOrdinal {
+                module: mi,
+                ordinal,
+            },
         );
     }
     loader::write(&m).expect("an NE module")
@@ -53,5 +62,9 @@ pub fn open_program(name: &str, flags: u16, mode: u16) -> Vec<u8> {
     c.extend([0x9A, 0, 0, 0, 0]);
     let mut data = name.as_bytes().to_vec();
     data.push(0);
-    ne_program(&c, &data, &[(open_at, "DOSCALLS", 70), (exit_at, "DOSCALLS", 5)])
+    ne_program(
+        &c,
+        &data,
+        &[(open_at, "DOSCALLS", 70), (exit_at, "DOSCALLS", 5)],
+    )
 }
