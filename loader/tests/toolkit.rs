@@ -13,10 +13,10 @@ fn modules(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.path();
         if p.is_dir() {
             modules(&p, out);
-        } else if let Some(ext) = p.extension().and_then(|e| e.to_str()) {
-            if ["exe", "dll", "sys", "drv", "ifs"].contains(&ext.to_ascii_lowercase().as_str()) {
-                out.push(p);
-            }
+        } else if let Some(ext) = p.extension().and_then(|e| e.to_str())
+            && ["exe", "dll", "sys", "drv", "ifs"].contains(&ext.to_ascii_lowercase().as_str())
+        {
+            out.push(p);
         }
     }
 }
