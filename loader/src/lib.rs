@@ -13,6 +13,30 @@
 //!
 //! Readers never panic and never size an allocation by an unchecked count:
 //! every error is an [`Error`] naming the file offset and the structure.
+//!
+//! Building a module from scratch (what `testprogs` does):
+//!
+//! ```
+//! use loader::{Address, EntryPoint, SourceKind, Target};
+//!
+//! let mut m = loader::Module::new_lx("HELLO");
+//! // push 0; call DosExit (the call's rel32 is fixed up); a data object.
+//! let code = m.add_object(0x2005, 16, &[0x6A, 0x00, 0xE8, 0, 0, 0, 0, 0xC3]);
+//! let data = m.add_object(0x2003, 0x1000, b"hello\r\n");
+//! let doscalls = m.import_module("DOSCALLS");
+//! m.add_fixup(code, 3, SourceKind::Rel32, Target::ImportOrdinal { module: doscalls, ordinal: 234 });
+//! m.add_export("ENTRY", EntryPoint::Entry32 { object: code, offset: 0 });
+//! m.start = Some(Address { object: code, offset: 0 });
+//! m.stack = Some(Address { object: data, offset: 0x1000 });
+//! m.store_chain_words()?; // no chains here; harmless, and needed when there are
+//!
+//! let bytes = loader::write(&m)?;
+//! let back = loader::parse(&bytes)?;
+//! assert_eq!(back, m);
+//! assert_eq!(back.byte_at(Address { object: code, offset: 2 }), Some(0xE8));
+//! assert_eq!(back.export("ENTRY").map(|e| e.ordinal), Some(1));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod bytes;
 pub mod digest;
