@@ -4,7 +4,7 @@
 //! - [`parse`] reads any LX or NE file (with or without a DOS stub) into a
 //!   format-neutral [`Module`]; [`lx::read`] and [`ne::read`] also return the
 //!   raw header and page/segment tables (for `exehdr`).
-//! - [`write`] (or [`lx::write`], [`ne::write`]) turns a [`Module`] back into
+//! - [`write()`] (or [`lx::write`], [`ne::write`]) turns a [`Module`] back into
 //!   file bytes; `parse(&write(&m)?)? == m` for modules whose fixup records
 //!   are in file order and whose chain words are stored
 //!   ([`Module::store_chain_words`]).
