@@ -50,6 +50,15 @@ fn toolkit_modules_read_and_round_trip() {
                 continue;
             }
         };
+        for f in &m.fixups {
+            *kinds
+                .entry(if f.chained {
+                    "chained site"
+                } else {
+                    f.target.kind_name()
+                })
+                .or_insert(0) += 1;
+        }
         for o in &m.objects {
             for p in &o.pages {
                 *kinds.entry(p.kind.name()).or_insert(0) += 1;
@@ -68,7 +77,7 @@ fn toolkit_modules_read_and_round_trip() {
             Err(e) => failures.push(format!("{}: cannot write: {e}", path.display())),
         }
     }
-    eprintln!("{lx} LX, {ne} NE, {other} other files; pages by kind: {kinds:?}");
+    eprintln!("{lx} LX, {ne} NE, {other} other files; pages and fixup sites by kind: {kinds:?}");
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
