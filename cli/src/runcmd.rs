@@ -107,11 +107,17 @@ pub fn run(args: &[String]) -> anyhow::Result<i32> {
     cfg.api_log = o.api_log;
     cfg.max_instructions = o.max_insns;
     let mut p = Process::new(cfg).with_context(|| format!("loading {}", o.program))?;
+    if o.api_log {
+        p.set_api_log_sink(Box::new(|e| eprintln!("api: {e}")));
+    }
     let outcome = p.run();
     if o.api_log {
-        for e in p.api_log() {
-            eprintln!("api: {e}");
-        }
+        eprintln!(
+            "run: {} instructions, {} cycles, {} ms of emulated time",
+            p.instructions(),
+            p.machine().cycles(),
+            p.now_millis()
+        );
     }
     match outcome {
         Outcome::Exited(code) => Ok(code as i32),
@@ -119,5 +125,63 @@ pub fn run(args: &[String]) -> anyhow::Result<i32> {
             eprintln!("os2trace run: {other}");
             Ok(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn options_come_first_and_the_rest_goes_to_the_program() {
+        let o = parse(&args(&[
+            "--root",
+            "/r",
+            "--env",
+            "A=1",
+            "--api-log",
+            "--max-insns",
+            "99",
+            "P.EXE",
+            "--root",
+            "x",
+        ]))
+        .unwrap();
+        assert_eq!(o.root, Some(PathBuf::from("/r")));
+        assert_eq!(o.env, vec![("A".to_string(), "1".to_string())]);
+        assert!(o.api_log);
+        assert_eq!(o.max_insns, Some(99));
+        assert_eq!(o.program, "P.EXE");
+        assert_eq!(o.args, args(&["--root", "x"]));
+    }
+
+    #[test]
+    fn bad_usage_is_an_error() {
+        assert!(parse(&args(&[])).is_err());
+        assert!(parse(&args(&["--env", "NOEQUALS", "P.EXE"])).is_err());
+        assert!(parse(&args(&["--max-insns", "many", "P.EXE"])).is_err());
+        assert!(parse(&args(&["--bogus", "P.EXE"])).is_err());
+        assert!(parse(&args(&["--root"])).is_err());
+    }
+
+    #[test]
+    fn runs_a_sample_and_passes_its_exit_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let sample = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/samples/ne/test-asm16.exe"
+        );
+        std::fs::copy(sample, dir.path().join("TEST.EXE")).unwrap();
+        let root = dir.path().to_string_lossy().into_owned();
+        assert_eq!(run(&args(&["--root", &root, "TEST.EXE"])).unwrap(), 0);
+        assert!(run(&args(&["--root", &root, "MISSING.EXE"])).is_err());
+        assert_eq!(
+            run(&args(&["--max-insns", "0", "--root", &root, "TEST.EXE"])).unwrap(),
+            1
+        );
     }
 }

@@ -143,6 +143,8 @@ pub struct Process {
     pub(crate) stderr: Box<dyn Write>,
     pub(crate) stdin: Box<dyn Read>,
     pub(crate) log: Vec<ApiLogEntry>,
+    /// Where API log entries go as they happen (instead of `log`).
+    pub(crate) log_sink: Option<Box<dyn FnMut(&ApiLogEntry)>>,
     /// Linear address and selector of the environment segment, and the
     /// offset of the command line (program name) in it.
     pub(crate) env_base: u32,
@@ -192,6 +194,7 @@ impl Process {
             stderr: Box::new(std::io::stderr()),
             stdin: Box::new(std::io::stdin()),
             log: Vec::new(),
+            log_sink: None,
             env_base: 0,
             env_sel: 0,
             cmd_offset: 0,
@@ -353,7 +356,14 @@ impl Process {
         self.mem.set_present(&mut self.m, lin, present)
     }
 
-    /// Every API call so far (only when [`ProcessConfig::api_log`] is set).
+    /// Send API log entries to `sink` as they happen instead of keeping
+    /// them (only when [`ProcessConfig::api_log`] is set).
+    pub fn set_api_log_sink(&mut self, sink: Box<dyn FnMut(&ApiLogEntry)>) {
+        self.log_sink = Some(sink);
+    }
+
+    /// Every API call so far (only when [`ProcessConfig::api_log`] is set
+    /// and no sink was given).
     pub fn api_log(&self) -> &[ApiLogEntry] {
         &self.log
     }

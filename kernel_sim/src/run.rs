@@ -268,7 +268,7 @@ impl Process {
         let args_text = self.cfg.api_log.then(|| api::format_args(self, def, &call));
         let result = func.call(self, &call);
         if let Some(args) = args_text {
-            self.log.push(ApiLogEntry {
+            let entry = ApiLogEntry {
                 caller: format!("{ret_cs:04X}:{ret_ip:04X}"),
                 module: bound.module.clone(),
                 ordinal: bound.ordinal,
@@ -279,7 +279,11 @@ impl Process {
                     Err(Stop::Exit(c)) => format!("exit {c}"),
                     Err(Stop::Outcome(o)) => o.to_string(),
                 },
-            });
+            };
+            match self.log_sink.as_mut() {
+                Some(sink) => sink(&entry),
+                None => self.log.push(entry),
+            }
         }
         let rc = match result {
             Ok(rc) => rc,

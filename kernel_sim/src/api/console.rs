@@ -1,6 +1,8 @@
 //! MSG, VIOCALLS and KBDCALLS: what console programs use. Output goes to
 //! the process's stdout; the screen is a teletype 80 columns by 25 rows.
 
+use std::io::Read;
+
 use crate::api::errors::*;
 use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Arg, Call, Conv, Func};
@@ -30,7 +32,46 @@ pub static DEFS: &[ApiDef] = &[
     api!("VIOCALLS" 27 "VioGetCurType" Far16 [P, W] |p, c| p.put_bytes(c, 0, &[14, 0, 15, 0, 1, 0, 0, 0])),
     api!("VIOCALLS" 32 "VioSetCurType" Far16 [P, W] |_, _| Ok(())),
     api!("VIOCALLS" 30 "VioGetConfig" Far16 [W, P, W] |_, _| Err(ERROR_INVALID_FUNCTION)),
+    api!("KBDCALLS" 4 "KbdCharIn" Far16 [P, W, W] kbd_char_in),
+    api!("KBDCALLS" 9 "KbdStringIn" Far16 [P, P, W, W] kbd_string_in),
 ];
+
+/// KbdCharIn: one byte of standard input as a KBDKEYINFO (character,
+/// scan code 0, status 0x40 "final character"); end of input gives 0x1A.
+fn kbd_char_in(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let mut b = [0u8];
+    let ch = match p.stdin.read(&mut b) {
+        Ok(1) => b[0],
+        _ => 0x1A,
+    };
+    let ms = p.now_millis() as u32;
+    let mut v = vec![ch, 0, 0x40, 0, 0, 0];
+    v.extend(ms.to_le_bytes());
+    p.put_bytes(c, 0, &v)
+}
+
+/// KbdStringIn: a line of standard input (without its CR/LF) into the
+/// buffer, at most the STRINGINBUF's `cb` bytes; `cchIn` gets the count.
+fn kbd_string_in(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let lin = p.arg_ptr(c, 1, 4)?;
+    let sb = p.read_mem(lin, 4).ok_or(ERROR_INVALID_ADDRESS)?;
+    let cb = usize::from(u16::from_le_bytes([sb[0], sb[1]]));
+    let mut line = Vec::new();
+    let mut b = [0u8];
+    while line.len() < cb {
+        match p.stdin.read(&mut b) {
+            Ok(1) if b[0] == b'\n' => break,
+            Ok(1) if b[0] == b'\r' => {}
+            Ok(1) => line.push(b[0]),
+            _ => break,
+        }
+    }
+    p.put_bytes(c, 0, &line)?;
+    if !p.write_mem(lin + 2, &(line.len() as u16).to_le_bytes()) {
+        return Err(ERROR_INVALID_ADDRESS);
+    }
+    Ok(())
+}
 
 /// DosPutMessage(handle, length, buffer), both conventions.
 fn put_message(p: &mut Process, c: &Call) -> ApiResult<()> {
