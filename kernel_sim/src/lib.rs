@@ -41,5 +41,5 @@ pub use clock::Clock;
 pub use error::{KernelError, Outcome};
 pub use layout::tile_selector;
 pub use loading::{LoadedModule, LoadedObject};
-pub use process::{ApiLogEntry, ConsoleBuffer, Process, ProcessConfig};
+pub use process::{ApiLogEntry, ApiLogSink, ConsoleBuffer, Process, ProcessConfig};
 pub use run::{HookAction, TrapHook, TrapKind};

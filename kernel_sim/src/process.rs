@@ -129,6 +129,9 @@ impl std::fmt::Display for ApiLogEntry {
     }
 }
 
+/// Receives API log entries as they happen.
+pub type ApiLogSink = Box<dyn FnMut(&ApiLogEntry)>;
+
 /// One OS/2 process in its own emulated machine. See the crate docs.
 pub struct Process {
     pub(crate) m: Machine,
@@ -144,7 +147,7 @@ pub struct Process {
     pub(crate) stdin: Box<dyn Read>,
     pub(crate) log: Vec<ApiLogEntry>,
     /// Where API log entries go as they happen (instead of `log`).
-    pub(crate) log_sink: Option<Box<dyn FnMut(&ApiLogEntry)>>,
+    pub(crate) log_sink: Option<ApiLogSink>,
     /// Linear address and selector of the environment segment, and the
     /// offset of the command line (program name) in it.
     pub(crate) env_base: u32,
@@ -358,7 +361,7 @@ impl Process {
 
     /// Send API log entries to `sink` as they happen instead of keeping
     /// them (only when [`ProcessConfig::api_log`] is set).
-    pub fn set_api_log_sink(&mut self, sink: Box<dyn FnMut(&ApiLogEntry)>) {
+    pub fn set_api_log_sink(&mut self, sink: ApiLogSink) {
         self.log_sink = Some(sink);
     }
 
