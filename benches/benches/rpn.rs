@@ -46,11 +46,21 @@ const SIXTEEN_EBPF: &str = "
 fn program(src: &str) -> (Program, Hit, u32) {
     let file = parse("bench.rpn", src).expect("benchmark program assembles");
     let tp = &file.tracepoints[0];
-    let hit = Hit { major: 0xC8, minor: tp.minor, logmax: file.header.logmax() as usize };
+    let hit = Hit {
+        major: 0xC8,
+        minor: tp.minor,
+        logmax: file.header.logmax() as usize,
+    };
     (tp.program.clone(), hit, file.header.vars())
 }
 
-fn logged_len(interp: &mut Interpreter, p: &Program, m: &mut rpn_vm::FakeMachine, vars: &mut [u32], hit: Hit) -> usize {
+fn logged_len(
+    interp: &mut Interpreter,
+    p: &Program,
+    m: &mut rpn_vm::FakeMachine,
+    vars: &mut [u32],
+    hit: Hit,
+) -> usize {
     match interp.run(p, m, vars, hit).outcome {
         Outcome::Logged(r) => r.data.len(),
         _ => usize::MAX,
@@ -114,8 +124,12 @@ fn sixteen(c: &mut Criterion) {
             n
         })
     });
-    group.bench_function("rbpf_interpreter", |b| b.iter(|| vm.execute_program(black_box(&mem), &[]).expect("runs")));
-    group.bench_function("rbpf_jit", |b| b.iter(|| ebpf::run_jit(&jit, black_box(&mut mem))));
+    group.bench_function("rbpf_interpreter", |b| {
+        b.iter(|| vm.execute_program(black_box(&mem), &[]).expect("runs"))
+    });
+    group.bench_function("rbpf_jit", |b| {
+        b.iter(|| ebpf::run_jit(&jit, black_box(&mut mem)))
+    });
     group.finish();
 }
 
@@ -132,7 +146,8 @@ fn memory(c: &mut Criterion) {
             n
         })
     });
-    let (fault, hit, _) = program("major=0xC8\nminor=2\nPush W,16\nPush W,0x33\nPush W,0x10\nLog MRS\n");
+    let (fault, hit, _) =
+        program("major=0xC8\nminor=2\nPush W,16\nPush W,0x33\nPush W,0x10\nLog MRS\n");
     group.throughput(Throughput::Elements(fault.len() as u64));
     group.bench_function("faulting_read", |b| {
         b.iter(|| {

@@ -3,8 +3,15 @@
 use std::process::Command;
 
 fn demo() -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_os2trace")).arg("demo").output().expect("runs");
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_os2trace"))
+        .arg("demo")
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
