@@ -7,7 +7,7 @@
 //! Entry points: one function per module ([`hello16()`], [`hello32()`],
 //! [`tpdll16()`], [`dllcal16()`], [`tpdll32()`], [`dllcal32()`],
 //! [`farcal16()`], [`fileio16()`], [`fileio32()`], [`msgvio16()`],
-//! [`msg32()`]), each returning a [`Program`] (module, file bytes, MAP,
+//! [`msg32()`], [`args16()`], [`args32()`]), each returning a [`Program`] (module, file bytes, MAP,
 //! TSF and trace program texts, every label, the tracepoints); [`all`]
 //! builds them all; [`build_all`] writes them to a directory as
 //! `NAME.EXE`/`NAME.DLL`, `NAME.MAP`, `NAME.TSF` and `NAME.RPN`.
@@ -60,6 +60,8 @@
 //! | FILEIO32.EXE | LX | 1 `CODE32`, 2 `DATA32` (with the zero-filled `rbuf`), 3 `STACK` | DOSCALLS.273 DosOpen, .282, .256 DosSetFilePtr, .281 DosRead, .257 DosClose, .234 | FILEIO16's round trip with [`fileio32::FILE_NAME`] and [`fileio32::CONTENT`]; exit 0 or 1 |
 //! | MSGVIO16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | MSG.1 DosPutMessage, VIOCALLS.19 VioWrtTTY, DOSCALLS.5 | writes [`msg::MESSAGE16`] with DosPutMessage (exit 1 on rc ≠ 0), then [`msg::VIO_TEXT`] with VioWrtTTY (exit 2) |
 //! | MSG32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | MSG.5 DosPutMessage, DOSCALLS.234 | writes [`msg::MESSAGE32`] (exit 1 on rc ≠ 0) |
+//! | ARGS16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | DOSCALLS.138, .5 | reads the OS/2 1.x start registers (AX = environment selector, BX = command line offset), writes its arguments and CR LF; exit 0 (1 if a DosWrite fails) |
+//! | ARGS32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.282, .234 | reads the command line pointer at `[esp+16]` of the OS/2 2.x start stack, writes its arguments and CR LF; exit 0 (1 on failure) |
 //!
 //! # The companion files
 //!
@@ -90,7 +92,7 @@ mod trace;
 use std::path::{Path, PathBuf};
 
 pub use error::{BuildError, Result};
-pub use programs::{dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, msg};
+pub use programs::{args, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, msg};
 
 /// A label of a program: where it is, and whether the MAP file lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -248,6 +250,17 @@ pub fn msg32() -> Result<Program> {
     programs::msg::build_msg32()
 }
 
+/// ARGS16.EXE: writes its arguments, found from the 16-bit start
+/// registers.
+pub fn args16() -> Result<Program> {
+    programs::args::build_args16()
+}
+
+/// ARGS32.EXE: writes its arguments, found from the 32-bit start stack.
+pub fn args32() -> Result<Program> {
+    programs::args::build_args32()
+}
+
 /// Every program, in the order of the table above.
 pub fn all() -> Result<Vec<Program>> {
     Ok(vec![
@@ -262,6 +275,8 @@ pub fn all() -> Result<Vec<Program>> {
         fileio32()?,
         msgvio16()?,
         msg32()?,
+        args16()?,
+        args32()?,
     ])
 }
 

@@ -61,6 +61,8 @@ fn names_formats_and_types() {
         ("FILEIO32", "FILEIO32.EXE", Format::Lx, ModuleType::Program),
         ("MSGVIO16", "MSGVIO16.EXE", Format::Ne, ModuleType::Program),
         ("MSG32", "MSG32.EXE", Format::Lx, ModuleType::Program),
+        ("ARGS16", "ARGS16.EXE", Format::Ne, ModuleType::Program),
+        ("ARGS32", "ARGS32.EXE", Format::Lx, ModuleType::Program),
     ];
     let progs = all();
     assert_eq!(progs.len(), expect.len());

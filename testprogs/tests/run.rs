@@ -40,9 +40,11 @@ struct Outcome {
     inits: Vec<u32>,
 }
 
-/// Failures to inject.
+/// The command line, and failures to inject.
 #[derive(Debug, Default, Clone, Copy)]
-struct Faults {
+struct Setup {
+    /// The arguments after the program name.
+    args: &'static str,
     /// DosWrite returns this rc (0: works).
     write_rc: u32,
     /// DosRead flips the first byte it reads.
@@ -56,13 +58,13 @@ struct Os {
     stubs: Vec<Stub>,
     out: Outcome,
     handles: BTreeMap<u32, (String, usize)>,
-    faults: Faults,
+    setup: Setup,
     /// Loaded DLLs: module and object bases.
     dlls: Vec<(Module, Vec<u32>)>,
 }
 
 impl Os {
-    fn new(bits: u32, faults: Faults) -> Os {
+    fn new(bits: u32, setup: Setup) -> Os {
         let mut m = Machine::new(MachineConfig::default());
         if bits == 32 {
             m.cpu_mut().cr0 |= 1;
@@ -85,7 +87,7 @@ impl Os {
             stubs: Vec::new(),
             out: Outcome::default(),
             handles: BTreeMap::new(),
-            faults,
+            setup,
             dlls: Vec::new(),
         }
     }
@@ -237,7 +239,7 @@ impl Os {
     }
 
     fn write(&mut self, hf: u32, data: Vec<u8>) -> u32 {
-        if self.faults.write_rc != 0 {
+        if self.setup.write_rc != 0 {
             return 0;
         }
         match hf {
@@ -261,7 +263,7 @@ impl Os {
         let end = (*pos + max as usize).min(file.len());
         let mut data = file[*pos..end].to_vec();
         *pos = end;
-        if self.faults.corrupt_reads
+        if self.setup.corrupt_reads
             && let Some(b) = data.first_mut()
         {
             *b ^= 0xFF;
@@ -282,14 +284,14 @@ impl Os {
                 let (msg, cb, hf) = (far(self, 4), w(self, 8), w(self, 10));
                 let data = self.read_mem(msg, cb);
                 self.write(hf, data);
-                (self.faults.write_rc, 8)
+                (self.setup.write_rc, 8)
             }
             ("VIOCALLS", 19) => {
                 let (hvio, cb, text) = (w(self, 4), w(self, 6), far(self, 8));
                 assert_eq!(hvio, 0);
                 let data = self.read_mem(text, cb);
                 self.write(1, data);
-                (self.faults.write_rc, 8)
+                (self.setup.write_rc, 8)
             }
             (_, 5) => {
                 self.out.exit = Some(w(self, 4));
@@ -300,7 +302,7 @@ impl Os {
                 let data = self.read_mem(buf, cb);
                 let n = self.write(hf, data);
                 self.w16(pcb, n);
-                (self.faults.write_rc, 12)
+                (self.setup.write_rc, 12)
             }
             (_, 137) => {
                 let (pcb, cb, buf, hf) = (far(self, 4), w(self, 8), far(self, 10), w(self, 14));
@@ -352,7 +354,7 @@ impl Os {
                 let (hf, cb, msg) = (d(self, 4), d(self, 8), d(self, 12));
                 let data = self.read_mem(msg, cb);
                 self.write(hf, data);
-                self.faults.write_rc
+                self.setup.write_rc
             }
             (_, 273) => {
                 let (name, phf, paction) = (d(self, 4), d(self, 8), d(self, 12));
@@ -400,7 +402,7 @@ impl Os {
                 let data = self.read_mem(buf, cb);
                 let n = self.write(hf, data);
                 self.w32(pcb, n);
-                self.faults.write_rc
+                self.setup.write_rc
             }
             _ => panic!("unexpected {module}.{ordinal}"),
         };
@@ -413,13 +415,13 @@ impl Os {
 
 /// Loads `dlls` then `exe`, runs the DLL init routines, then the program
 /// to DosExit.
-fn run(exe: &Program, dlls: &[&Program], faults: Faults) -> Outcome {
+fn run(exe: &Program, dlls: &[&Program], setup: Setup) -> Outcome {
     let bits = if exe.module.format == Format::Ne {
         16
     } else {
         32
     };
-    let mut os = Os::new(bits, faults);
+    let mut os = Os::new(bits, setup);
     for d in dlls {
         let bases = os.load(&d.module);
         os.dlls.push((d.module.clone(), bases));
@@ -457,8 +459,17 @@ fn run(exe: &Program, dlls: &[&Program], faults: Faults) -> Outcome {
         let ax = os.m.cpu().gpr[0];
         os.out.inits.push(if bits == 16 { ax & 0xFFFF } else { ax });
     }
+    // The environment: one variable, then the program name and arguments.
+    let env = os.next;
+    os.next += 0x1_0000;
+    let mut block = b"PATH=C:\\\0\0".to_vec();
+    let cmdline = block.len() as u32;
+    block.extend_from_slice(format!("C:\\{}\0{}\0\0", exe.file_name, setup.args).as_bytes());
+    os.m.mem_mut().write_bytes(env, &block);
     let start = m.start.unwrap();
     if bits == 16 {
+        os.m.cpu_mut().gpr[0] = env >> 4;
+        os.m.cpu_mut().gpr[3] = cmdline;
         let dgroup = (bases[usize::from(m.auto_data.unwrap()) - 1] >> 4) as u16;
         assert_eq!(stack.object, m.auto_data.unwrap(), "SS = DGROUP");
         os.m.set_segment(SegReg::Ds, Segment::real(dgroup, false));
@@ -470,7 +481,16 @@ fn run(exe: &Program, dlls: &[&Program], faults: Faults) -> Outcome {
             start.offset,
         );
     } else {
-        os.m.cpu_mut().gpr[4] = stack_base + stack.offset;
+        // The OS/2 2.x start stack: return address, module handle, 0,
+        // environment, command line.
+        let esp = stack_base + stack.offset - 20;
+        for (i, v) in [STUBS + back, 0x200, 0, env, env + cmdline]
+            .into_iter()
+            .enumerate()
+        {
+            os.w32(esp + 4 * i as u32, v);
+        }
+        os.m.cpu_mut().gpr[4] = esp;
         os.m.cpu_mut().eip = bases[usize::from(start.object) - 1] + start.offset;
     }
     loop {
@@ -491,7 +511,7 @@ fn run(exe: &Program, dlls: &[&Program], faults: Faults) -> Outcome {
 #[test]
 fn hello16_writes_its_line_and_exits_0() {
     let p = testprogs::hello16().unwrap();
-    let out = run(&p, &[], Faults::default());
+    let out = run(&p, &[], Setup::default());
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::hello16::MESSAGE);
     assert_eq!(out.calls, doscalls(&[138, 5]));
@@ -503,9 +523,9 @@ fn hello16_exits_1_when_doswrite_fails() {
     let out = run(
         &p,
         &[],
-        Faults {
+        Setup {
             write_rc: 5,
-            ..Faults::default()
+            ..Setup::default()
         },
     );
     assert_eq!(out.exit, Some(1));
@@ -514,16 +534,16 @@ fn hello16_exits_1_when_doswrite_fails() {
 #[test]
 fn hello32_writes_its_line_and_exits_0() {
     let p = testprogs::hello32().unwrap();
-    let out = run(&p, &[], Faults::default());
+    let out = run(&p, &[], Setup::default());
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::hello32::MESSAGE);
     assert_eq!(out.calls, doscalls(&[282, 234]));
     let failed = run(
         &p,
         &[],
-        Faults {
+        Setup {
             write_rc: 5,
-            ..Faults::default()
+            ..Setup::default()
         },
     );
     assert_eq!(failed.exit, Some(1));
@@ -533,7 +553,7 @@ fn hello32_writes_its_line_and_exits_0() {
 fn dllcal16_calls_tpdll16_and_exits_0() {
     let dll = testprogs::tpdll16().unwrap();
     let exe = testprogs::dllcal16().unwrap();
-    let out = run(&exe, &[&dll], Faults::default());
+    let out = run(&exe, &[&dll], Setup::default());
     assert_eq!(out.inits, [1], "DLLINIT returns 1");
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::dll16::GREETING);
@@ -541,9 +561,9 @@ fn dllcal16_calls_tpdll16_and_exits_0() {
     let failed = run(
         &exe,
         &[&dll],
-        Faults {
+        Setup {
             write_rc: 5,
-            ..Faults::default()
+            ..Setup::default()
         },
     );
     assert_eq!(failed.exit, Some(1), "PUTMSG's rc is checked first");
@@ -553,7 +573,7 @@ fn dllcal16_calls_tpdll16_and_exits_0() {
 fn dllcal32_calls_tpdll32_and_exits_0() {
     let dll = testprogs::tpdll32().unwrap();
     let exe = testprogs::dllcal32().unwrap();
-    let out = run(&exe, &[&dll], Faults::default());
+    let out = run(&exe, &[&dll], Setup::default());
     assert_eq!(out.inits, [1]);
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::dll32::GREETING);
@@ -561,9 +581,9 @@ fn dllcal32_calls_tpdll32_and_exits_0() {
     let failed = run(
         &exe,
         &[&dll],
-        Faults {
+        Setup {
             write_rc: 5,
-            ..Faults::default()
+            ..Setup::default()
         },
     );
     assert_eq!(failed.exit, Some(1));
@@ -572,15 +592,15 @@ fn dllcal32_calls_tpdll32_and_exits_0() {
 #[test]
 fn farcal16_far_calls_work_and_exit_0() {
     let p = testprogs::farcal16().unwrap();
-    let out = run(&p, &[], Faults::default());
+    let out = run(&p, &[], Setup::default());
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::farcall16::MESSAGE);
     let failed = run(
         &p,
         &[],
-        Faults {
+        Setup {
             write_rc: 5,
-            ..Faults::default()
+            ..Setup::default()
         },
     );
     assert_eq!(failed.exit, Some(3), "PRINTFAR is the third check");
@@ -589,7 +609,7 @@ fn farcal16_far_calls_work_and_exit_0() {
 #[test]
 fn fileio16_round_trips_its_file_and_exits_0() {
     let p = testprogs::fileio16().unwrap();
-    let out = run(&p, &[], Faults::default());
+    let out = run(&p, &[], Setup::default());
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.calls, doscalls(&[70, 138, 58, 137, 59, 5]));
     assert_eq!(
@@ -607,9 +627,9 @@ fn fileio16_exits_1_on_a_mismatch_and_still_closes() {
     let out = run(
         &p,
         &[],
-        Faults {
+        Setup {
             corrupt_reads: true,
-            ..Faults::default()
+            ..Setup::default()
         },
     );
     assert_eq!(out.exit, Some(1));
@@ -617,9 +637,9 @@ fn fileio16_exits_1_on_a_mismatch_and_still_closes() {
     let out = run(
         &p,
         &[],
-        Faults {
+        Setup {
             write_rc: 5,
-            ..Faults::default()
+            ..Setup::default()
         },
     );
     assert_eq!(out.exit, Some(1));
@@ -638,7 +658,7 @@ fn doscalls(ordinals: &[u32]) -> Vec<String> {
 #[test]
 fn fileio32_round_trips_its_file_and_exits_0() {
     let p = testprogs::fileio32().unwrap();
-    let out = run(&p, &[], Faults::default());
+    let out = run(&p, &[], Setup::default());
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.calls, doscalls(&[273, 282, 256, 281, 257, 234]));
     assert_eq!(
@@ -650,9 +670,9 @@ fn fileio32_round_trips_its_file_and_exits_0() {
     let bad = run(
         &p,
         &[],
-        Faults {
+        Setup {
             corrupt_reads: true,
-            ..Faults::default()
+            ..Setup::default()
         },
     );
     assert_eq!(bad.exit, Some(1));
@@ -662,7 +682,7 @@ fn fileio32_round_trips_its_file_and_exits_0() {
 #[test]
 fn msgvio16_and_msg32_write_through_msg_and_viocalls() {
     let p = testprogs::msgvio16().unwrap();
-    let out = run(&p, &[], Faults::default());
+    let out = run(&p, &[], Setup::default());
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.calls, ["MSG.1", "VIOCALLS.19", "DOSCALLS.5"]);
     let mut text = testprogs::msg::MESSAGE16.to_vec();
@@ -671,16 +691,44 @@ fn msgvio16_and_msg32_write_through_msg_and_viocalls() {
     let failed = run(
         &p,
         &[],
-        Faults {
+        Setup {
             write_rc: 5,
-            ..Faults::default()
+            ..Setup::default()
         },
     );
     assert_eq!(failed.exit, Some(1));
 
     let p = testprogs::msg32().unwrap();
-    let out = run(&p, &[], Faults::default());
+    let out = run(&p, &[], Setup::default());
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.calls, ["MSG.5", "DOSCALLS.234"]);
     assert_eq!(out.stdout, testprogs::msg::MESSAGE32);
+}
+
+#[test]
+fn args16_and_args32_write_their_arguments() {
+    for p in [testprogs::args16().unwrap(), testprogs::args32().unwrap()] {
+        let out = run(
+            &p,
+            &[],
+            Setup {
+                args: "one two  three",
+                ..Setup::default()
+            },
+        );
+        assert_eq!(out.exit, Some(0), "{}", p.name);
+        assert_eq!(out.stdout, b"one two  three\r\n", "{}", p.name);
+        let empty = run(&p, &[], Setup::default());
+        assert_eq!(empty.exit, Some(0));
+        assert_eq!(empty.stdout, b"\r\n", "{}: no arguments", p.name);
+        let failed = run(
+            &p,
+            &[],
+            Setup {
+                write_rc: 5,
+                ..Setup::default()
+            },
+        );
+        assert_eq!(failed.exit, Some(1));
+    }
 }

@@ -1,6 +1,7 @@
 //! The programs, one module each, and what they share: segment flags,
 //! the system imports they call, and the stack sizes.
 
+pub mod args;
 pub mod dll16;
 pub mod dll32;
 pub mod farcall16;

@@ -1,0 +1,219 @@
+//! ARGS16.EXE and ARGS32.EXE: programs that read their start state and
+//! write their command-line arguments, one line, to standard output.
+//!
+//! The command line lies in the environment segment as OS/2 builds it:
+//! the program name, NUL, the arguments, NUL, NUL. Both programs skip the
+//! name with `repne scasb`, measure the arguments, and write them and a
+//! CR LF with DosWrite; exit 0, or 1 if a DosWrite fails.
+//!
+//! ARGS16 (NE; segments 1 `_TEXT`, 2 `_DATA`): OS/2 1.x start registers,
+//! AX = the environment selector and BX = the offset of the command line
+//! in it (`main` copies them to ES:DI first).
+//!
+//! ARGS32 (LX; objects 1 `CODE32`, 2 `DATA32`, 3 `STACK`): the OS/2 2.x
+//! start stack, `[esp+4]` module handle, `[esp+8]` 0, `[esp+12]` the
+//! environment, `[esp+16]` the command line (`main` loads EDI from it).
+
+use iced_x86::code_asm::*;
+use loader::Format;
+
+use super::*;
+use crate::Program;
+use crate::error::Result;
+use crate::link::{Spec, TraceSpec, link, lx_base};
+use crate::segment::{Code, Data};
+
+pub(crate) fn build_args16() -> Result<Program> {
+    const P: &str = "ARGS16";
+    let mut d = Data::new();
+    let crlf = d.bytes("crlf", b"\r\n");
+    let written = d.word("written", 0);
+    let data = d.finish("_DATA", "DATA", NE_DATA);
+    let stack_top = data.virtual_size + STACK16;
+
+    let mut c = Code::new(P, 16)?;
+    let mut fails = [c.label()];
+    let mut exit = c.label();
+    c.public("main")?;
+    c.op(|a| a.mov(es, ax))?;
+    c.op(|a| a.mov(di, bx))?;
+    c.op(|a| a.cld())?;
+    c.op(|a| a.xor(al, al))?;
+    c.op(|a| a.mov(cx, 0xFFFF))?;
+    c.public("skip_name")?;
+    c.op(|a| a.repne().scasb())?;
+    c.op(|a| a.mov(si, di))?;
+    c.op(|a| a.mov(cx, 0xFFFF))?;
+    c.op(|a| a.repne().scasb())?;
+    c.op(|a| a.not(cx))?;
+    c.op(|a| a.dec(cx))?;
+    // DosWrite(1, ES:SI, CX, DS:written)
+    c.op(|a| a.push(1))?;
+    c.op(|a| a.push(es))?;
+    c.op(|a| a.push(si))?;
+    c.op(|a| a.push(cx))?;
+    c.op(|a| a.push(ds))?;
+    c.op(|a| a.push(written as i32))?;
+    c.public("call_write_args")?;
+    c.call_far_import(DOSWRITE16)?;
+    c.op(|a| a.test(ax, ax))?;
+    c.op(|a| a.jnz(fails[0]))?;
+    c.op(|a| a.push(1))?;
+    c.op(|a| a.push(ds))?;
+    c.op(|a| a.push(crlf as i32))?;
+    c.op(|a| a.push(2))?;
+    c.op(|a| a.push(ds))?;
+    c.op(|a| a.push(written as i32))?;
+    c.call_far_import(DOSWRITE16)?;
+    c.op(|a| a.test(ax, ax))?;
+    c.op(|a| a.jnz(fails[0]))?;
+    c.op(|a| a.xor(ax, ax))?;
+    c.op(|a| a.jmp(exit))?;
+    failures(&mut c, &mut fails, exit, 16)?;
+    c.place(&mut exit)?;
+    c.public("exit")?;
+    exit16(&mut c)?;
+    let code = c.finish("_TEXT", "CODE", NE_CODE)?;
+
+    link(Spec {
+        format: Format::Ne,
+        name: P,
+        file_name: "ARGS16.EXE",
+        description: "ARGS16.EXE: writes its arguments (os2trace testprogs)",
+        flags: NE_PROGRAM,
+        segments: vec![code, data],
+        exports: Vec::new(),
+        start: "main",
+        stack: Some((2, stack_top)),
+        stack_size: STACK16,
+        auto_data: Some(2),
+        major: 0xCB,
+        tracepoints: vec![
+            TraceSpec {
+                minor: 1,
+                at: "main",
+                desc: "ARGS16 start registers",
+                fmt: &["env AX=%W cmdline BX=%W"],
+                data: &["REGS=(AX,BX)"],
+                rpn: &["Push EBX", "Push EAX", "Log WN,2"],
+            },
+            TraceSpec {
+                minor: 2,
+                at: "skip_name",
+                desc: "ARGS16 program name",
+                fmt: &["name %P%S"],
+                data: &["ASCIIZ=(RES+DI,DIRECT,64)"],
+                rpn: &["Push W,64", "Push ES", "Push EDI", "Log ARS"],
+            },
+            TraceSpec {
+                minor: 3,
+                at: "call_write_args",
+                desc: "ARGS16 arguments",
+                fmt: &["length CX=%W", "args %P%S"],
+                data: &["REGS=(CX)", "ASCIIZ=(RES+SI,DIRECT,64)"],
+                rpn: &[
+                    "Push ECX",
+                    "Log WN,1",
+                    "Push W,64",
+                    "Push ES",
+                    "Push ESI",
+                    "Log ARS",
+                ],
+            },
+        ],
+    })
+}
+
+pub(crate) fn build_args32() -> Result<Program> {
+    const P: &str = "ARGS32";
+    let base = lx_base(2);
+    let mut d = Data::new();
+    let crlf = base + d.bytes("crlf", b"\r\n");
+    let written = base + d.dword("written", 0);
+    let data = d.finish("DATA32", "DATA", LX_DATA);
+    let mut s = Data::new();
+    s.zeroed("stack_bottom", STACK32);
+    let stack = s.finish("STACK", "STACK", LX_DATA);
+
+    let mut c = Code::new(P, 32)?;
+    let mut fails = [c.label()];
+    let mut exit = c.label();
+    c.public("main")?;
+    c.op(|a| a.mov(edi, dword_ptr(esp + 16)))?;
+    c.op(|a| a.cld())?;
+    c.op(|a| a.xor(eax, eax))?;
+    c.op(|a| a.mov(ecx, -1))?;
+    c.public("skip_name")?;
+    c.op(|a| a.repne().scasb())?;
+    c.op(|a| a.mov(esi, edi))?;
+    c.op(|a| a.mov(ecx, -1))?;
+    c.op(|a| a.repne().scasb())?;
+    c.op(|a| a.not(ecx))?;
+    c.op(|a| a.dec(ecx))?;
+    // DosWrite(1, ESI, ECX, &written)
+    c.push_address("written", written)?;
+    c.op(|a| a.push(ecx))?;
+    c.op(|a| a.push(esi))?;
+    c.op(|a| a.push(1))?;
+    c.public("call_write_args")?;
+    c.call_rel32_import(DOSWRITE32)?;
+    c.op(|a| a.add(esp, 16))?;
+    c.op(|a| a.test(eax, eax))?;
+    c.op(|a| a.jnz(fails[0]))?;
+    c.push_address("written", written)?;
+    c.op(|a| a.push(2))?;
+    c.push_address("crlf", crlf)?;
+    c.op(|a| a.push(1))?;
+    c.call_rel32_import(DOSWRITE32)?;
+    c.op(|a| a.add(esp, 16))?;
+    c.op(|a| a.test(eax, eax))?;
+    c.op(|a| a.jnz(fails[0]))?;
+    c.op(|a| a.xor(eax, eax))?;
+    c.op(|a| a.jmp(exit))?;
+    failures(&mut c, &mut fails, exit, 32)?;
+    c.place(&mut exit)?;
+    c.public("exit")?;
+    exit32(&mut c)?;
+    let code = c.finish("CODE32", "CODE", LX_CODE)?;
+
+    link(Spec {
+        format: Format::Lx,
+        name: P,
+        file_name: "ARGS32.EXE",
+        description: "ARGS32.EXE: writes its arguments (os2trace testprogs)",
+        flags: LX_PROGRAM,
+        segments: vec![code, data, stack],
+        exports: Vec::new(),
+        start: "main",
+        stack: Some((3, STACK32)),
+        stack_size: STACK32,
+        auto_data: None,
+        major: 0xCC,
+        tracepoints: vec![
+            TraceSpec {
+                minor: 1,
+                at: "main",
+                desc: "ARGS32 start stack",
+                fmt: &["ret=%P%F hmod=%D 0=%D env=%F cmdline=%F"],
+                data: &["MEM32=(FESP,DIRECT,20)"],
+                rpn: &["Push W,20", "Push ESP", "Log MRF"],
+            },
+            TraceSpec {
+                minor: 2,
+                at: "skip_name",
+                desc: "ARGS32 program name",
+                fmt: &["name %P%S"],
+                data: &["ASCIIZ32=(FEDI,DIRECT,64)"],
+                rpn: &["Push W,64", "Push EDI", "Log ARF"],
+            },
+            TraceSpec {
+                minor: 3,
+                at: "call_write_args",
+                desc: "ARGS32 arguments",
+                fmt: &["length ECX=%D", "args %P%S"],
+                data: &["REGS=(ECX)", "ASCIIZ32=(FESI,DIRECT,64)"],
+                rpn: &["Push ECX", "Log DN,1", "Push W,64", "Push ESI", "Log ARF"],
+            },
+        ],
+    })
+}
