@@ -85,3 +85,11 @@ fn testargv16_prints_arguments_and_environment() {
     assert!(text.contains("envp[0] = 'FOO=bar'"), "{text}");
     assert!(text.contains("envp[1] = 'PATH=C:\\'"), "{text}");
 }
+
+#[test]
+fn testpm_stops_at_its_first_presentation_manager_call() {
+    let (_d, cfg) = setup("lx/testpm.exe", "TESTPM.EXE");
+    let (o, _text, _p) = run(cfg);
+    assert_eq!(o.to_string(), "unimplemented PMWIN.763 (WIN32INITIALIZE)");
+    assert_eq!(o.exit_code(), 1);
+}
