@@ -12,6 +12,20 @@
 //! builds them all; [`build_all`] writes them to a directory as
 //! `NAME.EXE`/`NAME.DLL`, `NAME.MAP`, `NAME.TSF` and `NAME.RPN`.
 //!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let hello = testprogs::hello16()?;
+//! let module = loader::parse(&hello.bytes)?;
+//! assert_eq!(module.name, "HELLO16");
+//! let map = loader::map::parse(&hello.map)?;
+//! let main = map.lookup("main").unwrap();
+//! assert_eq!(module.start.map(|a| (a.object, a.offset)), Some((main.object, main.offset)));
+//! let dll = testprogs::tpdll16()?;
+//! assert_eq!(dll.module.export("PUTMSG").map(|e| e.ordinal), Some(2));
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Conventions the programs rely on
 //!
 //! 16-bit programs (NE) follow OS/2 1.x:
