@@ -22,8 +22,9 @@
 //!   out.
 //!
 //! Module docs say what each part decides where OS/2's documents leave
-//! room: [`layout`] (the address space), [`loading`] (placement, fixups,
-//! start state), [`api`] (calling conventions, the API table).
+//! room: [`layout`] (the address space), [`loading`] (placement, fixups),
+//! `startup` (start state, DLL initialization), [`api`] (calling
+//! conventions, the API table), [`fs`] (path mapping).
 
 pub mod api;
 pub mod clock;
@@ -35,6 +36,7 @@ pub mod loading;
 mod memory;
 mod process;
 mod run;
+mod startup;
 pub mod trace;
 
 pub use clock::Clock;

@@ -160,3 +160,23 @@ fn garbage_modules_are_errors() {
     }
     assert!(Process::new(ProcessConfig::new(dir.path(), "MISSING.EXE")).is_err());
 }
+
+#[test]
+fn dos_set_vec_handles_a_divide_error() {
+    let mut code = common::push(0);
+    code.push(0x0E); // push cs
+    code.extend(common::push(20)); // the handler below
+    code.push(0x1E); // push ds
+    code.extend(common::push(0x100));
+    code.extend([0x9A, 0, 0, 0, 0]); // 11: DosSetVec
+    code.extend([0x31, 0xC0, 0xF6, 0xF0]); // xor ax,ax ; div al
+    assert_eq!(code.len(), 20);
+    code.extend(common::push(1));
+    code.extend(common::push(42));
+    code.extend([0x9A, 0, 0, 0, 0]); // 26: DosExit(1, 42)
+    let (o, _) = run_code(&code, &[(11, "DOSCALLS", 89), (26, "DOSCALLS", 5)], 1000);
+    assert_eq!(o, Outcome::Exited(42));
+    // Without the handler the divide error ends the run.
+    let (o, _) = run_code(&[0x31, 0xC0, 0xF6, 0xF0], &[], 1000);
+    assert!(o.to_string().contains("divide error"), "{o}");
+}

@@ -1,0 +1,235 @@
+//! The process start state: the thread and process information blocks,
+//! the registers of the program's first instruction, and the DLL
+//! initialization routines run before it.
+//!
+//! - 16-bit start state (OS/2 1.x): CS:IP and SS:SP from the header (SP 0
+//!   means the top of the automatic data plus stack, or the top of the
+//!   stack segment), DS the automatic data segment, ES 0, AX the
+//!   environment selector, BX the command-line offset in it, CX the size
+//!   of the automatic data segment, other registers 0.
+//! - 32-bit start state (OS/2 2.x): ESP from the header with the return
+//!   address, module handle, 0, environment and command line pushed; the
+//!   return address is a kernel thunk that ends the process with EAX;
+//!   CS/DS/ES/SS flat, FS the TIB.
+
+use emu::SegReg;
+use loader::Format;
+
+use crate::api::thunks::Slot;
+use crate::desc::DATA3;
+use crate::error::{KernelError, Outcome};
+use crate::layout::*;
+use crate::memory::RegionKind;
+use crate::process::Process;
+
+fn load_err(module: &str, reason: impl Into<String>) -> KernelError {
+    KernelError::Load {
+        module: module.to_string(),
+        reason: reason.into(),
+    }
+}
+
+impl Process {
+    /// TIB, TIB2 and PIB of the main thread and the process, and the FS
+    /// selector for 32-bit programs.
+    pub(crate) fn init_info_blocks(&mut self) -> Result<(), KernelError> {
+        let base = self.alloc_tiled(PAGE, RegionKind::System)?;
+        let (stack_lo, stack_hi) = self.stack_bounds();
+        let tib2 = base + 0x40;
+        let pib = base + 0x80;
+        let w = |v: &mut Vec<u8>, x: u32| v.extend(x.to_le_bytes());
+        let mut tib = Vec::new();
+        for x in [u32::MAX, stack_lo, stack_hi, tib2, 20, 1] {
+            w(&mut tib, x);
+        }
+        let mut t2 = Vec::new();
+        for x in [1u32, 0x200] {
+            w(&mut t2, x);
+        }
+        t2.extend([20, 0, 0, 0]);
+        let exe = &self.modules[self.exe];
+        let ptype = 2u32;
+        let mut pb = Vec::new();
+        for x in [
+            1u32,
+            0,
+            u32::from(exe.handle),
+            self.env_base + u32::from(self.cmd_offset),
+            self.env_base,
+            0,
+            ptype,
+        ] {
+            w(&mut pb, x);
+        }
+        let ok = self.m.write_linear(base, &tib).is_ok()
+            && self.m.write_linear(tib2, &t2).is_ok()
+            && self.m.write_linear(pib, &pb).is_ok();
+        if !ok {
+            return Err(KernelError::NoMemory("information blocks"));
+        }
+        self.tib = base;
+        self.pib = pib;
+        self.desc.set(
+            &mut self.m,
+            TIB_SEL,
+            crate::desc::make(base, PAGE - 1, DATA3, false),
+        );
+        Ok(())
+    }
+
+    /// Lowest and top address of the EXE's stack.
+    fn stack_bounds(&self) -> (u32, u32) {
+        let exe = &self.modules[self.exe];
+        let top = self.initial_sp().map_or(0, |(sel, sp)| {
+            if exe.module.format == Format::Lx {
+                sp
+            } else {
+                self.desc.linear(sel, 0, 1).unwrap_or(0).wrapping_add(sp)
+            }
+        });
+        (top.saturating_sub(exe.module.stack_size.max(1)), top)
+    }
+
+    /// The EXE's initial SS and SP/ESP.
+    fn initial_sp(&self) -> Option<(u16, u32)> {
+        let exe = &self.modules[self.exe];
+        let m = &exe.module;
+        let s = m.stack?;
+        let o = exe.object(s.object)?;
+        if m.format == Format::Lx {
+            return Some((FLAT_DS, o.base.wrapping_add(s.offset)));
+        }
+        let mut sp = s.offset;
+        if sp == 0 {
+            sp = if m.auto_data == Some(s.object) {
+                let ds = m.object(s.object).map_or(0, |x| x.virtual_size);
+                (ds + m.stack_size).min(TILE)
+            } else {
+                o.size
+            };
+        }
+        Some((o.selector, sp & 0xFFFF))
+    }
+
+    /// Registers of the program's first instruction.
+    pub(crate) fn set_start_state(&mut self) -> Result<(), KernelError> {
+        let exe = self.modules[self.exe].clone();
+        let m = &exe.module;
+        let start = m
+            .start
+            .ok_or_else(|| load_err(&exe.name, "no start address"))?;
+        let cs = exe
+            .object(start.object)
+            .ok_or_else(|| load_err(&exe.name, "start object missing"))?
+            .clone();
+        let (ss, sp) = self
+            .initial_sp()
+            .ok_or_else(|| load_err(&exe.name, "no stack"))?;
+        {
+            let cpu = self.m.cpu_mut();
+            cpu.gpr = [0; 8];
+            cpu.gpr[4] = sp;
+        }
+        let d = &self.desc;
+        let mut ok =
+            d.load(&mut self.m, SegReg::Ss, ss) && d.load(&mut self.m, SegReg::Cs, cs.selector);
+        if m.format == Format::Lx {
+            ok &= d.load(&mut self.m, SegReg::Ds, FLAT_DS)
+                && d.load(&mut self.m, SegReg::Es, FLAT_DS)
+                && d.load(&mut self.m, SegReg::Fs, TIB_SEL)
+                && d.load(&mut self.m, SegReg::Gs, 0);
+            self.m.cpu_mut().eip = cs.base.wrapping_add(start.offset);
+            let ret = THUNK_BASE + 4 * self.thunks.special(Slot::EntryReturn);
+            self.m.add_host_call(ret);
+            let cmd = self.env_base + u32::from(self.cmd_offset);
+            for v in [cmd, self.env_base, 0, u32::from(exe.handle), ret] {
+                ok &= self.push32(v);
+            }
+        } else {
+            let ds = m
+                .auto_data
+                .and_then(|a| exe.object(a))
+                .map_or(0, |o| o.selector);
+            let cx = m
+                .auto_data
+                .and_then(|a| exe.object(a))
+                .map_or(0, |o| o.size);
+            ok &= d.load(&mut self.m, SegReg::Ds, ds)
+                && d.load(&mut self.m, SegReg::Es, 0)
+                && d.load(&mut self.m, SegReg::Fs, 0)
+                && d.load(&mut self.m, SegReg::Gs, 0);
+            let cpu = self.m.cpu_mut();
+            cpu.eip = start.offset & 0xFFFF;
+            cpu.gpr[0] = u32::from(self.env_sel);
+            cpu.gpr[3] = u32::from(self.cmd_offset);
+            cpu.gpr[1] = cx & 0xFFFF;
+        }
+        if !ok {
+            return Err(load_err(&exe.name, "start selectors are not valid"));
+        }
+        Ok(())
+    }
+
+    /// Run each DLL's initialization routine on the program's stack.
+    pub(crate) fn run_dll_inits(&mut self) -> Result<(), KernelError> {
+        let pending = std::mem::take(&mut self.pending_init);
+        for mi in pending {
+            let saved = self.m.cpu().clone();
+            let lm = self.modules[mi].clone();
+            let Some(start) = lm.module.start else {
+                continue;
+            };
+            let Some(o) = lm.object(start.object) else {
+                continue;
+            };
+            let ret_slot = self.thunks.special(Slot::InitReturn);
+            self.m.add_host_call(THUNK_BASE + 4 * ret_slot);
+            let d = &self.desc;
+            let mut ok;
+            if lm.module.format == Format::Lx {
+                ok = d.load(&mut self.m, SegReg::Cs, FLAT_CS)
+                    && d.load(&mut self.m, SegReg::Ds, FLAT_DS)
+                    && d.load(&mut self.m, SegReg::Es, FLAT_DS);
+                ok &= self.push32(0)
+                    && self.push32(u32::from(lm.handle))
+                    && self.push32(THUNK_BASE + 4 * ret_slot);
+                self.m.cpu_mut().eip = o.base.wrapping_add(start.offset);
+            } else {
+                let ds = lm
+                    .module
+                    .auto_data
+                    .and_then(|a| lm.object(a))
+                    .map_or(0, |o| o.selector);
+                ok = d.load(&mut self.m, SegReg::Cs, o.selector)
+                    && d.load(&mut self.m, SegReg::Ds, ds)
+                    && d.load(&mut self.m, SegReg::Es, 0);
+                ok &= self.push16(THUNK_CS) && self.push16((4 * ret_slot) as u16);
+                let cpu = self.m.cpu_mut();
+                cpu.eip = start.offset & 0xFFFF;
+                cpu.gpr[0] = u32::from(lm.handle);
+                cpu.gpr[7] = u32::from(lm.handle);
+                cpu.gpr[1] = lm.module.heap_size & 0xFFFF;
+            }
+            if !ok {
+                return Err(load_err(
+                    &lm.name,
+                    "cannot enter the initialization routine",
+                ));
+            }
+            let outcome = self.run_loop(None);
+            *self.m.cpu_mut() = saved;
+            let good = match outcome {
+                Outcome::Returned(v) if lm.module.format == Format::Lx => v != 0,
+                Outcome::Returned(v) => v & 0xFFFF != 0,
+                _ => false,
+            };
+            if !good {
+                return Err(KernelError::Init {
+                    module: lm.name.clone(),
+                    outcome: Box::new(outcome),
+                });
+            }
+        }
+        Ok(())
+    }
+}
