@@ -275,3 +275,66 @@ fn not_a_module() {
         ("new header signature", ErrorKind::BadSignature)
     );
 }
+
+/// Fuzzer find: a chained record with a negative source offset (allowed for
+/// ordinary records in a page after the first) indexed the chain's loop
+/// check at offset -1.
+#[test]
+fn lx_chain_with_negative_source_offset() {
+    let mut m = Module::new_lx("CHAIN2");
+    let o = m.add_object(0x2003, 8192, &[0u8; 4200]);
+    m.fixups.push(Fixup {
+        record: 0,
+        object: o,
+        offset: 4096 + 8,
+        kind: SourceKind::Off32,
+        alias: false,
+        target: Target::Internal {
+            object: o,
+            offset: 0x40,
+        },
+        additive: None,
+        add_to_site: false,
+        chained: true,
+    });
+    m.store_chain_words().unwrap();
+    let mut bytes = write(&m).unwrap();
+    assert_eq!(parse(&bytes).unwrap(), m);
+    let f = lx::read(&bytes).unwrap();
+    let h = &f.header;
+    let fpt = (f.header_offset + u64::from(h.fixpage_off)) as usize;
+    let page2 = u32::from_le_bytes(bytes[fpt + 4..fpt + 8].try_into().unwrap());
+    let rec = (f.header_offset + u64::from(h.fixrec_off) + u64::from(page2)) as usize;
+    assert_eq!(&bytes[rec..rec + 2], &[0x07, 0x08]);
+    bytes[rec + 2..rec + 4].copy_from_slice(&(-1i16).to_le_bytes());
+    let e = parse(&bytes).unwrap_err();
+    assert_eq!(
+        (e.structure, e.offset),
+        ("LX internal fixup chain", rec as u64)
+    );
+    // A chain whose next link lies past a small page.
+    let mut small = Module::new_lx("SMALL");
+    small.lx.as_mut().unwrap().page_size = 512;
+    let o = small.add_object(0x2003, 512, &[0u8; 512]);
+    small.fixups.push(Fixup {
+        record: 0,
+        object: o,
+        offset: 8,
+        kind: SourceKind::Off32,
+        alias: false,
+        target: Target::Internal {
+            object: o,
+            offset: 0,
+        },
+        additive: None,
+        add_to_site: false,
+        chained: true,
+    });
+    small.store_chain_words().unwrap();
+    let mut bytes = write(&small).unwrap();
+    let f = lx::read(&bytes).unwrap();
+    let site = f.pages[0].file_offset as usize + 8;
+    bytes[site..site + 4].copy_from_slice(&(0xFF0u32 << 20).to_le_bytes());
+    let e = parse(&bytes).unwrap_err();
+    assert_eq!(e.structure, "LX internal fixup chain");
+}

@@ -247,6 +247,13 @@ fn read_record(
             chained,
         };
         if chained {
+            if off < 0 || off + 4 > i64::from(ctx.page_size) {
+                let kind = ErrorKind::OutOfRange {
+                    value: off as u64,
+                    limit: ctx.page_size.into(),
+                };
+                return Err(Error::new(pos, "LX internal fixup chain", kind));
+            }
             let page = &objects[usize::from(object) - 1].pages[index as usize].data;
             sites.extend(read_chain(base, off as u32, page, ctx.page_size, pos)?);
         } else {
@@ -282,6 +289,8 @@ fn read_chain(
     let mut out = Vec::new();
     let mut off = srcoff;
     loop {
+        // `word` checks that the site lies in the page before it is marked.
+        let info = word(off)?;
         if std::mem::replace(&mut visited[off as usize], true) {
             return Err(Error::new(
                 pos,
@@ -289,7 +298,6 @@ fn read_chain(
                 ErrorKind::Invalid("chain loops"),
             ));
         }
-        let info = word(off)?;
         let delta = info & 0xFFFFF;
         let mut f = first.clone();
         f.offset = page_start + off;
