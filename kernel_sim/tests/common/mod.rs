@@ -68,3 +68,35 @@ pub fn open_program(name: &str, flags: u16, mode: u16) -> Vec<u8> {
         &[(open_at, "DOSCALLS", 70), (exit_at, "DOSCALLS", 5)],
     )
 }
+
+/// An LX program: object 1 is `code` (entry at 0, preferred base
+/// 0x10000), object 2 a 16 KB zero-filled stack (base 0x20000, ESP at its
+/// top). `calls` are (offset of an `E8` near call in `code`, module,
+/// ordinal): rel32 import fixups at offset + 1.
+pub fn lx_program(code: &[u8], calls: &[(u32, &str, u32)]) -> Vec<u8> {
+    let mut m = Module::new_lx("TESTLX");
+    m.add_object(0x2005, code.len() as u32, code);
+    m.add_object(0x2003, 0x4000, &[]);
+    m.start = Some(Address {
+        object: 1,
+        offset: 0,
+    });
+    m.stack = Some(Address {
+        object: 2,
+        offset: 0x4000,
+    });
+    m.stack_size = 0x4000;
+    for &(off, module, ordinal) in calls {
+        let mi = m.import_module(module);
+        m.add_fixup(
+            1,
+            off + 1,
+            SourceKind::Rel32,
+            Target::ImportOrdinal {
+                module: mi,
+                ordinal,
+            },
+        );
+    }
+    loader::write(&m).expect("an LX module")
+}
