@@ -138,6 +138,10 @@ pub struct Tracepoint {
     pub offset: u32,
     /// The byte there: the first byte of an instruction.
     pub opcode: u8,
+    /// The TSF gives the routine (`TP=.symbol,RETEP=RET`) and TRCUST finds
+    /// this address, the routine's last `ret`; `delta` is still the
+    /// distance from the symbol.
+    pub retep: bool,
 }
 
 /// A built program or DLL with its companion files.

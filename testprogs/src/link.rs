@@ -32,6 +32,10 @@ pub(crate) struct Export {
 /// A tracepoint to define at a label, in both TSF and trace program form.
 pub(crate) struct TraceSpec {
     pub minor: u16,
+    /// The TSF names the routine with `RETEP=RET` instead of the address:
+    /// `at` must be the routine's last `ret`, and the public symbol before
+    /// it the routine.
+    pub retep: bool,
     /// The label (public or local) of the traced instruction.
     pub at: &'static str,
     /// TSF `DESC=`.
@@ -229,6 +233,7 @@ pub(crate) fn link(spec: Spec) -> Result<Program> {
             object: at.object,
             offset: at.offset,
             opcode,
+            retep: t.retep,
         });
     }
     let entry = (start.object, start.offset);

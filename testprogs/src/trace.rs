@@ -23,13 +23,16 @@ pub(crate) fn tsf(
     let _ = writeln!(out, "MAJOR=0x{major:02X}");
     for (spec, tp) in specs.iter().zip(resolved) {
         let mut keywords = Vec::new();
-        let at = if tp.delta == 0 {
-            format!(".{}", tp.symbol)
+        if spec.retep {
+            keywords.push(format!("TP=.{},RETEP=RET", tp.symbol));
+        } else if tp.delta == 0 {
+            keywords.push(format!("TP=.{}", tp.symbol));
         } else {
-            format!(".{}+{}", tp.symbol, tp.delta)
-        };
-        keywords.push(format!("TP={at}"));
-        keywords.push(format!("OPCODE=0x{:02X}", tp.opcode));
+            keywords.push(format!("TP=.{}+{}", tp.symbol, tp.delta));
+        }
+        if !spec.retep {
+            keywords.push(format!("OPCODE=0x{:02X}", tp.opcode));
+        }
         keywords.push(format!("DESC=\"{}\"", spec.desc));
         for f in spec.fmt {
             keywords.push(format!("FMT=\"{f}\""));

@@ -17,7 +17,10 @@ struct TsfTrace {
     minor: u16,
     symbol: String,
     delta: u32,
-    opcode: u8,
+    /// Absent with RETEP.
+    opcode: Option<u8>,
+    /// `TP=.symbol,RETEP=RET`.
+    retep: bool,
 }
 
 /// Reads MODNAME, MAJOR and the TRACE statements' MINOR, TP and OPCODE
@@ -46,6 +49,7 @@ fn read_tsf(text: &str) -> (String, u16, Vec<TsfTrace>) {
             let mut minor = None;
             let mut tp = None;
             let mut opcode = None;
+            let mut retep = false;
             // DESC and FMT strings hold no commas in these files.
             for kw in rest.split(',') {
                 let kw = kw.trim();
@@ -58,6 +62,8 @@ fn read_tsf(text: &str) -> (String, u16, Vec<TsfTrace>) {
                     });
                 } else if let Some(v) = kw.strip_prefix("OPCODE=0x") {
                     opcode = Some(u8::from_str_radix(v, 16).unwrap());
+                } else if kw == "RETEP=RET" {
+                    retep = true;
                 }
             }
             let (symbol, delta) = tp.expect("TP=");
@@ -65,7 +71,8 @@ fn read_tsf(text: &str) -> (String, u16, Vec<TsfTrace>) {
                 minor: minor.expect("MINOR="),
                 symbol,
                 delta,
-                opcode: opcode.expect("OPCODE="),
+                opcode,
+                retep,
             });
         } else {
             panic!("unexpected TSF statement {s:?}");
@@ -92,6 +99,19 @@ fn tsf_tracepoints_resolve_through_the_map_to_instruction_starts() {
             let s = map
                 .lookup(&t.symbol)
                 .unwrap_or_else(|| panic!("{}: {} not in the MAP", p.name, t.symbol));
+            assert_eq!(t.retep, tp.retep, "{}: minor {}", p.name, t.minor);
+            if t.retep {
+                // The routine's return point: its last instruction, a RET,
+                // before the next public symbol of the object.
+                check_return_point(&p, &map, s, tp);
+                continue;
+            }
+            assert!(
+                t.opcode.is_some(),
+                "{}: minor {} has no OPCODE=",
+                p.name,
+                t.minor
+            );
             let offset = s.offset + t.delta;
             assert_eq!(
                 (t.minor, s.object, offset),
@@ -108,13 +128,35 @@ fn tsf_tracepoints_resolve_through_the_map_to_instruction_starts() {
                 object: s.object,
                 offset,
             });
-            assert_eq!(byte, Some(t.opcode), "{}: minor {}", p.name, t.minor);
+            assert_eq!(byte, t.opcode, "{}: minor {}", p.name, t.minor);
         }
         let mut minors: Vec<u16> = traces.iter().map(|t| t.minor).collect();
         minors.sort();
         minors.dedup();
         assert_eq!(minors.len(), traces.len(), "{}: duplicate minor", p.name);
     }
+}
+
+/// A RETEP tracepoint is the last instruction of its routine, a RET.
+fn check_return_point(
+    p: &Program,
+    map: &loader::map::MapFile,
+    routine: &loader::map::Symbol,
+    tp: &testprogs::Tracepoint,
+) {
+    let end = map
+        .symbol_size(routine)
+        .map(|n| routine.offset + n)
+        .expect("a routine with RETEP has a symbol after it");
+    let code = decode_all(&p.module, routine.object);
+    let (last, i) = code
+        .iter()
+        .rfind(|(ip, _)| *ip >= routine.offset && *ip < end)
+        .unwrap();
+    assert_eq!(i.mnemonic(), iced_x86::Mnemonic::Ret, "{}", p.name);
+    assert_eq!((tp.object, tp.offset), (routine.object, *last));
+    assert_eq!(tp.delta, tp.offset - routine.offset);
+    assert_eq!(tp.opcode, 0xC3);
 }
 
 #[test]
@@ -170,4 +212,18 @@ fn symbol_offsets_are_substituted_in_trace_programs() {
     let fntab = p.symbol("fntab").unwrap().offset;
     assert!(p.rpn.contains(&format!("Push W,0x{fntab:X}")));
     assert!(!p.rpn.contains('{'));
+}
+
+#[test]
+fn retep_tracepoints_name_the_routine() {
+    let p = testprogs::tpdll32().unwrap();
+    let retep: Vec<&str> = p
+        .tracepoints
+        .iter()
+        .filter(|t| t.retep)
+        .map(|t| t.symbol.as_str())
+        .collect();
+    assert_eq!(retep, ["AddNums", "PutMsg"]);
+    assert!(p.tsf.contains("TP=.AddNums,RETEP=RET"));
+    assert!(p.tsf.contains("TP=.PutMsg,RETEP=RET"));
 }

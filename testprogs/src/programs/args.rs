@@ -91,6 +91,7 @@ pub(crate) fn build_args16() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "main",
                 desc: "ARGS16 start registers",
                 fmt: &["env AX=%W cmdline BX=%W"],
@@ -99,6 +100,7 @@ pub(crate) fn build_args16() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "skip_name",
                 desc: "ARGS16 program name",
                 fmt: &["name %P%S"],
@@ -107,6 +109,7 @@ pub(crate) fn build_args16() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "call_write_args",
                 desc: "ARGS16 arguments",
                 fmt: &["length CX=%W", "args %P%S"],
@@ -192,6 +195,7 @@ pub(crate) fn build_args32() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "main",
                 desc: "ARGS32 start stack",
                 fmt: &["ret=%P%F hmod=%D 0=%D env=%F cmdline=%F"],
@@ -200,6 +204,7 @@ pub(crate) fn build_args32() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "skip_name",
                 desc: "ARGS32 program name",
                 fmt: &["name %P%S"],
@@ -208,6 +213,7 @@ pub(crate) fn build_args32() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "call_write_args",
                 desc: "ARGS32 arguments",
                 fmt: &["length ECX=%D", "args %P%S"],

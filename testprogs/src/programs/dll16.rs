@@ -126,6 +126,7 @@ pub(crate) fn build_dll() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "DLLINIT",
                 desc: "TPDLL16 init: module handle",
                 fmt: &["hmod AX=%W DS=%W"],
@@ -134,6 +135,7 @@ pub(crate) fn build_dll() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "ADDNUMS",
                 desc: "TPDLL16 ADDNUMS arguments",
                 fmt: &["ret=%P%A b=%W a=%W"],
@@ -142,6 +144,7 @@ pub(crate) fn build_dll() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "putmsg_doswrite",
                 desc: "TPDLL16 PUTMSG string",
                 fmt: &["length CX=%W", "string %P%S"],
@@ -160,6 +163,7 @@ pub(crate) fn build_dll() -> Result<Program> {
             },
             TraceSpec {
                 minor: 4,
+                retep: false,
                 at: "GETCOUNT",
                 desc: "TPDLL16 GETCOUNT entered",
                 fmt: &["CS=%W"],
@@ -234,6 +238,7 @@ pub(crate) fn build_exe() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "call_addnums",
                 desc: "DLLCAL16 ADDNUMS arguments",
                 fmt: &["b=%P%W a=%W"],
@@ -242,6 +247,7 @@ pub(crate) fn build_exe() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "check_sum",
                 desc: "DLLCAL16 ADDNUMS result",
                 fmt: &["sum=%W"],
@@ -250,6 +256,7 @@ pub(crate) fn build_exe() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "exit",
                 desc: "DLLCAL16 exit code",
                 fmt: &["rc=%W"],

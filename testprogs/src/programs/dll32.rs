@@ -12,6 +12,11 @@
 //! All `_System`: arguments right to left, the caller pops. Data accesses
 //! are absolute addresses with off32 fixups.
 //!
+//! Tracepoints (major 0xC3): 1 `_DLL_InitTerm` (its arguments), 2
+//! `AddNums` (its arguments), 3 PutMsg's DosWrite call (length and
+//! string), 4 `GetCount` (EIP), and 5 and 6 at the `ret` of AddNums and
+//! PutMsg (EAX), which the TSF names with `RETEP=RET`.
+//!
 //! DLLCAL32 (objects 1 `CODE32`, 2 `DATA32`, 3 `STACK`) imports PutMsg and
 //! GetCount by name and AddNums by ordinal (TPDLL32.1), all as rel32
 //! fixups of `call` instructions.
@@ -55,6 +60,7 @@ pub(crate) fn build_dll() -> Result<Program> {
     c.public("AddNums")?;
     c.op(|a| a.mov(eax, dword_ptr(esp + 4)))?;
     c.op(|a| a.add(eax, dword_ptr(esp + 8)))?;
+    c.local("addnums_ret")?;
     c.op(|a| a.ret())?;
 
     c.public("PutMsg")?;
@@ -77,6 +83,7 @@ pub(crate) fn build_dll() -> Result<Program> {
     c.op(|a| a.add(esp, 16))?;
     c.op(|a| a.pop(edi))?;
     c.op(|a| a.pop(ebp))?;
+    c.local("putmsg_ret")?;
     c.op(|a| a.ret())?;
 
     c.public("GetCount")?;
@@ -117,6 +124,7 @@ pub(crate) fn build_dll() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "_DLL_InitTerm",
                 desc: "TPDLL32 init/term arguments",
                 fmt: &["ret=%P%F hmod=%D flag=%D"],
@@ -125,6 +133,7 @@ pub(crate) fn build_dll() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "AddNums",
                 desc: "TPDLL32 AddNums arguments",
                 fmt: &["a=%P%D b=%D"],
@@ -133,6 +142,7 @@ pub(crate) fn build_dll() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "putmsg_doswrite",
                 desc: "TPDLL32 PutMsg string",
                 fmt: &["length ECX=%D", "string %P%S"],
@@ -150,11 +160,30 @@ pub(crate) fn build_dll() -> Result<Program> {
             },
             TraceSpec {
                 minor: 4,
+                retep: false,
                 at: "GetCount",
                 desc: "TPDLL32 GetCount entered",
                 fmt: &["EIP=%F"],
                 data: &["REGS=(EIP)"],
                 rpn: &["Push EIP", "Log DN,1"],
+            },
+            TraceSpec {
+                minor: 5,
+                retep: true,
+                at: "addnums_ret",
+                desc: "TPDLL32 AddNums result",
+                fmt: &["sum EAX=%D"],
+                data: &["REGS=(EAX)"],
+                rpn: &["Push EAX", "Log DN,1"],
+            },
+            TraceSpec {
+                minor: 6,
+                retep: true,
+                at: "putmsg_ret",
+                desc: "TPDLL32 PutMsg result",
+                fmt: &["rc EAX=%D"],
+                data: &["REGS=(EAX)"],
+                rpn: &["Push EAX", "Log DN,1"],
             },
         ],
     })
@@ -228,6 +257,7 @@ pub(crate) fn build_exe() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "call_addnums",
                 desc: "DLLCAL32 AddNums arguments",
                 fmt: &["a=%P%D b=%D"],
@@ -236,6 +266,7 @@ pub(crate) fn build_exe() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "after_addnums",
                 desc: "DLLCAL32 AddNums result",
                 fmt: &["sum=%D"],
@@ -244,6 +275,7 @@ pub(crate) fn build_exe() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "exit",
                 desc: "DLLCAL32 exit code",
                 fmt: &["rc=%D"],

@@ -147,6 +147,7 @@ pub(crate) fn build() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "FARADD",
                 desc: "FARCAL16 FARADD entered",
                 fmt: &["return %P%A b=%W a=%W"],
@@ -155,6 +156,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "call_square",
                 desc: "FARCAL16 pointer in fntab",
                 fmt: &["FARSQUARE at %P%A"],
@@ -163,6 +165,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "TWICE",
                 desc: "FARCAL16 TWICE from QUAD",
                 fmt: &["return %P%A x=%W"],
@@ -171,6 +174,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 4,
+                retep: false,
                 at: "printfar_doswrite",
                 desc: "FARCAL16 PRINTFAR buffer",
                 fmt: &["buffer starts %P%D %D %D %D"],
@@ -187,6 +191,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 5,
+                retep: false,
                 at: "exit",
                 desc: "FARCAL16 exit code",
                 fmt: &["rc=%W"],

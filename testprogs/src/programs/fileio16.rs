@@ -146,6 +146,7 @@ pub(crate) fn build() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "call_dosopen",
                 desc: "FILEIO16 DosOpen file name",
                 fmt: &["open %P%S"],
@@ -162,6 +163,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "call_doswrite",
                 desc: "FILEIO16 DosWrite arguments",
                 fmt: &["pcb=%P%A cb=%W pBuf=%A hf=%W"],
@@ -170,6 +172,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "call_dosread",
                 desc: "FILEIO16 DosRead arguments",
                 fmt: &["pcb=%P%A cb=%W pBuf=%A hf=%W"],
@@ -178,6 +181,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 4,
+                retep: false,
                 at: "close_file",
                 desc: "FILEIO16 bytes read and result",
                 fmt: &["count=%P%W result=%P%W"],
@@ -195,6 +199,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 5,
+                retep: false,
                 at: "exit",
                 desc: "FILEIO16 exit",
                 fmt: &["AX=%W"],

@@ -150,6 +150,7 @@ pub(crate) fn build() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "call_dosopen",
                 desc: "FILEIO32 DosOpen file name",
                 fmt: &["open %P%S"],
@@ -158,6 +159,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "call_doswrite",
                 desc: "FILEIO32 DosWrite arguments",
                 fmt: &["hf=%P%D pBuf=%F cb=%D pcb=%F"],
@@ -166,6 +168,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "call_dosread",
                 desc: "FILEIO32 DosRead arguments",
                 fmt: &["hf=%P%D pBuf=%F cb=%D pcb=%F"],
@@ -174,6 +177,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 4,
+                retep: false,
                 at: "close_file",
                 desc: "FILEIO32 bytes read and result",
                 fmt: &["count=%P%D result=%P%D"],
@@ -193,6 +197,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 5,
+                retep: false,
                 at: "exit",
                 desc: "FILEIO32 exit",
                 fmt: &["EAX=%D"],

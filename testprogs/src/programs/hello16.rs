@@ -76,6 +76,7 @@ pub(crate) fn build() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "main",
                 desc: "HELLO16 start registers",
                 fmt: &["env sel AX=%W cmdline BX=%W DGROUP size CX=%W"],
@@ -84,6 +85,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "call_doswrite",
                 desc: "HELLO16 DosWrite arguments",
                 fmt: &["pcbWritten=%P%A cb=%W pBuf=%A hf=%W"],
@@ -92,6 +94,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "exit",
                 desc: "HELLO16 exit code",
                 fmt: &["rc=%W"],

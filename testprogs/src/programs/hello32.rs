@@ -78,6 +78,7 @@ pub(crate) fn build() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "main",
                 desc: "HELLO32 start stack",
                 fmt: &["ESP=%F ret=%P%F hmod=%D"],
@@ -86,6 +87,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "call_doswrite",
                 desc: "HELLO32 DosWrite arguments",
                 fmt: &["hf=%P%D pBuf=%F cb=%D pcbActual=%F"],
@@ -94,6 +96,7 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "exit",
                 desc: "HELLO32 exit code",
                 fmt: &["rc=%D"],

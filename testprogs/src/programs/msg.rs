@@ -80,6 +80,7 @@ pub(crate) fn build_msgvio16() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "call_dosputmessage",
                 desc: "MSGVIO16 DosPutMessage arguments",
                 fmt: &["msg=%P%A cb=%W hf=%W"],
@@ -88,6 +89,7 @@ pub(crate) fn build_msgvio16() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "call_viowrttty",
                 desc: "MSGVIO16 VioWrtTTY text",
                 fmt: &["text %P%S"],
@@ -104,6 +106,7 @@ pub(crate) fn build_msgvio16() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
+                retep: false,
                 at: "exit",
                 desc: "MSGVIO16 exit code",
                 fmt: &["rc=%W"],
@@ -160,6 +163,7 @@ pub(crate) fn build_msg32() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
+                retep: false,
                 at: "call_dosputmessage",
                 desc: "MSG32 DosPutMessage arguments",
                 fmt: &["hf=%P%D cb=%D msg=%F"],
@@ -168,6 +172,7 @@ pub(crate) fn build_msg32() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
+                retep: false,
                 at: "exit",
                 desc: "MSG32 exit code",
                 fmt: &["rc=%D"],
