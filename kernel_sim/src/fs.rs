@@ -154,7 +154,9 @@ impl Sandbox {
 /// An open handle.
 #[derive(Debug)]
 pub(crate) enum Handle {
-    /// Standard input, output or error of the host.
+    /// A character device: 0 standard input, 1 standard output, 2
+    /// standard error (the host's), 3 `CON` (reads standard input, writes
+    /// standard output), 4 `NUL`.
     Std(u8),
     /// A host file.
     File {
@@ -304,6 +306,9 @@ impl Files {
         mode: u16,
         size: u64,
     ) -> Result<(u16, u32), u32> {
+        if let Some(dev) = device(path) {
+            return Ok((self.insert(Handle::Std(dev))?, 1));
+        }
         let r = self.resolve(path)?;
         let access = (mode & 7) as u8;
         if access > 2 {
@@ -533,6 +538,18 @@ impl Files {
     }
 }
 
+/// The device a name opens (`CON`, `NUL`, also as `\DEV\NUL`), if any.
+fn device(path: &[u8]) -> Option<u8> {
+    let up = path.to_ascii_uppercase();
+    let name = up.strip_prefix(b"\\DEV\\").unwrap_or(&up);
+    let stem = name.split(|&c| c == b'.').next().unwrap_or(name);
+    match stem {
+        b"CON" => Some(3),
+        b"NUL" => Some(4),
+        _ => None,
+    }
+}
+
 fn attr_of(md: &fs::Metadata) -> u16 {
     if md.is_dir() {
         0x10
@@ -566,5 +583,19 @@ mod tests {
         assert!(wild_match("*.*", "NODOT"));
         assert!(wild_match("TRC*", "TRC00C5.TFF"));
         assert!(!wild_match("*.TFF", "x.tdf"));
+    }
+
+    #[test]
+    fn devices() {
+        assert_eq!(device(b"NUL"), Some(4));
+        assert_eq!(device(b"\\dev\\con"), Some(3));
+        assert_eq!(device(b"nul.txt"), Some(4));
+        assert_eq!(device(b"NULL"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = Files::new(dir.path()).unwrap();
+        let (h, action) = f.open(b"NUL", 0x01, 0x41, 0).unwrap();
+        assert_eq!((h, action), (3, 1));
+        assert_eq!(f.handle_type(h), Ok((1, 0x8083)));
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }
 }

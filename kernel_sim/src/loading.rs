@@ -364,6 +364,9 @@ impl Process {
             }
             let ord = ordinal.or(def.map(|d| d.ordinal)).unwrap_or(0);
             let (slot, new) = self.thunks.bind(module, ord, name.unwrap_or(""), def);
+            if slot >= THUNK_SLOTS {
+                return Err("too many imported system entries".into());
+            }
             if new {
                 self.m.add_host_call(THUNK_BASE + 4 * slot);
             }

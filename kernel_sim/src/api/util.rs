@@ -88,10 +88,12 @@ impl Process {
         match self.files.get(h) {
             Some(crate::fs::Handle::Std(n)) => {
                 let n = *n;
-                if n == 0 {
-                    return Err(ERROR_ACCESS_DENIED);
+                match n {
+                    0 => return Err(ERROR_ACCESS_DENIED),
+                    4 => {}
+                    3 => self.console(1, data),
+                    _ => self.console(n, data),
                 }
-                self.console(n, data);
                 Ok(data.len())
             }
             Some(_) => self.files.write_file(h, data),
@@ -102,7 +104,8 @@ impl Process {
     /// Read from any handle.
     pub(crate) fn read_handle(&mut self, h: u16, n: usize) -> ApiResult<Vec<u8>> {
         match self.files.get(h) {
-            Some(crate::fs::Handle::Std(0)) => {
+            Some(crate::fs::Handle::Std(4)) => Ok(Vec::new()),
+            Some(crate::fs::Handle::Std(0 | 3)) => {
                 let mut buf = vec![0; n];
                 let got = self.stdin.read(&mut buf).unwrap_or(0);
                 buf.truncate(got);
