@@ -84,6 +84,19 @@ impl Error {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    /// Errors travel through every reader's `Result`; keep them small.
+    #[test]
+    fn error_is_small() {
+        assert!(
+            std::mem::size_of::<super::Error>() <= 48,
+            "{}",
+            std::mem::size_of::<super::Error>()
+        );
+    }
+}
+
 /// Result of a read.
 pub type Result<T> = std::result::Result<T, Error>;
 

@@ -94,6 +94,11 @@ pub fn detect(data: &[u8]) -> Result<(Format, u64)> {
 }
 
 /// Reads an LX or NE module.
+///
+/// # Errors
+///
+/// An [`Error`] naming the file offset and the structure when the file is
+/// not an LX or NE module or any of its tables is malformed.
 pub fn parse(data: &[u8]) -> Result<Module> {
     match detect(data)?.0 {
         Format::Lx => Ok(lx::read(data)?.module),
@@ -102,6 +107,12 @@ pub fn parse(data: &[u8]) -> Result<Module> {
 }
 
 /// Writes a module in its own format.
+///
+/// # Errors
+///
+/// A [`WriteError`] when the model cannot be expressed in the format
+/// (a value too wide for its field, sites of one record in different pages,
+/// an LX entry in an NE module, and so on).
 pub fn write(module: &Module) -> std::result::Result<Vec<u8>, WriteError> {
     match module.format {
         Format::Lx => lx::write(module),

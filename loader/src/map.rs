@@ -116,6 +116,11 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<MapFile, MapError> {
 }
 
 /// Parses a MAP file.
+///
+/// # Errors
+///
+/// A [`MapError`] naming the line when an address-shaped word is not a
+/// valid `object:offset`.
 pub fn parse(text: &str) -> Result<MapFile, MapError> {
     let mut map = MapFile {
         style: MapStyle::Unknown,

@@ -12,6 +12,13 @@ use crate::{Format, exepack1, exepack2, stub};
 pub const MAX_VIRTUAL_SIZE: u32 = 0x2000_0000;
 
 /// Reads an LX file.
+///
+/// # Errors
+///
+/// An [`Error`] naming the file offset and the structure for anything
+/// malformed: truncated tables, overlapping tables, counts larger than the
+/// file, page data past its end, undecodable EXEPACK1/EXEPACK2 pages,
+/// fixups outside their page or with undefined flags.
 pub fn read(data: &[u8]) -> Result<LxFile> {
     let input = Input::new(data);
     let hoff = stub::new_header_offset(data)?;

@@ -18,6 +18,10 @@ use crate::{exepack1, exepack2, stub};
 type WResult<T> = Result<T, WriteError>;
 
 /// Writes an LX file.
+///
+/// # Errors
+///
+/// A [`WriteError`] when the module cannot be expressed as LX.
 pub fn write(module: &Module) -> WResult<Vec<u8>> {
     let mut m = module.clone();
     m.store_chain_words()?;

@@ -12,6 +12,13 @@ use crate::{Format, exepack1, stub};
 const RELOC: &str = "NE relocation record";
 
 /// Reads an NE file.
+///
+/// # Errors
+///
+/// An [`Error`] naming the file offset and the structure for anything
+/// malformed: truncated tables, counts larger than the file, segment data
+/// past its end, relocation chains that loop or leave the segment,
+/// undefined relocation types or flags.
 pub fn read(data: &[u8]) -> Result<NeFile> {
     let input = Input::new(data);
     let hoff = stub::new_header_offset(data)?;

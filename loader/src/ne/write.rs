@@ -17,6 +17,11 @@ use crate::{exepack1, stub};
 type WResult<T> = Result<T, WriteError>;
 
 /// Writes an NE file.
+///
+/// # Errors
+///
+/// A [`WriteError`] when the module cannot be expressed as NE (values
+/// above 16 bits, segments over 64 KiB, LX-only fixups or entries).
 pub fn write(module: &Module) -> WResult<Vec<u8>> {
     let mut m = module.clone();
     m.store_chain_words()?;
