@@ -151,6 +151,18 @@ fn mutations(files: &[Vec<u8>]) -> Vec<Vec<u8>> {
     out
 }
 
+/// Inputs on which a fuzzer once found a crash.
+#[test]
+fn fuzz_regressions() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regressions");
+    let mut n = 0;
+    for e in fs::read_dir(dir).unwrap().flatten() {
+        check_compile(&fs::read(e.path()).unwrap());
+        n += 1;
+    }
+    assert!(n > 0);
+}
+
 #[test]
 fn mutated_corpus_tsfs_compile_without_panicking() {
     let files = corpus_files("TSF");

@@ -284,6 +284,17 @@ fn missing_module_name_is_severe() {
     );
 }
 
+/// Regression (found by cargo fuzz, target tsf): a long non-ASCII type
+/// name was cut inside a character.
+#[test]
+fn long_non_ascii_names_are_cut_on_a_character() {
+    let c = run(&format!(
+        "{HEAD}TYPELIST NAME=A\u{e9}\u{e9}\u{e9}\u{e9}\u{e9},ID=1\nTRACE MINOR=1, TP=.startup\n"
+    ));
+    assert!(!c.aborted);
+    assert!(c.tdf.unwrap().entries[0].name.len() <= 8);
+}
+
 /// Regression (found by the token fuzz test): a bad number in the header
 /// ended the run without a FATAL or SEVERE message.
 #[test]

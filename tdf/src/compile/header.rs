@@ -190,7 +190,11 @@ impl Compiler<'_> {
                         Severity::Warning,
                         format!("name too long: {name}, first 8 characters used"),
                     );
-                    name.truncate(8);
+                    // Eight bytes, not splitting a character of a
+                    // non-ASCII name.
+                    while name.len() > 8 {
+                        name.pop();
+                    }
                 }
                 self.add_entry(kind, name, id, &id_text, &mut warned_many);
             }
