@@ -85,12 +85,12 @@ impl LoadedModule {
 
 /// A resolved fixup target.
 #[derive(Clone, Copy, Debug)]
-struct Tgt {
-    flat: u32,
-    sel: u16,
-    off: u32,
-    bits32: bool,
-    value: Option<u32>,
+pub(crate) struct Tgt {
+    pub flat: u32,
+    pub sel: u16,
+    pub off: u32,
+    pub bits32: bool,
+    pub value: Option<u32>,
 }
 
 const MAX_DEPTH: u32 = 32;
@@ -163,13 +163,13 @@ impl Process {
         Ok(idx)
     }
 
-    fn find_module(&self, name: &str) -> Option<usize> {
+    pub(crate) fn find_module(&self, name: &str) -> Option<usize> {
         self.modules
             .iter()
             .position(|m| m.name.eq_ignore_ascii_case(name))
     }
 
-    fn load_dll(&mut self, name: &str, depth: u32) -> Result<usize, KernelError> {
+    pub(crate) fn load_dll(&mut self, name: &str, depth: u32) -> Result<usize, KernelError> {
         let exe_dir = self
             .modules
             .first()
@@ -294,7 +294,12 @@ impl Process {
         })
     }
 
-    fn entry_target(&mut self, mi: usize, ordinal: u32, depth: u32) -> Result<Tgt, String> {
+    pub(crate) fn entry_target(
+        &mut self,
+        mi: usize,
+        ordinal: u32,
+        depth: u32,
+    ) -> Result<Tgt, String> {
         let m = &self.modules[mi];
         let e = u16::try_from(ordinal)
             .ok()
@@ -338,7 +343,7 @@ impl Process {
     }
 
     /// The target of an import by ordinal or name.
-    fn import_target(
+    pub(crate) fn import_target(
         &mut self,
         module: &str,
         ordinal: Option<u32>,

@@ -2,6 +2,8 @@
 //! and ordinal, DLL initialization, far calls through 16:16 pointers, file
 //! write and read back.
 
+mod common;
+
 use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
 
 fn run(programs: &[testprogs::Program]) -> (Outcome, String, tempfile::TempDir) {
@@ -76,4 +78,73 @@ fn a_missing_dll_is_a_load_error() {
         .err()
         .unwrap();
     assert!(err.to_string().contains("TPDLL16"), "{err}");
+}
+
+/// A 32-bit program that loads TPDLL32 at run time, finds AddNums by
+/// ordinal and by name, and exits with AddNums(2, 3) + AddNums(2, 3).
+fn dynlink_program(dll: &str) -> Vec<u8> {
+    let mut c: Vec<u8> = Vec::new();
+    let mut calls = Vec::new();
+    let name_at = 0x100u32;
+    c.extend([0x68, 0x00, 0x00, 0x02, 0x00]); // push 0x20000 (phmod)
+    c.push(0x68);
+    c.extend((0x10000 + name_at).to_le_bytes()); // push name
+    c.extend([0x6A, 0x00, 0x6A, 0x00]); // cb, pObj
+    calls.push((c.len() as u32, "DOSCALLS", 318));
+    c.extend([0xE8, 0, 0, 0, 0, 0x83, 0xC4, 0x10]);
+    c.extend([0x85, 0xC0, 0x75, 0x60]); // test eax,eax ; jnz fail (far enough)
+    for (pfn, ordinal, pname) in [
+        (0x20004u32, 1u8, 0u32),
+        (0x20008, 0, 0x10000 + name_at + 0x20),
+    ] {
+        c.push(0x68);
+        c.extend(pfn.to_le_bytes());
+        c.push(0x68);
+        c.extend(pname.to_le_bytes());
+        c.extend([0x6A, ordinal]);
+        c.extend([0xFF, 0x35, 0x00, 0x00, 0x02, 0x00]); // push [0x20000]
+        calls.push((c.len() as u32, "DOSCALLS", 321));
+        c.extend([0xE8, 0, 0, 0, 0, 0x83, 0xC4, 0x10]);
+    }
+    c.extend([
+        0x6A, 0x03, 0x6A, 0x02, 0xFF, 0x15, 0x04, 0x00, 0x02, 0x00, 0x83, 0xC4, 0x08,
+    ]);
+    c.extend([0x89, 0xC3]); // mov ebx,eax
+    c.extend([
+        0x6A, 0x03, 0x6A, 0x02, 0xFF, 0x15, 0x08, 0x00, 0x02, 0x00, 0x83, 0xC4, 0x08,
+    ]);
+    c.extend([0x01, 0xD8]); // add eax,ebx
+    c.extend([0x50, 0x6A, 0x01]);
+    calls.push((c.len() as u32, "DOSCALLS", 234));
+    c.extend([0xE8, 0, 0, 0, 0]);
+    // fail: exit(99 + rc)
+    while c.len() < 0x90 {
+        c.push(0x90);
+    }
+    c.extend([0x83, 0xC0, 0x63, 0x50, 0x6A, 0x01]);
+    calls.push((c.len() as u32, "DOSCALLS", 234));
+    c.extend([0xE8, 0, 0, 0, 0]);
+    c.resize(name_at as usize, 0x90);
+    c.extend(dll.as_bytes());
+    c.resize(name_at as usize + 0x20, 0);
+    c.extend(b"AddNums\0");
+    common::lx_program(&c, &calls)
+}
+
+#[test]
+fn dos_load_module_and_query_proc_addr() {
+    let dir = tempfile::tempdir().unwrap();
+    testprogs::tpdll32().unwrap().write_to(dir.path()).unwrap();
+    std::fs::write(dir.path().join("DYN.EXE"), dynlink_program("TPDLL32")).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "DYN.EXE");
+    cfg.max_instructions = Some(100_000);
+    cfg.api_log = true;
+    let mut p = Process::new(cfg).unwrap();
+    let o = p.run();
+    assert_eq!(o, Outcome::Exited(10), "{:#?}", p.api_log());
+    assert_eq!(p.modules().len(), 2);
+    // A module that is not there: DosLoadModule fails with 126.
+    std::fs::write(dir.path().join("DYN2.EXE"), dynlink_program("NOSUCH")).unwrap();
+    let mut p = Process::new(ProcessConfig::new(dir.path(), "DYN2.EXE")).unwrap();
+    assert_eq!(p.run(), Outcome::Exited(99 + 126));
 }

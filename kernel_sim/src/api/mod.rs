@@ -24,6 +24,7 @@ pub mod doscalls16;
 pub mod doscalls32;
 pub mod errors;
 mod find;
+pub mod modules;
 pub mod names;
 pub mod thunks;
 mod util;
@@ -180,6 +181,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
     doscalls16::DEFS
         .iter()
         .chain(doscalls32::DEFS)
+        .chain(modules::DEFS)
         .chain(console::DEFS)
 }
 
