@@ -10,6 +10,9 @@
 //!   entries of the system DLLs resolve to. Descriptor tables are
 //!   supervisor pages; the thunk page is user-readable so ring-3 code can
 //!   reach it (execution there is reported to the host before it happens).
+//! - Every guest page is user read/write: object protection flags (read
+//!   only, execute only) are not enforced by paging; segment types are
+//!   (code segments are execute/read, data read/write).
 //! - GDT selectors follow OS/2 2.x where it matters to programs: flat code
 //!   0x5B, flat data 0x53, the thread information block at 0x150B.
 

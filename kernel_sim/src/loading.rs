@@ -21,7 +21,8 @@
 //!   system fixups (floating-point emulator calls) are left as they are:
 //!   the machine has a coprocessor.
 //! - DLLs are searched as `NAME.DLL` in the program's directory, then in
-//!   [`crate::ProcessConfig::libpath`]. Initialization routines run after
+//!   [`crate::ProcessConfig::libpath`], then along the `LIBPATH`
+//!   environment variable. Initialization routines run after
 //!   everything is loaded, dependencies first, on the program's stack: LX
 //!   as `_System (hmod, 0)` returning EAX (0 = failure); NE called far
 //!   with AX and DI = the module handle, DS its automatic data, CX its
@@ -176,6 +177,14 @@ impl Process {
             .and_then(|m| m.path.rsplit_once('\\').map(|(d, _)| d.to_string()));
         let mut dirs: Vec<String> = exe_dir.into_iter().collect();
         dirs.extend(self.cfg.libpath.iter().cloned());
+        if let Some((_, v)) = self
+            .cfg
+            .env
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("LIBPATH"))
+        {
+            dirs.extend(v.split(';').filter(|d| !d.is_empty()).map(String::from));
+        }
         let file = if name.contains('.') {
             name.to_string()
         } else {

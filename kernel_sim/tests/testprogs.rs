@@ -148,3 +148,26 @@ fn dos_load_module_and_query_proc_addr() {
     let mut p = Process::new(ProcessConfig::new(dir.path(), "DYN2.EXE")).unwrap();
     assert_eq!(p.run(), Outcome::Exited(99 + 126));
 }
+
+#[test]
+fn dlls_are_found_along_libpath() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("DLLS")).unwrap();
+    testprogs::tpdll16()
+        .unwrap()
+        .write_to(&dir.path().join("DLLS"))
+        .unwrap();
+    testprogs::dllcal16().unwrap().write_to(dir.path()).unwrap();
+    let cfg = ProcessConfig::new(dir.path(), "DLLCAL16.EXE");
+    assert!(Process::new(cfg.clone()).is_err());
+    let mut cfg = cfg;
+    cfg.set_env("LIBPATH", "C:\\NOWHERE;C:\\DLLS");
+    let mut p = Process::new(cfg).unwrap();
+    p.set_console(
+        Box::new(std::io::sink()),
+        Box::new(std::io::sink()),
+        Box::new(std::io::empty()),
+    );
+    assert_eq!(p.run(), Outcome::Exited(0));
+    assert_eq!(p.modules()[1].path, "C:\\DLLS\\TPDLL16.DLL");
+}
