@@ -7,9 +7,9 @@
 //! Entry points: one function per module ([`hello16()`], [`hello32()`],
 //! [`tpdll16()`], [`dllcal16()`], [`tpdll32()`], [`dllcal32()`],
 //! [`farcal16()`], [`fileio16()`], [`fileio32()`], [`msgvio16()`],
-//! [`msg32()`], [`args16()`], [`args32()`]), each returning a [`Program`] (module, file bytes, MAP,
-//! TSF and trace program texts, every label, the tracepoints); [`all`]
-//! builds them all; [`build_all`] writes them to a directory as
+//! [`msg32()`], [`args16()`], [`args32()`]), each returning a [`Program`]
+//! (module, file bytes, MAP, TSF and trace program texts, every label, the
+//! tracepoints); [`all`] builds them all; [`build_all`] writes them to a directory as
 //! `NAME.EXE`/`NAME.DLL`, `NAME.MAP`, `NAME.TSF` and `NAME.RPN`.
 //!
 //! ```
@@ -32,9 +32,9 @@
 //! - Start: CS:IP is the header's; DS = SS = the automatic data segment
 //!   (DGROUP). The header's SS:SP is DGROUP:(minimum allocation + stack
 //!   size): the loader allocates DGROUP's minimum allocation plus the
-//!   header's stack size (0x1000), and SP starts at the top. AX, BX, CX are
-//!   not relied on (OS/2 passes the environment selector, the command line
-//!   offset and the DGROUP size there).
+//!   header's stack size (0x1000), and SP starts at the top. AX = the
+//!   environment selector and BX = the offset of the command line in it
+//!   (only ARGS16 reads them); CX (the DGROUP size) is not used.
 //! - API calls are `call far ptr16:16` (`9A`) through ptr16:16 import
 //!   fixups, far pascal: arguments pushed left to right, the callee pops
 //!   them, the result is in AX; SI, DI, BP, DS are preserved.
@@ -49,6 +49,9 @@
 //!   zero-filled stack object (0x2003, 16 KiB, no pages); ESP = 3:0x4000.
 //!   Preferred bases are 0x10000 times the object number; data addresses
 //!   are off32 fixups (the sites hold the address at the preferred base).
+//! - Start: EIP and ESP from the header; the start stack holds the return
+//!   address, module handle, 0, environment and command line pointers
+//!   (only ARGS32 reads `[esp+16]`, the command line).
 //! - API calls are `call rel32` (`E8`) through rel32 import fixups,
 //!   `_System`: arguments pushed right to left, the caller pops them, the
 //!   result is in EAX; DS = ES = SS flat.
@@ -84,7 +87,9 @@
 //!   `loader::map::parse` reads it.
 //! - `NAME.TSF`: `MODNAME=`, `MAJOR=` (0xC0 and up, one per module), and a
 //!   `TRACE` per tracepoint: `TP=.symbol[+n]` from the MAP file,
-//!   `OPCODE=` the byte there, `DESC=`, `FMT=` and the data statements.
+//!   `OPCODE=` the byte there, `DESC=`, `FMT=` and the data statements;
+//!   or `TP=.routine,RETEP=RET` (no `OPCODE=`) for a tracepoint at a
+//!   routine's final `ret`, which TRCUST finds itself.
 //! - `NAME.RPN`: the same tracepoints as a DTRACE trace program file
 //!   (`major=`, `name=`, then `minor=`, `object=`, `offset=`, `opcode=` and
 //!   the RPN that TRCUST compiles the TSF's data statements to).
