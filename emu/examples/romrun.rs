@@ -105,7 +105,9 @@ fn main() -> ExitCode {
         i += 1;
     }
     let Some(rom_path) = rom_path else {
-        eprintln!("usage: romrun ROM.bin [--post-port 0x190] [--model 286|386|486] [--limit N] [--out-port P --out-file F] [--trace N] [--stop-at EIP]");
+        eprintln!(
+            "usage: romrun ROM.bin [--post-port 0x190] [--model 286|386|486] [--limit N] [--out-port P --out-file F] [--trace N] [--stop-at EIP]"
+        );
         return ExitCode::from(2);
     };
     let rom = match std::fs::read(&rom_path) {
@@ -185,5 +187,9 @@ fn main() -> ExitCode {
         Some(v) => println!("final POST {v:02X}"),
         None => println!("final POST none"),
     }
-    if exit == Exit::Halted { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if exit == Exit::Halted {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }

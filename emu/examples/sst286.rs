@@ -28,7 +28,11 @@ fn main() -> ExitCode {
                 println!("{} revoked tests skipped", t.skipped);
             }
             println!("{} passed, {} failed", t.passed, t.failed);
-            if t.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+            if t.failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
         }
         Err(e) => {
             eprintln!("sst286: {e}");

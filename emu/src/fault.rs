@@ -50,7 +50,10 @@ pub struct Fault {
 impl Fault {
     /// Without error code.
     pub const fn new(vector: u8) -> Fault {
-        Fault { vector, error: None }
+        Fault {
+            vector,
+            error: None,
+        }
     }
     /// With error code.
     pub const fn code(vector: u8, error: u32) -> Fault {

@@ -49,7 +49,8 @@ pub enum Exit {
 /// Budgets for one [`Machine::run`] call (`None` = unlimited).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Limits {
-    /// Stop after this many more instructions.
+    /// Stop after this many more steps: retired instructions, plus
+    /// faulting attempts (so a guest stuck re-faulting still stops).
     pub instructions: Option<u64>,
     /// Stop once this many more cycles have elapsed.
     pub cycles: Option<u64>,
@@ -91,9 +92,12 @@ pub struct Machine {
     pub(crate) icache: ICache,
     pub(crate) cycles: u64,
     pub(crate) instructions: u64,
+    steps: u64,
     intercepts: [u64; 4],
     hostcalls: HashSet<u32>,
     skip_hostcall: Option<u32>,
+    /// The host-call address of the last [`Exit::HostCall`], until the next run.
+    reported_hostcall: Option<u32>,
     pub(crate) halted: bool,
     pending_irq: Option<u8>,
     /// Interrupts (and TF traps) are held off for one instruction.
@@ -126,9 +130,11 @@ impl Machine {
             icache: ICache::default(),
             cycles: 0,
             instructions: 0,
+            steps: 0,
             intercepts: [0; 4],
             hostcalls: HashSet::new(),
             skip_hostcall: None,
+            reported_hostcall: None,
             halted: false,
             pending_irq: None,
             inhibit: false,
@@ -252,12 +258,18 @@ impl Machine {
 
     /// Run until an [`Exit`].
     pub fn run(&mut self, limits: Limits) -> Exit {
-        let istop = limits.instructions.map(|n| self.instructions.saturating_add(n));
+        let istop = limits
+            .instructions
+            .map(|n| self.steps.saturating_add(n));
         let cstop = limits.cycles.map(|n| self.cycles.saturating_add(n));
-        self.skip_hostcall = Some(self.cpu.seg[1].base.wrapping_add(self.cpu.eip));
+        // Only a host call just reported at this very address is skipped:
+        // a run resumed there after any other exit (a single-step #DB that
+        // landed on a host-call address, say) must still report it.
+        let here = self.cpu.seg[1].base.wrapping_add(self.cpu.eip);
+        self.skip_hostcall = self.reported_hostcall.take().filter(|&l| l == here);
         loop {
             if let Some(s) = istop
-                && self.instructions >= s
+                && self.steps >= s
             {
                 return Exit::InstructionLimit;
             }
@@ -287,6 +299,7 @@ impl Machine {
         if self.halted {
             return Some(Exit::Halted);
         }
+        self.steps += 1;
         let inhibited = std::mem::take(&mut self.inhibit);
         let cs = self.cpu.seg[1];
         let lin = cs.base.wrapping_add(self.cpu.eip);
@@ -295,6 +308,7 @@ impl Machine {
             Err(f) => return self.raise(f),
         };
         if d.hostcall && self.skip_hostcall != Some(lin) {
+            self.reported_hostcall = Some(lin);
             return Some(Exit::HostCall { linear: lin });
         }
         self.skip_hostcall = None;
@@ -385,8 +399,15 @@ impl Machine {
                 if f.vector == vector::DF {
                     return Some(Exit::Shutdown);
                 }
-                let _ = f2;
-                self.raise_nested(Fault::code(vector::DF, 0))
+                // Intel's double-fault table: contributory after
+                // contributory, or anything but a benign one after #PF.
+                let pf = |x: &Fault| x.vector == vector::PF;
+                if (f.contributory() && f2.contributory())
+                    || (pf(&f) && (pf(&f2) || f2.contributory()))
+                {
+                    return self.raise_nested(Fault::code(vector::DF, 0));
+                }
+                self.raise_nested(f2)
             }
         }
     }
@@ -412,7 +433,8 @@ impl Machine {
         let paging = self.cpu.paging();
         if let Some(d) = self.icache.get(k) {
             let d = *d;
-            if u64::from(self.cpu.eip) + d.insn.len() as u64 - 1 > u64::from(self.cpu.seg[1].limit) {
+            if u64::from(self.cpu.eip) + d.insn.len() as u64 - 1 > u64::from(self.cpu.seg[1].limit)
+            {
                 return Err(Fault::gp(0));
             }
             if !paging {

@@ -132,17 +132,6 @@ impl PhysMem {
         }
     }
 
-    /// A direct slice of RAM, if `[addr, addr+len)` is plain RAM.
-    #[inline]
-    pub(crate) fn ram_slice(&self, addr: u32, len: usize) -> Option<&[u8]> {
-        let end = (addr as usize).checked_add(len)?;
-        if end <= self.ram.len() && (end as u64) <= u64::from(self.rom_floor) {
-            Some(&self.ram[addr as usize..end])
-        } else {
-            None
-        }
-    }
-
     #[inline]
     fn note_write(&mut self, addr: u32) {
         let page = (addr >> 12) as usize;

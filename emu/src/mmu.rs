@@ -93,7 +93,11 @@ impl Machine {
             return Err(self.seg_fault(s));
         }
         if self.cpu.protected() && !self.cpu.v86() {
-            let ok = if write { seg.writable() } else { seg.readable() };
+            let ok = if write {
+                seg.writable()
+            } else {
+                seg.readable()
+            };
             if !ok {
                 return Err(self.seg_fault(s));
             }
@@ -168,7 +172,13 @@ impl Machine {
         let mut r = Ok(());
         for (i, b) in data.iter().enumerate() {
             let l = lin.wrapping_add(i as u32);
-            match self.translate(l, Access { write: false, user: false }) {
+            match self.translate(
+                l,
+                Access {
+                    write: false,
+                    user: false,
+                },
+            ) {
                 Ok(p) => self.mem.write8(p, *b),
                 Err(f) => {
                     r = Err(f);

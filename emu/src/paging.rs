@@ -86,14 +86,18 @@ impl Tlb {
         let page = lin >> 12;
         let slot = (page as usize) % TLB_SIZE;
         let e = self.entries[slot];
-        if e.tag == page + 1 && (!acc.user || e.user) && (!acc.write || (e.dirty && ok_write(e, acc, cr0))) {
+        if e.tag == page + 1
+            && (!acc.user || e.user)
+            && (!acc.write || (e.dirty && ok_write(e, acc, cr0)))
+        {
             return Ok(e.phys | (lin & 0xFFF));
         }
         let pde_addr = (cr3 & !0xFFF).wrapping_add((lin >> 22) * 4);
         let pde = mem.read(pde_addr, 4);
         let fault = |present: bool, cr2: &mut u32| {
             *cr2 = lin;
-            let code = u32::from(present) | (u32::from(acc.write) << 1) | (u32::from(acc.user) << 2);
+            let code =
+                u32::from(present) | (u32::from(acc.write) << 1) | (u32::from(acc.user) << 2);
             Err(Fault::code(vector::PF, code))
         };
         if pde & 1 == 0 {

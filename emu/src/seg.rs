@@ -26,7 +26,11 @@ impl Descriptor {
     /// Byte-granular limit.
     pub fn limit(self) -> u32 {
         let l = ((self.0 & 0xFFFF) | ((self.0 >> 32) & 0xF_0000)) as u32;
-        if self.0 & (1 << 55) != 0 { (l << 12) | 0xFFF } else { l }
+        if self.0 & (1 << 55) != 0 {
+            (l << 12) | 0xFFF
+        } else {
+            l
+        }
     }
     /// Descriptor privilege level.
     pub fn dpl(self) -> u8 {

@@ -176,7 +176,10 @@ fn exception_through_idt_pushes_error_code() {
     assert_eq!(m.run(Limits::default()), Exit::Halted);
     let mut st = [0u8; 8];
     m.read_phys(m.cpu().gpr[4], &mut st);
-    assert_eq!(u32::from_le_bytes(st[0..4].try_into().unwrap()), u32::from(ABSENT));
+    assert_eq!(
+        u32::from_le_bytes(st[0..4].try_into().unwrap()),
+        u32::from(ABSENT)
+    );
     assert_eq!(u32::from_le_bytes(st[4..8].try_into().unwrap()), 0x2004);
 }
 
@@ -201,7 +204,11 @@ fn lar_lsl_verr_verw_arpl() {
     let g = m.cpu().gpr;
     assert_eq!(g[0], 0xFFF);
     assert_eq!(g[3], 0x0040_9200, "LAR does not set the accessed bit");
-    assert_eq!(g[2] & 0xFFFF, 0x0100, "VERW code = ZF0, VERR readable code = ZF1");
+    assert_eq!(
+        g[2] & 0xFFFF,
+        0x0100,
+        "VERW code = ZF0, VERR readable code = ZF1"
+    );
     assert_eq!(g[6] & 0xFFFF, 0x13);
 }
 

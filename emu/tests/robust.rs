@@ -18,7 +18,7 @@ fn run_random(mut m: emu::Machine) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(128))]
 
     #[test]
     fn random_real_mode_code(code in proptest::collection::vec(any::<u8>(), 1..256), ivt in any::<u64>()) {

@@ -8,7 +8,10 @@ use std::path::Path;
 
 #[test]
 fn sst286_all_pass() {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/conformance/sst286"));
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/conformance/sst286"
+    ));
     if !dir.join("trim100").is_dir() {
         eprintln!("sst286 captures not found at {}; skipped", dir.display());
         return;
@@ -21,6 +24,11 @@ fn sst286_all_pass() {
         "{} passed, {} failed; first failures:\n{}",
         t.passed,
         t.failed,
-        failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+        failures
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

@@ -262,8 +262,14 @@ impl CpuState {
                 limit: 0xFFFF,
                 ..Segment::null(0)
             },
-            gdtr: DescTable { base: 0, limit: 0xFFFF },
-            idtr: DescTable { base: 0, limit: 0x3FF },
+            gdtr: DescTable {
+                base: 0,
+                limit: 0xFFFF,
+            },
+            idtr: DescTable {
+                base: 0,
+                limit: 0x3FF,
+            },
             cr0: 0x10,
             cr2: 0,
             cr3: 0,

@@ -11,7 +11,11 @@ use iced_x86::{Instruction, Mnemonic};
 /// PF for the low byte of `v`.
 #[inline]
 pub(crate) fn parity(v: u32) -> u32 {
-    if (v as u8).count_ones() & 1 == 0 { PF } else { 0 }
+    if (v as u8).count_ones() & 1 == 0 {
+        PF
+    } else {
+        0
+    }
 }
 
 /// SF, ZF, PF of a result of `n` bytes.

@@ -46,7 +46,11 @@ impl Machine {
             self.set_status(ZF, ZF);
             return Ok(());
         }
-        let idx = if forward { v.trailing_zeros() } else { 31 - v.leading_zeros() };
+        let idx = if forward {
+            v.trailing_zeros()
+        } else {
+            31 - v.leading_zeros()
+        };
         self.set_reg(insn.op0_register(), idx);
         self.set_status(0, ZF);
         Ok(())

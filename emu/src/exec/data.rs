@@ -13,8 +13,16 @@ use iced_x86::{Instruction, Mnemonic, OpKind, Register};
 impl Machine {
     /// MOV in all its forms.
     pub(crate) fn mov(&mut self, insn: &Instruction) -> R<()> {
-        let r0 = if insn.op0_kind() == OpKind::Register { insn.op0_register() } else { Register::None };
-        let r1 = if insn.op1_kind() == OpKind::Register { insn.op1_register() } else { Register::None };
+        let r0 = if insn.op0_kind() == OpKind::Register {
+            insn.op0_register()
+        } else {
+            Register::None
+        };
+        let r1 = if insn.op1_kind() == OpKind::Register {
+            insn.op1_register()
+        } else {
+            Register::None
+        };
         if let Some(s) = SegReg::from_iced(r0) {
             if s == SegReg::Cs {
                 return Err(Fault::ud());
@@ -117,7 +125,11 @@ impl Machine {
                 self.load_sreg(s, v)?;
                 // ESP advances by the stack size in force before the load.
                 let g = &mut self.cpu.gpr[4];
-                *g = if old_big { g.wrapping_add(n) } else { (*g & 0xFFFF_0000) | (sp.wrapping_add(n) & 0xFFFF) };
+                *g = if old_big {
+                    g.wrapping_add(n)
+                } else {
+                    (*g & 0xFFFF_0000) | (sp.wrapping_add(n) & 0xFFFF)
+                };
                 if s == SegReg::Ss {
                     self.inhibit = true;
                 }
@@ -150,7 +162,11 @@ impl Machine {
             let v = self.pop(n)?;
             if i != 4 {
                 let g = &mut self.cpu.gpr[i];
-                *g = if d { v } else { (*g & 0xFFFF_0000) | (v & 0xFFFF) };
+                *g = if d {
+                    v
+                } else {
+                    (*g & 0xFFFF_0000) | (v & 0xFFFF)
+                };
             }
         }
         Ok(())

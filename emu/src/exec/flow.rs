@@ -15,7 +15,13 @@ impl Machine {
     #[inline]
     pub(crate) fn cond(&self, cc: ConditionCode) -> bool {
         let f = self.cpu.eflags;
-        let (cf, zf, sf, of, pf) = (f & CF != 0, f & ZF != 0, f & SF != 0, f & OF != 0, f & PF != 0);
+        let (cf, zf, sf, of, pf) = (
+            f & CF != 0,
+            f & ZF != 0,
+            f & SF != 0,
+            f & OF != 0,
+            f & PF != 0,
+        );
         match cc {
             ConditionCode::o => of,
             ConditionCode::no => !of,
@@ -50,7 +56,9 @@ impl Machine {
     /// Target of a relative branch (decoded at IP 0).
     #[inline]
     pub(crate) fn rel_target(&self, insn: &Instruction) -> u32 {
-        let t = self.start_eip.wrapping_add(insn.near_branch_target() as u32);
+        let t = self
+            .start_eip
+            .wrapping_add(insn.near_branch_target() as u32);
         match insn.op0_kind() {
             OpKind::NearBranch16 => t & 0xFFFF,
             _ => t,
@@ -108,12 +116,20 @@ impl Machine {
 
     /// Near RET [imm16].
     pub(crate) fn ret_near(&mut self, insn: &Instruction) -> R<()> {
-        let n = if matches!(insn.code(), Code::Retnd | Code::Retnd_imm16) { 4 } else { 2 };
+        let n = if matches!(insn.code(), Code::Retnd | Code::Retnd_imm16) {
+            4
+        } else {
+            2
+        };
         let t = self.pop(n)?;
         if t > self.cpu.seg[1].limit {
             return Err(Fault::gp(0));
         }
-        let imm = if insn.op_count() > 0 { u32::from(insn.immediate16()) } else { 0 };
+        let imm = if insn.op_count() > 0 {
+            u32::from(insn.immediate16())
+        } else {
+            0
+        };
         self.set_sp(self.sp().wrapping_add(imm));
         self.cpu.eip = t;
         Ok(())
@@ -232,7 +248,14 @@ impl Machine {
             self.cpu.gpr[4] = nesp;
             let r = (|| -> R<()> {
                 self.push(u32::from(old_ss.selector), gsize)?;
-                self.push(if gsize == 4 { old_esp } else { old_esp & 0xFFFF }, gsize)?;
+                self.push(
+                    if gsize == 4 {
+                        old_esp
+                    } else {
+                        old_esp & 0xFFFF
+                    },
+                    gsize,
+                )?;
                 for p in params.iter().rev() {
                     self.push(*p, gsize)?;
                 }
@@ -268,8 +291,16 @@ impl Machine {
 
     /// Far RET [imm16].
     pub(crate) fn ret_far(&mut self, insn: &Instruction) -> R<()> {
-        let n = if matches!(insn.code(), Code::Retfd | Code::Retfd_imm16) { 4 } else { 2 };
-        let imm = if insn.op_count() > 0 { u32::from(insn.immediate16()) } else { 0 };
+        let n = if matches!(insn.code(), Code::Retfd | Code::Retfd_imm16) {
+            4
+        } else {
+            2
+        };
+        let imm = if insn.op_count() > 0 {
+            u32::from(insn.immediate16())
+        } else {
+            0
+        };
         let sp = self.sp();
         let big = self.cpu.seg[2].big();
         let at = |k: u32| {
@@ -292,7 +323,15 @@ impl Machine {
 
     /// Protected-mode return to sel:off with the stack at `sp` (the
     /// outer SS:ESP follow there if the privilege level changes).
-    pub(crate) fn far_return(&mut self, sel: u16, off: u32, n: u32, sp: u32, imm: u32, _iret: bool) -> R<()> {
+    pub(crate) fn far_return(
+        &mut self,
+        sel: u16,
+        off: u32,
+        n: u32,
+        sp: u32,
+        imm: u32,
+        _iret: bool,
+    ) -> R<()> {
         let cpl = self.cpu.cpl;
         let rpl = (sel & 3) as u8;
         let err = u32::from(sel & !3);
@@ -342,11 +381,19 @@ impl Machine {
 
     /// ENTER imm16, imm8.
     pub(crate) fn enter(&mut self, insn: &Instruction) -> R<()> {
-        let n = if insn.code() == Code::Enterd_imm16_imm8 { 4 } else { 2 };
+        let n = if insn.code() == Code::Enterd_imm16_imm8 {
+            4
+        } else {
+            2
+        };
         let size = u32::from(insn.immediate16());
         let level = u32::from(insn.immediate8_2nd()) & 31;
         let big = self.cpu.seg[2].big();
-        let bp_reg = if big { self.cpu.gpr[5] } else { self.cpu.gpr[5] & 0xFFFF };
+        let bp_reg = if big {
+            self.cpu.gpr[5]
+        } else {
+            self.cpu.gpr[5] & 0xFFFF
+        };
         self.push(self.cpu.gpr[5], n)?;
         // FrameTemp is the whole ESP (a 386 keeps ESP's upper half with a
         // 16-bit stack, and ENTER with a 32-bit operand copies it to EBP).

@@ -138,7 +138,11 @@ impl Machine {
         if let Some(e) = error {
             self.push(e, n)?;
         }
-        let target = if n == 4 { gate.gate_offset() } else { gate.gate_offset() & 0xFFFF };
+        let target = if n == 4 {
+            gate.gate_offset()
+        } else {
+            gate.gate_offset() & 0xFFFF
+        };
         if target > td.limit() {
             return Err(Fault::gp(0));
         }

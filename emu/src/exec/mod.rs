@@ -27,9 +27,13 @@ pub(crate) fn model_allows(model: CpuModel, insn: &Instruction, has_386_prefix: 
     let feats = insn.cpuid_features();
     match model {
         CpuModel::I286 => {
-            let fs_gs = |r: iced_x86::Register| matches!(r, iced_x86::Register::FS | iced_x86::Register::GS);
+            let fs_gs = |r: iced_x86::Register| {
+                matches!(r, iced_x86::Register::FS | iced_x86::Register::GS)
+            };
             !has_386_prefix
-                && (0..insn.op_count()).all(|i| insn.op_kind(i) != iced_x86::OpKind::Register || !fs_gs(insn.op_register(i)))
+                && (0..insn.op_count()).all(|i| {
+                    insn.op_kind(i) != iced_x86::OpKind::Register || !fs_gs(insn.op_register(i))
+                })
                 && feats.iter().all(|f| {
                     matches!(
                         f,
@@ -44,7 +48,9 @@ pub(crate) fn model_allows(model: CpuModel, insn: &Instruction, has_386_prefix: 
                     )
                 })
         }
-        CpuModel::I386 => feats.iter().all(|f| !matches!(f, CpuidFeature::INTEL486 | CpuidFeature::CPUID)),
+        CpuModel::I386 => feats
+            .iter()
+            .all(|f| !matches!(f, CpuidFeature::INTEL486 | CpuidFeature::CPUID)),
         CpuModel::I486 => true,
     }
 }
@@ -59,7 +65,9 @@ impl Machine {
                 self.alu2(insn, m)?
             }
             M::Inc | M::Dec | M::Neg | M::Not => self.alu1(insn, m)?,
-            M::Rol | M::Ror | M::Rcl | M::Rcr | M::Shl | M::Sal | M::Shr | M::Sar => self.shift(insn, m)?,
+            M::Rol | M::Ror | M::Rcl | M::Rcr | M::Shl | M::Sal | M::Shr | M::Sar => {
+                self.shift(insn, m)?
+            }
             M::Shld => self.shift_double(insn, true)?,
             M::Shrd => self.shift_double(insn, false)?,
             M::Mul => self.mul1(insn, false)?,
@@ -75,18 +83,51 @@ impl Machine {
             M::Cbw | M::Cwde | M::Cwd | M::Cdq => self.sign_ext(m),
             M::Daa | M::Das | M::Aaa | M::Aas | M::Aam | M::Aad | M::Salc => self.bcd(insn, m)?,
             M::Jmp => match insn.op0_kind() {
-                iced_x86::OpKind::NearBranch16 | iced_x86::OpKind::NearBranch32 => self.branch(insn, true)?,
-                iced_x86::OpKind::FarBranch16 | iced_x86::OpKind::FarBranch32 => self.far_jmp_call(insn, false)?,
-                _ if matches!(insn.code(), iced_x86::Code::Jmp_m1616 | iced_x86::Code::Jmp_m1632) => self.far_jmp_call(insn, false)?,
+                iced_x86::OpKind::NearBranch16 | iced_x86::OpKind::NearBranch32 => {
+                    self.branch(insn, true)?
+                }
+                iced_x86::OpKind::FarBranch16 | iced_x86::OpKind::FarBranch32 => {
+                    self.far_jmp_call(insn, false)?
+                }
+                _ if matches!(
+                    insn.code(),
+                    iced_x86::Code::Jmp_m1616 | iced_x86::Code::Jmp_m1632
+                ) =>
+                {
+                    self.far_jmp_call(insn, false)?
+                }
                 _ => self.jmp_indirect(insn)?,
             },
             M::Call => match insn.op0_kind() {
-                iced_x86::OpKind::FarBranch16 | iced_x86::OpKind::FarBranch32 => self.far_jmp_call(insn, true)?,
-                iced_x86::OpKind::Memory if matches!(insn.code(), iced_x86::Code::Call_m1616 | iced_x86::Code::Call_m1632) => self.far_jmp_call(insn, true)?,
+                iced_x86::OpKind::FarBranch16 | iced_x86::OpKind::FarBranch32 => {
+                    self.far_jmp_call(insn, true)?
+                }
+                iced_x86::OpKind::Memory
+                    if matches!(
+                        insn.code(),
+                        iced_x86::Code::Call_m1616 | iced_x86::Code::Call_m1632
+                    ) =>
+                {
+                    self.far_jmp_call(insn, true)?
+                }
                 _ => self.call_near(insn)?,
             },
-            M::Ja | M::Jae | M::Jb | M::Jbe | M::Je | M::Jne | M::Jg | M::Jge | M::Jl | M::Jle | M::Jo | M::Jno
-            | M::Jp | M::Jnp | M::Js | M::Jns => {
+            M::Ja
+            | M::Jae
+            | M::Jb
+            | M::Jbe
+            | M::Je
+            | M::Jne
+            | M::Jg
+            | M::Jge
+            | M::Jl
+            | M::Jle
+            | M::Jo
+            | M::Jno
+            | M::Jp
+            | M::Jnp
+            | M::Js
+            | M::Jns => {
                 let t = self.cond(insn.condition_code());
                 self.branch(insn, t)?
             }
@@ -121,17 +162,52 @@ impl Machine {
                 return Ok(Flow::Halt);
             }
             M::Nop | M::Pause => {}
-            M::Movsb | M::Movsw | M::Movsd | M::Cmpsb | M::Cmpsw | M::Cmpsd | M::Stosb | M::Stosw
-            | M::Stosd | M::Lodsb | M::Lodsw | M::Lodsd | M::Scasb | M::Scasw | M::Scasd | M::Insb
-            | M::Insw | M::Insd | M::Outsb | M::Outsw | M::Outsd
-                if string::is_string(m) && insn.op_count() <= 2 && !insn.op_register(0).is_xmm() && !insn.op_register(1).is_xmm() =>
+            M::Movsb
+            | M::Movsw
+            | M::Movsd
+            | M::Cmpsb
+            | M::Cmpsw
+            | M::Cmpsd
+            | M::Stosb
+            | M::Stosw
+            | M::Stosd
+            | M::Lodsb
+            | M::Lodsw
+            | M::Lodsd
+            | M::Scasb
+            | M::Scasw
+            | M::Scasd
+            | M::Insb
+            | M::Insw
+            | M::Insd
+            | M::Outsb
+            | M::Outsw
+            | M::Outsd
+                if string::is_string(m)
+                    && insn.op_count() <= 2
+                    && !insn.op_register(0).is_xmm()
+                    && !insn.op_register(1).is_xmm() =>
             {
                 self.string_op(insn, m)?
             }
             M::Bt | M::Bts | M::Btr | M::Btc => self.bit_test(insn, m)?,
             M::Bsf | M::Bsr => self.bit_scan(insn, m == M::Bsf)?,
-            M::Seta | M::Setae | M::Setb | M::Setbe | M::Sete | M::Setne | M::Setg | M::Setge | M::Setl
-            | M::Setle | M::Seto | M::Setno | M::Setp | M::Setnp | M::Sets | M::Setns => {
+            M::Seta
+            | M::Setae
+            | M::Setb
+            | M::Setbe
+            | M::Sete
+            | M::Setne
+            | M::Setg
+            | M::Setge
+            | M::Setl
+            | M::Setle
+            | M::Seto
+            | M::Setno
+            | M::Setp
+            | M::Setnp
+            | M::Sets
+            | M::Setns => {
                 let v = u32::from(self.cond(insn.condition_code()));
                 let l = self.loc(insn, 0);
                 self.write_loc(l, 1, v)?
@@ -139,7 +215,14 @@ impl Machine {
             M::Bswap => {
                 let r = insn.op_register(0);
                 let v = self.reg(r);
-                self.set_reg(r, if operand::reg_size(r) == 4 { v.swap_bytes() } else { 0 })
+                self.set_reg(
+                    r,
+                    if operand::reg_size(r) == 4 {
+                        v.swap_bytes()
+                    } else {
+                        0
+                    },
+                )
             }
             M::Xadd => self.xadd(insn)?,
             M::Cmpxchg => self.cmpxchg(insn)?,
@@ -158,7 +241,11 @@ impl Machine {
             }
             M::Lds | M::Les | M::Lss | M::Lfs | M::Lgs => self.load_far_ptr(insn, m)?,
             M::Xlatb => {
-                let bx = if self.addr32 { self.cpu.gpr[3] } else { self.cpu.gpr[3] & 0xFFFF };
+                let bx = if self.addr32 {
+                    self.cpu.gpr[3]
+                } else {
+                    self.cpu.gpr[3] & 0xFFFF
+                };
                 let off = bx.wrapping_add(self.cpu.gpr[0] & 0xFF);
                 let off = if self.addr32 { off } else { off & 0xFFFF };
                 let v = self.read_mem(Self::mseg(insn), off, 1)?;
@@ -183,10 +270,34 @@ impl Machine {
             M::In | M::Out => self.in_out(insn, m == M::In)?,
             M::Cpuid => self.cpuid(),
             M::Wait => self.fwait()?,
-            M::Fninit | M::Fnstsw | M::Fnstcw | M::Fldcw | M::Fnclex | M::Fnop | M::Fsetpm | M::Fneni
+            M::Fninit
+            | M::Fnstsw
+            | M::Fnstcw
+            | M::Fldcw
+            | M::Fnclex
+            | M::Fnop
+            | M::Fsetpm
+            | M::Fneni
             | M::Fndisi => self.x87(insn, m)?,
-            M::Lgdt | M::Lidt | M::Sgdt | M::Sidt | M::Lldt | M::Sldt | M::Ltr | M::Str | M::Lmsw | M::Smsw
-            | M::Clts | M::Lar | M::Lsl | M::Verr | M::Verw | M::Arpl | M::Invlpg | M::Invd | M::Wbinvd
+            M::Lgdt
+            | M::Lidt
+            | M::Sgdt
+            | M::Sidt
+            | M::Lldt
+            | M::Sldt
+            | M::Ltr
+            | M::Str
+            | M::Lmsw
+            | M::Smsw
+            | M::Clts
+            | M::Lar
+            | M::Lsl
+            | M::Verr
+            | M::Verw
+            | M::Arpl
+            | M::Invlpg
+            | M::Invd
+            | M::Wbinvd
             | M::Loadall => self.system(insn, m)?,
             _ => {
                 if is_x87(insn) {
@@ -210,7 +321,10 @@ impl Machine {
 }
 
 fn is_x87(insn: &Instruction) -> bool {
-    insn.cpuid_features()
-        .iter()
-        .any(|f| matches!(f, CpuidFeature::FPU | CpuidFeature::FPU287 | CpuidFeature::FPU387))
+    insn.cpuid_features().iter().any(|f| {
+        matches!(
+            f,
+            CpuidFeature::FPU | CpuidFeature::FPU287 | CpuidFeature::FPU387
+        )
+    })
 }

@@ -26,7 +26,8 @@ impl Machine {
     fn set_wide(&mut self, n: u32, lo: u32, hi: u32) {
         match n {
             1 => {
-                self.cpu.gpr[0] = (self.cpu.gpr[0] & 0xFFFF_0000) | (lo & 0xFF) | ((hi & 0xFF) << 8);
+                self.cpu.gpr[0] =
+                    (self.cpu.gpr[0] & 0xFFFF_0000) | (lo & 0xFF) | ((hi & 0xFF) << 8);
             }
             2 => {
                 self.cpu.gpr[0] = (self.cpu.gpr[0] & 0xFFFF_0000) | (lo & 0xFFFF);
@@ -92,7 +93,11 @@ impl Machine {
                 i128::from(dividend as i64)
             } else {
                 let w = dividend as u32;
-                i128::from(if n == 1 { w as u16 as i16 as i32 } else { w as i32 })
+                i128::from(if n == 1 {
+                    w as u16 as i16 as i32
+                } else {
+                    w as i32
+                })
             };
             let s = i128::from(sext(src, n) as i32);
             let q = d / s;
@@ -153,7 +158,11 @@ impl Machine {
                     ncf = true;
                 }
                 self.set_al(r);
-                let of = if up { (!al & r & 0x80) != 0 } else { (al & !r & 0x80) != 0 };
+                let of = if up {
+                    (!al & r & 0x80) != 0
+                } else {
+                    (al & !r & 0x80) != 0
+                };
                 let f = szp(r, 1)
                     | if ncf { CF } else { 0 }
                     | if naf { AF } else { 0 }

@@ -196,7 +196,11 @@ impl Machine {
     #[inline]
     pub(crate) fn push(&mut self, v: u32, n: u32) -> R<()> {
         let sp = self.sp().wrapping_sub(n);
-        let sp = if self.cpu.seg[2].big() { sp } else { sp & 0xFFFF };
+        let sp = if self.cpu.seg[2].big() {
+            sp
+        } else {
+            sp & 0xFFFF
+        };
         self.write_mem(SegReg::Ss, sp, n, v)?;
         self.set_sp(sp);
         Ok(())

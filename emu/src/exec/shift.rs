@@ -34,13 +34,21 @@ impl Machine {
         let (r, f, which) = match m {
             Mnemonic::Rol => {
                 let c = cnt % bits;
-                let r = if c == 0 { a } else { ((a << c) | (a >> (bits - c))) & mk };
+                let r = if c == 0 {
+                    a
+                } else {
+                    ((a << c) | (a >> (bits - c))) & mk
+                };
                 let cf = r & 1;
                 (r, cf | ((msb(r) ^ cf) << 11), CF | OF)
             }
             Mnemonic::Ror => {
                 let c = cnt % bits;
-                let r = if c == 0 { a } else { ((a >> c) | (a << (bits - c))) & mk };
+                let r = if c == 0 {
+                    a
+                } else {
+                    ((a >> c) | (a << (bits - c))) & mk
+                };
                 let cf = msb(r);
                 let of = msb(r) ^ b(r & (sb >> 1) != 0);
                 (r, cf | (of << 11), CF | OF)
@@ -77,7 +85,11 @@ impl Machine {
             Mnemonic::Shr => {
                 let cf = ((u64::from(a) >> (cnt - 1)) & 1) as u32;
                 let r = ((u64::from(a) >> cnt) as u32) & mk;
-                (r, szp(r, n) | cf | (msb(a >> (cnt - 1)) << 11), STATUS & !AF)
+                (
+                    r,
+                    szp(r, n) | cf | (msb(a >> (cnt - 1)) << 11),
+                    STATUS & !AF,
+                )
             }
             _ => {
                 let s = i64::from(sext(a, n) as i32);
@@ -105,10 +117,16 @@ impl Machine {
         let (r, cf) = if left {
             let wide = (u128::from(a) << bits) | u128::from(src);
             let w = wide << cnt;
-            (((w >> bits) as u32) & mask(n), ((w >> (2 * bits)) & 1) as u32)
+            (
+                ((w >> bits) as u32) & mask(n),
+                ((w >> (2 * bits)) & 1) as u32,
+            )
         } else {
             let wide = (u64::from(src) << bits) | u64::from(a);
-            (((wide >> cnt) as u32) & mask(n), ((wide >> (cnt - 1)) & 1) as u32)
+            (
+                ((wide >> cnt) as u32) & mask(n),
+                ((wide >> (cnt - 1)) & 1) as u32,
+            )
         };
         let of = u32::from((r ^ a) & sign(n) != 0);
         self.write_loc(dst, n, r)?;

@@ -1,12 +1,14 @@
 //! String instructions MOVS/CMPS/STOS/LODS/SCAS/INS/OUTS with REP, REPE and
 //! REPNE. The address size picks SI/DI/CX or ESI/EDI/ECX; a fault in the
 //! middle of a REP leaves the registers at the faulting iteration so the
-//! instruction restarts where it stopped, as on hardware.
+//! instruction restarts where it stopped, as on hardware. A REP runs at
+//! most 4096 iterations per step (each such chunk counts as one retired
+//! instruction), then resumes at the next step.
 
 use super::alu::sub;
 use super::operand::mask;
-use crate::cpu::{CpuModel, SegReg};
 use crate::cpu::flags::*;
+use crate::cpu::{CpuModel, SegReg};
 use crate::fault::{Fault, R};
 use crate::machine::Machine;
 use iced_x86::{Instruction, Mnemonic};
@@ -49,6 +51,11 @@ fn classify(m: Mnemonic) -> Option<(Op, u32)> {
         _ => return None,
     })
 }
+
+/// Iterations of a REP string instruction run per step; the instruction
+/// restarts for the rest, so budgets, interrupts and host exits are never
+/// held off by a huge count.
+const REP_CHUNK: u32 = 4096;
 
 /// Is `m` a string instruction?
 pub(crate) fn is_string(m: Mnemonic) -> bool {
@@ -107,13 +114,23 @@ impl Machine {
         if matches!(op, Op::Ins | Op::Outs) {
             self.io_check(port, n)?;
         }
+        let mut budget = REP_CHUNK;
         loop {
             if rep && self.idx(1) == 0 {
                 break;
             }
+            if budget == 0 {
+                // Leave the rest for the next step, as hardware lets
+                // interrupts in between iterations.
+                self.cpu.eip = self.start_eip;
+                break;
+            }
+            budget -= 1;
             match op {
                 Op::Movs => {
-                    let v = self.read_mem(src, self.idx(6), n).map_err(|f| self.str_fault(f, &[6], delta, rep))?;
+                    let v = self
+                        .read_mem(src, self.idx(6), n)
+                        .map_err(|f| self.str_fault(f, &[6], delta, rep))?;
                     let r = self.write_mem(SegReg::Es, self.idx(7), n, v);
                     r.map_err(|f| self.str_fault(f, &[6, 7], delta, rep))?;
                     self.bump(6, delta);

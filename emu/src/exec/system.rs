@@ -51,10 +51,17 @@ impl Machine {
                 let ea = self.ea(insn);
                 let limit = self.read_mem(s, ea, 2)? as u16;
                 let mut base = self.read_mem(s, ea.wrapping_add(2), 4)?;
-                if !matches!(insn.code(), Code::Lgdt_m1632 | Code::Lidt_m1632 | Code::Sgdt_m1632 | Code::Sidt_m1632) {
+                if !matches!(
+                    insn.code(),
+                    Code::Lgdt_m1632 | Code::Lidt_m1632 | Code::Sgdt_m1632 | Code::Sidt_m1632
+                ) {
                     base &= 0xFF_FFFF;
                 }
-                let t = if m == M::Lgdt { &mut self.cpu.gdtr } else { &mut self.cpu.idtr };
+                let t = if m == M::Lgdt {
+                    &mut self.cpu.gdtr
+                } else {
+                    &mut self.cpu.idtr
+                };
                 t.base = base;
                 t.limit = limit;
             }
@@ -62,11 +69,18 @@ impl Machine {
                 if insn.op0_kind() != OpKind::Memory {
                     return Err(Fault::ud());
                 }
-                let t = if m == M::Sgdt { self.cpu.gdtr } else { self.cpu.idtr };
+                let t = if m == M::Sgdt {
+                    self.cpu.gdtr
+                } else {
+                    self.cpu.idtr
+                };
                 let s = Self::mseg(insn);
                 let ea = self.ea(insn);
                 let mut base = t.base;
-                if !matches!(insn.code(), Code::Lgdt_m1632 | Code::Lidt_m1632 | Code::Sgdt_m1632 | Code::Sidt_m1632) {
+                if !matches!(
+                    insn.code(),
+                    Code::Lgdt_m1632 | Code::Lidt_m1632 | Code::Sgdt_m1632 | Code::Sidt_m1632
+                ) {
                     base &= 0xFF_FFFF;
                     if self.model == CpuModel::I286 {
                         base |= 0xFF00_0000;
@@ -78,7 +92,11 @@ impl Machine {
             }
             M::Sldt | M::Str => {
                 self.require_pm()?;
-                let v = if m == M::Sldt { self.cpu.ldtr.selector } else { self.cpu.tr.selector };
+                let v = if m == M::Sldt {
+                    self.cpu.ldtr.selector
+                } else {
+                    self.cpu.tr.selector
+                };
                 self.store16(insn, u32::from(v))?;
             }
             M::Lldt => {
@@ -130,7 +148,11 @@ impl Machine {
             }
             M::Smsw => {
                 let v = self.cpu.cr0;
-                let v = if self.model == CpuModel::I286 { v | 0xFFF0 } else { v };
+                let v = if self.model == CpuModel::I286 {
+                    v | 0xFFF0
+                } else {
+                    v
+                };
                 let v = match self.loc(insn, 0) {
                     Loc::Reg(r) if super::operand::reg_size(r) == 4 => v,
                     _ => v & 0xFFFF,
@@ -147,7 +169,11 @@ impl Machine {
                 match self.lar_lsl(sel, m == M::Lar)? {
                     Some(v) => {
                         let r = insn.op0_register();
-                        let v = if super::operand::reg_size(r) == 2 { v & 0xFFFF } else { v };
+                        let v = if super::operand::reg_size(r) == 2 {
+                            v & 0xFFFF
+                        } else {
+                            v
+                        };
                         self.set_reg(r, v);
                         self.set_status(ZF, ZF);
                     }
@@ -210,7 +236,11 @@ impl Machine {
                 return Ok(None);
             }
         }
-        Ok(Some(if lar { ((d.0 >> 32) as u32) & 0x00FF_FF00 } else { d.limit() }))
+        Ok(Some(if lar {
+            ((d.0 >> 32) as u32) & 0x00FF_FF00
+        } else {
+            d.limit()
+        }))
     }
 
     fn verify(&mut self, sel: u16, write: bool) -> R<bool> {
@@ -229,6 +259,10 @@ impl Machine {
         if !conforming && (d.dpl() < self.cpu.cpl || d.dpl() < (sel & 3) as u8) {
             return Ok(false);
         }
-        Ok(if write { !code && a & 2 != 0 } else { !code || a & 2 != 0 })
+        Ok(if write {
+            !code && a & 2 != 0
+        } else {
+            !code || a & 2 != 0
+        })
     }
 }

@@ -29,7 +29,11 @@ pub fn real_machine(code: &[u8]) -> Machine {
 
 /// An 8-byte segment descriptor.
 pub fn desc(base: u32, limit: u32, access: u8, flags: u8) -> u64 {
-    let (limit, g) = if limit > 0xF_FFFF { (limit >> 12, 0x8) } else { (limit, 0) };
+    let (limit, g) = if limit > 0xF_FFFF {
+        (limit >> 12, 0x8)
+    } else {
+        (limit, 0)
+    };
     let mut d = u64::from(limit & 0xFFFF);
     d |= u64::from(base & 0xFF_FFFF) << 16;
     d |= u64::from(access) << 40;
@@ -52,16 +56,24 @@ pub fn gate(sel: u16, off: u32, access: u8, params: u8) -> u64 {
 pub const GDT: u32 = 0x800;
 /// IDT at 0x1000.
 pub const IDT: u32 = 0x1000;
-/// Selectors of the test GDT.
+/// Flat 32-bit ring-0 code.
 pub const CODE32: u16 = 0x08;
+/// Flat 32-bit ring-0 data.
 pub const DATA32: u16 = 0x10;
-pub const SMALL: u16 = 0x18; // data, limit 0xFFF
-pub const ABSENT: u16 = 0x20; // data, not present
+/// Data at 0x10000 with limit 0xFFF.
+pub const SMALL: u16 = 0x18;
+/// A not-present data segment.
+pub const ABSENT: u16 = 0x20;
+/// Flat ring-3 code (RPL 3).
 pub const CODE3: u16 = 0x28 | 3;
+/// Flat ring-3 data (RPL 3).
 pub const DATA3: u16 = 0x30 | 3;
+/// The 386 TSS.
 pub const TSS: u16 = 0x38;
-pub const GATE: u16 = 0x40 | 3; // call gate DPL3 -> CODE32
-pub const EXPDOWN: u16 = 0x48; // expand-down data, limit 0xFFF, 16-bit
+/// Call gate, DPL 3, to CODE32:0x2800.
+pub const GATE: u16 = 0x40 | 3;
+/// Expand-down 16-bit data, limit 0xFFF.
+pub const EXPDOWN: u16 = 0x48;
 
 /// A flat 32-bit protected-mode machine at CPL 0 with the test GDT, an
 /// empty IDT, a 386 TSS whose ring-0 stack is 0x9000, and `code` at 0x2000.

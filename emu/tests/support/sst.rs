@@ -28,7 +28,12 @@ pub struct Totals {
 }
 
 const REGS: [&str; 8] = ["ax", "cx", "dx", "bx", "sp", "bp", "si", "di"];
-const SREGS: [(&str, SegReg); 4] = [("es", SegReg::Es), ("cs", SegReg::Cs), ("ss", SegReg::Ss), ("ds", SegReg::Ds)];
+const SREGS: [(&str, SegReg); 4] = [
+    ("es", SegReg::Es),
+    ("cs", SegReg::Cs),
+    ("ss", SegReg::Ss),
+    ("ds", SegReg::Ds),
+];
 
 fn flags_mask(meta: &Value, file: &str) -> u16 {
     let stem = file.trim_end_matches(".json.gz");
@@ -49,9 +54,14 @@ fn get(v: &Value, k: &str) -> Option<u32> {
 
 /// Run every `trim100/*.json.gz` under `dir` (optionally only files whose
 /// name starts with `filter`), reporting each failure through `report`.
-pub fn run_dir(dir: &Path, filter: Option<&str>, report: &mut dyn FnMut(String)) -> Result<Totals, String> {
+pub fn run_dir(
+    dir: &Path,
+    filter: Option<&str>,
+    report: &mut dyn FnMut(String),
+) -> Result<Totals, String> {
     let meta: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("metadata.json")).map_err(|e| format!("metadata.json: {e}"))?,
+        &std::fs::read_to_string(dir.join("metadata.json"))
+            .map_err(|e| format!("metadata.json: {e}"))?,
     )
     .map_err(|e| format!("metadata.json: {e}"))?;
     let revoked: HashSet<String> = std::fs::read_to_string(dir.join("revocation_list.txt"))
@@ -77,11 +87,16 @@ pub fn run_dir(dir: &Path, filter: Option<&str>, report: &mut dyn FnMut(String))
     for file in files {
         let mask = flags_mask(&meta, &file);
         let mut text = String::new();
-        GzDecoder::new(std::fs::File::open(dir.join("trim100").join(&file)).map_err(|e| format!("{file}: {e}"))?)
-            .read_to_string(&mut text)
-            .map_err(|e| format!("{file}: {e}"))?;
+        GzDecoder::new(
+            std::fs::File::open(dir.join("trim100").join(&file))
+                .map_err(|e| format!("{file}: {e}"))?,
+        )
+        .read_to_string(&mut text)
+        .map_err(|e| format!("{file}: {e}"))?;
         let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{file}: {e}"))?;
-        let tests = doc["tests"].as_array().ok_or(format!("{file}: no tests array"))?;
+        let tests = doc["tests"]
+            .as_array()
+            .ok_or(format!("{file}: no tests array"))?;
         for t in tests {
             let hash = t["hash"].as_str().unwrap_or("").to_lowercase();
             if revoked.contains(&hash) {
@@ -163,7 +178,9 @@ fn run_one(m: &mut Machine, t: &Value, mask: u16) -> Result<(), String> {
     };
     let got_fl = c.eflags & 0xFFFF;
     if (got_fl ^ want_fl) & fmask != 0 {
-        diffs.push(format!("flags {got_fl:04x} want {want_fl:04x} (mask {fmask:04x})"));
+        diffs.push(format!(
+            "flags {got_fl:04x} want {want_fl:04x} (mask {fmask:04x})"
+        ));
     }
     // The FLAGS word an exception pushed sits at SS:SP+4 after delivery
     // (the capture's `flag_address` is off by one when SP is odd).
@@ -174,7 +191,10 @@ fn run_one(m: &mut Machine, t: &Value, mask: u16) -> Result<(), String> {
     });
     let mut want_ram: HashMap<u32, u8> = HashMap::new();
     for pair in fin["ram"].as_array().into_iter().flatten() {
-        want_ram.insert(pair[0].as_u64().unwrap_or(0) as u32, pair[1].as_u64().unwrap_or(0) as u8);
+        want_ram.insert(
+            pair[0].as_u64().unwrap_or(0) as u32,
+            pair[1].as_u64().unwrap_or(0) as u8,
+        );
     }
     let mut addrs: Vec<_> = want_ram.keys().copied().collect();
     addrs.sort_unstable();
@@ -191,5 +211,9 @@ fn run_one(m: &mut Machine, t: &Value, mask: u16) -> Result<(), String> {
             diffs.push(format!("ram[{a:06x}] {:02x} want {want:02x}", got[0]));
         }
     }
-    if diffs.is_empty() { Ok(()) } else { Err(diffs.join(", ")) }
+    if diffs.is_empty() {
+        Ok(())
+    } else {
+        Err(diffs.join(", "))
+    }
 }
