@@ -7,7 +7,8 @@
 //! Entry points: one function per module ([`hello16()`], [`hello32()`],
 //! [`tpdll16()`], [`dllcal16()`], [`tpdll32()`], [`dllcal32()`],
 //! [`farcal16()`], [`fileio16()`], [`fileio32()`], [`msgvio16()`],
-//! [`msg32()`], [`args16()`], [`args32()`]), each returning a [`Program`]
+//! [`msg32()`], [`args16()`], [`args32()`], [`loop16()`], [`loop32()`]),
+//! each returning a [`Program`]
 //! (module, file bytes, MAP, TSF and trace program texts, every label, the
 //! tracepoints); [`all`] builds them all; [`build_all`] writes them to a directory as
 //! `NAME.EXE`/`NAME.DLL`, `NAME.MAP`, `NAME.TSF` and `NAME.RPN`.
@@ -79,6 +80,8 @@
 //! | MSG32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | MSG.5 DosPutMessage, DOSCALLS.234 | writes [`msg::MESSAGE32`] (exit 1 on rc ≠ 0) |
 //! | ARGS16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | DOSCALLS.138, .5 | reads the OS/2 1.x start registers (AX = environment selector, BX = command line offset), writes its arguments and CR LF; exit 0 (1 if a DosWrite fails) |
 //! | ARGS32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.282, .234 | reads the command line pointer at `[esp+16]` of the OS/2 2.x start stack, writes its arguments and CR LF; exit 0 (1 on failure) |
+//! | LOOP16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | DOSCALLS.5 | calls `STEP(i)` [`loops::LOOP16_COUNT`] times and checks the sum (exit 1 if wrong): a workload for tracepoint cost |
+//! | LOOP32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.234 | the same with `Step(i)` [`loops::LOOP32_COUNT`] times |
 //!
 //! # The companion files
 //!
@@ -111,7 +114,9 @@ mod trace;
 use std::path::{Path, PathBuf};
 
 pub use error::{BuildError, Result};
-pub use programs::{args, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, msg};
+pub use programs::{
+    args, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, loops, msg,
+};
 
 /// A label of a program: where it is, and whether the MAP file lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,6 +289,16 @@ pub fn args32() -> Result<Program> {
     programs::args::build_args32()
 }
 
+/// LOOP16.EXE: a hot loop of near calls.
+pub fn loop16() -> Result<Program> {
+    programs::loops::build_loop16()
+}
+
+/// LOOP32.EXE: a hot loop of near calls.
+pub fn loop32() -> Result<Program> {
+    programs::loops::build_loop32()
+}
+
 /// Every program, in the order of the table above.
 pub fn all() -> Result<Vec<Program>> {
     Ok(vec![
@@ -300,6 +315,8 @@ pub fn all() -> Result<Vec<Program>> {
         msg32()?,
         args16()?,
         args32()?,
+        loop16()?,
+        loop32()?,
     ])
 }
 

@@ -63,6 +63,8 @@ fn names_formats_and_types() {
         ("MSG32", "MSG32.EXE", Format::Lx, ModuleType::Program),
         ("ARGS16", "ARGS16.EXE", Format::Ne, ModuleType::Program),
         ("ARGS32", "ARGS32.EXE", Format::Lx, ModuleType::Program),
+        ("LOOP16", "LOOP16.EXE", Format::Ne, ModuleType::Program),
+        ("LOOP32", "LOOP32.EXE", Format::Lx, ModuleType::Program),
     ];
     let progs = all();
     assert_eq!(progs.len(), expect.len());

@@ -237,3 +237,15 @@ fn args16_and_args32_write_their_arguments() {
         assert_eq!(failed.exit, Some(1));
     }
 }
+
+#[test]
+fn loop16_and_loop32_sum_their_steps() {
+    let p = testprogs::loop16().unwrap();
+    let out = run(&p, &[], Setup::default());
+    assert_eq!(out.exit, Some(0));
+    assert_eq!(out.calls, doscalls(&[5]));
+    let p = testprogs::loop32().unwrap();
+    let out = run(&p, &[], Setup::default());
+    assert_eq!(out.exit, Some(0));
+    assert_eq!(out.calls, doscalls(&[234]));
+}

@@ -9,6 +9,7 @@ pub mod fileio16;
 pub mod fileio32;
 pub mod hello16;
 pub mod hello32;
+pub mod loops;
 pub mod msg;
 
 use crate::segment::Ref;
