@@ -465,15 +465,16 @@ fn ne_text(f: &ne::NeFile) -> String {
     let _ = writeln!(out, "Movable entries:          {}", h.nmovable);
     let _ = writeln!(
         out,
-        "\nno. file off  length min alloc flags relocs  attributes"
+        "\nno. file off  length   loaded min alloc flags relocs  attributes"
     );
     for (i, s) in f.segments.iter().enumerate() {
         let _ = writeln!(
             out,
-            "{:3} {:08x} {:6x} {:9x} {:04x} {:6}  {}",
+            "{:3} {:08x} {:6x} {:8x} {:9x} {:04x} {:6}  {}",
             i + 1,
             s.file_offset,
             s.length,
+            m.objects[i].stored_len(0),
             m.objects[i].virtual_size,
             s.flags,
             s.relocations,
