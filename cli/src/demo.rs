@@ -76,7 +76,7 @@ pub fn run(args: &[String]) -> Result<i32> {
 
     println!("\n== 4. What tracing cost, per tracepoint");
     for tp in &session.runtime.dtos()[dto].tracepoints {
-        let per_hit = if tp.hits == 0 { 0 } else { tp.cycles / tp.hits };
+        let per_hit = tp.cycles.checked_div(tp.hits).unwrap_or(0);
         println!(
             "   minor {:04X} at {:04X}:{:08X} (linear {:08X}): {} hits, {} records, {} cycles ({} per hit)",
             tp.spec.minor,

@@ -17,6 +17,7 @@ mod runcmd;
 mod tdfcmd;
 mod testprogs;
 mod tracefmt;
+mod tracing;
 mod trcust;
 mod util;
 

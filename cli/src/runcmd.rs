@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use kernel_sim::{Outcome, Process, ProcessConfig};
 
+use crate::tracing::{TraceOptions, Tracer};
+
 const USAGE: &str = "usage: os2trace run [--root DIR] [--env K=V ...] [--api-log] [--max-insns N] PROGRAM [ARGS...]";
 
 /// Parsed command line.
@@ -20,6 +22,7 @@ struct Options {
     env: Vec<(String, String)>,
     api_log: bool,
     max_insns: Option<u64>,
+    trace: TraceOptions,
     program: String,
     args: Vec<String>,
 }
@@ -30,11 +33,17 @@ fn parse(args: &[String]) -> anyhow::Result<Options> {
         env: Vec::new(),
         api_log: false,
         max_insns: None,
+        trace: TraceOptions::default(),
         program: String::new(),
         args: Vec::new(),
     };
     let mut i = 0;
     while i < args.len() {
+        let used = o.trace.take(args, i)?;
+        if used > 0 {
+            i += used;
+            continue;
+        }
         let a = &args[i];
         let mut value = || -> anyhow::Result<String> {
             i += 1;
@@ -72,13 +81,13 @@ pub fn run(args: &[String]) -> anyhow::Result<i32> {
     if args.iter().any(|a| a == "--help" || a == "-h")
         && args.first().is_some_and(|a| a.starts_with('-'))
     {
-        println!("{USAGE}");
+        println!("{USAGE}\n{}", crate::tracing::USAGE);
         return Ok(0);
     }
     let o = match parse(args) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("os2trace run: {e}\n{USAGE}");
+            eprintln!("os2trace run: {e}\n{USAGE}\n{}", crate::tracing::USAGE);
             return Ok(2);
         }
     };
@@ -110,7 +119,14 @@ pub fn run(args: &[String]) -> anyhow::Result<i32> {
     if o.api_log {
         p.set_api_log_sink(Box::new(|e| eprintln!("api: {e}")));
     }
-    let outcome = p.run();
+    let outcome = if o.trace.active() {
+        let mut tracer = Tracer::attach(&o.trace, &mut p, &root)?;
+        let outcome = p.run_with_hook(Some(&mut tracer));
+        tracer.finish(&o.trace, &p)?;
+        outcome
+    } else {
+        p.run()
+    };
     if o.api_log {
         eprintln!(
             "run: {} instructions, {} cycles, {} ms of emulated time",

@@ -71,6 +71,14 @@ impl Rules {
         self.by_major.insert(tff.major as u8, tff);
     }
 
+    /// Adds the rules of `other` for the majors that have none here, so
+    /// that rules loaded first take precedence.
+    pub fn fill_from(&mut self, other: Rules) {
+        for (major, tff) in other.by_major {
+            self.by_major.entry(major).or_insert(tff);
+        }
+    }
+
     /// The rule for a record.
     pub fn rule(&self, major: u8, minor: u16) -> Option<&TffRecord> {
         self.by_major.get(&major)?.record(minor)
