@@ -259,3 +259,79 @@ pub(crate) fn link(spec: Spec) -> Result<Program> {
         tracepoints,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use iced_x86::code_asm::*;
+    use loader::Format;
+
+    use super::{Spec, link};
+    use crate::error::BuildError;
+    use crate::segment::{Code, Data, Segment};
+
+    fn spec(segments: Vec<Segment>, start: &'static str) -> Spec {
+        Spec {
+            format: Format::Ne,
+            name: "T",
+            file_name: "T.EXE",
+            description: "T",
+            flags: 0x0202,
+            segments,
+            exports: Vec::new(),
+            start,
+            stack: None,
+            stack_size: 0,
+            auto_data: None,
+            major: 1,
+            tracepoints: Vec::new(),
+        }
+    }
+
+    fn code(f: impl FnOnce(&mut Code)) -> Segment {
+        let mut c = Code::new("T", 16).unwrap();
+        f(&mut c);
+        c.finish("_TEXT", "CODE", 0).unwrap()
+    }
+
+    #[test]
+    fn an_undefined_label_is_a_link_error() {
+        let seg = code(|c| {
+            c.public("main").unwrap();
+            c.call_far_to("nowhere").unwrap();
+        });
+        let err = link(spec(vec![seg], "main")).unwrap_err();
+        assert!(matches!(err, BuildError::Link { .. }));
+        assert!(err.to_string().contains("undefined label nowhere"), "{err}");
+        let seg = code(|c| {
+            c.public("main").unwrap();
+            c.op(|a| a.ret()).unwrap();
+        });
+        let err = link(spec(vec![seg], "start")).unwrap_err();
+        assert!(err.to_string().contains("undefined label start"), "{err}");
+    }
+
+    #[test]
+    fn a_label_defined_twice_is_a_link_error() {
+        let seg = code(|c| {
+            c.public("main").unwrap();
+            c.op(|a| a.ret()).unwrap();
+        });
+        let mut d = Data::new();
+        d.word("main", 0);
+        let err = link(spec(vec![seg, d.finish("_DATA", "DATA", 1)], "main")).unwrap_err();
+        assert!(err.to_string().contains("defined twice"), "{err}");
+    }
+
+    #[test]
+    fn a_module_the_writer_refuses_is_a_write_error() {
+        // A segment above 64 KiB does not fit an NE file.
+        let mut d = Data::new();
+        d.bytes("big", &vec![1; 0x1_0001]);
+        let seg = code(|c| {
+            c.public("main").unwrap();
+            c.op(|a| a.ret()).unwrap();
+        });
+        let err = link(spec(vec![seg, d.finish("_DATA", "DATA", 1)], "main")).unwrap_err();
+        assert!(matches!(err, BuildError::Write { .. }), "{err}");
+    }
+}

@@ -390,3 +390,73 @@ impl Data {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use iced_x86::code_asm::*;
+    use loader::SourceKind;
+
+    use super::{Code, Data, Field, Ref};
+    use crate::error::BuildError;
+
+    #[test]
+    fn fixup_sites_are_the_fields_of_their_instructions() {
+        let mut c = Code::new("T", 16).unwrap();
+        c.public("start").unwrap();
+        c.op(|a| a.push(1)).unwrap();
+        c.call_far_to("start").unwrap();
+        c.fixup(Field::Disp, SourceKind::Off16, Ref::Symbol("start"))
+            .unwrap();
+        c.op(|a| a.mov(ax, word_ptr(0x1234))).unwrap();
+        let s = c.finish("_TEXT", "CODE", 0).unwrap();
+        // push 1 (2 bytes), 9A oooo ssss at 2, A1 disp16 at 7.
+        let sites: Vec<(u32, SourceKind)> = s.fixups.iter().map(|f| (f.offset, f.kind)).collect();
+        assert_eq!(sites, [(3, SourceKind::Ptr1616), (8, SourceKind::Off16)]);
+        assert_eq!(s.bytes[2], 0x9A);
+        assert_eq!(s.bytes[7], 0xA1);
+        assert_eq!(s.labels[0].offset, 0);
+    }
+
+    #[test]
+    fn a_fixup_on_a_missing_field_is_an_error() {
+        let mut c = Code::new("T", 32).unwrap();
+        c.fixup(Field::Imm, SourceKind::Off32, Ref::Symbol("x"))
+            .unwrap();
+        c.op(|a| a.ret()).unwrap();
+        let err = c.finish("CODE32", "CODE", 0).unwrap_err();
+        assert!(matches!(err, BuildError::Link { .. }), "{err}");
+        assert!(err.to_string().contains("no such field"));
+    }
+
+    #[test]
+    fn two_labels_on_one_instruction_share_it() {
+        let mut c = Code::new("T", 32).unwrap();
+        c.op(|a| a.nop()).unwrap();
+        let mut l = c.label();
+        c.place(&mut l).unwrap();
+        c.public("a").unwrap();
+        c.local("b").unwrap();
+        c.op(|a| a.ret()).unwrap();
+        let s = c.finish("CODE32", "CODE", 0).unwrap();
+        let offsets: Vec<u32> = s.labels.iter().map(|l| l.offset).collect();
+        assert_eq!(offsets, [1, 1]);
+        assert!(s.labels[0].public && !s.labels[1].public);
+    }
+
+    #[test]
+    fn stored_data_after_zero_fill_stores_the_zeros() {
+        let mut d = Data::new();
+        d.bytes("a", b"xy");
+        let z = d.zeroed("z", 4);
+        let b = d.word("b", 0x1234);
+        let s = d.finish("_DATA", "DATA", 1);
+        assert_eq!((z, b), (2, 6));
+        assert_eq!(s.bytes, [b'x', b'y', 0, 0, 0, 0, 0x34, 0x12]);
+        assert_eq!(s.virtual_size, 8);
+        let mut d = Data::new();
+        d.bytes("a", b"xy");
+        d.zeroed("z", 4);
+        let s = d.finish("_DATA", "DATA", 1);
+        assert_eq!((s.bytes.len(), s.virtual_size), (2, 6));
+    }
+}
