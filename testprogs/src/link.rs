@@ -262,7 +262,6 @@ pub(crate) fn link(spec: Spec) -> Result<Program> {
 
 #[cfg(test)]
 mod tests {
-    use iced_x86::code_asm::*;
     use loader::Format;
 
     use super::{Spec, link};
