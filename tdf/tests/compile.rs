@@ -295,6 +295,22 @@ fn long_non_ascii_names_are_cut_on_a_character() {
     assert!(c.tdf.unwrap().entries[0].name.len() <= 8);
 }
 
+/// Regression (found by cargo fuzz, target tsf): a MODNAME longer than
+/// the TDF's 256-byte field did not write back as read.
+#[test]
+fn overlong_module_name_is_fatal() {
+    let long = "X".repeat(256);
+    let c = run(&format!("MODNAME={long}\nTRACE MINOR=1, TP=.startup\n"));
+    assert!(c.aborted);
+    assert_eq!(
+        messages(&c),
+        [format!("TRCUST(1) FATAL: filename to long: {long}")]
+    );
+    let ok = "X".repeat(255);
+    let c = run(&format!("MODNAME={ok}\nMAJOR=1\n"));
+    assert!(!c.aborted);
+}
+
 /// Regression (found by the token fuzz test): a bad number in the header
 /// ended the run without a FATAL or SEVERE message.
 #[test]

@@ -95,6 +95,11 @@ impl Compiler<'_> {
                     self.next()?;
                     self.expect('=', true)?;
                     let name = self.lex.raw().map_err(|d| self.lex_failed(d))?;
+                    if name.len() >= crate::definition::MODULE_NAME_SIZE {
+                        let shown = String::from_utf8_lossy(&name).into_owned();
+                        self.diag(Severity::Fatal, format!("filename to long: {shown}"));
+                        return Err(super::Stop::Abort);
+                    }
                     self.modname = Some(name);
                 }
                 "MAJOR" => {

@@ -148,7 +148,7 @@ pub(crate) struct Compiler<'a> {
     modules: &'a mut dyn ModuleSource,
     pub(crate) console: Vec<ConsoleLine>,
     // Header.
-    pub(crate) modname: Option<String>,
+    pub(crate) modname: Option<Vec<u8>>,
     pub(crate) major: Option<u16>,
     pub(crate) max_data_len: Option<u16>,
     pub(crate) tdf_id: Option<u16>,
@@ -202,9 +202,10 @@ impl<'a> Compiler<'a> {
     /// then, as TRCUST does.
     pub(crate) fn module(&mut self) -> Step<&dyn ModuleImage> {
         if self.module.is_none() {
-            let Some(name) = self.modname.clone() else {
+            let Some(name) = self.modname.as_deref() else {
                 return Err(self.severe("module name not specified"));
             };
+            let name = String::from_utf8_lossy(name).into_owned();
             match self.modules.open(&name) {
                 Ok(m) => {
                     self.console.push(ConsoleLine::Text(format!(
@@ -302,7 +303,7 @@ impl<'a> Compiler<'a> {
                 .max_data_len
                 .unwrap_or(crate::definition::DEFAULT_MAX_DATA_LEN),
             major,
-            module: module_name.clone().into_bytes(),
+            module: module_name.clone(),
             tdf_id,
             entries: self.entries.clone(),
             vars,
@@ -326,7 +327,7 @@ impl<'a> Compiler<'a> {
     fn build_tmi(
         &self,
         accepted: &[Accepted],
-        module: &str,
+        module: &[u8],
         major: u16,
         tdf_id: u16,
     ) -> Option<Tmi> {
@@ -356,7 +357,7 @@ impl<'a> Compiler<'a> {
         records.sort_by_key(|r| r.orbit_id);
         Some(Tmi {
             major,
-            module: module.as_bytes().to_vec(),
+            module: module.to_vec(),
             tdf_id,
             reserved: [0; 30],
             records,
@@ -364,13 +365,13 @@ impl<'a> Compiler<'a> {
     }
 
     /// MODNAME as stored: without its path unless `/P`.
-    fn stored_module_name(&self) -> String {
+    fn stored_module_name(&self) -> Vec<u8> {
         let name = self.modname.clone().unwrap_or_default();
         if self.opts.keep_path {
             return name;
         }
-        match name.rfind(['\\', '/', ':']) {
-            Some(i) => name[i + 1..].to_string(),
+        match name.iter().rposition(|&b| matches!(b, b'\\' | b'/' | b':')) {
+            Some(i) => name[i + 1..].to_vec(),
             None => name,
         }
     }

@@ -228,22 +228,23 @@ impl<'a> Lexer<'a> {
     }
 
     /// A raw value such as a path or file name: everything up to a blank, a
-    /// comma or a comment. Used for `MODNAME=` and `TP=@file`.
+    /// comma or a comment, as bytes. Used for `MODNAME=` and `TP=@file`.
     ///
     /// # Errors
     /// A FATAL diagnostic for an overlong token.
-    pub fn raw(&mut self) -> Result<String, Diagnostic> {
+    pub fn raw(&mut self) -> Result<Vec<u8>, Diagnostic> {
+        let mut out = Vec::new();
         if let Some(t) = self.peeked.take() {
             // A token was already read: continue from it.
-            let mut s = t.text();
-            s.push_str(&self.raw_rest()?);
-            return Ok(s);
+            match t {
+                Token::Word(w) => out.extend_from_slice(w.as_bytes()),
+                Token::Punct(c) => out.push(c as u8),
+                Token::Str(s) => out.extend_from_slice(&s),
+                Token::Eof => {}
+            }
+        } else {
+            self.skip()?;
         }
-        self.skip()?;
-        self.raw_rest()
-    }
-
-    fn raw_rest(&mut self) -> Result<String, Diagnostic> {
         let start = self.pos;
         while let Some(&c) = self.src.get(self.pos) {
             if c.is_ascii_whitespace() || c == b',' || c == b';' || c == b'"' || c == 0 {
@@ -254,10 +255,11 @@ impl<'a> Lexer<'a> {
             }
             self.pos += 1;
         }
-        if self.pos - start > MAX_TOKEN {
+        out.extend_from_slice(&self.src[start..self.pos]);
+        if out.len() > MAX_TOKEN {
             return Err(self.too_long());
         }
-        Ok(String::from_utf8_lossy(&self.src[start..self.pos]).into_owned())
+        Ok(out)
     }
 }
 
