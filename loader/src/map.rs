@@ -1,8 +1,10 @@
 //! Linker MAP files: public symbols by object:offset and name.
 //!
 //! Three styles are read:
-//! - IBM LINK386 (32-bit OS/2): a `Start Length Name Class` segment list,
-//!   `Publics by Name` and `Publics by Value` sections with
+//! - IBM LINK386 (32-bit OS/2): a `Start Length Name Class` segment list
+//!   (with `at offset ...` contribution lines, skipped), an
+//!   `Address Export Alias` list, `Publics by Name` and `Publics by Value`
+//!   sections with
 //!   `0002:00000005       push28` lines, `Program entry point at ...`.
 //! - Microsoft LINK (16-bit OS/2): the same sections with 16-bit offsets
 //!   (`0001:0010`), a `Start Stop Length Name Class` list and `Imp`/`Abs`
@@ -60,6 +62,19 @@ pub struct MapSegment {
     pub class: String,
 }
 
+/// An exported name the map lists (LINK386's `Address Export Alias`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapExport {
+    /// Object number.
+    pub object: u16,
+    /// Offset in it.
+    pub offset: u32,
+    /// Exported name.
+    pub name: String,
+    /// Internal (alias) name.
+    pub alias: String,
+}
+
 /// An imported name the map lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MapImport {
@@ -81,6 +96,8 @@ pub struct MapFile {
     pub segments: Vec<MapSegment>,
     /// Imported names.
     pub imports: Vec<MapImport>,
+    /// Exported names (LINK386).
+    pub exports: Vec<MapExport>,
     /// Program entry point.
     pub entry: Option<(u16, u32)>,
 }
@@ -104,6 +121,7 @@ impl fmt::Display for MapError {
 enum Section {
     None,
     Segments,
+    Exports,
     ByName,
     ByValue,
     WatcomMap,
@@ -127,6 +145,7 @@ pub fn parse(text: &str) -> Result<MapFile, MapError> {
         symbols: Vec::new(),
         segments: Vec::new(),
         imports: Vec::new(),
+        exports: Vec::new(),
         entry: None,
     };
     let mut by_name = Vec::new();
@@ -160,6 +179,10 @@ pub fn parse(text: &str) -> Result<MapFile, MapError> {
                 };
             }
             section = Section::Segments;
+            continue;
+        }
+        if words.len() == 3 && words[..2] == ["Address", "Export"] {
+            section = Section::Exports;
             continue;
         }
         if t.starts_with('|') && t.contains("Memory Map") {
@@ -218,6 +241,21 @@ pub fn parse(text: &str) -> Result<MapFile, MapError> {
                     });
                 }
             }
+            Section::Exports => match parse_address(words[0], line_no)? {
+                Some((object, offset)) if words.len() >= 2 => map.exports.push(MapExport {
+                    object,
+                    offset,
+                    name: words[1].to_string(),
+                    alias: words.get(2).unwrap_or(&words[1]).to_string(),
+                }),
+                Some(_) => {
+                    return Err(MapError {
+                        line: line_no,
+                        reason: "export without a name",
+                    });
+                }
+                None => section = Section::None,
+            },
             Section::ByName | Section::ByValue => {
                 let list = if section == Section::ByName {
                     &mut by_name

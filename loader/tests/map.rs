@@ -28,7 +28,21 @@ fn link386_publics_segments_imports_entry() {
         names(&m),
         vec![(1, 0, "_start"), (1, 0x24, "main"), (2, 0x10, "counter")]
     );
-    assert_eq!(m.segments.len(), 3);
+    assert_eq!(m.segments.len(), 4);
+    assert_eq!(
+        m.segments[3].class, "CODE",
+        "the bitness word after the class is not part of it"
+    );
+    assert_eq!(m.exports.len(), 1);
+    assert_eq!(
+        (
+            m.exports[0].object,
+            m.exports[0].offset,
+            m.exports[0].name.as_str(),
+            m.exports[0].alias.as_str()
+        ),
+        (1, 0x24, "MAIN", "main")
+    );
     assert_eq!(
         (
             m.segments[1].object,

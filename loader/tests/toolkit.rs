@@ -85,3 +85,47 @@ fn toolkit_modules_read_and_round_trip() {
         failures.join("\n")
     );
 }
+
+/// The toolkit's one LINK386 map (speech/dll/smapi.map) against its DLL.
+/// The map comes from a slightly different link: its first segment (CODE32)
+/// is 0x90 bytes shorter than in the shipped DLL. So every export the map
+/// lists must be an entry of the module under the same name and object,
+/// at the same offset inside CODE32 and 0x90 further on after it.
+#[test]
+fn toolkit_map_agrees_with_its_module() {
+    let Some(root) = std::env::var_os("OS2TK_DIR") else {
+        eprintln!("OS2TK_DIR not set: skipped");
+        return;
+    };
+    let dir = Path::new(&root).join("speech/dll");
+    let map = loader::map::parse_bytes(&std::fs::read(dir.join("smapi.map")).unwrap()).unwrap();
+    let m = loader::parse(&std::fs::read(dir.join("smapi.dll")).unwrap()).unwrap();
+    assert_eq!(map.style, loader::map::MapStyle::Link386);
+    assert!(map.symbols.len() > 100, "{}", map.symbols.len());
+    assert!(!map.imports.is_empty());
+    assert!(map.exports.len() > 50, "{}", map.exports.len());
+    assert_eq!(map.segments[0].name, "CODE32");
+    let code32_end = map.segments[0].offset + map.segments[0].length;
+    let (mut same, mut shifted) = (0, 0);
+    for e in &map.exports {
+        let entry = m
+            .export(&e.name)
+            .unwrap_or_else(|| panic!("{} not exported", e.name));
+        let at = entry.address().unwrap();
+        assert_eq!(at.object, e.object, "{}", e.name);
+        if e.object == 1 && e.offset >= code32_end {
+            assert_eq!(at.offset, e.offset + 0x90, "{}", e.name);
+            shifted += 1;
+        } else {
+            assert_eq!(at.offset, e.offset, "{}", e.name);
+            same += 1;
+        }
+    }
+    assert!(same > 10 && shifted > 10, "{same} {shifted}");
+    // Publics and exports of the same map agree where both name a routine.
+    for e in &map.exports {
+        if let Some(s) = map.lookup(&e.alias) {
+            assert_eq!((s.object, s.offset), (e.object, e.offset), "{}", e.alias);
+        }
+    }
+}
