@@ -39,9 +39,10 @@
 //! - API calls are `call far ptr16:16` (`9A`) through ptr16:16 import
 //!   fixups, far pascal: arguments pushed left to right, the callee pops
 //!   them, the result is in AX; SI, DI, BP, DS are preserved.
-//! - A DLL's initialization routine is its CS:IP; it is called far with
-//!   AX = the module handle and returns AX = 1 (success) with `retf`. It
-//!   loads its own DS from a sel16 fixup, as do the exported routines.
+//! - A DLL's initialization routine is its CS:IP; it is called far, and
+//!   returns AX = 1 (success) with `retf`. TPDLL16's stores AX in `hmod`
+//!   (where OS/2 1.x passes the module handle) but nothing depends on it.
+//!   It loads its own DS from a sel16 fixup, as do the exported routines.
 //! - Segment flags: code 0x0C00, data 0x0C01 (DPL 3, fixed). Module flags:
 //!   programs 0x0202, DLLs 0x8001 (library, single data, global init).
 //!

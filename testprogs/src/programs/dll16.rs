@@ -2,8 +2,8 @@
 //!
 //! TPDLL16 (segments 1 `_TEXT`, 2 `_DATA`; module flags 0x8001):
 //! - `DLLINIT` (CS:IP, not exported): loads DS from a sel16 fixup, stores
-//!   AX (the module handle) in `hmod`, increments `initcount`, returns
-//!   AX = 1 with `retf`.
+//!   AX (the module handle, as OS/2 1.x passes it; only recorded) in
+//!   `hmod`, increments `initcount`, returns AX = 1 with `retf`.
 //! - ordinal 1 `ADDNUMS(USHORT a, USHORT b)`: AX = a + b; `retf 4`.
 //! - ordinal 2 `PUTMSG(PSZ far)`: measures the string with `repne scasb`
 //!   and writes it to handle 1 with DOSCALLS.138 (DosWrite, its own
