@@ -96,7 +96,7 @@ impl Compiler<'_> {
                     self.expect('=', true)?;
                     let name = self.lex.raw().map_err(|d| self.lex_failed(d))?;
                     if name.len() >= crate::definition::MODULE_NAME_SIZE {
-                        let shown = String::from_utf8_lossy(&name).into_owned();
+                        let shown = crate::tsf::lexer::latin1(&name);
                         self.diag(Severity::Fatal, format!("filename to long: {shown}"));
                         return Err(super::Stop::Abort);
                     }
@@ -190,16 +190,12 @@ impl Compiler<'_> {
             }
             let (id, id_text) = self.header_number()?;
             if !again {
-                if name.len() > 8 {
+                if name.chars().count() > 8 {
                     self.diag(
                         Severity::Warning,
                         format!("name too long: {name}, first 8 characters used"),
                     );
-                    // Eight bytes, not splitting a character of a
-                    // non-ASCII name.
-                    while name.len() > 8 {
-                        name.pop();
-                    }
+                    name = name.chars().take(8).collect();
                 }
                 self.add_entry(kind, name, id, &id_text, &mut warned_many);
             }
@@ -270,7 +266,7 @@ impl Compiler<'_> {
             self.groups.insert(name.clone(), id);
         }
         self.entries.push(NameEntry {
-            name: name.into_bytes(),
+            name: crate::tsf::lexer::latin1_bytes(&name),
             kind,
             id,
             pad: 0,

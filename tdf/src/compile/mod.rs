@@ -205,7 +205,7 @@ impl<'a> Compiler<'a> {
             let Some(name) = self.modname.as_deref() else {
                 return Err(self.severe("module name not specified"));
             };
-            let name = String::from_utf8_lossy(name).into_owned();
+            let name = crate::tsf::lexer::latin1(name);
             match self.modules.open(&name) {
                 Ok(m) => {
                     self.console.push(ConsoleLine::Text(format!(

@@ -46,7 +46,7 @@ impl Compiler<'_> {
                     return Ok(());
                 }
                 let file = self.lex.raw().map_err(|d| self.lex_failed(d))?;
-                let file = String::from_utf8_lossy(&file).into_owned();
+                let file = crate::tsf::lexer::latin1(&file);
                 self.module()?;
                 self.expect(',', false)?;
                 self.number()?;

@@ -37,7 +37,7 @@ impl Token {
     pub fn text(&self) -> String {
         match self {
             Token::Word(w) => w.clone(),
-            Token::Str(s) => String::from_utf8_lossy(s).into_owned(),
+            Token::Str(s) => latin1(s),
             Token::Punct(c) => c.to_string(),
             Token::Eof => String::new(),
         }
@@ -182,9 +182,7 @@ impl<'a> Lexer<'a> {
         if self.pos - start > MAX_TOKEN {
             return Err(self.too_long());
         }
-        Ok(Token::Word(
-            String::from_utf8_lossy(&self.src[start..self.pos]).into_owned(),
-        ))
+        Ok(Token::Word(latin1(&self.src[start..self.pos])))
     }
 
     fn string(&mut self) -> Result<Token, Diagnostic> {
@@ -237,7 +235,7 @@ impl<'a> Lexer<'a> {
         if let Some(t) = self.peeked.take() {
             // A token was already read: continue from it.
             match t {
-                Token::Word(w) => out.extend_from_slice(w.as_bytes()),
+                Token::Word(w) => out.extend_from_slice(&latin1_bytes(&w)),
                 Token::Punct(c) => out.push(c as u8),
                 Token::Str(s) => out.extend_from_slice(&s),
                 Token::Eof => {}
@@ -261,6 +259,19 @@ impl<'a> Lexer<'a> {
         }
         Ok(out)
     }
+}
+
+/// Bytes as Latin-1 text, one character per byte (as `loader` reads MAP
+/// files, so names compare byte for byte).
+pub fn latin1(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| char::from(b)).collect()
+}
+
+/// The bytes of Latin-1 text (characters above U+00FF become `?`).
+pub fn latin1_bytes(text: &str) -> Vec<u8> {
+    text.chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect()
 }
 
 /// Parses a TSF number: decimal, or `0x` hex.
