@@ -6,8 +6,8 @@
 //!   raw header and page/segment tables (for `exehdr`).
 //! - [`write()`] (or [`lx::write`], [`ne::write`]) turns a [`Module`] back into
 //!   file bytes; `parse(&write(&m)?)? == m` for modules whose fixup records
-//!   are in file order and whose chain words are stored
-//!   ([`Module::store_chain_words`]).
+//!   are in file order ([`Module::normalize_fixups`]) and whose chain words
+//!   are stored ([`Module::store_chain_words`]).
 //! - [`Module::new_lx`] / [`Module::new_ne`] start a module from scratch.
 //! - [`map::parse`] reads LINK386, MS LINK and Open Watcom WLINK MAP files.
 //!

@@ -117,10 +117,21 @@ impl Object {
         }
     }
 
+    /// Bytes of memory the object occupies: the virtual size for LX; for NE
+    /// the minimum allocation, or the data length when a (malformed) segment
+    /// holds more data than its minimum allocation.
+    pub fn memory_size(&self, page_size: u32) -> u64 {
+        if page_size == 0 {
+            u64::from(self.virtual_size).max(self.stored_len(0))
+        } else {
+            u64::from(self.virtual_size)
+        }
+    }
+
     /// The byte at `offset` of the unrelocated image, or `None` past the
     /// virtual size. Bytes past the stored data are zero.
     pub fn byte_at(&self, page_size: u32, offset: u32) -> Option<u8> {
-        if offset >= self.virtual_size {
+        if u64::from(offset) >= self.memory_size(page_size) {
             return None;
         }
         let (page, within) = match offset.checked_div(page_size) {
@@ -138,9 +149,9 @@ impl Object {
 
     /// The unrelocated image: pages zero-padded to the page size, then zero
     /// filled or truncated to the virtual size. For NE (`page_size` 0) the
-    /// segment data, zero filled to the minimum allocation.
+    /// segment data, zero filled to [`Object::memory_size`].
     pub fn image(&self, page_size: u32) -> Vec<u8> {
-        let size = self.virtual_size as usize;
+        let size = self.memory_size(page_size) as usize;
         let mut out = Vec::with_capacity(size);
         if page_size == 0 {
             if let Some(p) = self.pages.first() {

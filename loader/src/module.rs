@@ -213,6 +213,33 @@ impl Module {
         out
     }
 
+    /// Puts the fixups in the order the writers produce and the readers
+    /// return: records (runs of sites sharing a record number) ordered by
+    /// source object, then (LX) by the page of their last site, keeping
+    /// their relative order otherwise; records renumbered 0, 1, 2...
+    pub fn normalize_fixups(&mut self) {
+        let page_size = self.page_size();
+        let mut groups: Vec<Vec<Fixup>> = Vec::new();
+        for f in std::mem::take(&mut self.fixups) {
+            match groups.last_mut() {
+                Some(g) if g[0].record == f.record => g.push(f),
+                _ => groups.push(vec![f]),
+            }
+        }
+        let page = |g: &Vec<Fixup>| {
+            let sites = if g[0].chained { &g[..1] } else { &g[..] };
+            let last = sites.iter().map(|f| f.offset).max().unwrap_or(0);
+            last.checked_div(page_size).unwrap_or(0)
+        };
+        groups.sort_by_key(|g| (g[0].object, page(g)));
+        for (i, g) in groups.into_iter().enumerate() {
+            self.fixups.extend(g.into_iter().map(|mut f| {
+                f.record = i as u32;
+                f
+            }));
+        }
+    }
+
     /// Stores the chain words that chained fixups keep in the image: for NE,
     /// each non-additive site holds the offset of the next site of its record
     /// (0xFFFF for the last); for LX internal chains, each site holds the next

@@ -328,23 +328,7 @@ fn place(m: &mut Module, recs: Vec<(u16, u32, Rec)>) {
         }
         record += 1;
     }
-    // LX records must be in logical page order, NE records in segment order.
-    {
-        let mut groups: Vec<Vec<Fixup>> = Vec::new();
-        for f in std::mem::take(&mut m.fixups) {
-            match groups.last_mut() {
-                Some(g) if g[0].record == f.record => g.push(f),
-                _ => groups.push(vec![f]),
-            }
-        }
-        groups.sort_by_key(|g| (g[0].object, g[0].offset.checked_div(page_size).unwrap_or(0)));
-        for (i, g) in groups.into_iter().enumerate() {
-            m.fixups.extend(g.into_iter().map(|mut f| {
-                f.record = i as u32;
-                f
-            }));
-        }
-    }
+    m.normalize_fixups();
 }
 
 fn lx_module() -> impl Strategy<Value = Module> {
