@@ -64,6 +64,14 @@ fn toolkit_modules_read_and_round_trip() {
                 *kinds.entry(p.kind.name()).or_insert(0) += 1;
             }
         }
+        let mut normal = m.clone();
+        normal.normalize_fixups();
+        if normal != m {
+            failures.push(format!(
+                "{}: read fixups are not in normal order",
+                path.display()
+            ));
+        }
         match loader::write(&m).map(|b| loader::parse(&b)) {
             Ok(Ok(back)) if back == m => {}
             Ok(Ok(_)) => failures.push(format!(
