@@ -14,6 +14,7 @@ mod dtrace;
 mod exehdr;
 mod rpn;
 mod runcmd;
+mod sigpipe;
 mod tdfcmd;
 mod testprogs;
 mod tracefmt;
@@ -77,6 +78,7 @@ fn usage() -> String {
 }
 
 fn main() -> ExitCode {
+    sigpipe::restore_default();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(command) = args.first() else {
         eprint!("{}", usage());
