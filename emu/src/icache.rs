@@ -1,10 +1,11 @@
-//! Decoded-instruction cache, keyed by linear address and code size.
+//! Decoded-instruction cache, keyed by linear address and code size
+//! (a direct-mapped table of 32768 entries).
 //!
 //! Entries remember the physical address they were decoded from; the
 //! physical pages holding cached code are marked in [`PhysMem`], and any
-//! write to a marked page (guest store, DMA-like host write, INT3 patch)
-//! drops every entry decoded from that page before the next instruction
-//! runs. With paging on, a hit is only used if the current translation of
+//! write to a marked page (guest store, host write, INT3 patch) bumps that
+//! page's generation before the next instruction runs, which retires every
+//! entry decoded from it. With paging on, a hit is only used if the current translation of
 //! the linear address still gives the cached physical address. Instructions
 //! that straddle a 4 KB boundary are never cached (they are decoded afresh
 //! each time), so one physical page check covers every cached entry.
@@ -12,8 +13,6 @@
 //! [`PhysMem`]: crate::mem::PhysMem
 
 use iced_x86::Instruction;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// A decoded instruction with what the executor needs precomputed.
 #[derive(Clone, Copy, Debug)]
@@ -29,57 +28,82 @@ pub(crate) struct Decoded {
     pub addr32: bool,
 }
 
-/// A multiplicative hasher for u64 keys (the keys are already well spread).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct KeyHasher(u64);
+const SLOTS: usize = 1 << 15;
+const PAGES: usize = 1 << 20;
 
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (v ^ (v >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
+#[derive(Clone, Copy)]
+struct Slot {
+    /// `key()` of the entry, 0 when empty.
+    key: u64,
+    /// Generation of the entry's physical page when it was decoded.
+    generation: u32,
+    d: Decoded,
 }
 
-/// The cache itself.
-#[derive(Default, Clone)]
+/// The cache: a direct-mapped table indexed by the low linear address bits.
+/// Invalidating a physical page bumps its generation, which makes every
+/// entry decoded from it stale in O(1).
+#[derive(Clone)]
 pub(crate) struct ICache {
-    map: HashMap<u64, Decoded, BuildHasherDefault<KeyHasher>>,
+    slots: Vec<Slot>,
+    page_gen: Vec<u32>,
     /// Hits and misses, for tests and tuning.
     pub hits: u64,
     pub misses: u64,
 }
 
+impl Default for ICache {
+    fn default() -> Self {
+        let empty = Slot {
+            key: 0,
+            generation: 0,
+            d: Decoded {
+                insn: Instruction::default(),
+                phys: 0,
+                cycles: 0,
+                hostcall: false,
+                addr32: false,
+            },
+        };
+        ICache {
+            slots: vec![empty; SLOTS],
+            page_gen: vec![0; PAGES],
+            hits: 0,
+            misses: 0,
+        }
+    }
+}
+
+/// The cache key of a linear address in 16- or 32-bit code.
 #[inline]
 pub(crate) fn key(lin: u32, code32: bool) -> u64 {
-    u64::from(lin) | (u64::from(code32) << 32)
+    u64::from(lin) | (u64::from(code32) << 32) | (1 << 40)
 }
 
 impl ICache {
     #[inline]
-    pub fn get(&mut self, k: u64) -> Option<&Decoded> {
-        self.map.get(&k)
+    pub fn get(&self, k: u64) -> Option<&Decoded> {
+        let s = &self.slots[(k as usize) & (SLOTS - 1)];
+        if s.key == k && s.generation == self.page_gen[(s.d.phys >> 12) as usize] {
+            Some(&s.d)
+        } else {
+            None
+        }
     }
     pub fn insert(&mut self, k: u64, d: Decoded) {
-        if self.map.len() > 1 << 20 {
-            self.map.clear();
-        }
-        self.map.insert(k, d);
+        let generation = self.page_gen[(d.phys >> 12) as usize];
+        self.slots[(k as usize) & (SLOTS - 1)] = Slot { key: k, generation, d };
     }
     /// Drop every entry decoded from physical page `page`.
+    #[inline]
     pub fn invalidate_page(&mut self, page: u32) {
-        self.map.retain(|_, d| d.phys >> 12 != page);
+        let g = &mut self.page_gen[page as usize];
+        *g = g.wrapping_add(1);
     }
     pub fn clear(&mut self) {
-        self.map.clear();
+        self.slots.iter_mut().for_each(|s| s.key = 0);
     }
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.slots.iter().filter(|s| self.get(s.key).is_some() && s.key != 0).count()
     }
 }

@@ -29,6 +29,8 @@ mod mem;
 mod mmu;
 mod paging;
 mod seg;
+#[cfg(feature = "unicorn")]
+pub mod unicorn;
 
 pub use bus::{NullBus, PortBus, RecordingBus};
 pub use cpu::{CpuModel, CpuState, DescTable, SegReg, Segment, flags};

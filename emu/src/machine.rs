@@ -372,6 +372,7 @@ impl Machine {
         self.snap_flags = self.cpu.eflags;
     }
 
+    #[inline]
     fn flush_dirty(&mut self) {
         if !self.mem.dirty_code.is_empty() {
             let pages = std::mem::take(&mut self.mem.dirty_code);
