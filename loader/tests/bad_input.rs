@@ -54,6 +54,11 @@ fn overlapping_tables() {
     let e = parse(&d).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Overlap("LX object table"));
     assert_eq!(e.offset, (LX + 204) as u64);
+    // An absent (offset 0) table that the header says has entries.
+    let mut d = hello();
+    put32(&mut d, LX + 0x40, 0);
+    let e = parse(&d).unwrap_err();
+    assert_eq!((e.structure, e.offset), ("LX header", (LX + 0x40) as u64));
 }
 
 #[test]

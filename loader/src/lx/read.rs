@@ -142,6 +142,20 @@ pub(super) fn check_object(obj: u32, nobj: u32, at: u64, what: &'static str) -> 
 
 /// Rejects headers whose fixed-size tables overlap each other or the header.
 fn check_overlaps(input: &Input<'_>, hoff: u64, h: &LxHeader) -> Result<()> {
+    if h.nobj != 0 && h.objtab_off == 0 {
+        return Err(Error::new(
+            hoff + 0x40,
+            "LX header",
+            ErrorKind::Invalid("objects but no object table"),
+        ));
+    }
+    if h.npages != 0 && h.objmap_off == 0 {
+        return Err(Error::new(
+            hoff + 0x48,
+            "LX header",
+            ErrorKind::Invalid("pages but no object page table"),
+        ));
+    }
     input.check_count(
         hoff + u64::from(h.objtab_off),
         h.nobj.into(),
