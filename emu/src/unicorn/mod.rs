@@ -24,11 +24,17 @@
 //!   Whether the event was a software interrupt is inferred from the bytes
 //!   before the return EIP (`CD n`, `CC`, `CE`); a fault whose preceding
 //!   bytes happen to read `CD n` is misreported as software.
+//! - QEMU keeps a contributory exception or #PF "in flight" until it is
+//!   delivered, which unicorn never does, so the next one would turn into
+//!   #DF and then a triple fault. After reporting one, the backend restores
+//!   the CPU context saved at creation and writes the registers back (x87
+//!   data registers and MSRs are lost at that point).
 //! - #UD: unicorn reports invalid opcodes through its own hook, mapped to
 //!   vector 6 like any other exception.
 //! - Instruction budget: a code hook on every address counts steps while a
 //!   budget is set (which slows unicorn several times). Steps include a
-//!   faulting attempt, as in the interpreter. Cycle budgets have no
+//!   faulting attempt, as in the interpreter, but QEMU runs a REP string
+//!   instruction as one step per iteration. Cycle budgets have no
 //!   meaning here and are ignored.
 //! - No triple fault ([`Exit::Shutdown`]) can occur, no port bus (IN/OUT
 //!   read QEMU's defaults), no external interrupts.
@@ -38,6 +44,7 @@
 //! Memory outside RAM is unmapped in unicorn: a guest access there ends
 //! the run with [`UnicornError`] (the interpreter reads open bus instead).
 
+mod ffi;
 mod regs;
 
 use crate::cpu::{CpuModel, CpuState, SegReg, flags};
@@ -46,7 +53,7 @@ use crate::machine::{Exit, Limits, MachineConfig};
 use std::collections::HashMap;
 use std::fmt;
 use unicorn_engine::unicorn_const::{Arch, Mode, Prot, X86CpuModel, uc_error};
-use unicorn_engine::{RegisterX86, UcHookId, Unicorn};
+use unicorn_engine::{Context, RegisterX86, UcHookId, Unicorn};
 
 /// The unicorn instance with our hook state.
 type Uc<'a> = Unicorn<'a, HookState>;
@@ -98,6 +105,8 @@ pub struct UnicornMachine {
     halted: bool,
     steps: u64,
     reported_hostcall: Option<u32>,
+    /// Unicorn's CPU context as created (no exception in flight).
+    clean: Context,
 }
 
 impl fmt::Debug for UnicornMachine {
@@ -143,6 +152,12 @@ fn on_hostcall(uc: &mut Uc<'_>, addr: u64, _size: u32) {
     if d.skip_hostcall.take() == Some(lin) {
         return;
     }
+    // The budget is checked first, as the interpreter does (the counting
+    // hook may run after this one).
+    if d.seen >= d.budget {
+        stop(uc, Exit::InstructionLimit);
+        return;
+    }
     stop(uc, Exit::HostCall { linear: lin });
 }
 
@@ -166,9 +181,7 @@ fn software_int(uc: &Uc<'_>, v: u32) -> bool {
     if uc.mem_read(u64::from(lin.wrapping_sub(2)), &mut b).is_err() {
         return false;
     }
-    (b[0] == 0xCD && u32::from(b[1]) == v)
-        || (v == 3 && b[1] == 0xCC)
-        || (v == 4 && b[1] == 0xCE)
+    (b[0] == 0xCD && u32::from(b[1]) == v) || (v == 3 && b[1] == 0xCC) || (v == 4 && b[1] == 0xCE)
 }
 
 /// Interrupt hook: report, or deliver through the real-mode IVT.
@@ -209,9 +222,20 @@ fn deliver_real(uc: &mut Uc<'_>, v: u8) -> Result<(), uc_error> {
         RegisterX86::EFLAGS,
         u64::from(fl & !(flags::IF | flags::TF | flags::AC)),
     )?;
-    uc.reg_write(RegisterX86::CS, u64::from(u16::from_le_bytes([vec[2], vec[3]])))?;
-    uc.reg_write(RegisterX86::EIP, u64::from(u16::from_le_bytes([vec[0], vec[1]])))?;
+    uc.reg_write(
+        RegisterX86::CS,
+        u64::from(u16::from_le_bytes([vec[2], vec[3]])),
+    )?;
+    uc.reg_write(
+        RegisterX86::EIP,
+        u64::from(u16::from_le_bytes([vec[0], vec[1]])),
+    )?;
     Ok(())
+}
+
+/// Vectors QEMU tracks for double-fault promotion (contributory, #PF, #DF).
+fn nests(v: u8) -> bool {
+    matches!(v, 0 | 8 | 10..=14)
 }
 
 /// Invalid-opcode hook.
@@ -240,14 +264,20 @@ impl UnicornMachine {
             .map_err(|e| UnicornError::new("new", e))?;
         uc.ctl_set_cpu_model(X86CpuModel::Model_486 as i32)
             .map_err(|e| UnicornError::new("ctl_set_cpu_model", e))?;
-        let ram_size = (config.ram_size as u64).max(0x1000).next_multiple_of(0x1000);
+        let ram_size = (config.ram_size as u64)
+            .max(0x1000)
+            .next_multiple_of(0x1000);
         uc.mem_map(0, ram_size, Prot::ALL)
             .map_err(|e| UnicornError::new("mem_map", e))?;
         uc.add_intr_hook(on_interrupt)
             .map_err(|e| UnicornError::new("add_intr_hook", e))?;
         uc.add_insn_invalid_hook(on_invalid)
             .map_err(|e| UnicornError::new("add_insn_invalid_hook", e))?;
+        let clean = uc
+            .context_init()
+            .map_err(|e| UnicornError::new("context_init", e))?;
         let mut m = UnicornMachine {
+            clean,
             uc,
             ram_size,
             halted: false,
@@ -383,8 +413,12 @@ impl UnicornMachine {
         let exit = d.exit.take();
         match (exit, r) {
             (Some(e), _) => {
-                if let Exit::HostCall { linear } = e {
-                    self.reported_hostcall = Some(linear);
+                match e {
+                    Exit::HostCall { linear } => self.reported_hostcall = Some(linear),
+                    Exit::Exception { fault, .. } if nests(fault.vector) => {
+                        self.forget_exception()?;
+                    }
+                    _ => {}
                 }
                 Ok(e)
             }
@@ -408,6 +442,19 @@ impl UnicornMachine {
             Exit::InstructionLimit => Ok(None),
             e => Ok(Some(e)),
         }
+    }
+
+    /// QEMU remembers a contributory exception or #PF as "in flight" until
+    /// it is delivered, which under unicorn never happens: the next one
+    /// would become #DF, then a triple fault. Reset the CPU context to the
+    /// clean one and put the registers back (x87 data registers and MSRs
+    /// are not kept).
+    fn forget_exception(&mut self) -> Result<(), UnicornError> {
+        let s = self.cpu()?;
+        self.uc
+            .context_restore(&self.clean)
+            .map_err(|e| UnicornError::new("context_restore", e))?;
+        self.set_cpu(&s)
     }
 
     fn paging(&self) -> bool {

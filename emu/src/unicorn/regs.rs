@@ -12,12 +12,21 @@
 //! stack selector whose RPL is not the current CPL, so only CPL 0 states
 //! can be written in protected mode.
 
-use super::{UnicornError, Uc};
+use super::{Uc, UnicornError};
 use crate::cpu::{CpuState, DescTable, SegReg, Segment};
 use unicorn_engine::RegisterX86 as X;
 
 /// EAX..EDI in x86 encoding order.
-const GPRS: [X; 8] = [X::EAX, X::ECX, X::EDX, X::EBX, X::ESP, X::EBP, X::ESI, X::EDI];
+const GPRS: [X; 8] = [
+    X::EAX,
+    X::ECX,
+    X::EDX,
+    X::EBX,
+    X::ESP,
+    X::EBP,
+    X::ESI,
+    X::EDI,
+];
 /// ES, CS, SS, DS, FS, GS.
 const SEGS: [X; 6] = [X::ES, X::CS, X::SS, X::DS, X::FS, X::GS];
 
@@ -70,15 +79,7 @@ fn wr(uc: &mut Uc<'_>, r: X, v: u32) -> Result<(), UnicornError> {
 }
 
 fn rd_mmr(uc: &Uc<'_>, r: X) -> Result<(u16, u32, u32, u32), UnicornError> {
-    let b = uc
-        .reg_read_long(r)
-        .map_err(|e| UnicornError::new("reg_read_long", e))?;
-    if b.len() < 24 {
-        return Err(UnicornError::new(
-            "reg_read_long",
-            unicorn_engine::uc_error::ARG,
-        ));
-    }
+    let b = super::ffi::read_mmr(uc, r).map_err(|e| UnicornError::new("reg_read (mmr)", e))?;
     Ok(mmr_parse(&b))
 }
 
@@ -92,8 +93,16 @@ pub(super) fn write_state(uc: &mut Uc<'_>, s: &CpuState) -> Result<(), UnicornEr
     wr(uc, X::CR0, s.cr0)?;
     wr(uc, X::CR2, s.cr2)?;
     wr(uc, X::CR3, s.cr3)?;
-    wr_mmr(uc, X::GDTR, &mmr_bytes(0, s.gdtr.base, u32::from(s.gdtr.limit), 0))?;
-    wr_mmr(uc, X::IDTR, &mmr_bytes(0, s.idtr.base, u32::from(s.idtr.limit), 0))?;
+    wr_mmr(
+        uc,
+        X::GDTR,
+        &mmr_bytes(0, s.gdtr.base, u32::from(s.gdtr.limit), 0),
+    )?;
+    wr_mmr(
+        uc,
+        X::IDTR,
+        &mmr_bytes(0, s.idtr.base, u32::from(s.idtr.limit), 0),
+    )?;
     for (r, seg) in [(X::LDTR, &s.ldtr), (X::TR, &s.tr)] {
         wr_mmr(
             uc,
@@ -139,7 +148,8 @@ fn cache_for(uc: &Uc<'_>, s: &CpuState, selector: u16, code: bool) -> Segment {
     let mut d = [0u8; 8];
     let lin = u64::from(table.base.wrapping_add(index));
     let ok = if s.paging() {
-        uc.vmem_read(lin, unicorn_engine::Prot::READ, &mut d).is_ok()
+        uc.vmem_read(lin, unicorn_engine::Prot::READ, &mut d)
+            .is_ok()
     } else {
         uc.mem_read(lin, &mut d).is_ok()
     };

@@ -17,13 +17,14 @@
 //! interpreter's registers, so an undefined difference cannot spread.
 #![allow(dead_code)]
 
-pub mod gen;
+pub mod random;
 
 use crate::common::desc;
 use emu::unicorn::UnicornMachine;
 use emu::{CpuModel, Descriptor, Exit, Limits, Machine, MachineConfig, SegReg, Segment, flags};
 use iced_x86::{
-    Decoder, DecoderOptions, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register,
+    Decoder, DecoderOptions, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
+    Register,
 };
 
 /// Processor mode of a run.
@@ -177,8 +178,17 @@ impl Pair {
             instructions: Some(1),
             cycles: None,
         };
-        let em = self.m.run(one);
-        let eu = self.u.run(one).map_err(|e| format!("unicorn error {e}"))?;
+        // A REP string instruction is one step per iteration in unicorn
+        // and one per 4096 in the interpreter: both run until it is done.
+        let rep = insn.has_rep_prefix() || insn.has_repne_prefix();
+        let mut em = self.m.run(one);
+        while rep && em == Exit::InstructionLimit && self.m.cpu().eip == before.eip {
+            em = self.m.run(one);
+        }
+        let mut eu = self.u.run(one).map_err(|e| format!("unicorn error {e}"))?;
+        while rep && eu == Exit::InstructionLimit && self.u.cpu().map(|c| c.eip) == Ok(before.eip) {
+            eu = self.u.run(one).map_err(|e| format!("unicorn error {e}"))?;
+        }
         self.steps += 1;
         let ctx = || {
             format!(
@@ -215,7 +225,10 @@ impl Pair {
         let mut diffs = Vec::new();
         for i in 0..8 {
             if (a.gpr[i] ^ b.gpr[i]) & gmask[i] != 0 {
-                diffs.push(format!("gpr{i}: emu {:08X} unicorn {:08X}", a.gpr[i], b.gpr[i]));
+                diffs.push(format!(
+                    "gpr{i}: emu {:08X} unicorn {:08X}",
+                    a.gpr[i], b.gpr[i]
+                ));
             }
         }
         if a.eip != b.eip {
@@ -280,6 +293,15 @@ impl Pair {
                 return None;
             }
             let seg = SegReg::from_iced(mem.segment())?;
+            // QEMU does not check segment types on data accesses: a write
+            // through CS in protected mode is #GP on the CPU, a write there.
+            let writes = !matches!(
+                mem.access(),
+                OpAccess::Read | OpAccess::CondRead | OpAccess::NoMemAccess
+            );
+            if seg == SegReg::Cs && writes && self.mode != Mode::Real {
+                return None;
+            }
             out.push((cpu.seg[seg as usize].base + off as u32, size));
         }
         Some(out)
@@ -291,16 +313,16 @@ impl Pair {
 }
 
 /// EFLAGS bits compared.
-const COMPARED: u32 = flags::STATUS
-    | flags::TF
-    | flags::IF
-    | flags::DF
-    | flags::IOPL
-    | flags::NT;
+const COMPARED: u32 = flags::STATUS | flags::TF | flags::IF | flags::DF | flags::IOPL | flags::NT;
 
 /// The EFLAGS bits `insn` defines, and (in `gmask`) the GPR bits it
 /// defines, given the state before and the interpreter's state after.
-fn defined_flags(insn: &Instruction, before: &emu::CpuState, after: &emu::CpuState, gmask: &mut [u32; 8]) -> u32 {
+fn defined_flags(
+    insn: &Instruction,
+    before: &emu::CpuState,
+    after: &emu::CpuState,
+    gmask: &mut [u32; 8],
+) -> u32 {
     let mut undef = insn.rflags_undefined();
     undef |= undefined_extra(insn, before, after, gmask);
     let mut m = COMPARED;
@@ -335,7 +357,12 @@ fn gpr_index(r: Register) -> Option<usize> {
 ///   undefined 16-bit counts above 16;
 /// - BSF/BSR with a zero source: the destination is undefined (Intel SDM;
 ///   486 and QEMU keep it, the SDM does not promise it).
-fn undefined_extra(insn: &Instruction, before: &emu::CpuState, after: &emu::CpuState, gmask: &mut [u32; 8]) -> u32 {
+fn undefined_extra(
+    insn: &Instruction,
+    before: &emu::CpuState,
+    after: &emu::CpuState,
+    gmask: &mut [u32; 8],
+) -> u32 {
     use Mnemonic as M;
     let count = || -> u32 {
         let last = insn.op_count() - 1;

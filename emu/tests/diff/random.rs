@@ -12,7 +12,8 @@
 //! - LOCK and REP/REPNE prefixes (REP lengths come from random CX, so
 //!   they would run off the segment; the programs run REP strings);
 //! - undocumented encodings: SALC (D6), INT1/ICEBP (F1), the SAL alias
-//!   (D0-D3/C0/C1 /6);
+//!   (D0-D3/C0/C1 /6), the TEST alias F6/F7 /1 (real CPUs run it as
+//!   TEST, QEMU raises #UD: unicorn is wrong there);
 //! - instructions whose result Intel leaves undefined or model-specific:
 //!   BSWAP with a 16-bit operand, SHLD/SHRD of 16-bit operands by more
 //!   than 16, MOV r32,Sreg and PUSH Sreg with a 32-bit operand size (upper
@@ -50,8 +51,19 @@ impl Rng {
     pub fn value(&mut self) -> u32 {
         match self.below(6) {
             0 => self.next() as u32,
-            1 => [0, 1, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF]
-                [self.below(11) as usize],
+            1 => [
+                0,
+                1,
+                0x7F,
+                0x80,
+                0xFF,
+                0x7FFF,
+                0x8000,
+                0xFFFF,
+                0x7FFF_FFFF,
+                0x8000_0000,
+                0xFFFF_FFFF,
+            ][self.below(11) as usize],
             2 => self.below(0x100) as u32,
             _ => self.below(0x1_0000) as u32,
         }
@@ -62,20 +74,110 @@ impl Rng {
 fn allowed_mnemonic(m: M) -> bool {
     matches!(
         m,
-        M::Add | M::Adc | M::Sub | M::Sbb | M::And | M::Or | M::Xor | M::Cmp | M::Test
-            | M::Inc | M::Dec | M::Neg | M::Not | M::Mov | M::Movzx | M::Movsx | M::Lea
-            | M::Xchg | M::Cbw | M::Cwde | M::Cwd | M::Cdq | M::Lahf | M::Sahf | M::Clc
-            | M::Stc | M::Cmc | M::Cld | M::Std | M::Cli | M::Sti | M::Nop | M::Push | M::Pop
-            | M::Pushf | M::Pushfd | M::Pusha | M::Pushad | M::Popa | M::Popad
-            | M::Rol | M::Ror | M::Rcl | M::Rcr | M::Shl | M::Shr | M::Sar | M::Shld | M::Shrd
-            | M::Mul | M::Imul | M::Div | M::Idiv | M::Aaa | M::Aas | M::Daa | M::Das
-            | M::Aam | M::Aad | M::Bt | M::Bts | M::Btr | M::Btc | M::Bsf | M::Bsr
-            | M::Seto | M::Setno | M::Setb | M::Setae | M::Sete | M::Setne | M::Setbe
-            | M::Seta | M::Sets | M::Setns | M::Setp | M::Setnp | M::Setl | M::Setge
-            | M::Setle | M::Setg | M::Bswap | M::Xadd | M::Cmpxchg | M::Xlatb
-            | M::Movsb | M::Movsw | M::Movsd | M::Cmpsb | M::Cmpsw | M::Cmpsd
-            | M::Stosb | M::Stosw | M::Stosd | M::Lodsb | M::Lodsw | M::Lodsd
-            | M::Scasb | M::Scasw | M::Scasd | M::Bound | M::Int3 | M::Into | M::Int
+        M::Add
+            | M::Adc
+            | M::Sub
+            | M::Sbb
+            | M::And
+            | M::Or
+            | M::Xor
+            | M::Cmp
+            | M::Test
+            | M::Inc
+            | M::Dec
+            | M::Neg
+            | M::Not
+            | M::Mov
+            | M::Movzx
+            | M::Movsx
+            | M::Lea
+            | M::Xchg
+            | M::Cbw
+            | M::Cwde
+            | M::Cwd
+            | M::Cdq
+            | M::Lahf
+            | M::Sahf
+            | M::Clc
+            | M::Stc
+            | M::Cmc
+            | M::Cld
+            | M::Std
+            | M::Cli
+            | M::Sti
+            | M::Nop
+            | M::Push
+            | M::Pop
+            | M::Pushf
+            | M::Pushfd
+            | M::Pusha
+            | M::Pushad
+            | M::Popa
+            | M::Popad
+            | M::Rol
+            | M::Ror
+            | M::Rcl
+            | M::Rcr
+            | M::Shl
+            | M::Shr
+            | M::Sar
+            | M::Shld
+            | M::Shrd
+            | M::Mul
+            | M::Imul
+            | M::Div
+            | M::Idiv
+            | M::Aaa
+            | M::Aas
+            | M::Daa
+            | M::Das
+            | M::Aam
+            | M::Aad
+            | M::Bt
+            | M::Bts
+            | M::Btr
+            | M::Btc
+            | M::Bsf
+            | M::Bsr
+            | M::Seto
+            | M::Setno
+            | M::Setb
+            | M::Setae
+            | M::Sete
+            | M::Setne
+            | M::Setbe
+            | M::Seta
+            | M::Sets
+            | M::Setns
+            | M::Setp
+            | M::Setnp
+            | M::Setl
+            | M::Setge
+            | M::Setle
+            | M::Setg
+            | M::Bswap
+            | M::Xadd
+            | M::Cmpxchg
+            | M::Xlatb
+            | M::Movsb
+            | M::Movsw
+            | M::Movsd
+            | M::Cmpsb
+            | M::Cmpsw
+            | M::Cmpsd
+            | M::Stosb
+            | M::Stosw
+            | M::Stosd
+            | M::Lodsb
+            | M::Lodsw
+            | M::Lodsd
+            | M::Scasb
+            | M::Scasw
+            | M::Scasd
+            | M::Bound
+            | M::Int3
+            | M::Into
+            | M::Int
     )
 }
 
@@ -92,7 +194,10 @@ pub fn allowed(insn: &Instruction, bytes: &[u8], pair: &Pair) -> bool {
         return false;
     }
     // Raw F2/F3 bytes iced may fold into other meanings.
-    if bytes[..insn.len()].iter().any(|&b| b == 0xF0 || b == 0xF2 || b == 0xF3) {
+    if bytes[..insn.len()]
+        .iter()
+        .any(|&b| b == 0xF0 || b == 0xF2 || b == 0xF3)
+    {
         return false;
     }
     let o32 = insn.op_count() > 0
@@ -129,7 +234,9 @@ pub fn allowed(insn: &Instruction, bytes: &[u8], pair: &Pair) -> bool {
                 OpKind::Immediate8 => u32::from(insn.immediate8()),
                 _ => pair.m.cpu().gpr[1] & 0xFF,
             };
-            if insn.op0_kind() != OpKind::Memory && insn.op0_register().size() == 2 || insn.memory_size().size() == 2 {
+            if insn.op0_kind() != OpKind::Memory && insn.op0_register().size() == 2
+                || insn.memory_size().size() == 2
+            {
                 if c & 31 > 16 {
                     return false;
                 }
@@ -137,10 +244,31 @@ pub fn allowed(insn: &Instruction, bytes: &[u8], pair: &Pair) -> bool {
         }
         _ => {}
     }
+    if test_alias(insn, bytes) {
+        return false;
+    }
     if is_bt_mem_reg(insn) {
         return false;
     }
     pair.accesses_checked(insn).is_some()
+}
+
+/// TEST r/m, imm encoded as F6 /1 or F7 /1: undocumented (the 8086..486
+/// run it as TEST; QEMU raises #UD).
+fn test_alias(insn: &Instruction, bytes: &[u8]) -> bool {
+    if insn.mnemonic() != M::Test {
+        return false;
+    }
+    let mut i = 0;
+    while i < bytes.len()
+        && matches!(
+            bytes[i],
+            0x26 | 0x2E | 0x36 | 0x3E | 0x64 | 0x65 | 0x66 | 0x67
+        )
+    {
+        i += 1;
+    }
+    matches!(bytes.get(i), Some(0xF6 | 0xF7)) && bytes.get(i + 1).is_some_and(|m| (m >> 3) & 7 == 1)
 }
 
 /// A random allowed instruction for the pair's mode at its EIP.
