@@ -92,7 +92,11 @@ impl ICache {
     }
     pub fn insert(&mut self, k: u64, d: Decoded) {
         let generation = self.page_gen[(d.phys >> 12) as usize];
-        self.slots[(k as usize) & (SLOTS - 1)] = Slot { key: k, generation, d };
+        self.slots[(k as usize) & (SLOTS - 1)] = Slot {
+            key: k,
+            generation,
+            d,
+        };
     }
     /// Drop every entry decoded from physical page `page`.
     #[inline]
@@ -104,6 +108,9 @@ impl ICache {
         self.slots.iter_mut().for_each(|s| s.key = 0);
     }
     pub fn len(&self) -> usize {
-        self.slots.iter().filter(|s| self.get(s.key).is_some() && s.key != 0).count()
+        self.slots
+            .iter()
+            .filter(|s| self.get(s.key).is_some() && s.key != 0)
+            .count()
     }
 }

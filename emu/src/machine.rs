@@ -258,9 +258,7 @@ impl Machine {
 
     /// Run until an [`Exit`].
     pub fn run(&mut self, limits: Limits) -> Exit {
-        let istop = limits
-            .instructions
-            .map(|n| self.steps.saturating_add(n));
+        let istop = limits.instructions.map(|n| self.steps.saturating_add(n));
         let cstop = limits.cycles.map(|n| self.cycles.saturating_add(n));
         // Only a host call just reported at this very address is skipped:
         // a run resumed there after any other exit (a single-step #DB that

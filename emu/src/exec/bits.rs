@@ -11,6 +11,7 @@ use iced_x86::{Instruction, Mnemonic, OpKind, Register};
 
 impl Machine {
     /// BT/BTS/BTR/BTC.
+    #[inline(never)]
     pub(crate) fn bit_test(&mut self, insn: &Instruction, m: Mnemonic) -> R<()> {
         let n = Self::op_size(insn, 0);
         let bits = n * 8;
@@ -39,6 +40,7 @@ impl Machine {
     }
 
     /// BSF/BSR.
+    #[inline(never)]
     pub(crate) fn bit_scan(&mut self, insn: &Instruction, forward: bool) -> R<()> {
         let n = Self::op_size(insn, 0);
         let v = self.read_op(insn, 1)? & mask(n);
@@ -57,6 +59,7 @@ impl Machine {
     }
 
     /// XADD.
+    #[inline(never)]
     pub(crate) fn xadd(&mut self, insn: &Instruction) -> R<()> {
         let n = Self::op_size(insn, 0);
         let d = self.loc(insn, 0);
@@ -71,6 +74,7 @@ impl Machine {
     }
 
     /// CMPXCHG.
+    #[inline(never)]
     pub(crate) fn cmpxchg(&mut self, insn: &Instruction) -> R<()> {
         let n = Self::op_size(insn, 0);
         let d = self.loc(insn, 0);

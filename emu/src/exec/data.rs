@@ -53,6 +53,7 @@ impl Machine {
         self.write_loc(l, n, v)
     }
 
+    #[inline(never)]
     fn mov_crdr(&mut self, dst: Register, src: Register) -> R<()> {
         if self.cpu.protected() && (self.cpu.cpl != 0 || self.cpu.v86()) {
             return Err(Fault::gp(0));
@@ -145,6 +146,7 @@ impl Machine {
     }
 
     /// PUSHA/PUSHAD.
+    #[inline(never)]
     pub(crate) fn pusha(&mut self, d: bool) -> R<()> {
         let n = if d { 4 } else { 2 };
         let sp = self.cpu.gpr[4];
@@ -156,6 +158,7 @@ impl Machine {
     }
 
     /// POPA/POPAD.
+    #[inline(never)]
     pub(crate) fn popa(&mut self, d: bool) -> R<()> {
         let n = if d { 4 } else { 2 };
         for i in (0..8).rev() {
@@ -173,6 +176,7 @@ impl Machine {
     }
 
     /// PUSHF/PUSHFD.
+    #[inline(never)]
     pub(crate) fn pushf(&mut self, d: bool) -> R<()> {
         if self.cpu.v86() && self.cpu.iopl() < 3 {
             return Err(Fault::gp(0));
@@ -182,6 +186,7 @@ impl Machine {
     }
 
     /// POPF/POPFD.
+    #[inline(never)]
     pub(crate) fn popf(&mut self, d: bool) -> R<()> {
         if self.cpu.v86() && self.cpu.iopl() < 3 {
             return Err(Fault::gp(0));
@@ -193,6 +198,7 @@ impl Machine {
     }
 
     /// XCHG.
+    #[inline(never)]
     pub(crate) fn xchg(&mut self, insn: &Instruction) -> R<()> {
         let n = Self::op_size(insn, 0);
         let a = self.loc(insn, 0);
@@ -209,6 +215,7 @@ impl Machine {
     }
 
     /// LDS/LES/LSS/LFS/LGS.
+    #[inline(never)]
     pub(crate) fn load_far_ptr(&mut self, insn: &Instruction, m: Mnemonic) -> R<()> {
         if insn.op1_kind() != OpKind::Memory {
             return Err(Fault::ud());
@@ -241,6 +248,7 @@ impl Machine {
     }
 
     /// BOUND.
+    #[inline(never)]
     pub(crate) fn bound(&mut self, insn: &Instruction) -> R<()> {
         if insn.op1_kind() != OpKind::Memory {
             return Err(Fault::ud());
@@ -297,6 +305,7 @@ impl Machine {
     }
 
     /// IN/OUT with immediate or DX port.
+    #[inline(never)]
     pub(crate) fn in_out(&mut self, insn: &Instruction, is_in: bool) -> R<()> {
         let (data, port_op) = if is_in { (0, 1) } else { (1, 0) };
         let port = match insn.op_kind(port_op) {
@@ -317,6 +326,7 @@ impl Machine {
     }
 
     /// CPUID: a 486DX (family 4, model 1) with an FPU, "GenuineIntel".
+    #[inline(never)]
     pub(crate) fn cpuid(&mut self) {
         let g = &mut self.cpu.gpr;
         match g[0] {

@@ -76,6 +76,7 @@ impl Machine {
     }
 
     /// LOOP/LOOPE/LOOPNE: counter by address size.
+    #[inline(never)]
     pub(crate) fn loop_op(&mut self, insn: &Instruction, cond: Option<bool>) -> R<()> {
         let c = if self.addr32 {
             self.cpu.gpr[1] = self.cpu.gpr[1].wrapping_sub(1);
@@ -91,6 +92,7 @@ impl Machine {
     }
 
     /// Near CALL (relative or indirect).
+    #[inline(never)]
     pub(crate) fn call_near(&mut self, insn: &Instruction) -> R<()> {
         let (target, n) = match insn.op0_kind() {
             OpKind::NearBranch16 => (self.rel_target(insn), 2),
@@ -115,6 +117,7 @@ impl Machine {
     }
 
     /// Near RET [imm16].
+    #[inline(never)]
     pub(crate) fn ret_near(&mut self, insn: &Instruction) -> R<()> {
         let n = if matches!(insn.code(), Code::Retnd | Code::Retnd_imm16) {
             4
@@ -136,6 +139,7 @@ impl Machine {
     }
 
     /// Far JMP/CALL: operands are ptr16:16/32 or m16:16/32.
+    #[inline(never)]
     pub(crate) fn far_jmp_call(&mut self, insn: &Instruction, call: bool) -> R<()> {
         let n = match insn.code() {
             Code::Call_ptr1632 | Code::Call_m1632 | Code::Jmp_ptr1632 | Code::Jmp_m1632 => 4,
@@ -156,6 +160,7 @@ impl Machine {
     }
 
     /// Far transfer to sel:off (JMP or CALL), any mode.
+    #[inline(never)]
     pub(crate) fn far_transfer(&mut self, sel: u16, off: u32, n: u32, call: bool) -> R<()> {
         if !self.cpu.protected() || self.cpu.v86() {
             if call {
@@ -290,6 +295,7 @@ impl Machine {
     }
 
     /// Far RET [imm16].
+    #[inline(never)]
     pub(crate) fn ret_far(&mut self, insn: &Instruction) -> R<()> {
         let n = if matches!(insn.code(), Code::Retfd | Code::Retfd_imm16) {
             4
@@ -323,6 +329,7 @@ impl Machine {
 
     /// Protected-mode return to sel:off with the stack at `sp` (the
     /// outer SS:ESP follow there if the privilege level changes).
+    #[inline(never)]
     pub(crate) fn far_return(
         &mut self,
         sel: u16,
@@ -380,6 +387,7 @@ impl Machine {
     }
 
     /// ENTER imm16, imm8.
+    #[inline(never)]
     pub(crate) fn enter(&mut self, insn: &Instruction) -> R<()> {
         let n = if insn.code() == Code::Enterd_imm16_imm8 {
             4
@@ -424,6 +432,7 @@ impl Machine {
     }
 
     /// LEAVE.
+    #[inline(never)]
     pub(crate) fn leave(&mut self, insn: &Instruction) -> R<()> {
         let n = if insn.code() == Code::Leaved { 4 } else { 2 };
         let bp = self.cpu.gpr[5];

@@ -27,6 +27,7 @@ pub(crate) enum Kind {
 
 impl Machine {
     /// Deliver vector `v`. Registers are restored if delivery faults.
+    #[inline(never)]
     pub(crate) fn deliver(&mut self, v: u8, error: Option<u32>, kind: Kind) -> R<()> {
         let saved_gpr4 = self.cpu.gpr[4];
         let saved_seg = self.cpu.seg;
@@ -202,6 +203,7 @@ impl Machine {
     }
 
     /// IRET / IRETD.
+    #[inline(never)]
     pub(crate) fn iret(&mut self, insn: &Instruction) -> R<()> {
         let n = if insn.code() == Code::Iretd { 4 } else { 2 };
         if !self.cpu.protected() {

@@ -41,6 +41,7 @@ impl Machine {
     }
 
     /// MUL / one-operand IMUL.
+    #[inline(never)]
     pub(crate) fn mul1(&mut self, insn: &Instruction, signed: bool) -> R<()> {
         let n = Self::op_size(insn, 0);
         let src = self.read_op(insn, 0)? & mask(n);
@@ -64,6 +65,7 @@ impl Machine {
     }
 
     /// Two- and three-operand IMUL.
+    #[inline(never)]
     pub(crate) fn imul_n(&mut self, insn: &Instruction) -> R<()> {
         let n = Self::op_size(insn, 0);
         let (a, b) = if insn.op_count() == 3 {
@@ -80,6 +82,7 @@ impl Machine {
     }
 
     /// DIV / IDIV.
+    #[inline(never)]
     pub(crate) fn div(&mut self, insn: &Instruction, signed: bool) -> R<()> {
         let n = Self::op_size(insn, 0);
         let src = self.read_op(insn, 0)? & mask(n);
@@ -137,6 +140,7 @@ impl Machine {
     }
 
     /// DAA/DAS/AAA/AAS/AAM/AAD/SALC.
+    #[inline(never)]
     pub(crate) fn bcd(&mut self, insn: &Instruction, m: Mnemonic) -> R<()> {
         let al = self.cpu.gpr[0] & 0xFF;
         let fl = self.cpu.eflags;

@@ -104,6 +104,7 @@ impl Machine {
     }
 
     /// SHLD/SHRD.
+    #[inline(never)]
     pub(crate) fn shift_double(&mut self, insn: &Instruction, left: bool) -> R<()> {
         let n = Self::op_size(insn, 0);
         let dst = self.loc(insn, 0);

@@ -98,6 +98,7 @@ impl Machine {
     }
 
     /// Execute a string instruction (all REP iterations).
+    #[inline(never)]
     pub(crate) fn string_op(&mut self, insn: &Instruction, m: Mnemonic) -> R<()> {
         let Some((op, n)) = classify(m) else {
             return Ok(());

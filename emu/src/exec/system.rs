@@ -40,6 +40,7 @@ impl Machine {
     }
 
     /// Dispatch of the system group.
+    #[inline(never)]
     pub(crate) fn system(&mut self, insn: &Instruction, m: M) -> R<()> {
         match m {
             M::Lgdt | M::Lidt => {

@@ -23,6 +23,7 @@ impl Machine {
     }
 
     /// An ESC instruction.
+    #[inline(never)]
     pub(crate) fn x87(&mut self, insn: &Instruction, m: M) -> R<()> {
         if self.cpu.cr0 & (CR0_EM | CR0_TS) != 0 {
             return Err(Fault::new(vector::NM));
