@@ -5,7 +5,8 @@
 //! `--json` prints one object: `format`, `name`, `module_type`, `flags`,
 //! `start`, `stack`, `auto_data`; for LX `objects` (`index`, `flags`, `size`
 //! = virtual size, `base`, `bits`, `sha256` of the unrelocated image, and
-//! `pages` with `kind` and `sha256` of the decoded page); for NE `segments`
+//! `pages` with `kind` and `sha256` of the decoded page, zero-padded to the
+//! page size as the loader maps it); for NE `segments`
 //! (`index`, `flags` as stored, `size` = bytes in the file, `min_alloc`,
 //! `bits`, `sha256` of the data as stored with iterated data expanded);
 //! `imports` (module names); `entries` (`ordinal`, `name`, `object`,
