@@ -4,7 +4,9 @@
 //! letter of the NE/LX documents we do not require the relocation table
 //! offset at 0x18 to be 0x40 (OS/2's loader does not check it either, and
 //! some linkers write 0x1E). A file that starts directly with `NE` or `LX`
-//! has no stub. The default stub is built with goblin's DOS header writer.
+//! has no stub. The default stub is built with goblin's DOS header writer;
+//! reading uses our own bounds-checked reads, because goblin's DOS header
+//! parser also insists on a PE signature at the new-header offset.
 
 use goblin::pe::header::DosHeader;
 use scroll::{LE, Pwrite};
