@@ -75,19 +75,22 @@ impl Memory {
     }
 
     fn frame(&mut self, m: &mut Machine) -> Result<u32, KernelError> {
-        let f = match self.free_frames.pop() {
-            Some(f) => f,
+        // Fresh frames are still zero (RAM starts zeroed and only mapped
+        // frames are ever written); reused ones are cleared.
+        match self.free_frames.pop() {
+            Some(f) => {
+                m.write_phys(f, &[0; PAGE as usize]);
+                Ok(f)
+            }
             None => {
                 if self.next_frame >= self.ram_top {
                     return Err(KernelError::NoMemory("physical frames"));
                 }
                 let f = self.next_frame;
                 self.next_frame += PAGE;
-                f
+                Ok(f)
             }
-        };
-        m.write_phys(f, &[0; PAGE as usize]);
-        Ok(f)
+        }
     }
 
     fn pte_addr(&mut self, m: &mut Machine, lin: u32) -> Result<u32, KernelError> {
@@ -134,6 +137,17 @@ impl Memory {
         }
         m.cpu_mut();
         Ok(())
+    }
+
+    /// Fill mapped pages of `[lin, lin+len)` with `byte` through their
+    /// frames (page-aligned ranges only; unmapped pages are skipped).
+    pub fn fill(&mut self, m: &mut Machine, lin: u32, len: u32, byte: u8) {
+        let page = vec![byte; PAGE as usize];
+        for p in (lin >> 12)..((u64::from(lin) + u64::from(len)).div_ceil(u64::from(PAGE)) as u32) {
+            if let Some(&f) = self.pages.get(&p) {
+                m.write_phys(f, &page);
+            }
+        }
     }
 
     /// Unmap the pages of `[lin, lin+len)` and free their frames.

@@ -242,8 +242,8 @@ impl Process {
         self.desc.install(&mut self.m, &mut self.mem)?;
         self.mem
             .map(&mut self.m, THUNK_BASE, THUNK_SLOTS * 4, true)?;
-        let hlt = vec![0xF4u8; (THUNK_SLOTS * 4) as usize];
-        let _ = self.m.write_linear(THUNK_BASE, &hlt);
+        self.mem
+            .fill(&mut self.m, THUNK_BASE, THUNK_SLOTS * 4, 0xF4);
         for v in 0..=255u8 {
             self.m.intercept(v, true);
         }
