@@ -1,7 +1,8 @@
 //! Boot a 64 KB BIOS ROM image: `cargo run -p emu --release --example romrun
 //! -- ROM.bin [--post-port 0x190] [--model 286|386|486] [--limit N]`.
 //!
-//! The ROM is mapped at physical 0xF0000 and 0xFFFF0000, the CPU starts at
+//! The ROM (64 KB, or 128 KB for test386.asm's ROM128 build) is mapped
+//! to end at physical 0x100000 and at 0x100000000, the CPU starts at
 //! the reset vector, each byte written to the POST port is printed as
 //! `POST XX`, and the run ends (HLT, shutdown or the instruction limit) with
 //! `final POST XX`. `--out-port P --out-file F` saves the bytes written to
@@ -111,9 +112,12 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let rom = match std::fs::read(&rom_path) {
-        Ok(r) if r.len() == 0x10000 => r,
+        Ok(r) if r.len() == 0x10000 || r.len() == 0x20000 => r,
         Ok(r) => {
-            eprintln!("romrun: {rom_path}: expected 65536 bytes, got {}", r.len());
+            eprintln!(
+                "romrun: {rom_path}: expected 65536 or 131072 bytes, got {}",
+                r.len()
+            );
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -136,8 +140,9 @@ fn main() -> ExitCode {
         },
         Box::new(bus),
     );
-    m.map_rom(0xF0000, rom.clone());
-    m.map_rom(0xFFFF_0000, rom);
+    let low = 0x10_0000 - rom.len() as u32;
+    m.map_rom(low, rom.clone());
+    m.map_rom(0xFFF0_0000 | low, rom);
     let start = std::time::Instant::now();
     let exit = if trace == 0 {
         m.run(Limits {

@@ -102,9 +102,6 @@ pub struct Machine {
     pending_irq: Option<u8>,
     /// Interrupts (and TF traps) are held off for one instruction.
     pub(crate) inhibit: bool,
-    /// Set by an instruction that must not be followed by a TF trap
-    /// (e.g. the IRET/POPF that sets TF).
-    pub(crate) suppress_tf: bool,
     pub(crate) start_eip: u32,
     snap_gpr: [u32; 8],
     snap_flags: u32,
@@ -138,7 +135,6 @@ impl Machine {
             halted: false,
             pending_irq: None,
             inhibit: false,
-            suppress_tf: false,
             start_eip: 0,
             snap_gpr: [0; 8],
             snap_flags: 0,
@@ -319,14 +315,13 @@ impl Machine {
         let next = self.cpu.eip.wrapping_add(d.insn.len() as u32);
         self.cpu.eip = if self.code32 { next } else { next & 0xFFFF };
         self.cycles += u64::from(d.cycles);
-        self.suppress_tf = false;
         let r = self.exec(&d.insn);
         self.flush_dirty();
         match r {
             Ok(Flow::Next) => {}
             Ok(Flow::Halt) => {
                 self.instructions += 1;
-                if tf && !self.suppress_tf {
+                if tf {
                     // The single-step trap is taken after HLT and wakes it.
                     self.cpu.dr[6] |= 0x4000;
                     return self.raise(Fault::new(vector::DB));
@@ -357,7 +352,7 @@ impl Machine {
             }
         }
         self.instructions += 1;
-        if tf && !self.suppress_tf {
+        if tf {
             self.cpu.dr[6] |= 0x4000;
             return self.raise(Fault::new(vector::DB));
         }

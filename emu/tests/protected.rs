@@ -235,3 +235,48 @@ fn iopl_rules_for_cli_and_io() {
     assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0));
     assert_eq!(m.cpu().eip, 0x2102);
 }
+
+/// CALL to a TSS runs the other task with NT and a back link; its IRET
+/// returns to the caller, leaving the busy bits and TS as the manual says.
+#[test]
+fn task_switch_by_call_and_iret() {
+    let mut call = vec![0x9A, 0, 0, 0, 0, 0x50, 0x00]; // call far 0x50:0
+    call.push(0xF4);
+    let mut m = prot_machine(&call);
+    let tss2 = 0x3100u32;
+    m.write_phys(GDT + 0x50, &desc(tss2, 0x67, 0x89, 0).to_le_bytes());
+    m.cpu_mut().gdtr.limit = 0x57;
+    // Mark the running task's TSS busy, as LTR would have.
+    m.write_phys(GDT + u32::from(TSS) + 5, &[0x8B]);
+    let put = |m: &mut emu::Machine, off: u32, v: u32| m.write_phys(tss2 + off, &v.to_le_bytes());
+    put(&mut m, 0x20, 0x2400);
+    put(&mut m, 0x24, 0x2);
+    put(&mut m, 0x38, 0x6000);
+    for (off, sel) in [
+        (0x48, DATA32),
+        (0x4C, CODE32),
+        (0x50, DATA32),
+        (0x54, DATA32),
+    ] {
+        put(&mut m, off, u32::from(sel));
+    }
+    // Task 2: mov eax, 0x1234 ; iretd
+    m.write_phys(0x2400, &[0xB8, 0x34, 0x12, 0, 0, 0xCF]);
+    m.cpu_mut().gpr[0] = 0x55;
+    assert_eq!(m.run(Limits::default()), Exit::Halted);
+    let c = m.cpu().clone();
+    assert_eq!(c.eip, 0x2008, "back in task 1 after the CALL");
+    assert_eq!(c.gpr[0], 0x55, "task 1 registers restored from its TSS");
+    assert_eq!(c.tr.selector, TSS);
+    assert_ne!(c.cr0 & 8, 0, "CR0.TS set by the switch");
+    assert_eq!(c.eflags & flags::NT, 0);
+    let mut b = [0u8; 4];
+    m.read_phys(tss2 + 0x28, &mut b);
+    assert_eq!(u32::from_le_bytes(b), 0x1234, "task 2 EAX saved");
+    m.read_phys(tss2, &mut b);
+    assert_eq!(u16::from_le_bytes([b[0], b[1]]), TSS, "back link");
+    m.read_phys(GDT + 0x55, &mut b[..1]);
+    assert_eq!(b[0], 0x89, "task 2 no longer busy after IRET");
+    m.read_phys(GDT + u32::from(TSS) + 5, &mut b[..1]);
+    assert_eq!(b[0], 0x8B, "task 1 still busy");
+}

@@ -1,8 +1,8 @@
 //! Control transfer: near and far JMP/CALL/RET, Jcc, LOOPcc, JCXZ,
 //! ENTER/LEAVE, and protected-mode far transfers through code segments and
 //! call gates (with the inner-stack switch from the TSS and parameter
-//! copying). Task gates and TSS selectors as far targets are not
-//! implemented: they raise #GP(selector).
+//! copying). A TSS descriptor or task gate as the target switches tasks
+//! (see `task`).
 
 use crate::cpu::SegReg;
 use crate::cpu::{Segment, flags::*};
@@ -210,6 +210,25 @@ impl Machine {
         }
         match d.sys_type() {
             4 | 0xC => {}
+            1 | 9 | 5 => {
+                if d.dpl() < cpl || d.dpl() < rpl {
+                    return Err(Fault::gp(err));
+                }
+                if !d.present() {
+                    return Err(Fault::np(err));
+                }
+                let how = if call {
+                    super::task::Switch::Call
+                } else {
+                    super::task::Switch::Jmp
+                };
+                let target = if d.sys_type() == 5 {
+                    Self::task_gate_target(d)
+                } else {
+                    sel
+                };
+                return self.task_switch(target, how);
+            }
             _ => return Err(Fault::gp(err)),
         }
         if d.dpl() < cpl || d.dpl() < rpl {

@@ -3,9 +3,7 @@
 //! inner-stack switch from the TSS, and from V86 mode), IRET, and the
 //! EFLAGS write rules shared by POPF and IRET.
 //!
-//! Task gates in the IDT are not implemented: they raise #GP(vector*8+2).
-//! IRET with NT set (a nested-task return) raises #GP(0) for the same
-//! reason.
+//! Task gates in the IDT and IRET with NT set switch tasks (see `task`).
 
 use crate::cpu::flags::*;
 use crate::cpu::{CpuModel, SegReg, Segment};
@@ -82,7 +80,7 @@ impl Machine {
         let hi = self.sys_read(base.wrapping_add(off + 4), 4)?;
         let gate = Descriptor(u64::from(lo) | (u64::from(hi) << 32));
         let ty = gate.sys_type();
-        if gate.is_segment() || !matches!(ty, 6 | 7 | 0xE | 0xF) {
+        if gate.is_segment() || !matches!(ty, 5 | 6 | 7 | 0xE | 0xF) {
             return Err(Fault::gp(gerr));
         }
         let cpl = self.cpu.cpl;
@@ -91,6 +89,14 @@ impl Machine {
         }
         if !gate.present() {
             return Err(Fault::np(gerr));
+        }
+        if ty == 5 {
+            self.task_switch(Self::task_gate_target(gate), super::task::Switch::Int)?;
+            if let Some(e) = error {
+                let n = if self.cpu.tr.access & 8 != 0 { 4 } else { 2 };
+                self.push(e, n)?;
+            }
+            return Ok(());
         }
         let tsel = gate.gate_selector();
         let terr = u32::from(tsel & !3) + ext;
@@ -167,7 +173,8 @@ impl Machine {
     }
 
     /// Write EFLAGS as POPF/IRET do at the current CPL/IOPL: `n` = 2 writes
-    /// only the low word. Returns Err for V86 with IOPL < 3 (caller's #GP).
+    /// only the low word. (A single-step trap follows the instruction iff TF
+    /// was set when it started, so a POPF that sets TF is not trapped.)
     pub(crate) fn write_flags(&mut self, v: u32, n: u32, iret: bool) {
         let old = self.cpu.eflags;
         let mut writable = CF | PF | AF | ZF | SF | TF | DF | OF | NT;
@@ -197,9 +204,6 @@ impl Machine {
             writable &= 0x0FFF | if self.cpu.protected() { IOPL | NT } else { 0 };
         }
         self.cpu.eflags = ((old & !writable) | (v & writable)) | RESERVED1;
-        if (old ^ self.cpu.eflags) & TF != 0 {
-            self.suppress_tf = true;
-        }
     }
 
     /// IRET / IRETD.
@@ -231,7 +235,9 @@ impl Machine {
             return Ok(());
         }
         if self.cpu.eflags & NT != 0 {
-            return Err(Fault::gp(0));
+            let tr = self.cpu.tr;
+            let link = self.sys_read(tr.base, 2)? as u16;
+            return self.task_switch(link, super::task::Switch::Iret);
         }
         let sp = self.sp();
         let big = self.cpu.seg[2].big();

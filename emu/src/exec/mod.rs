@@ -14,6 +14,7 @@ pub(crate) mod operand;
 mod shift;
 mod string;
 mod system;
+pub(crate) mod task;
 mod x87;
 
 use crate::cpu::CpuModel;
