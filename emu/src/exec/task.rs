@@ -61,39 +61,39 @@ impl Machine {
         }
         let b = old.base;
         if old32 {
-            self.sys_write(b + 0x20, 4, self.cpu.eip)?;
-            self.sys_write(b + 0x24, 4, fl)?;
+            self.sys_write(b.wrapping_add(0x20), 4, self.cpu.eip)?;
+            self.sys_write(b.wrapping_add(0x24), 4, fl)?;
             for i in 0..8 {
-                self.sys_write(b + 0x28 + 4 * i, 4, self.cpu.gpr[i as usize])?;
+                self.sys_write(b.wrapping_add(0x28 + 4 * i), 4, self.cpu.gpr[i as usize])?;
             }
             for (i, s) in SegReg::ALL.iter().enumerate() {
                 let v = u32::from(self.cpu.seg[*s as usize].selector);
-                self.sys_write(b + 0x48 + 4 * i as u32, 2, v)?;
+                self.sys_write(b.wrapping_add(0x48 + 4 * i as u32), 2, v)?;
             }
         } else {
-            self.sys_write(b + 0x0E, 2, self.cpu.eip)?;
-            self.sys_write(b + 0x10, 2, fl)?;
+            self.sys_write(b.wrapping_add(0x0E), 2, self.cpu.eip)?;
+            self.sys_write(b.wrapping_add(0x10), 2, fl)?;
             for i in 0..8 {
-                self.sys_write(b + 0x12 + 2 * i, 2, self.cpu.gpr[i as usize])?;
+                self.sys_write(b.wrapping_add(0x12 + 2 * i), 2, self.cpu.gpr[i as usize])?;
             }
             for (i, s) in SegReg::ALL[..4].iter().enumerate() {
                 let v = u32::from(self.cpu.seg[*s as usize].selector);
-                self.sys_write(b + 0x22 + 2 * i as u32, 2, v)?;
+                self.sys_write(b.wrapping_add(0x22 + 2 * i as u32), 2, v)?;
             }
         }
-        if matches!(how, Switch::Jmp | Switch::Iret) {
+        if matches!(how, Switch::Jmp | Switch::Iret) && old.selector & !3 != 0 {
             let (od, oaddr) = self.read_desc(old.selector)?;
-            self.sys_write(oaddr + 5, 1, u32::from(od.access() & !2))?;
+            self.sys_write(oaddr.wrapping_add(5), 1, u32::from(od.access() & !2))?;
         }
         let nb = d.base();
         if matches!(how, Switch::Call | Switch::Int) {
             self.sys_write(nb, 2, u32::from(old.selector))?;
         }
         if how != Switch::Iret {
-            self.sys_write(daddr + 5, 1, u32::from(d.access() | 2))?;
+            self.sys_write(daddr.wrapping_add(5), 1, u32::from(d.access() | 2))?;
         }
         // Read the incoming state.
-        let rd = |m: &mut Machine, off: u32, n: u32| m.sys_read(nb + off, n);
+        let rd = |m: &mut Machine, off: u32, n: u32| m.sys_read(nb.wrapping_add(off), n);
         let (eip, mut nfl, gprs, sels, ldt, cr3) = if new32 {
             let mut g = [0u32; 8];
             for (i, v) in g.iter_mut().enumerate() {
