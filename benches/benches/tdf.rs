@@ -20,6 +20,7 @@ impl ModuleSource for Nops {
             image: Box::new(MemoryImage {
                 objects: vec![(vec![0; 16], true), (vec![0x90; 0x1_0000], true)],
                 sizes: vec![],
+                debug: None,
             }),
         })
     }

@@ -34,9 +34,12 @@
 //!   statement it precedes; a register form keeps its own.
 //! * A duplicate tracepoint address keeps the second TRACE's format in the
 //!   TFF (as TRCUST does) and only the first tracepoint in the TDF.
-//! * Debug information (HLL, CodeView) is not read: `TP=@file,line`,
-//!   `REGS=(.var)` and `RETEP=CV` report that it does not exist. `/NODE` and
-//!   `/NOLN` are accepted and change nothing.
+//! * Debug information (HLL, CodeView) is not read. It is detected (the
+//!   LX debug section, or an `NBxx` trailer at the end of the file), and
+//!   `TP=@file,line` then says its format is not supported; without it, it
+//!   reports, as TRCUST does, that the information does not exist.
+//!   `REGS=(.var)` finds no register variable, `RETEP=CV` no return point.
+//!   `/NODE` and `/NOLN` are accepted and change nothing.
 //! * A TDF that uses an opcode byte os2trace assigned (only `Sub`, for
 //!   `-reg`) is announced on the console after `Creating TDF file`.
 //! * Paths print as host paths; [`trcust::PathStyle::Dos`] prints them as

@@ -66,7 +66,17 @@ pub fn image_from_module(module: &loader::Module) -> Result<MemoryImage, ModuleE
         };
         objects.push((bytes, big));
     }
-    Ok(MemoryImage { objects, sizes })
+    let debug = module
+        .lx
+        .as_ref()
+        .and_then(|o| o.debug_info.get(..4))
+        .and_then(|s| <[u8; 4]>::try_from(s).ok())
+        .filter(|s| s.starts_with(b"NB"));
+    Ok(MemoryImage {
+        objects,
+        sizes,
+        debug,
+    })
 }
 
 /// Reads a module file's objects.
@@ -74,7 +84,26 @@ pub fn image_from_module(module: &loader::Module) -> Result<MemoryImage, ModuleE
 /// # Errors
 /// [`ModuleError`] for a file `loader` cannot read.
 pub fn image_from_bytes(bytes: &[u8]) -> Result<MemoryImage, ModuleError> {
-    image_from_module(&loader::parse(bytes)?)
+    let mut image = image_from_module(&loader::parse(bytes)?)?;
+    if image.debug.is_none() {
+        image.debug = debug_trailer(bytes);
+    }
+    Ok(image)
+}
+
+/// The signature of debug information appended to a module file: the last
+/// 8 bytes are `NBxx` and the distance back to the start of the debug
+/// information, which starts with the same signature (what TRCUST checks
+/// at end-8).
+pub fn debug_trailer(bytes: &[u8]) -> Option<[u8; 4]> {
+    let tail = bytes.len().checked_sub(8)?;
+    let sig: [u8; 4] = bytes[tail..tail + 4].try_into().ok()?;
+    if &sig[..2] != b"NB" {
+        return None;
+    }
+    let back = u32::from_le_bytes(bytes[tail + 4..].try_into().ok()?) as usize;
+    let start = bytes.len().checked_sub(back)?;
+    (bytes.get(start..start + 4)? == sig).then_some(sig)
 }
 
 /// The public symbols of a MAP file.
@@ -93,4 +122,29 @@ pub fn symbols_from_map(bytes: &[u8]) -> Result<SymbolTable, loader::map::MapErr
             })
             .collect(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_trailer_is_found() {
+        let mut file = vec![0u8; 32];
+        file.extend_from_slice(b"NB04");
+        file.extend_from_slice(&[1, 2, 3, 4]);
+        file.extend_from_slice(b"NB04");
+        file.extend_from_slice(&16u32.to_le_bytes());
+        assert_eq!(debug_trailer(&file), Some(*b"NB04"));
+        let n = file.len();
+        file[n - 4] = 15;
+        assert_eq!(debug_trailer(&file), None);
+        assert_eq!(debug_trailer(b"NB0"), None);
+        let hello = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/samples/lx/hello.exe"
+        ))
+        .unwrap();
+        assert_eq!(image_from_bytes(&hello).unwrap().debug, None);
+    }
 }

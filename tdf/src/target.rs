@@ -22,6 +22,12 @@ pub trait ModuleImage {
     /// Whether `object` is a 32-bit object (`None` if unknown).
     fn is_32bit(&self, object: u32) -> Option<bool>;
 
+    /// The signature of the module's debug information (`NB04` for IBM
+    /// HLL, `NB0x` for CodeView), if it carries any.
+    fn debug_signature(&self) -> Option<[u8; 4]> {
+        None
+    }
+
     /// Bytes of memory the object takes (its virtual size); by default the
     /// bytes stored.
     fn object_size(&self, object: u32) -> Option<u32> {
@@ -43,6 +49,9 @@ pub struct MemoryImage {
     pub objects: Vec<(Vec<u8>, bool)>,
     /// Virtual sizes, when known (else the stored length counts).
     pub sizes: Vec<u32>,
+    /// The signature of the module's debug information (`NB04`, `NB09`...),
+    /// if it has any.
+    pub debug: Option<[u8; 4]>,
 }
 
 impl ModuleImage for MemoryImage {
@@ -58,6 +67,10 @@ impl ModuleImage for MemoryImage {
     fn is_32bit(&self, object: u32) -> Option<bool> {
         let i = usize::try_from(object).ok()?.checked_sub(1)?;
         self.objects.get(i).map(|&(_, b)| b)
+    }
+
+    fn debug_signature(&self) -> Option<[u8; 4]> {
+        self.debug
     }
 
     fn object_size(&self, object: u32) -> Option<u32> {
@@ -212,6 +225,7 @@ mod tests {
         let m = MemoryImage {
             objects: vec![(vec![0x48], false), (vec![0x68, 0x00], true)],
             sizes: vec![],
+            debug: None,
         };
         assert_eq!(m.byte_at(2, 0), Some(0x68));
         assert_eq!(m.byte_at(2, 0x40), Some(0));

@@ -159,6 +159,7 @@ mod tests {
         let image = MemoryImage {
             objects: vec![(vec![0xCC], true), (CODE.to_vec(), true)],
             sizes: vec![],
+            debug: None,
         };
         let mut tdf = Tdf {
             records: vec![

@@ -32,6 +32,7 @@ impl ModuleSource for Fake {
                     ),
                 ],
                 sizes: vec![],
+                debug: None,
             }),
         })
     }

@@ -23,6 +23,7 @@ impl ModuleSource for Hello {
             image: Box::new(MemoryImage {
                 objects: vec![(data, true), (HELLO_CODE.to_vec(), true)],
                 sizes: vec![],
+                debug: None,
             }),
         })
     }
@@ -272,6 +273,36 @@ fn debug_information_forms_need_debug_information() {
     );
     let c = run(&format!("{HEAD}TRACE MINOR=1, TP=.startup, REGS=(.msg)\n"));
     assert_eq!(messages(&c), ["TRCUST(3) ERROR: symbol not found: msg"]);
+}
+
+struct WithDebug;
+
+impl ModuleSource for WithDebug {
+    fn open(&mut self, name: &str) -> Result<OpenedModule, ModuleOpenError> {
+        let mut m = Hello.open(name)?;
+        m.image = Box::new(MemoryImage {
+            objects: vec![(HELLO_CODE.to_vec(), true)],
+            sizes: vec![],
+            debug: Some(*b"NB04"),
+        });
+        Ok(m)
+    }
+}
+
+#[test]
+fn unsupported_debug_information_is_named() {
+    let map = symbols();
+    let src = format!("{HEAD}TRACE MINOR=1, TP=@hello.c,12\n");
+    let c = compile(
+        src.as_bytes(),
+        &Options::default(),
+        Some(&map),
+        &mut WithDebug,
+    );
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(3) ERROR: NB04 debug information is not supported, cannot place: @hello.c"]
+    );
 }
 
 #[test]

@@ -18,6 +18,7 @@ impl ModuleSource for Fake {
                     (vec![0x55, 0x8B, 0xEC, 0xC9, 0xC3, 0xCC], true),
                 ],
                 sizes: vec![],
+                debug: None,
             }),
         })
     }

@@ -47,11 +47,18 @@ impl Compiler<'_> {
                 }
                 let file = self.lex.raw().map_err(|d| self.lex_failed(d))?;
                 let file = crate::tsf::lexer::latin1(&file);
-                self.module()?;
+                let debug = self.module()?.debug_signature();
                 self.expect(',', false)?;
                 self.number()?;
-                // No debug information is read (MAP files only).
-                Err(self.error(format!("CodeView info does not exist for: {file}")))
+                Err(self.error(match debug {
+                    // Debug information is not read yet: say so rather than
+                    // claim there is none.
+                    Some(sig) => format!(
+                        "{} debug information is not supported, cannot place: @{file}",
+                        String::from_utf8_lossy(&sig)
+                    ),
+                    None => format!("CodeView info does not exist for: {file}"),
+                }))
             }
             Token::Punct('.') => {
                 self.next()?;
