@@ -104,6 +104,14 @@ fn show_tdf(t: &Tdf) -> (String, Value) {
         t.entries.len(),
         t.vars.len()
     );
+    let ours = t.os2trace_opcodes();
+    if !ours.is_empty() {
+        let _ = writeln!(
+            s,
+            "     an os2trace TDF: uses RPN opcodes OS/2 does not define: {}",
+            ours.join(", ")
+        );
+    }
     let mut entries = Vec::new();
     for e in &t.entries {
         let kind = match e.kind {
@@ -146,6 +154,7 @@ fn show_tdf(t: &Tdf) -> (String, Value) {
     let v = json!({
         "kind": "TDF", "module": module, "major": t.major, "tdf_id": t.tdf_id,
         "max_data_len": t.max_data_len, "vars": t.vars, "entries": entries, "records": records,
+        "os2trace_opcodes": ours,
     });
     (s, v)
 }
