@@ -11,6 +11,44 @@ const AH: u32 = Register::AH as u32;
 const AX: u32 = Register::AX as u32;
 const EAX: u32 = Register::EAX as u32;
 
+/// Register classes in [`REGS`]: (kind, index).
+const R_NONE: u8 = 0;
+const R_LO8: u8 = 1;
+const R_HI8: u8 = 2;
+const R_16: u8 = 3;
+const R_32: u8 = 4;
+const R_SEG: u8 = 5;
+
+const fn reg_table() -> [(u8, u8); 256] {
+    let mut t = [(R_NONE, 0u8); 256];
+    let mut i = 0;
+    while i < 8 {
+        t[EAX as usize + i] = (R_32, i as u8);
+        t[AX as usize + i] = (R_16, i as u8);
+        if i < 4 {
+            t[AL as usize + i] = (R_LO8, i as u8);
+            t[AH as usize + i] = (R_HI8, i as u8);
+        }
+        i += 1;
+    }
+    let es = Register::ES as usize;
+    let mut s = 0;
+    while s < 6 {
+        t[es + s] = (R_SEG, s as u8);
+        s += 1;
+    }
+    t
+}
+
+/// Class and index of every iced register number below 256.
+static REGS: [(u8, u8); 256] = reg_table();
+
+#[inline]
+fn class(r: Register) -> (u8, usize) {
+    let (k, i) = REGS[(r as usize) & 0xFF];
+    (k, i as usize)
+}
+
 /// Where an operand lives.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Loc {
@@ -21,17 +59,11 @@ pub(crate) enum Loc {
 /// Size in bytes of an iced general register (0 if not a GPR).
 #[inline]
 pub(crate) fn reg_size(r: Register) -> u32 {
-    let n = r as u32;
-    if (EAX..EAX + 8).contains(&n) {
-        4
-    } else if (AX..AX + 8).contains(&n) {
-        2
-    } else if (AL..AL + 8).contains(&n) {
-        1
-    } else if SegReg::from_iced(r).is_some() {
-        2
-    } else {
-        0
+    match class(r).0 {
+        R_32 => 4,
+        R_16 | R_SEG => 2,
+        R_LO8 | R_HI8 => 1,
+        _ => 0,
     }
 }
 
@@ -65,37 +97,29 @@ impl Machine {
     /// Read a general or segment register.
     #[inline]
     pub(crate) fn reg(&self, r: Register) -> u32 {
-        let n = r as u32;
-        if (EAX..EAX + 8).contains(&n) {
-            self.cpu.gpr[(n - EAX) as usize]
-        } else if (AX..AX + 8).contains(&n) {
-            self.cpu.gpr[(n - AX) as usize] & 0xFFFF
-        } else if (AL..AL + 4).contains(&n) {
-            self.cpu.gpr[(n - AL) as usize] & 0xFF
-        } else if (AH..AH + 4).contains(&n) {
-            (self.cpu.gpr[(n - AH) as usize] >> 8) & 0xFF
-        } else if let Some(s) = SegReg::from_iced(r) {
-            u32::from(self.cpu.seg[s as usize].selector)
-        } else {
-            0
+        let (k, i) = class(r);
+        let g = self.cpu.gpr[i & 7];
+        match k {
+            R_32 => g,
+            R_16 => g & 0xFFFF,
+            R_LO8 => g & 0xFF,
+            R_HI8 => (g >> 8) & 0xFF,
+            R_SEG => u32::from(self.cpu.seg[i % 6].selector),
+            _ => 0,
         }
     }
 
     /// Write a general register (segment registers go through load_sreg).
     #[inline]
     pub(crate) fn set_reg(&mut self, r: Register, v: u32) {
-        let n = r as u32;
-        if (EAX..EAX + 8).contains(&n) {
-            self.cpu.gpr[(n - EAX) as usize] = v;
-        } else if (AX..AX + 8).contains(&n) {
-            let g = &mut self.cpu.gpr[(n - AX) as usize];
-            *g = (*g & 0xFFFF_0000) | (v & 0xFFFF);
-        } else if (AL..AL + 4).contains(&n) {
-            let g = &mut self.cpu.gpr[(n - AL) as usize];
-            *g = (*g & !0xFF) | (v & 0xFF);
-        } else if (AH..AH + 4).contains(&n) {
-            let g = &mut self.cpu.gpr[(n - AH) as usize];
-            *g = (*g & !0xFF00) | ((v & 0xFF) << 8);
+        let (k, i) = class(r);
+        let g = &mut self.cpu.gpr[i & 7];
+        match k {
+            R_32 => *g = v,
+            R_16 => *g = (*g & 0xFFFF_0000) | (v & 0xFFFF),
+            R_LO8 => *g = (*g & !0xFF) | (v & 0xFF),
+            R_HI8 => *g = (*g & !0xFF00) | ((v & 0xFF) << 8),
+            _ => {}
         }
     }
 
