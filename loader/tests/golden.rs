@@ -268,3 +268,33 @@ fn samples_round_trip_through_the_writers() {
         assert_eq!(again, m, "{path}");
     }
 }
+
+/// The opcode bytes TRCUST 3.05A read from HELLO.EXE (lx/hello.exe) at
+/// the addresses of HELLO2.MAP (TRCUST-FORMATS.md, TDF record +14).
+#[test]
+fn hello_bytes_match_what_trcust_read() {
+    let (bytes, _) = sample("lx/hello.exe");
+    let m = loader::parse(&bytes).unwrap();
+    let at = |object, offset| loader::Address { object, offset };
+    for (object, offset, byte) in [
+        (2, 0, 0x68),
+        (2, 1, 0x00),
+        (2, 5, 0x6A),
+        (2, 9, 0xE8),
+        (2, 0x11, 0xC3),
+        (1, 0, 0x48),
+    ] {
+        assert_eq!(
+            m.byte_at(at(object, offset)),
+            Some(byte),
+            "{object}:{offset:x}"
+        );
+    }
+    assert_eq!(m.byte_at(at(2, 18)), None, "past the 18-byte object");
+    assert_eq!(
+        m.byte_at(at(1, 0x7FFF)),
+        Some(0),
+        "zero fill up to the virtual size"
+    );
+    assert_eq!(m.byte_at(at(3, 0)), None);
+}

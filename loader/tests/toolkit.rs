@@ -137,3 +137,43 @@ fn toolkit_map_agrees_with_its_module() {
         }
     }
 }
+
+/// Opcode bytes an independent decoder (TRCUST-FORMATS.md, "Module
+/// reading") found in toolkit modules: MAPSYM.EXE's iterated page (the LX
+/// specification's expansion, where TRCUST 3.05A itself goes wrong) and
+/// TRCUST.EXE's entry point.
+#[test]
+fn toolkit_bytes_match_the_independent_analysis() {
+    let Some(root) = std::env::var_os("OS2TK_DIR") else {
+        eprintln!("OS2TK_DIR not set: skipped");
+        return;
+    };
+    let read = |name: &str| {
+        loader::parse(&std::fs::read(Path::new(&root).join("bin").join(name)).unwrap()).unwrap()
+    };
+    let at = |object, offset| loader::Address { object, offset };
+    let mapsym = read("mapsym.exe");
+    let page = &mapsym.objects[1].pages[1];
+    assert_eq!(page.kind, loader::PageKind::Iterated);
+    assert_eq!(
+        page.data.len(),
+        4096,
+        "the iteration records fill the page exactly"
+    );
+    for (offset, byte) in [
+        (0x1000, 0x00),
+        (0x1010, 0x99),
+        (0x1011, 0x22),
+        (0x1014, 0x9E),
+        (0x1234, 0x65),
+    ] {
+        assert_eq!(
+            mapsym.byte_at(at(2, offset)),
+            Some(byte),
+            "mapsym 2:{offset:x}"
+        );
+    }
+    let trcust = read("trcust.exe");
+    assert_eq!(trcust.start, Some(at(2, 0x1FFA)));
+    assert_eq!(trcust.byte_at(at(2, 0x1FFA)), Some(0xFC));
+}
