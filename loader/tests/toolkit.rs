@@ -176,4 +176,19 @@ fn toolkit_bytes_match_the_independent_analysis() {
     let trcust = read("trcust.exe");
     assert_eq!(trcust.start, Some(at(2, 0x1FFA)));
     assert_eq!(trcust.byte_at(at(2, 0x1FFA)), Some(0xFC));
+    // DESIGN.md: TRCUST imports these 19 DOSCALLS entries.
+    let ordinals: Vec<u32> = trcust
+        .imports_by_ordinal()
+        .into_iter()
+        .map(|(m, o)| {
+            assert_eq!(m, "DOSCALLS");
+            o
+        })
+        .collect();
+    assert_eq!(
+        ordinals,
+        [
+            5, 34, 38, 49, 58, 59, 60, 68, 70, 75, 77, 85, 89, 92, 135, 136, 137, 138, 151
+        ]
+    );
 }
