@@ -23,6 +23,10 @@ use std::path::{Path, PathBuf};
 
 use crate::api::errors::*;
 
+/// The largest size DosOpen, DosNewSize and DosSetFileSize give a file:
+/// a guest cannot make the host allocate more (ERROR_DISK_FULL).
+pub const MAX_FILE_SIZE: u64 = 256 << 20;
+
 /// A host directory seen as drive C:.
 #[derive(Clone, Debug)]
 pub struct Sandbox {
@@ -338,7 +342,7 @@ impl Files {
         }
         let file = oo.open(&r.host).map_err(|e| io_error(&e))?;
         if action != 1 && size > 0 {
-            let _ = file.set_len(size);
+            let _ = file.set_len(size.min(MAX_FILE_SIZE));
         }
         let h = self.insert(Handle::File { file, access })?;
         Ok((h, action))
@@ -416,6 +420,9 @@ impl Files {
     pub fn set_size(&mut self, h: u16, size: u64) -> Result<(), u32> {
         match self.get(h) {
             Some(Handle::File { file, access }) if *access != 0 => {
+                if size > MAX_FILE_SIZE {
+                    return Err(ERROR_DISK_FULL);
+                }
                 file.set_len(size).map_err(|e| io_error(&e))
             }
             Some(_) => Err(ERROR_ACCESS_DENIED),

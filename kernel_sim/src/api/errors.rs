@@ -32,6 +32,8 @@ pub const ERROR_WRITE_FAULT: u32 = 29;
 pub const ERROR_READ_FAULT: u32 = 30;
 /// Sharing violation.
 pub const ERROR_SHARING_VIOLATION: u32 = 32;
+/// Disk full.
+pub const ERROR_DISK_FULL: u32 = 112;
 /// Invalid parameter.
 pub const ERROR_INVALID_PARAMETER: u32 = 87;
 /// Open failed.
