@@ -171,3 +171,56 @@ fn dlls_are_found_along_libpath() {
     assert_eq!(p.run(), Outcome::Exited(0));
     assert_eq!(p.modules()[1].path, "C:\\DLLS\\TPDLL16.DLL");
 }
+
+#[test]
+fn file_written_and_read_back_32() {
+    let (o, _text, d) = run(&[testprogs::fileio32().unwrap()]);
+    assert_eq!(o, Outcome::Exited(0));
+    let written = std::fs::read(d.path().join(testprogs::fileio32::FILE_NAME)).unwrap();
+    assert_eq!(written, testprogs::fileio32::CONTENT);
+}
+
+#[test]
+fn msg_and_vio_output() {
+    let (o, text, _d) = run(&[testprogs::msgvio16().unwrap()]);
+    assert_eq!(o, Outcome::Exited(0));
+    let mut want = testprogs::msg::MESSAGE16.to_vec();
+    want.extend(testprogs::msg::VIO_TEXT);
+    assert_eq!(text.as_bytes(), want);
+    let (o, text, _d) = run(&[testprogs::msg32().unwrap()]);
+    assert_eq!(o, Outcome::Exited(0));
+    assert_eq!(text.as_bytes(), testprogs::msg::MESSAGE32);
+}
+
+fn run_args(p: testprogs::Program, args: &[&str]) -> (Outcome, String) {
+    let dir = tempfile::tempdir().unwrap();
+    p.write_to(dir.path()).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), p.file_name);
+    cfg.args = args.iter().map(|s| s.to_string()).collect();
+    cfg.max_instructions = Some(1_000_000);
+    let mut proc = Process::new(cfg).unwrap();
+    let out = ConsoleBuffer::new();
+    proc.set_console(
+        Box::new(out.clone()),
+        Box::new(out.clone()),
+        Box::new(std::io::empty()),
+    );
+    (proc.run(), out.text())
+}
+
+#[test]
+fn start_state_carries_the_command_line() {
+    for p in [testprogs::args16().unwrap(), testprogs::args32().unwrap()] {
+        let (o, text) = run_args(p, &["alpha", "beta gamma"]);
+        assert_eq!(o, Outcome::Exited(0));
+        assert_eq!(text, "alpha \"beta gamma\"\r\n");
+    }
+}
+
+#[test]
+fn loops_run_to_completion() {
+    for p in [testprogs::loop16().unwrap(), testprogs::loop32().unwrap()] {
+        let (o, _) = run_args(p, &[]);
+        assert_eq!(o, Outcome::Exited(0));
+    }
+}
