@@ -166,6 +166,10 @@ pub struct Process {
     pub(crate) executed: u64,
     /// DLLs whose initialization routine must run, in order.
     pub(crate) pending_init: Vec<usize>,
+    /// Event and mutex semaphores (handle 0x1000 + index).
+    pub(crate) sems: Vec<Option<crate::api::sems::Sem>>,
+    /// DosExitList routines.
+    pub(crate) exit_list: Vec<u32>,
 }
 
 impl Process {
@@ -208,6 +212,8 @@ impl Process {
             exe: 0,
             executed: 0,
             pending_init: Vec::new(),
+            sems: Vec::new(),
+            exit_list: Vec::new(),
         };
         p.init_machine()?;
         let program = p.cfg.program.clone();

@@ -26,6 +26,7 @@ pub mod errors;
 mod find;
 pub mod modules;
 pub mod names;
+pub mod sems;
 pub mod thunks;
 mod util;
 
@@ -182,6 +183,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .iter()
         .chain(doscalls32::DEFS)
         .chain(modules::DEFS)
+        .chain(sems::DEFS)
         .chain(console::DEFS)
 }
 
