@@ -86,6 +86,8 @@ pub enum Outcome {
     HostError(String),
     /// Guest code returned to a kernel return point (internal: DLL init).
     Returned(u32),
+    /// The trap hook ended the run ([`crate::HookAction::Stop`]).
+    Stopped,
 }
 
 impl Outcome {
@@ -158,6 +160,7 @@ impl fmt::Display for Outcome {
             }
             Outcome::HostError(e) => write!(f, "host error: {e}"),
             Outcome::Returned(v) => write!(f, "returned {v:#x}"),
+            Outcome::Stopped => f.write_str("stopped by the trap hook"),
         }
     }
 }

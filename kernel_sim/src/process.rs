@@ -334,6 +334,11 @@ impl Process {
         &mut self.clock
     }
 
+    /// The emulated date and time now.
+    pub fn now(&self) -> crate::clock::DateTime {
+        self.clock.now(self.m.cycles())
+    }
+
     /// Milliseconds of emulated time since the start.
     pub fn now_millis(&self) -> u64 {
         self.clock.millis(self.m.cycles())

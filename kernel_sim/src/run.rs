@@ -27,6 +27,8 @@ pub enum HookAction {
     Resume,
     /// Not the hook's: treat it as an ordinary guest exception.
     NotMine,
+    /// End the run now with [`Outcome::Stopped`] (e.g. a SysDump).
+    Stop,
 }
 
 /// Receives the debug exits of a run before the kernel treats them as
@@ -79,10 +81,12 @@ impl Process {
                         vector::DB => Some(TrapKind::SingleStep),
                         _ => None,
                     };
-                    if let (Some(k), Some(h)) = (kind, hook.as_mut())
-                        && h.on_trap(self, k) == HookAction::Resume
-                    {
-                        continue;
+                    if let (Some(k), Some(h)) = (kind, hook.as_mut()) {
+                        match h.on_trap(self, k) {
+                            HookAction::Resume => continue,
+                            HookAction::Stop => return Outcome::Stopped,
+                            HookAction::NotMine => {}
+                        }
                     }
                     if let Some(o) = self.guest_exception(fault) {
                         return o;

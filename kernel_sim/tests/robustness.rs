@@ -110,6 +110,14 @@ impl TrapHook for CountBreakpoints {
     }
 }
 
+struct StopAtFirst;
+
+impl TrapHook for StopAtFirst {
+    fn on_trap(&mut self, _p: &mut Process, _kind: TrapKind) -> HookAction {
+        HookAction::Stop
+    }
+}
+
 #[test]
 fn the_hook_sees_int3_first() {
     // int3 ; int3 ; int3 ; then exit(7)
@@ -145,6 +153,10 @@ fn the_hook_sees_int3_first() {
         .unwrap();
     let mut hook = CountBreakpoints(0);
     assert_eq!(p.run_with_hook(Some(&mut hook)), Outcome::Exited(7));
+    // A hook can end the run.
+    let mut p = Process::new(ProcessConfig::new(dir.path(), "T.EXE")).unwrap();
+    assert_eq!(p.run_with_hook(Some(&mut StopAtFirst)), Outcome::Stopped);
+    assert_eq!(p.machine().cpu().eip, 1, "stopped after the first INT3");
 }
 
 #[test]
