@@ -93,3 +93,20 @@ fn testpm_stops_at_its_first_presentation_manager_call() {
     assert_eq!(o.to_string(), "unimplemented PMWIN.763 (WIN32INITIALIZE)");
     assert_eq!(o.exit_code(), 1);
 }
+
+#[test]
+fn runs_are_deterministic() {
+    let once = || {
+        let (_d, cfg) = setup("ne/testargv16.exe", "TESTARGV.EXE");
+        let (o, text, p) = run(cfg);
+        (
+            o,
+            text,
+            p.api_log().to_vec(),
+            p.instructions(),
+            p.machine().cycles(),
+            p.now(),
+        )
+    };
+    assert_eq!(once(), once());
+}
