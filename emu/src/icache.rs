@@ -24,11 +24,15 @@ pub(crate) struct Decoded {
     pub cycles: u16,
     /// The instruction starts at a registered host-call address.
     pub hostcall: bool,
+    /// Decoded for one use only (it straddles a page boundary).
+    pub uncacheable: bool,
     /// Address size is 32 bits.
     pub addr32: bool,
 }
 
 const SLOTS: usize = 1 << 15;
+/// The extra slot that holds an uncacheable decode for one step.
+const SCRATCH: usize = SLOTS;
 const PAGES: usize = 1 << 20;
 
 #[derive(Clone, Copy)]
@@ -47,8 +51,7 @@ struct Slot {
 pub(crate) struct ICache {
     slots: Vec<Slot>,
     page_gen: Vec<u32>,
-    /// Hits and misses, for tests and tuning.
-    pub hits: u64,
+    /// Misses (decodes), for tests and tuning.
     pub misses: u64,
 }
 
@@ -63,12 +66,12 @@ impl Default for ICache {
                 cycles: 0,
                 hostcall: false,
                 addr32: false,
+                uncacheable: false,
             },
         };
         ICache {
-            slots: vec![empty; SLOTS],
+            slots: vec![empty; SLOTS + 1],
             page_gen: vec![0; PAGES],
-            hits: 0,
             misses: 0,
         }
     }
@@ -81,22 +84,35 @@ pub(crate) fn key(lin: u32, code32: bool) -> u64 {
 }
 
 impl ICache {
+    /// The slot of a valid entry for `k`.
     #[inline]
-    pub fn get(&self, k: u64) -> Option<&Decoded> {
-        let s = &self.slots[(k as usize) & (SLOTS - 1)];
+    pub fn lookup(&self, k: u64) -> Option<usize> {
+        let i = (k as usize) & (SLOTS - 1);
+        let s = &self.slots[i];
         if s.key == k && s.generation == self.page_gen[(s.d.phys >> 12) as usize] {
-            Some(&s.d)
+            Some(i)
         } else {
             None
         }
     }
-    pub fn insert(&mut self, k: u64, d: Decoded) {
+
+    /// The entry in slot `i` (from `lookup` or `insert`).
+    #[inline]
+    pub fn at(&self, i: usize) -> &Decoded {
+        &self.slots[i].d
+    }
+
+    /// Store a decode and return its slot (the scratch slot, never found
+    /// by `lookup`, for an uncacheable one).
+    pub fn insert(&mut self, k: u64, d: Decoded) -> usize {
         let generation = self.page_gen[(d.phys >> 12) as usize];
-        self.slots[(k as usize) & (SLOTS - 1)] = Slot {
-            key: k,
-            generation,
-            d,
+        let (i, key) = if d.uncacheable {
+            (SCRATCH, 0)
+        } else {
+            ((k as usize) & (SLOTS - 1), k)
         };
+        self.slots[i] = Slot { key, generation, d };
+        i
     }
     /// Drop every entry decoded from physical page `page`.
     #[inline]
@@ -108,9 +124,9 @@ impl ICache {
         self.slots.iter_mut().for_each(|s| s.key = 0);
     }
     pub fn len(&self) -> usize {
-        self.slots
+        self.slots[..SLOTS]
             .iter()
-            .filter(|s| self.get(s.key).is_some() && s.key != 0)
+            .filter(|s| s.key != 0 && self.lookup(s.key).is_some())
             .count()
     }
 }

@@ -297,11 +297,13 @@ impl Machine {
         let inhibited = std::mem::take(&mut self.inhibit);
         let cs = self.cpu.seg[1];
         let lin = cs.base.wrapping_add(self.cpu.eip);
-        let d = match self.fetch(lin, cs.big()) {
-            Ok(d) => d,
+        let slot = match self.fetch(lin, cs.big()) {
+            Ok(i) => i,
             Err(f) => return self.raise(f),
         };
-        if d.hostcall && self.skip_hostcall != Some(lin) {
+        let d = self.icache.at(slot);
+        let (insn, hostcall, addr32, cycles) = (d.insn, d.hostcall, d.addr32, d.cycles);
+        if hostcall && self.skip_hostcall != Some(lin) {
             self.reported_hostcall = Some(lin);
             return Some(Exit::HostCall { linear: lin });
         }
@@ -310,12 +312,12 @@ impl Machine {
         self.start_eip = self.cpu.eip;
         self.snap_gpr = self.cpu.gpr;
         self.snap_flags = self.cpu.eflags;
-        self.addr32 = d.addr32;
+        self.addr32 = addr32;
         self.code32 = cs.big();
-        let next = self.cpu.eip.wrapping_add(d.insn.len() as u32);
+        let next = self.cpu.eip.wrapping_add(insn.len() as u32);
         self.cpu.eip = if self.code32 { next } else { next & 0xFFFF };
-        self.cycles += u64::from(d.cycles);
-        let r = self.exec(&d.insn);
+        self.cycles += u64::from(cycles);
+        let r = self.exec(&insn);
         self.flush_dirty();
         match r {
             Ok(Flow::Next) => {}
@@ -422,28 +424,28 @@ impl Machine {
         self.raise(f)
     }
 
-    fn fetch(&mut self, lin: u32, code32: bool) -> R<Decoded> {
+    /// The cache slot holding the instruction at `lin` (decoding it on a
+    /// miss).
+    #[inline]
+    fn fetch(&mut self, lin: u32, code32: bool) -> R<usize> {
         let k = key(lin, code32);
-        let paging = self.cpu.paging();
-        if let Some(d) = self.icache.get(k) {
-            let d = *d;
-            if u64::from(self.cpu.eip) + d.insn.len() as u64 - 1 > u64::from(self.cpu.seg[1].limit)
-            {
+        if let Some(i) = self.icache.lookup(k) {
+            let d = self.icache.at(i);
+            let (len, phys) = (d.insn.len() as u64, d.phys);
+            if u64::from(self.cpu.eip) + len - 1 > u64::from(self.cpu.seg[1].limit) {
                 return Err(Fault::gp(0));
             }
-            if !paging {
-                self.icache.hits += 1;
-                return Ok(d);
+            if !self.cpu.paging() {
+                return Ok(i);
             }
             let user = self.cpu.cpl == 3;
-            let phys = self.translate(lin, Access { write: false, user })?;
-            if phys == d.phys {
-                self.icache.hits += 1;
-                return Ok(d);
+            if self.translate(lin, Access { write: false, user })? == phys {
+                return Ok(i);
             }
         }
         self.icache.misses += 1;
-        self.decode_at(lin, code32)
+        let d = self.decode_at(lin, code32)?;
+        Ok(self.icache.insert(k, d))
     }
 
     fn decode_at(&mut self, lin: u32, code32: bool) -> R<Decoded> {
@@ -530,11 +532,16 @@ impl Machine {
             cycles: crate::cycles::base_cycles(&insn, u32::from(has67) + u32::from(has66)),
             hostcall: self.hostcalls.contains(&lin),
             addr32: code32 ^ has67,
+            uncacheable: false,
         };
-        if !crosses {
-            self.mem.mark_code(phys0 >> 12);
-            self.icache.insert(key(lin, code32), d);
+        if crosses {
+            // Straddles a page: never cached (see icache docs).
+            return Ok(Decoded {
+                uncacheable: true,
+                ..d
+            });
         }
+        self.mem.mark_code(phys0 >> 12);
         Ok(d)
     }
 

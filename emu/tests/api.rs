@@ -240,3 +240,21 @@ fn memory_access_paths_agree() {
     m.read_phys(0xFFFF_FFF0, &mut v);
     assert_eq!(v, [0xFF; 4]);
 }
+
+#[test]
+fn instruction_straddling_a_page_sees_writes_to_either_page() {
+    let mut m = real_machine(&[0xF4]);
+    let code = [
+        0x66, 0xB8, 0x11, 0x22, 0x33, 0x44, // 0FFC: mov eax,0x44332211 (crosses 0x1000)
+        0x66, 0x01, 0xC3, // add ebx,eax
+        0x41, // inc cx
+        0xC6, 0x06, 0x01, 0x10, 0x55, // mov byte [0x1001],0x55
+        0x83, 0xF9, 0x02, // cmp cx,2
+        0x75, 0xEC, // jne 0FFC
+        0xF4,
+    ];
+    m.write_phys(0xFFC, &code);
+    m.cpu_mut().eip = 0xFFC;
+    assert_eq!(m.run(Limits::default()), Exit::Halted);
+    assert_eq!(m.cpu().gpr[3], 0x4433_2211 + 0x5533_2211);
+}
