@@ -12,12 +12,33 @@
 //!
 //! Decisions where the manuals leave room are written down in the module
 //! docs: [`cycles`] (clock table), `exec` submodules (undefined flags),
-//! `mmu` (segment checks), `paging` (TLB flush points).
+//! `mmu` (segment checks), `paging` (TLB flush points), `icache` (decode
+//! cache invalidation). In short:
 //!
-//! Guest memory is a bounds-checked byte vector; no guest action can
-//! panic the host or reach host memory: every guest error becomes a guest
-//! exception ([`Fault`]).
-
+//! - Models ([`CpuModel`]): `I486` (default, CPUID) and `I386` follow the
+//!   Intel 386/486 manuals; `I286` adds what the SingleStepTests 80286
+//!   captures show of real hardware: 16-bit only (0x66/0x67, FS/GS and 386
+//!   opcodes are #UD), #GP past 10 instruction bytes, FLAGS bits 12..15
+//!   stuck at zero in real mode, real-mode stack limit faults reported as
+//!   #GP, string instructions that finish their pointer updates before a
+//!   limit fault, ESC opcodes that only check their operand's limit.
+//! - Undefined flags: logic ops clear AF; MUL/IMUL set SF/ZF/PF from the low
+//!   half; DIV/IDIV leave flags alone; shifts compute OF with the one-bit
+//!   rule. test386.asm's arithmetic log (POST EE) matches the 386 reference.
+//! - Protected mode: GDT/LDT descriptors, limit/expand-down/type/privilege
+//!   checks, far JMP/CALL/RET/IRET with call gates and the TSS inner-stack
+//!   switch, IDT interrupt/trap gates, task switches (far JMP/CALL to a TSS
+//!   or task gate, IDT task gates, IRET with NT) for 386 and 286 TSSs,
+//!   V86 entry by IRET and exit by interrupt, IOPL rules and the TSS I/O
+//!   bitmap. Not modelled: debug-register breakpoints (DR0..DR7 are stored
+//!   only), alignment check (#AC), SMM, the A20 gate (no 1 MB wrap), V86
+//!   interrupt redirection beyond the IOPL rule.
+//! - x87: only the probe subset (see `exec::x87`): FNINIT, FNCLEX, FNSTSW,
+//!   FNSTCW, FLDCW, FNOP, FSETPM/FNENI/FNDISI, WAIT. CR0.EM/TS give #NM.
+//! - A REP string instruction runs at most 4096 iterations per step, then
+//!   restarts, so budgets and host exits are never held off; the step budget
+//!   of [`Limits`] counts faulting attempts too.
+//!
 mod bus;
 mod cpu;
 pub mod cycles;
