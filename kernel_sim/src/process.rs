@@ -256,8 +256,14 @@ impl Process {
         Ok(())
     }
 
-    /// The environment segment: `K=V\0...\0` then the program path, NUL,
-    /// the arguments joined by blanks, NUL NUL.
+    /// The environment segment: `K=V\0...\0\0`, the program's full path
+    /// and NUL (the "exe name" OS/2 places after the environment), then
+    /// the command line the program gets (BX, `pib_pchcmd`): the program
+    /// path, NUL, the arguments joined by blanks, NUL NUL.
+    ///
+    /// Runtimes differ in where they look for argv\[0\]: MS C reads the
+    /// string at the command-line offset, Open Watcom the string before
+    /// it; both find the program's path.
     fn init_environment(&mut self) -> Result<(), KernelError> {
         let mut env = Vec::new();
         for (k, v) in &self.cfg.env {
@@ -270,8 +276,10 @@ impl Process {
             env.push(0);
         }
         env.push(0);
-        let cmd_offset = env.len();
         let full = self.files.full_os2_path(&self.cfg.program);
+        env.extend(latin1(&full));
+        env.push(0);
+        let cmd_offset = env.len();
         env.extend(latin1(&full));
         env.push(0);
         let args: Vec<String> = self.cfg.args.iter().map(|a| quote_arg(a)).collect();

@@ -80,6 +80,8 @@ fn testargv16_prints_arguments_and_environment() {
     cfg.env = vec![("FOO".into(), "bar".into()), ("PATH".into(), "C:\\".into())];
     let (o, text, p) = run(cfg);
     assert_eq!(o, Outcome::Exited(0), "{text}\nlog: {:#?}", p.api_log());
+    assert!(text.contains("argc == 3"), "{text}");
+    assert!(text.contains("argv[0] = 'C:\\TESTARGV.EXE'"), "{text}");
     assert!(text.contains("argv[1] = 'one'"), "{text}");
     assert!(text.contains("argv[2] = 'two words'"), "{text}");
     assert!(text.contains("envp[0] = 'FOO=bar'"), "{text}");
