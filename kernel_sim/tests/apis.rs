@@ -71,3 +71,23 @@ fn query_sys_info_reports_warp_4() {
     call(&mut c, &mut k, 234);
     assert_eq!(run(common::lx_program(&c, &k)), Outcome::Exited(2040));
 }
+
+#[test]
+fn exception_handlers_are_linked_into_the_tib_chain() {
+    // DosSetExceptionHandler(0x20000); eax = fs:[0]; exit(eax == 0x20000 ? 0 : 1
+    // after unsetting and checking fs:[0] is back to 0xFFFFFFFF).
+    let (mut c, mut k) = (Vec::new(), Vec::new());
+    c.extend([0x68, 0x00, 0x00, 0x02, 0x00]);
+    call(&mut c, &mut k, 354);
+    c.extend([0x83, 0xC4, 0x04]);
+    c.extend([0x64, 0xA1, 0x00, 0x00, 0x00, 0x00]); // mov eax,fs:[0]
+    c.extend([0xA3, 0x00, 0x01, 0x02, 0x00]); // mov [0x20100],eax
+    c.extend([0x68, 0x00, 0x00, 0x02, 0x00]);
+    call(&mut c, &mut k, 355);
+    c.extend([0x83, 0xC4, 0x04]);
+    c.extend([0x64, 0xA1, 0x00, 0x00, 0x00, 0x00]); // mov eax,fs:[0]
+    c.extend([0x03, 0x05, 0x00, 0x01, 0x02, 0x00]); // add eax,[0x20100]
+    c.extend([0x50, 0x6A, 0x01]);
+    call(&mut c, &mut k, 234); // exit(0xFFFFFFFF + 0x20000) = 0x1FFFF
+    assert_eq!(run(common::lx_program(&c, &k)), Outcome::Exited(0x1FFFF));
+}

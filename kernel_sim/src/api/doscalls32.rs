@@ -239,8 +239,29 @@ pub static DEFS: &[ApiDef] = &[
         p.put_u32_opt(c, 1, pib)
     }),
     api!(348 "DosQuerySysInfo" [L, L, P, L] query_sys_info),
-    api!(354 "DosSetExceptionHandler" [P] |_, _| Ok(())),
-    api!(355 "DosUnsetExceptionHandler" [P] |_, _| Ok(())),
+    api!(354 "DosSetExceptionHandler" [P] |p, c| {
+        // Link the registration record at the head of the TIB's chain.
+        let rec = p.arg_ptr(c, 0, 8)?;
+        let tib = p.tib;
+        let head = p.read_mem(tib, 4).ok_or(ERROR_INVALID_ADDRESS)?;
+        if !p.write_mem(rec, &head) || !p.write_mem(tib, &rec.to_le_bytes()) {
+            return Err(ERROR_INVALID_ADDRESS);
+        }
+        Ok(())
+    }),
+    api!(355 "DosUnsetExceptionHandler" [P] |p, c| {
+        let rec = p.arg_ptr(c, 0, 8)?;
+        let tib = p.tib;
+        let head = p.read_mem(tib, 4).ok_or(ERROR_INVALID_ADDRESS)?;
+        if head != rec.to_le_bytes() {
+            return Err(ERROR_INVALID_PARAMETER);
+        }
+        let prev = p.read_mem(rec, 4).ok_or(ERROR_INVALID_ADDRESS)?;
+        if !p.write_mem(tib, &prev) {
+            return Err(ERROR_INVALID_ADDRESS);
+        }
+        Ok(())
+    }),
     api!(380 "DosEnterMustComplete" [P] |p, c| p.put_u32_opt(c, 0, 1)),
     api!(381 "DosExitMustComplete" [P] |p, c| p.put_u32_opt(c, 0, 0)),
     api!(382 "DosSetRelMaxFH" [P, P] |p, c| {
