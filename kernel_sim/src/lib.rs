@@ -38,6 +38,7 @@ mod process;
 mod run;
 mod startup;
 pub mod trace;
+mod xcpt;
 
 pub use clock::Clock;
 pub use error::{KernelError, Outcome};

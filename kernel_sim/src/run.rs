@@ -112,6 +112,11 @@ impl Process {
         if handler != 0 && !self.m.cpu().seg[1].big() && self.enter_handler16(handler) {
             return None;
         }
+        if self.m.cpu().seg[1].big()
+            && let Some(handled) = self.dispatch_exception32(fault)
+        {
+            return handled;
+        }
         Some(Outcome::GuestFault {
             vector: fault.vector,
             error: fault.error,

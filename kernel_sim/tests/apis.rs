@@ -91,3 +91,39 @@ fn exception_handlers_are_linked_into_the_tib_chain() {
     call(&mut c, &mut k, 234); // exit(0xFFFFFFFF + 0x20000) = 0x1FFFF
     assert_eq!(run(common::lx_program(&c, &k)), Outcome::Exited(0x1FFFF));
 }
+
+/// A 32-bit program whose exception handler skips a faulting `div ecx`
+/// and sets EAX to 77 (or, `handled` false, declines with
+/// XCPT_CONTINUE_SEARCH).
+fn divide_program(handled: bool) -> Vec<u8> {
+    let (mut c, mut k) = (Vec::new(), Vec::new());
+    let handler = 0x10000u32 + 0x80;
+    c.extend([0xC7, 0x05, 0x04, 0x00, 0x02, 0x00]);
+    c.extend(handler.to_le_bytes()); // record at 0x20000: handler at +4
+    c.extend([0x68, 0x00, 0x00, 0x02, 0x00]);
+    call(&mut c, &mut k, 354);
+    c.extend([
+        0x83, 0xC4, 0x04, 0x31, 0xD2, 0x31, 0xC9, 0xB8, 0x05, 0x00, 0x00, 0x00,
+    ]);
+    c.extend([0xF7, 0xF1]); // div ecx
+    c.extend([0x50, 0x6A, 0x01]);
+    call(&mut c, &mut k, 234);
+    c.resize(0x80, 0x90);
+    c.extend([0x8B, 0x44, 0x24, 0x0C]); // mov eax,[esp+12]  (context)
+    c.extend([0x81, 0x80, 0x9C, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00]); // Eip += 2
+    c.extend([0xC7, 0x80, 0x88, 0x00, 0x00, 0x00, 0x4D, 0x00, 0x00, 0x00]); // Eax = 77
+    if handled {
+        c.extend([0x83, 0xC8, 0xFF]); // or eax,-1: XCPT_CONTINUE_EXECUTION
+    } else {
+        c.extend([0x31, 0xC0]); // xor eax,eax: XCPT_CONTINUE_SEARCH
+    }
+    c.push(0xC3);
+    common::lx_program(&c, &k)
+}
+
+#[test]
+fn a_32_bit_exception_handler_can_resume() {
+    assert_eq!(run(divide_program(true)), Outcome::Exited(77));
+    let o = run(divide_program(false));
+    assert!(matches!(o, Outcome::GuestFault { vector: 0, .. }), "{o}");
+}
