@@ -115,15 +115,11 @@ impl Process {
             self.m.cpu_mut().eip = handler;
             match self.run_loop(None) {
                 Outcome::Returned(CONTINUE_EXECUTION) => {
-                    return Some(
-                        self.restore_context(ctx)
-                            .then_some(None)
-                            .unwrap_or_else(|| {
-                                Some(Outcome::HostError(
-                                    "the exception context record is unreadable".into(),
-                                ))
-                            }),
-                    );
+                    if self.restore_context(ctx) {
+                        return Some(None);
+                    }
+                    let why = "the exception context record is unreadable";
+                    return Some(Some(Outcome::HostError(why.into())));
                 }
                 Outcome::Returned(_) => rec = self.read_u32(rec)?,
                 other => return Some(Some(other)),
