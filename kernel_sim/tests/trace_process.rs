@@ -119,3 +119,21 @@ fn an_unselected_major_or_a_bad_opcode_is_refused_before_the_run() {
             .is_err()
     );
 }
+
+#[test]
+fn sysdump_stops_the_system_at_the_tracepoint() {
+    let (_dir, mut p, out) = process("ne/test-asm16.exe", "TEST.EXE");
+    let start = p.module("TEST").unwrap().module.start.unwrap();
+    let src = format!(
+        "major=1\nminor=1\nobject={}\noffset={}\nSysDump\n",
+        start.object, start.offset
+    );
+    let file = rpn_vm::parse("t.rpn", &src).unwrap();
+    let mut session = TraceSession::new(&p, StdaFormat::New, 4, 1).unwrap();
+    session
+        .apply_program(&mut p, "TEST", &file, None, None)
+        .unwrap();
+    assert_eq!(p.run_with_hook(Some(&mut session)), Outcome::Stopped);
+    assert!(session.sysdump.is_some());
+    assert_eq!(out.text(), "", "nothing ran after the dump");
+}

@@ -191,10 +191,9 @@ impl TrapHook for TraceSession {
             Dispatch::NotOurs => HookAction::NotMine,
             Dispatch::Resume => HookAction::Resume,
             Dispatch::SysDump { linear } => {
-                // The system stops: halt the CPU so the run ends here.
+                // "Normal system execution is terminated immediately."
                 self.sysdump = Some(linear);
-                process.machine_mut().set_halted(true);
-                HookAction::Resume
+                HookAction::Stop
             }
         }
     }
