@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
         1 => CpuModel::I386,
         _ => CpuModel::I486,
     };
-    let mut m = Machine::new(MachineConfig { ram_size: 1 << 20, model });
+    let mut m = Machine::new(MachineConfig { ram_size: 1 << 16, model });
     m.write_phys(0x1000, code);
     if mode & 4 == 0 || model == CpuModel::I286 {
         for s in SegReg::ALL {
@@ -46,8 +46,8 @@ fuzz_target!(|data: &[u8]| {
     }
     m.cpu_mut().eip = 0x1000;
     m.cpu_mut().gpr[4] = 0x8000;
-    for _ in 0..4 {
-        let _ = m.run(Limits { instructions: Some(2000), cycles: None });
+    for _ in 0..2 {
+        let _ = m.run(Limits { instructions: Some(500), cycles: None });
         m.set_halted(false);
     }
 });
