@@ -44,6 +44,7 @@ mod cpu;
 pub mod cycles;
 mod exec;
 mod fault;
+mod fetch;
 mod icache;
 mod machine;
 mod mem;
