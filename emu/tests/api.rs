@@ -258,3 +258,13 @@ fn instruction_straddling_a_page_sees_writes_to_either_page() {
     assert_eq!(m.run(Limits::default()), Exit::Halted);
     assert_eq!(m.cpu().gpr[3], 0x4433_2211 + 0x5533_2211);
 }
+
+/// Regression (differential test): XADD with one register on both sides
+/// leaves the sum.
+#[test]
+fn xadd_same_register() {
+    let mut m = real_machine(&[0x0F, 0xC1, 0xD2, 0xF4]); // xadd dx,dx
+    m.cpu_mut().gpr[2] = 8;
+    assert_eq!(m.run(Limits::default()), Exit::Halted);
+    assert_eq!(m.cpu().gpr[2] & 0xFFFF, 16);
+}

@@ -67,8 +67,10 @@ impl Machine {
         let src = insn.op1_register();
         let b = self.reg(src);
         let (r, f) = add(a, b, 0, n);
-        self.write_loc(d, n, r)?;
+        // Source first: with the same register on both sides the sum wins
+        // (a faulting memory write restores the registers).
         self.set_reg(src, a);
+        self.write_loc(d, n, r)?;
         self.set_status(f, STATUS);
         Ok(())
     }
