@@ -6,6 +6,8 @@
 //!   directory; [`combine`]: TFF combine mode (`/C=`);
 //! * [`definition`] and [`tmi`]: the TDF and TMI binary formats;
 //! * [`buildtdf`]: DTRACE trace program files to TDFs;
+//! * [`debuginfo`]: CodeView debug information (line numbers, procedures,
+//!   variables);
 //! * [`verify`]: checks a TDF against its module;
 //! * [`codegen`]: RPN code for the TSF data statements;
 //! * [`target`] and [`module`]: what the compiler reads from a module and
@@ -34,12 +36,19 @@
 //!   statement it precedes; a register form keeps its own.
 //! * A duplicate tracepoint address keeps the second TRACE's format in the
 //!   TFF (as TRCUST does) and only the first tracepoint in the TDF.
-//! * Debug information (HLL, CodeView) is not read. It is detected (the
-//!   LX debug section, or an `NBxx` trailer at the end of the file), and
-//!   `TP=@file,line` then says its format is not supported; without it, it
-//!   reports, as TRCUST does, that the information does not exist.
-//!   `REGS=(.var)` finds no register variable, `RETEP=CV` no return point.
-//!   `/NODE` and `/NOLN` are accepted and change nothing.
+//! * Debug information: CodeView 4 (`NB05`-`NB09`, `NB11`) is read by
+//!   [`debuginfo`] from the LX debug section or the `NBxx` trailer at the
+//!   end of the file. `TP=@file,line` places the tracepoint on the line's
+//!   first instruction (the next line with code, with a warning, when the
+//!   line has none); `REGS=(.var)` logs a register variable's register or
+//!   a stack variable's bytes (`MEM=(RSS+BP±n,DIRECT,size)`, or `MEM32=`
+//!   with `FEBP` in 32-bit code); `RETEP=CV` is the procedure's debug end;
+//!   `TP=.name` also finds debug procedures, so no MAP file is needed with
+//!   debug information. `/NODE` ignores it, `/NOLN` its line numbers.
+//!   IBM HLL (`NB04`) is detected and reported as not supported. The
+//!   messages and the choices made are in `compile::debug`'s module doc.
+//!   `TP=.name` stays at the symbol (TRCUST's document says debug
+//!   information moves it past the prologue; that is not done).
 //! * A TDF that uses an opcode byte os2trace assigned (only `Sub`, for
 //!   `-reg`) is announced on the console after `Creating TDF file`.
 //! * Paths print as host paths; [`trcust::PathStyle::Dos`] prints them as
@@ -49,6 +58,7 @@ pub mod buildtdf;
 pub mod codegen;
 pub mod combine;
 pub mod compile;
+pub mod debuginfo;
 pub mod definition;
 pub mod diag;
 pub mod module;

@@ -28,6 +28,12 @@ pub trait ModuleImage {
         None
     }
 
+    /// The module's debug information, from its `NBxx` signature on (the
+    /// LX debug section, or what is appended to the file), if it has any.
+    fn debug_bytes(&self) -> Option<&[u8]> {
+        None
+    }
+
     /// Bytes of memory the object takes (its virtual size); by default the
     /// bytes stored.
     fn object_size(&self, object: u32) -> Option<u32> {

@@ -1,0 +1,275 @@
+//! Symbol records (`sstAlignSym`, `sstGlobalSym`): procedures with their
+//! debug start and end, and the variables in their scope.
+//!
+//! Each record is `reclen` u16 (bytes that follow it), `rectyp` u16, then
+//! the fields. Read (CodeView 4, 16-bit type indexes; `NB11` uses the
+//! 0x1000 forms with 32-bit type indexes):
+//!
+//! | type | record | fields |
+//! |---|---|---|
+//! | 0x0002 / 0x1001 | S_REGISTER | type, register (low byte; high byte the second register of a pair), name |
+//! | 0x0006 | S_END | closes the innermost scope |
+//! | 0x0100 / 0x0200 / 0x1006 | S_BPREL16/32 | offset (i16 or i32), type, name |
+//! | 0x0101-0x0102 / 0x0201-0x0202 / 0x1007-0x1008 | S_LDATA/S_GDATA | offset, segment, type, name |
+//! | 0x0104-0x0105 / 0x0204-0x0205 / 0x100A-0x100B | S_LPROC/S_GPROC | parent, end, next (u32), length, debug start, debug end, offset, segment, type, flags u8, name |
+//!
+//! Scopes opened by 0x0106-0x0108 and 0x0206-0x0208 (thunk, block, with)
+//! nest inside a procedure; variables belong to the innermost procedure.
+
+use super::bytes::Cursor;
+use super::{DebugError, DebugInfo};
+
+/// Where a variable lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    /// In a register: the CodeView register number (`CV_REG_*`: 1-8 AL..BH,
+    /// 9-16 AX..DI, 17-24 EAX..EDI, 25-30 ES CS SS DS FS GS); a pair is
+    /// `high << 8 | low`.
+    Register(u16),
+    /// On the stack at (E)BP + offset.
+    BpRelative(i32),
+}
+
+/// A local variable of a procedure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variable {
+    /// Its name.
+    pub name: String,
+    /// Register or stack.
+    pub location: Location,
+    /// Its CodeView type index.
+    pub type_index: u32,
+}
+
+/// A procedure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Procedure {
+    /// Its name.
+    pub name: String,
+    /// Segment (object) number.
+    pub segment: u16,
+    /// Offset of its first byte.
+    pub offset: u32,
+    /// Its length in bytes.
+    pub length: u32,
+    /// From the start to where the frame is set up (after the prologue).
+    pub debug_start: u32,
+    /// From the start to where it is ready to return (before the epilogue).
+    pub debug_end: u32,
+    /// A 32-bit procedure (S_xPROC32).
+    pub big: bool,
+    /// Global (S_GPROC) rather than module-local.
+    pub global: bool,
+    /// Register and stack variables in its scope.
+    pub variables: Vec<Variable>,
+}
+
+impl Procedure {
+    /// The variable called `name` (case-sensitive).
+    pub fn variable(&self, name: &str) -> Option<&Variable> {
+        self.variables.iter().find(|v| v.name == name)
+    }
+}
+
+/// A static data symbol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataSymbol {
+    /// Its name.
+    pub name: String,
+    /// Segment (object) number.
+    pub segment: u16,
+    /// Offset.
+    pub offset: u32,
+    /// Its CodeView type index.
+    pub type_index: u32,
+}
+
+/// The size in bytes of a value of CodeView primitive type `t` (type
+/// indexes below 0x1000), or `None` for a type defined in `$$TYPES`.
+pub fn primitive_size(t: u32) -> Option<u32> {
+    if t >= 0x1000 {
+        return None;
+    }
+    let mode = (t >> 8) & 7;
+    match mode {
+        1 => return Some(2),
+        2..=4 => return Some(4),
+        5 => return Some(6),
+        0 => {}
+        _ => return None,
+    }
+    let kind = (t >> 4) & 0xF;
+    let size = t & 7;
+    match kind {
+        // Signed, unsigned, boolean: 1, 2, 4, 8 bytes.
+        1..=3 => [1, 2, 4, 8].get(size as usize).copied(),
+        // Real: 32, 64, 80 bits.
+        4 => [4, 8, 10].get(size as usize).copied(),
+        // Really a char, int: sizes 1, 2, 4 (wchar 2).
+        7 => match size {
+            0 | 1 => Some(1),
+            2 | 3 => Some(2),
+            4 | 5 => Some(4),
+            6 | 7 => Some(8),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Reads symbol records from `at` to the end of `bytes` into `info`.
+pub(crate) fn read(
+    bytes: &[u8],
+    at: usize,
+    wide_types: bool,
+    info: &mut DebugInfo,
+) -> Result<(), DebugError> {
+    // The procedure each open scope belongs to.
+    let mut scopes: Vec<Option<usize>> = Vec::new();
+    let mut at = at;
+    while at + 4 <= bytes.len() {
+        let mut c = Cursor::new(bytes, at, "symbol record");
+        let len = usize::from(c.u16()?);
+        if len < 2 {
+            // Alignment padding (a zero length) ends the records of a block.
+            at += 2;
+            continue;
+        }
+        let end = at + 2 + len;
+        if end > bytes.len() {
+            return Err(DebugError::Truncated {
+                at,
+                what: "symbol record",
+                need: len + 2,
+            });
+        }
+        let rec = &bytes[..end];
+        let mut r = Cursor::new(rec, at + 2, "symbol record");
+        let kind = r.u16()?;
+        let current = scopes.iter().rev().find_map(|s| *s);
+        match kind {
+            0x0002 | 0x1001 => {
+                let type_index = if wide_types {
+                    r.u32()?
+                } else {
+                    u32::from(r.u16()?)
+                };
+                let reg = r.u16()?;
+                let name = r.name()?;
+                push_var(info, current, name, Location::Register(reg), type_index);
+            }
+            0x0006 => {
+                scopes.pop();
+            }
+            0x0100 => {
+                let off = r.u16()? as i16;
+                let type_index = u32::from(r.u16()?);
+                let name = r.name()?;
+                let loc = Location::BpRelative(i32::from(off));
+                push_var(info, current, name, loc, type_index);
+            }
+            0x0200 | 0x1006 => {
+                let off = r.u32()? as i32;
+                let type_index = if kind == 0x1006 {
+                    r.u32()?
+                } else {
+                    u32::from(r.u16()?)
+                };
+                let name = r.name()?;
+                push_var(info, current, name, Location::BpRelative(off), type_index);
+            }
+            0x0101 | 0x0102 | 0x0201 | 0x0202 | 0x1007 | 0x1008 => {
+                let (offset, segment, type_index) = match kind {
+                    0x0101 | 0x0102 => (u32::from(r.u16()?), r.u16()?, u32::from(r.u16()?)),
+                    0x0201 | 0x0202 => (r.u32()?, r.u16()?, u32::from(r.u16()?)),
+                    _ => {
+                        let t = r.u32()?;
+                        (r.u32()?, r.u16()?, t)
+                    }
+                };
+                let name = r.name()?;
+                info.data.push(DataSymbol {
+                    name,
+                    segment,
+                    offset,
+                    type_index,
+                });
+            }
+            0x0104 | 0x0105 | 0x0204 | 0x0205 | 0x100A | 0x100B => {
+                r.take(12)?;
+                let big = kind != 0x0104 && kind != 0x0105;
+                let word = |r: &mut Cursor<'_>| -> Result<u32, DebugError> {
+                    if big { r.u32() } else { r.u16().map(u32::from) }
+                };
+                let length = word(&mut r)?;
+                let debug_start = word(&mut r)?;
+                let debug_end = word(&mut r)?;
+                let (offset, segment, type_index) = if kind >= 0x1000 {
+                    let t = r.u32()?;
+                    (r.u32()?, r.u16()?, t)
+                } else {
+                    let o = word(&mut r)?;
+                    (o, r.u16()?, u32::from(r.u16()?))
+                };
+                let _ = type_index;
+                r.u8()?;
+                let name = r.name()?;
+                if debug_start > length || debug_end > length {
+                    return Err(DebugError::Bad {
+                        at,
+                        what: "procedure symbol: debug start or end past its length",
+                    });
+                }
+                info.procedures.push(Procedure {
+                    name,
+                    segment,
+                    offset,
+                    length,
+                    debug_start,
+                    debug_end,
+                    big,
+                    global: matches!(kind, 0x0105 | 0x0205 | 0x100B),
+                    variables: Vec::new(),
+                });
+                scopes.push(Some(info.procedures.len() - 1));
+            }
+            0x0106..=0x0108 | 0x0206..=0x0208 => scopes.push(None),
+            _ => {}
+        }
+        at = end;
+    }
+    Ok(())
+}
+
+fn push_var(
+    info: &mut DebugInfo,
+    procedure: Option<usize>,
+    name: String,
+    location: Location,
+    type_index: u32,
+) {
+    if let Some(p) = procedure.and_then(|i| info.procedures.get_mut(i)) {
+        p.variables.push(Variable {
+            name,
+            location,
+            type_index,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::primitive_size;
+
+    #[test]
+    fn primitive_sizes() {
+        assert_eq!(primitive_size(0x0011), Some(2)); // short
+        assert_eq!(primitive_size(0x0012), Some(4)); // long
+        assert_eq!(primitive_size(0x0074), Some(4)); // int4
+        assert_eq!(primitive_size(0x0072), Some(2)); // int2
+        assert_eq!(primitive_size(0x0070), Some(1)); // char
+        assert_eq!(primitive_size(0x0410), Some(4)); // near32 pointer
+        assert_eq!(primitive_size(0x0110), Some(2)); // near pointer
+        assert_eq!(primitive_size(0x1000), None);
+    }
+}
