@@ -84,6 +84,19 @@
 //! | LOOP16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | DOSCALLS.5 | calls `STEP(i)` [`loops::LOOP16_COUNT`] times and checks the sum (exit 1 if wrong): a workload for tracepoint cost |
 //! | LOOP32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.234 | the same with `Step(i)` [`loops::LOOP32_COUNT`] times |
 //!
+//! Two more programs carry CodeView (`NB09`) debug information: line
+//! numbers of a C source, procedures with a register and a stack
+//! variable, a global ([`debug`](mod@debug)). They are built by
+//! [`dbg16()`] and [`dbg32()`] ([`debug_programs`]), not by [`all`], so
+//! that the fifteen programs above and [`build_all`]'s output stay as they
+//! are. Their [`Program::source`] is the C source the line numbers refer
+//! to, written by [`Program::write_to`] as well.
+//!
+//! | file | format | segments / objects | imports | does |
+//! |---|---|---|---|---|
+//! | DBG16.EXE | NE + appended NB09 | 1 `_TEXT`, 2 `_DATA` | DOSCALLS.5 | `total = add2(2, 3)`; exit 0 when 5, else 1 |
+//! | DBG32.EXE | LX + NB09 debug section | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.234 | the same with `Add2` |
+//!
 //! # The companion files
 //!
 //! - `NAME.MAP`: LINK386 layout (segment list, `Publics by Name` with `Imp`
@@ -105,6 +118,7 @@
 //! the module docs of [`hello16`](mod@hello16) and the others describe
 //! their code.
 
+mod codeview;
 mod error;
 mod link;
 mod map;
@@ -116,7 +130,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::{BuildError, Result};
 pub use programs::{
-    args, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, loops, msg,
+    args, debug, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, loops, msg,
 };
 
 /// A label of a program: where it is, and whether the MAP file lists it.
@@ -178,6 +192,9 @@ pub struct Program {
     pub symbols: Vec<Symbol>,
     /// The tracepoints of the TSF and the trace program file, in order.
     pub tracepoints: Vec<Tracepoint>,
+    /// For a program with debug information: the source file's name and
+    /// text, whose line numbers the debug information maps.
+    pub source: Option<(&'static str, &'static str)>,
 }
 
 impl Program {
@@ -201,8 +218,9 @@ impl Program {
         format!("{}.RPN", self.name)
     }
 
-    /// Writes the module, MAP, TSF and trace program file into `dir`;
-    /// returns the paths written.
+    /// Writes the module, MAP, TSF and trace program file (and the source
+    /// file, for a program with debug information) into `dir`; returns the
+    /// paths written.
     pub fn write_to(&self, dir: &Path) -> Result<Vec<PathBuf>> {
         let files: [(String, &[u8]); 4] = [
             (self.file_name.to_string(), &self.bytes),
@@ -211,7 +229,8 @@ impl Program {
             (self.rpn_file_name(), self.rpn.as_bytes()),
         ];
         let mut paths = Vec::new();
-        for (name, bytes) in files {
+        let source = self.source.map(|(n, t)| (n.to_string(), t.as_bytes()));
+        for (name, bytes) in files.into_iter().chain(source) {
             let path = dir.join(name);
             std::fs::write(&path, bytes).map_err(|source| BuildError::Io {
                 path: path.clone(),
@@ -298,6 +317,21 @@ pub fn loop16() -> Result<Program> {
 /// LOOP32.EXE: a hot loop of near calls.
 pub fn loop32() -> Result<Program> {
     programs::loops::build_loop32()
+}
+
+/// DBG16.EXE: a 16-bit program with appended CodeView information.
+pub fn dbg16() -> Result<Program> {
+    programs::debug::build_dbg16()
+}
+
+/// DBG32.EXE: a 32-bit LX program with a CodeView debug section.
+pub fn dbg32() -> Result<Program> {
+    programs::debug::build_dbg32()
+}
+
+/// The programs that carry debug information (DBG16, DBG32).
+pub fn debug_programs() -> Result<Vec<Program>> {
+    Ok(vec![dbg16()?, dbg32()?])
 }
 
 /// Every program, in the order of the table above.

@@ -257,6 +257,7 @@ pub(crate) fn link(spec: Spec) -> Result<Program> {
         rpn,
         symbols,
         tracepoints,
+        source: None,
     })
 }
 

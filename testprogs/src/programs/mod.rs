@@ -2,6 +2,7 @@
 //! the system imports they call, and the stack sizes.
 
 pub mod args;
+pub mod debug;
 pub mod dll16;
 pub mod dll32;
 pub mod farcall16;

@@ -1,0 +1,350 @@
+//! DBG16.EXE and DBG32.EXE: programs that carry CodeView debug
+//! information (`NB09`), for `TP=@file,line`, `REGS=(.var)` and
+//! `RETEP=CV`.
+//!
+//! Each is the code a C compiler would make of [`DBG16_C`] / [`DBG32_C`]
+//! (given in full, with the line numbers the debug information maps):
+//! `main` calls `add2(2, 3)` (`Add2` in DBG32), stores the result in the
+//! global `total` and exits with 0 when it is 5, else 1. `add2` keeps
+//! `sum` in a register (SI / ESI) and `scratch` on the stack
+//! (`[bp-2]` / `[ebp-4]`); its parameters `a` and `b` are on the stack too.
+//!
+//! DBG16 (NE; 1 `_TEXT`, 2 `_DATA`): `add2` is near pascal (`ret 4`), `a`
+//! at `[bp+6]`, `b` at `[bp+4]`. The debug information is appended to the
+//! file, as LINK and WLINK do for NE modules.
+//!
+//! DBG32 (LX; 1 `CODE32`, 2 `DATA32`, 3 `STACK`): `Add2` is `_System`
+//! (the caller pops), `a` at `[ebp+8]`, `b` at `[ebp+12]`. The debug
+//! information is the LX debug section (header's debug info offset and
+//! length), at the end of the file, so the `NB09` trailer is also the
+//! file's last 8 bytes.
+//!
+//! Labels: `main`, `add2`/`Add2`, `exit` are public; `line_N` (local)
+//! marks the first instruction of source line N; `add2_body` and
+//! `add2_epilogue` (local) are the procedure's debug start and end.
+//!
+//! Tracepoints (MAP form, majors 0xCE and 0xCF): 1 at `main` (AX), 2 at
+//! `exit` (AX).
+
+use iced_x86::code_asm::*;
+use loader::Format;
+
+use super::*;
+use crate::Program;
+use crate::codeview::{CvModule, Proc, Var, nb09, reg, ty};
+use crate::error::{Result, link_error};
+use crate::link::{Spec, TraceSpec, link};
+use crate::segment::{Code, Data};
+
+/// The C source DBG16 is compiled from (as its line numbers say).
+pub const DBG16_C: &str = "\
+/* dbg16.c: os2trace testprogs, a 16-bit program with CodeView */
+int total;
+
+int near pascal add2(int a, int b)
+{
+    register int sum;
+    int scratch;
+    sum = a;
+    sum += b;
+    scratch = sum;
+    return scratch;
+}
+
+void main(void)
+{
+    total = add2(2, 3);
+    DosExit(1, total != 5);
+}
+";
+
+/// The C source DBG32 is compiled from.
+pub const DBG32_C: &str = "\
+/* dbg32.c: os2trace testprogs, a 32-bit program with CodeView */
+int total;
+
+int _System Add2(int a, int b)
+{
+    register int sum;
+    int scratch;
+    sum = a;
+    sum += b;
+    scratch = sum;
+    return scratch;
+}
+
+void main(void)
+{
+    total = Add2(2, 3);
+    DosExit(1, total != 5);
+}
+";
+
+/// Source lines with code, and their labels.
+const LINES: [(u16, &str); 9] = [
+    (5, "line_5"),
+    (8, "line_8"),
+    (9, "line_9"),
+    (10, "line_10"),
+    (11, "line_11"),
+    (12, "line_12"),
+    (15, "line_15"),
+    (16, "line_16"),
+    (17, "line_17"),
+];
+
+pub(crate) fn build_dbg16() -> Result<Program> {
+    const P: &str = "DBG16";
+    let mut d = Data::new();
+    let total = d.word("total", 0);
+    let data = d.finish("_DATA", "DATA", NE_DATA);
+    let stack_top = data.virtual_size + STACK16;
+
+    let mut c = Code::new(P, 16)?;
+    let mut add2 = c.label();
+    let mut ok = c.label();
+    // int add2(int a, int b)
+    c.place(&mut add2)?;
+    c.public("add2")?;
+    c.local("line_5")?;
+    c.op(|a| a.push(bp))?;
+    c.op(|a| a.mov(bp, sp))?;
+    c.op(|a| a.sub(sp, 2))?;
+    c.op(|a| a.push(si))?;
+    c.local("add2_body")?;
+    c.local("line_8")?;
+    c.op(|a| a.mov(si, word_ptr(bp + 6)))?;
+    c.local("line_9")?;
+    c.op(|a| a.add(si, word_ptr(bp + 4)))?;
+    c.local("line_10")?;
+    c.op(|a| a.mov(word_ptr(bp - 2), si))?;
+    c.local("line_11")?;
+    c.op(|a| a.mov(ax, word_ptr(bp - 2)))?;
+    c.local("add2_epilogue")?;
+    c.local("line_12")?;
+    c.op(|a| a.pop(si))?;
+    c.op(|a| a.mov(sp, bp))?;
+    c.op(|a| a.pop(bp))?;
+    c.op(|a| a.ret_1(4))?;
+    // void main(void)
+    c.public("main")?;
+    c.local("line_15")?;
+    c.local("line_16")?;
+    c.op(|a| a.push(2))?;
+    c.op(|a| a.push(3))?;
+    c.op(|a| a.call(add2))?;
+    c.op(|a| a.mov(word_ptr(u64::from(total)), ax))?;
+    c.local("line_17")?;
+    c.op(|a| a.xor(ax, ax))?;
+    c.op(|a| a.cmp(word_ptr(u64::from(total)), 5))?;
+    c.op(|a| a.je(ok))?;
+    c.op(|a| a.inc(ax))?;
+    c.place(&mut ok)?;
+    c.public("exit")?;
+    exit16(&mut c)?;
+    let code = c.finish("_TEXT", "CODE", NE_CODE)?;
+
+    let mut p = link(Spec {
+        format: Format::Ne,
+        name: P,
+        file_name: "DBG16.EXE",
+        description: "DBG16.EXE: CodeView line numbers and symbols (os2trace testprogs)",
+        flags: NE_PROGRAM,
+        segments: vec![code, data],
+        exports: Vec::new(),
+        start: "main",
+        stack: Some((2, stack_top)),
+        stack_size: STACK16,
+        auto_data: Some(2),
+        major: 0xCE,
+        tracepoints: tracepoints("DBG16"),
+    })?;
+    let cv = debug_info(&p, false, "dbg16.obj", "dbg16.c", "add2", total)?;
+    p.bytes.extend_from_slice(&cv);
+    p.source = Some(("dbg16.c", DBG16_C));
+    Ok(p)
+}
+
+pub(crate) fn build_dbg32() -> Result<Program> {
+    const P: &str = "DBG32";
+    let mut d = Data::new();
+    let total = d.dword("total", 0);
+    let data = d.finish("DATA32", "DATA", LX_DATA);
+    let mut s = Data::new();
+    s.zeroed("stack_bottom", STACK32);
+    let stack = s.finish("STACK", "STACK", LX_DATA);
+    let total_at = u64::from(crate::link::lx_base(2) + total);
+
+    let mut c = Code::new(P, 32)?;
+    let mut add2 = c.label();
+    let mut ok = c.label();
+    c.place(&mut add2)?;
+    c.public("Add2")?;
+    c.local("line_5")?;
+    c.op(|a| a.push(ebp))?;
+    c.op(|a| a.mov(ebp, esp))?;
+    c.op(|a| a.sub(esp, 4))?;
+    c.op(|a| a.push(esi))?;
+    c.local("add2_body")?;
+    c.local("line_8")?;
+    c.op(|a| a.mov(esi, dword_ptr(ebp + 8)))?;
+    c.local("line_9")?;
+    c.op(|a| a.add(esi, dword_ptr(ebp + 12)))?;
+    c.local("line_10")?;
+    c.op(|a| a.mov(dword_ptr(ebp - 4), esi))?;
+    c.local("line_11")?;
+    c.op(|a| a.mov(eax, dword_ptr(ebp - 4)))?;
+    c.local("add2_epilogue")?;
+    c.local("line_12")?;
+    c.op(|a| a.pop(esi))?;
+    c.op(|a| a.mov(esp, ebp))?;
+    c.op(|a| a.pop(ebp))?;
+    c.op(|a| a.ret())?;
+    c.public("main")?;
+    c.local("line_15")?;
+    c.local("line_16")?;
+    c.op(|a| a.push(3))?;
+    c.op(|a| a.push(2))?;
+    c.op(|a| a.call(add2))?;
+    c.op(|a| a.add(esp, 8))?;
+    c.data_ref("total")?;
+    c.op(|a| a.mov(dword_ptr(total_at), eax))?;
+    c.local("line_17")?;
+    c.op(|a| a.xor(eax, eax))?;
+    c.data_ref("total")?;
+    c.op(|a| a.cmp(dword_ptr(total_at), 5))?;
+    c.op(|a| a.je(ok))?;
+    c.op(|a| a.inc(eax))?;
+    c.place(&mut ok)?;
+    c.public("exit")?;
+    exit32(&mut c)?;
+    let code = c.finish("CODE32", "CODE", LX_CODE)?;
+
+    let mut p = link(Spec {
+        format: Format::Lx,
+        name: P,
+        file_name: "DBG32.EXE",
+        description: "DBG32.EXE: CodeView line numbers and symbols (os2trace testprogs)",
+        flags: LX_PROGRAM,
+        segments: vec![code, data, stack],
+        exports: Vec::new(),
+        start: "main",
+        stack: Some((3, STACK32)),
+        stack_size: STACK32,
+        auto_data: None,
+        major: 0xCF,
+        tracepoints: tracepoints("DBG32"),
+    })?;
+    let cv = debug_info(&p, true, "dbg32.obj", "dbg32.c", "Add2", total)?;
+    if let Some(lx) = p.module.lx.as_mut() {
+        lx.debug_info = cv;
+    }
+    p.bytes = loader::write(&p.module)
+        .map_err(|source| crate::error::BuildError::Write { program: P, source })?;
+    p.source = Some(("dbg32.c", DBG32_C));
+    Ok(p)
+}
+
+fn tracepoints(p: &'static str) -> Vec<TraceSpec> {
+    let (d1, d2) = match p {
+        "DBG16" => ("DBG16 start", "DBG16 exit code"),
+        _ => ("DBG32 start", "DBG32 exit code"),
+    };
+    vec![
+        TraceSpec {
+            minor: 1,
+            retep: false,
+            at: "main",
+            desc: d1,
+            fmt: &["AX=%W"],
+            data: &["REGS=(AX)"],
+            rpn: &["Push EAX", "Log WN,1"],
+        },
+        TraceSpec {
+            minor: 2,
+            retep: false,
+            at: "exit",
+            desc: d2,
+            fmt: &["rc=%W"],
+            data: &["REGS=(AX)"],
+            rpn: &["Push EAX", "Log WN,1"],
+        },
+    ]
+}
+
+/// The CodeView information of a linked DBG program.
+fn debug_info(
+    p: &Program,
+    big: bool,
+    object_name: &'static str,
+    source: &'static str,
+    add2: &'static str,
+    total: u32,
+) -> Result<Vec<u8>> {
+    let at = |name: &str| -> Result<u32> {
+        p.symbol(name)
+            .map(|s| s.offset)
+            .ok_or_else(|| link_error(p.name, format!("no label {name}")))
+    };
+    let code_size = p.module.objects[0].virtual_size;
+    let start = at(add2)?;
+    let main = at("main")?;
+    let exit = at("exit")?;
+    let mut lines = Vec::with_capacity(LINES.len());
+    for (line, label) in LINES {
+        lines.push((line, at(label)?));
+    }
+    let (reg, int, a, b, scratch) = if big {
+        (reg::ESI, ty::INT4, 8, 12, -4)
+    } else {
+        (reg::SI, ty::SHORT, 6, 4, -2)
+    };
+    Ok(nb09(&CvModule {
+        object_name,
+        source,
+        segment: 1,
+        code_size,
+        big,
+        lines,
+        procs: vec![
+            Proc {
+                name: add2,
+                offset: start,
+                length: main - start,
+                debug_start: at("add2_body")? - start,
+                debug_end: at("add2_epilogue")? - start,
+                vars: vec![
+                    Var::BpRel {
+                        name: "a",
+                        offset: a,
+                        ty: int,
+                    },
+                    Var::BpRel {
+                        name: "b",
+                        offset: b,
+                        ty: int,
+                    },
+                    Var::Register {
+                        name: "sum",
+                        reg,
+                        ty: int,
+                    },
+                    Var::BpRel {
+                        name: "scratch",
+                        offset: scratch,
+                        ty: int,
+                    },
+                ],
+            },
+            Proc {
+                name: "main",
+                offset: main,
+                length: code_size - main,
+                debug_start: 0,
+                debug_end: exit - main,
+                vars: Vec::new(),
+            },
+        ],
+        data: vec![("total", 2, total, int)],
+    }))
+}
