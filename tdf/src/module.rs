@@ -7,7 +7,7 @@
 
 use thiserror::Error;
 
-use crate::target::{MemoryImage, Symbol, SymbolTable};
+use crate::target::{MemoryImage, ModuleImage, Symbol, SymbolTable};
 
 /// Largest object image built (bytes from pages; the zero tail is implied).
 pub const MAX_OBJECT_BYTES: u64 = 64 << 20;
@@ -89,6 +89,65 @@ pub fn image_from_bytes(bytes: &[u8]) -> Result<MemoryImage, ModuleError> {
         image.debug = debug_trailer(bytes);
     }
     Ok(image)
+}
+
+/// A module file as the compiler reads it: its objects and its debug
+/// information (the LX debug section when it starts with `NB`, else what
+/// is appended to the file with an `NBxx` trailer).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileImage {
+    /// The objects.
+    pub image: MemoryImage,
+    /// The debug information, from its signature on.
+    pub debug: Option<Vec<u8>>,
+}
+
+impl ModuleImage for FileImage {
+    fn object_count(&self) -> u32 {
+        self.image.object_count()
+    }
+
+    fn object_bytes(&self, object: u32) -> Option<&[u8]> {
+        self.image.object_bytes(object)
+    }
+
+    fn is_32bit(&self, object: u32) -> Option<bool> {
+        self.image.is_32bit(object)
+    }
+
+    fn debug_signature(&self) -> Option<[u8; 4]> {
+        self.image.debug_signature()
+    }
+
+    fn debug_bytes(&self) -> Option<&[u8]> {
+        self.debug.as_deref()
+    }
+
+    fn object_size(&self, object: u32) -> Option<u32> {
+        self.image.object_size(object)
+    }
+}
+
+/// Reads a module file's objects and debug information.
+///
+/// # Errors
+/// [`ModuleError`] for a file `loader` cannot read.
+pub fn file_image(bytes: &[u8]) -> Result<FileImage, ModuleError> {
+    let module = loader::parse(bytes)?;
+    let mut image = image_from_module(&module)?;
+    let section = module
+        .lx
+        .as_ref()
+        .map(|o| o.debug_info.as_slice())
+        .filter(|d| d.starts_with(b"NB"));
+    let debug = section.or_else(|| crate::debuginfo::appended(bytes));
+    if image.debug.is_none() {
+        image.debug = debug_trailer(bytes);
+    }
+    Ok(FileImage {
+        image,
+        debug: debug.map(<[u8]>::to_vec),
+    })
 }
 
 /// The signature of debug information appended to a module file: the last

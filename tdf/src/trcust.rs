@@ -24,7 +24,7 @@ use stda::tff::Tff;
 
 use crate::compile::{ModuleOpenError, ModuleSource, OpenedModule, Options, compile};
 use crate::diag::{ABORTED, BANNER, ConsoleLine, Diagnostic, Severity, USAGE};
-use crate::module::{image_from_bytes, symbols_from_map};
+use crate::module::{file_image, symbols_from_map};
 
 /// How paths are shown on the console.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +97,7 @@ pub fn parse_args(args: &[String]) -> CommandLine {
             "W0" | "W1" | "W2" => c.level = up.as_bytes()[1] - b'0',
             "D" => c.duplicates = true,
             "NODE" => c.options.no_debug = true,
-            "NOLN" => {}
+            "NOLN" => c.options.no_lines = true,
             "RP" => c.options.retep_pascal = true,
             "I" => c.options.ignore_case = true,
             "P" => c.options.keep_path = true,
@@ -225,8 +225,7 @@ impl ModuleSource for HostModules<'_> {
             None => display(self.dir, &path, self.style),
         };
         let bytes = fs::read(&path).map_err(|_| ModuleOpenError::NotFound(name.clone()))?;
-        let image =
-            image_from_bytes(&bytes).map_err(|_| ModuleOpenError::BadHeader(shown.clone()))?;
+        let image = file_image(&bytes).map_err(|_| ModuleOpenError::BadHeader(shown.clone()))?;
         Ok(OpenedModule {
             display: shown,
             image: Box::new(image),

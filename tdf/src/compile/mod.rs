@@ -5,7 +5,9 @@
 //! its messages come out in TRCUST's order and carry the line numbers
 //! TRCUST reports: the header (`header`), then each TRACE statement
 //! (`trace`), whose address forms and data statements are in
-//! `operands`, and RETEP's search for the return point in [`retep`].
+//! `operands`, RETEP's search for the return point in [`retep`], and what
+//! comes from debug information (`@file,line`, `.var`, `RETEP=CV`) in
+//! `debug`.
 //! Code comes from [`crate::codegen`]; every program is checked by
 //! `rpn_vm`'s verifier (16 stack entries, 255 bytes) as it grows.
 //!
@@ -15,6 +17,7 @@
 //! subtracts; truncations warn (messages 142 and 143). Module bytes come
 //! from `loader`, which decodes iterated pages per the LX specification.
 
+mod debug;
 mod header;
 mod operands;
 pub mod retep;
@@ -55,6 +58,8 @@ pub struct Options {
     pub retep_pascal: bool,
     /// `/NODE`: ignore debug information.
     pub no_debug: bool,
+    /// `/NOLN`: ignore the line numbers of the debug information.
+    pub no_lines: bool,
 }
 
 /// A module opened for the compiler.
@@ -157,6 +162,8 @@ pub(crate) struct Compiler<'a> {
     pub(crate) groups: HashMap<String, u16>,
     // Module, opened at the first dynamic tracepoint.
     module: Option<OpenedModule>,
+    // Its debug information, read at first use.
+    debug: debug::DebugState,
     // Tracepoints.
     pub(crate) trace_count: u32,
     pub(crate) explicit_minors: Option<bool>,
@@ -399,6 +406,7 @@ pub fn compile(
         types: HashMap::new(),
         groups: HashMap::new(),
         module: None,
+        debug: debug::DebugState::Unread,
         trace_count: 0,
         explicit_minors: None,
         auto_orbits: 0,

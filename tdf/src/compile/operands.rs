@@ -9,8 +9,9 @@
 
 use rpn_vm::Instr;
 
+use super::debug::VarLog;
 use super::retep::{self, Criteria};
-use super::trace::{Place, TraceStmt, UNTRACEABLE};
+use super::trace::{Place, TraceStmt};
 use super::{Compiler, Step};
 use crate::codegen::{self, Truncation};
 use crate::diag::Severity;
@@ -47,23 +48,19 @@ impl Compiler<'_> {
                 }
                 let file = self.lex.raw().map_err(|d| self.lex_failed(d))?;
                 let file = crate::tsf::lexer::latin1(&file);
-                let debug = self.module()?.debug_signature();
+                self.module()?;
                 self.expect(',', false)?;
-                self.number()?;
-                Err(self.error(match debug {
-                    // Debug information is not read yet: say so rather than
-                    // claim there is none.
-                    Some(sig) => format!(
-                        "{} debug information is not supported, cannot place: @{file}",
-                        String::from_utf8_lossy(&sig)
-                    ),
-                    None => format!("CodeView info does not exist for: {file}"),
-                }))
+                let (line, _) = self.number()?;
+                self.tp_line(st, &file, line)
             }
             Token::Punct('.') => {
                 self.next()?;
                 self.module()?;
-                let symbols = self.symbols()?;
+                // With debug information a MAP file is optional.
+                let symbols = match self.debug_info()? {
+                    Some(_) => self.map,
+                    None => Some(self.symbols()?),
+                };
                 let name = self.next()?.text();
                 let mut disp: i64 = 0;
                 while let Token::Punct(c @ ('+' | '-')) = self.peek()? {
@@ -85,52 +82,67 @@ impl Compiler<'_> {
                     }
                 }
                 self.peek()?;
-                let Some(sym) = symbols.lookup(&name, self.opts.ignore_case) else {
+                let procedure = self.debug_procedure(&name)?;
+                let sym = symbols.and_then(|s| s.lookup(&name, self.opts.ignore_case));
+                // The routine: (object, start, end) from the MAP symbol and
+                // the next one, or from the debug procedure.
+                let routine = match (sym, &procedure) {
+                    (Some(s), Some(p))
+                        if (s.object, s.offset) == (u32::from(p.segment), p.offset) =>
+                    {
+                        Some((s.object, s.offset, p.offset.checked_add(p.length)))
+                    }
+                    (Some(s), _) => {
+                        Some((s.object, s.offset, symbols.and_then(|t| t.next_offset(s))))
+                    }
+                    (None, Some(p)) => Some((
+                        u32::from(p.segment),
+                        p.offset,
+                        p.offset.checked_add(p.length),
+                    )),
+                    (None, None) => None,
+                };
+                let Some((object, start, end)) = routine else {
                     return Err(self.error(format!("symbol not found: {name}")));
                 };
-                let object = sym.object;
-                let mut offset = match u32::try_from(i64::from(sym.offset) + disp) {
+                let mut offset = match u32::try_from(i64::from(start) + disp) {
                     Ok(o) => o,
                     Err(_) => return Err(self.error("address not found")),
                 };
                 if let Some(mask) = retep {
-                    let Some(end) = symbols.next_offset(sym) else {
-                        return Err(self.error(format!("symbol not found: {name}")));
-                    };
-                    let image = self.module()?;
-                    let big = image.is_32bit(object) != Some(false);
-                    let code: Vec<u8> = (sym.offset..end)
-                        .map(|o| image.byte_at(object, o).unwrap_or(0))
-                        .collect();
-                    let c = Criteria {
-                        mask,
-                        pascal: self.opts.retep_pascal,
-                        range: self.opts.retep_range,
-                    };
-                    match retep::find(&code, sym.offset, big, c) {
-                        Some(at) => offset = at,
-                        None => {
-                            self.diag(
-                                Severity::Warning,
-                                format!("unable to determine return point for {name}"),
-                            );
-                            return Err(super::Stop::Discard);
+                    let cv = procedure
+                        .as_ref()
+                        .filter(|p| mask & retep::RM_CV != 0 && u32::from(p.segment) == object)
+                        .and_then(|p| p.offset.checked_add(p.debug_end));
+                    if let Some(at) = cv {
+                        offset = at;
+                    } else {
+                        let Some(end) = end else {
+                            return Err(self.error(format!("symbol not found: {name}")));
+                        };
+                        let image = self.module()?;
+                        let big = image.is_32bit(object) != Some(false);
+                        let code: Vec<u8> = (start..end)
+                            .map(|o| image.byte_at(object, o).unwrap_or(0))
+                            .collect();
+                        let c = Criteria {
+                            mask,
+                            pascal: self.opts.retep_pascal,
+                            range: self.opts.retep_range,
+                        };
+                        match retep::find(&code, start, big, c) {
+                            Some(at) => offset = at,
+                            None => {
+                                self.diag(
+                                    Severity::Warning,
+                                    format!("unable to determine return point for {name}"),
+                                );
+                                return Err(super::Stop::Discard);
+                            }
                         }
                     }
                 }
-                let image = self.module()?;
-                let Some(opcode) = image.byte_at(object, offset) else {
-                    return Err(self.error("address not found"));
-                };
-                if UNTRACEABLE.contains(&opcode) {
-                    return Err(self.error("opcode at TP address cannot be traced"));
-                }
-                st.place = Some(Place::At {
-                    object,
-                    offset,
-                    opcode,
-                });
-                Ok(())
+                self.place_at(st, object, offset)
             }
             other => {
                 let found = other.text();
@@ -207,18 +219,27 @@ impl Compiler<'_> {
                 }
             }
         }
+        // Runs of registers, and the memory statements of stack variables.
+        let mut code = Vec::new();
         let mut regs = Vec::new();
         for item in items {
             match item {
                 RegItem::Reg(r) => regs.push(r),
-                // Register variables come from debug information only.
-                RegItem::Variable(name) => {
-                    return Err(self.error(format!("symbol not found: {name}")));
-                }
+                // Register and stack variables come from debug information.
+                RegItem::Variable(name) => match self.variable_log(st, &name)? {
+                    Some(VarLog::Regs(rs)) => regs.extend(rs),
+                    Some(VarLog::Code(c)) => {
+                        code.extend(codegen::regs(&regs));
+                        regs.clear();
+                        code.extend(c);
+                    }
+                    None => return Err(self.error(format!("symbol not found: {name}"))),
+                },
             }
         }
+        code.extend(codegen::regs(&regs));
         self.data_end(st)?;
-        self.append(st, codegen::regs(&regs))
+        self.append(st, code)
     }
 
     pub(crate) fn orbit_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
