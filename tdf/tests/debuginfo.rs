@@ -345,3 +345,25 @@ fn the_debug_programs_compile_and_verify_like_the_others() {
         assert_eq!(fs::read_to_string(dir.path().join(src.0)).unwrap(), src.1);
     }
 }
+
+#[test]
+fn static_data_comes_from_the_debug_information() {
+    let (p16, p32) = programs();
+    for p in [&p16, &p32] {
+        let map = format!("/M={}", p.map_file_name());
+        let (file, _) = p.source.unwrap();
+        let kw = if p.name == "DBG16" { "MEM" } else { "MEM32" };
+        let t = format!("TRACE MINOR=1, TP=@{file},17, {kw}=(.total,DIRECT,2)\n");
+        // `total` from the debug information alone is the MAP's `total`.
+        let from_debug = rpn(p, &t, &[]);
+        let t_map = format!("TRACE MINOR=1, TP=.exit, {kw}=(.total,DIRECT,2)\n");
+        assert_eq!(from_debug, rpn(p, &t_map, &[&map, "/NODE"]), "{}", p.name);
+        // Not there: symbol not found (no MAP needed to say so).
+        let t = format!("TRACE MINOR=1, TP=@{file},17, {kw}=(.nothing,DIRECT,2)\n");
+        let (out, _) = trcust(p, &tsf(p, &t), &[]);
+        assert_eq!(
+            messages(&out),
+            ["TRCUST(4) ERROR: symbol not found: nothing"]
+        );
+    }
+}

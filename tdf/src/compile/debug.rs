@@ -1,7 +1,10 @@
 //! What the compiler takes from the module's debug information
 //! ([`crate::debuginfo`]): `TP=@file,line` through the line numbers,
-//! `REGS=(.var)` through a procedure's register and stack variables, and
-//! `RETEP=CV` and `TP=.name` through the procedures.
+//! `REGS=(.var)` through a procedure's register and stack variables,
+//! `RETEP=CV` and `TP=.name` through the procedures, and `.name` in memory
+//! addresses through the static data symbols (checked before the MAP file,
+//! as the document says; a MAP file is optional when there is debug
+//! information).
 //!
 //! Messages: TRCUST printed `CodeView info does not exist for: FILE` for a
 //! module without debug information (TRCUST-FORMATS.md §6.2); the others
@@ -97,6 +100,27 @@ impl Compiler<'_> {
             DebugState::Info(i) => Some(i),
             _ => None,
         })
+    }
+
+    /// The debug information, only when the module is already open (a
+    /// data statement before the TP does not open it).
+    pub(crate) fn debug_info_if_open(&mut self) -> Step<Option<&DebugInfo>> {
+        if self.module.is_none() {
+            return Ok(None);
+        }
+        self.debug_info()
+    }
+
+    /// The address of the static data symbol or procedure `name` in the
+    /// debug information (for `.name` in MEM, ASCIIZ and LEN addresses).
+    pub(crate) fn debug_static(&mut self, name: &str) -> Step<Option<(u32, u32)>> {
+        let Some(d) = self.debug_info_if_open()? else {
+            return Ok(None);
+        };
+        let data = d.data.iter().find(|s| s.name == name);
+        Ok(data
+            .map(|s| (u32::from(s.segment), s.offset))
+            .or_else(|| d.procedure(name).map(|p| (u32::from(p.segment), p.offset))))
     }
 
     /// The procedure called `name` in the debug information.

@@ -349,8 +349,15 @@ impl Compiler<'_> {
         let Base::Symbol { name, .. } = &addr.base else {
             return Ok(None);
         };
-        let symbols = self.symbols()?;
-        match symbols.lookup(name, self.opts.ignore_case) {
+        // The debug information first, then the MAP file.
+        if let Some(at) = self.debug_static(name)? {
+            return Ok(Some(at));
+        }
+        let symbols = match (self.map, self.debug_info_if_open()?) {
+            (None, Some(_)) => None,
+            _ => Some(self.symbols()?),
+        };
+        match symbols.and_then(|s| s.lookup(name, self.opts.ignore_case)) {
             Some(s) => Ok(Some((s.object, s.offset))),
             None => Err(self.error(format!("symbol not found: {name}"))),
         }
