@@ -79,17 +79,25 @@ fn random_protected_32() {
 #[test]
 #[ignore]
 fn random_long() {
+    let seed: u64 = std::env::var("DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
     let steps: u64 = std::env::var("DIFF_STEPS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
-    let mut total = 0;
-    let mut all = Vec::new();
-    for (i, mode) in [Mode::Real, Mode::Prot16, Mode::Prot32]
+    let runs: Vec<_> = [Mode::Real, Mode::Prot16, Mode::Prot32]
         .into_iter()
         .enumerate()
-    {
-        let (n, found) = random_run(mode, 100 + i as u64, steps, true);
+        .map(|(i, mode)| {
+            std::thread::spawn(move || (mode, random_run(mode, seed + i as u64, steps, true)))
+        })
+        .collect();
+    let mut total = 0;
+    let mut all = Vec::new();
+    for r in runs {
+        let (mode, (n, found)) = r.join().expect("run");
         println!("{mode:?}: {n} instructions, {} divergences", found.len());
         for d in found.iter().take(20) {
             println!("---\n{d}");
@@ -235,6 +243,25 @@ fn program_calls_all_modes() {
         let code = calls_program(mode.bitness(), sels[1], sels[0]);
         let p = run_program(mode, &code, 2000);
         assert!(p.steps > 40, "{mode:?}: {} steps", p.steps);
+    }
+}
+
+/// Regression (found by the random run): XADD with the same register as
+/// both operands. Intel SDM XADD: TEMP <- SRC + DEST; SRC <- DEST;
+/// DEST <- TEMP, so the destination write (the sum) lands last: XADD DX,DX
+/// with DX = 8 leaves 0x10 (unicorn agrees). The interpreter writes the
+/// destination first and the source (old value) last, leaving 8.
+#[test]
+fn regression_xadd_same_register() {
+    for mode in [Mode::Real, Mode::Prot32] {
+        let code = asm(mode.bitness(), 0x100, |a| {
+            a.mov(dx, 8u32).unwrap();
+            a.xadd(dx, dx).unwrap();
+            a.xadd(eax, eax).unwrap();
+            a.hlt().unwrap();
+        });
+        let p = run_program(mode, &code, 10);
+        assert_eq!(p.m.cpu().gpr[2] & 0xFFFF, 0x10);
     }
 }
 

@@ -34,7 +34,9 @@
 //! - Instruction budget: a code hook on every address counts steps while a
 //!   budget is set (which slows unicorn several times). Steps include a
 //!   faulting attempt, as in the interpreter, but QEMU runs a REP string
-//!   instruction as one step per iteration. Cycle budgets have no
+//!   instruction as one step per one or two iterations (see `on_count`:
+//!   QEMU restarts an instruction that writes into its own code page, and
+//!   the hook does not count an immediate repeat). Cycle budgets have no
 //!   meaning here and are ignored.
 //! - No triple fault ([`Exit::Shutdown`]) can occur, no port bus (IN/OUT
 //!   read QEMU's defaults), no external interrupts.
@@ -90,6 +92,10 @@ struct HookState {
     seen: u64,
     /// The budget of this run.
     budget: u64,
+    /// The address the counting hook saw last, and whether it was a
+    /// repeat it let through uncounted.
+    last: Option<u64>,
+    repeated: bool,
 }
 
 impl HookState {
@@ -107,6 +113,8 @@ pub struct UnicornMachine {
     reported_hostcall: Option<u32>,
     /// Unicorn's CPU context as created (no exception in flight).
     clean: Context,
+    /// The instruction-counting hook, while installed.
+    counter: Option<UcHookId>,
 }
 
 impl fmt::Debug for UnicornMachine {
@@ -119,18 +127,17 @@ impl fmt::Debug for UnicornMachine {
 }
 
 fn linear_pc(uc: &Uc<'_>) -> u32 {
-    let cs = uc.reg_read(RegisterX86::CS).unwrap_or(0) as u16;
-    let eip = uc.reg_read(RegisterX86::EIP).unwrap_or(0) as u32;
-    let cr0 = uc.reg_read(RegisterX86::CR0).unwrap_or(0) as u32;
-    let eflags = uc.reg_read(RegisterX86::EFLAGS).unwrap_or(0) as u32;
+    let r = |x| uc.reg_read(x).unwrap_or(0) as u32;
+    let (cs, eip, cr0, eflags) = (
+        r(RegisterX86::CS) as u16,
+        r(RegisterX86::EIP),
+        r(RegisterX86::CR0),
+        r(RegisterX86::EFLAGS),
+    );
     if cr0 & 1 == 0 || eflags & flags::VM != 0 {
         (u32::from(cs) << 4).wrapping_add(eip)
     } else {
-        // Protected mode: unicorn reports selectors only; read the base
-        // back from the state (one descriptor read).
-        regs::read_state(uc)
-            .map(|s| s.seg[SegReg::Cs as usize].base.wrapping_add(eip))
-            .unwrap_or(eip)
+        regs::segment_base(uc, cs).wrapping_add(eip)
     }
 }
 
@@ -161,12 +168,22 @@ fn on_hostcall(uc: &mut Uc<'_>, addr: u64, _size: u32) {
     stop(uc, Exit::HostCall { linear: lin });
 }
 
-/// Code hook on every address while a budget is set.
-fn on_count(uc: &mut Uc<'_>, _addr: u64, _size: u32) {
+/// Code hook on every address while a budget is set. QEMU restarts an
+/// instruction that writes into its own translated code page, so the hook
+/// sees it twice in a row: a repeat at the same address is not counted,
+/// once (a jump to itself is then counted every other time, so a budget
+/// still ends it).
+fn on_count(uc: &mut Uc<'_>, addr: u64, _size: u32) {
     let d = uc.get_data_mut();
     if d.exit.is_some() {
         return;
     }
+    if d.last == Some(addr) && !d.repeated {
+        d.repeated = true;
+        return;
+    }
+    d.repeated = false;
+    d.last = Some(addr);
     d.seen += 1;
     if d.seen > d.budget {
         d.seen -= 1;
@@ -233,18 +250,42 @@ fn deliver_real(uc: &mut Uc<'_>, v: u8) -> Result<(), uc_error> {
     Ok(())
 }
 
+/// The length of the instruction at CS:EIP if it is INT 6 (`CD 06` after
+/// prefixes).
+fn int6_len(uc: &Uc<'_>) -> Option<u64> {
+    let mut b = [0u8; 15];
+    uc.mem_read(u64::from(linear_pc(uc)), &mut b).ok()?;
+    let n = b.iter().position(|x| {
+        !matches!(
+            x,
+            0x26 | 0x2E | 0x36 | 0x3E | 0x64 | 0x65 | 0x66 | 0x67 | 0xF0 | 0xF2 | 0xF3
+        )
+    })?;
+    (b.get(n..n + 2) == Some(&[0xCD, 0x06][..])).then_some(n as u64 + 2)
+}
+
 /// Vectors QEMU tracks for double-fault promotion (contributory, #PF, #DF).
 fn nests(v: u8) -> bool {
     matches!(v, 0 | 8 | 10..=14)
 }
 
-/// Invalid-opcode hook.
+/// Invalid-opcode hook. Unicorn routes every vector-6 event here, INT 6
+/// included, with EIP still at the INT: that one is recognised by its
+/// bytes and EIP moved past it, as for any software interrupt.
 fn on_invalid(uc: &mut Uc<'_>) -> bool {
+    let software = match int6_len(uc) {
+        Some(len) => {
+            let eip = uc.reg_read(RegisterX86::EIP).unwrap_or(0);
+            let _ = uc.reg_write(RegisterX86::EIP, eip + len);
+            true
+        }
+        None => false,
+    };
     stop(
         uc,
         Exit::Exception {
             fault: Fault::new(vector::UD),
-            software: false,
+            software,
         },
     );
     true
@@ -277,6 +318,7 @@ impl UnicornMachine {
             .context_init()
             .map_err(|e| UnicornError::new("context_init", e))?;
         let mut m = UnicornMachine {
+            counter: None,
             clean,
             uc,
             ram_size,
@@ -387,27 +429,35 @@ impl UnicornMachine {
             let d = self.uc.get_data_mut();
             d.exit = None;
             d.seen = 0;
+            d.last = None;
+            d.repeated = false;
             d.budget = limits.instructions.unwrap_or(u64::MAX);
             d.skip_hostcall = self.reported_hostcall.take().filter(|&l| l == here);
         }
-        let counter = match limits.instructions {
-            Some(_) => Some(
-                self.uc
+        // The counting hook stays installed across budgeted runs (adding
+        // or removing a hook drops unicorn's translated code) and is
+        // removed for an unbudgeted run, which then runs hook-free.
+        match (limits.instructions, self.counter) {
+            (Some(_), None) => {
+                let id = self
+                    .uc
                     .add_code_hook(1, 0, on_count)
-                    .map_err(|e| UnicornError::new("add_code_hook", e))?,
-            ),
-            None => None,
-        };
+                    .map_err(|e| UnicornError::new("add_code_hook", e))?;
+                self.counter = Some(id);
+            }
+            (None, Some(id)) => {
+                self.counter = None;
+                self.uc
+                    .remove_hook(id)
+                    .map_err(|e| UnicornError::new("remove_hook", e))?;
+            }
+            _ => {}
+        }
         let eip = self
             .uc
             .reg_read(RegisterX86::EIP)
             .map_err(|e| UnicornError::new("reg_read", e))?;
         let r = self.uc.emu_start(eip, u64::MAX, 0, 0);
-        if let Some(id) = counter {
-            self.uc
-                .remove_hook(id)
-                .map_err(|e| UnicornError::new("remove_hook", e))?;
-        }
         let d = self.uc.get_data_mut();
         self.steps += d.seen;
         let exit = d.exit.take();
@@ -455,6 +505,11 @@ impl UnicornMachine {
             .context_restore(&self.clean)
             .map_err(|e| UnicornError::new("context_restore", e))?;
         self.set_cpu(&s)
+    }
+
+    /// EIP alone (cheaper than [`UnicornMachine::cpu`]).
+    pub fn eip(&self) -> u32 {
+        self.uc.reg_read(RegisterX86::EIP).unwrap_or(0) as u32
     }
 
     fn paging(&self) -> bool {

@@ -90,9 +90,13 @@ fn wr_mmr(uc: &mut Uc<'_>, r: X, bytes: &[u8; 24]) -> Result<(), UnicornError> {
 
 /// Write `s` into unicorn. EIP is written too (the next run starts there).
 pub(super) fn write_state(uc: &mut Uc<'_>, s: &CpuState) -> Result<(), UnicornError> {
-    wr(uc, X::CR0, s.cr0)?;
-    wr(uc, X::CR2, s.cr2)?;
-    wr(uc, X::CR3, s.cr3)?;
+    // Control registers only when they change: QEMU flushes its TLB on
+    // every CR0/CR3 write.
+    for (r, v) in [(X::CR0, s.cr0), (X::CR2, s.cr2), (X::CR3, s.cr3)] {
+        if rd(uc, r)? != v {
+            wr(uc, r, v)?;
+        }
+    }
     wr_mmr(
         uc,
         X::GDTR,
@@ -164,6 +168,24 @@ fn cache_for(uc: &Uc<'_>, s: &CpuState, selector: u16, code: bool) -> Segment {
         access: d.access(),
         flags: ((d.0 >> 52) & 0xF) as u8,
     }
+}
+
+/// The base of the GDT/LDT descriptor `selector` names now (0 if none).
+pub(super) fn segment_base(uc: &Uc<'_>, selector: u16) -> u32 {
+    let Ok(cr0) = rd(uc, X::CR0) else { return 0 };
+    let Ok((_, base, limit, _)) = rd_mmr(uc, if selector & 4 != 0 { X::LDTR } else { X::GDTR })
+    else {
+        return 0;
+    };
+    let mut s = CpuState::reset();
+    s.cr0 = cr0;
+    s.gdtr = DescTable {
+        base,
+        limit: limit as u16,
+    };
+    s.ldtr.base = base;
+    s.ldtr.limit = limit;
+    cache_for(uc, &s, selector, true).base
 }
 
 /// Read the register file out of unicorn (see the module docs for how the

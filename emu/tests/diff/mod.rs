@@ -179,14 +179,17 @@ impl Pair {
             cycles: None,
         };
         // A REP string instruction is one step per iteration in unicorn
-        // and one per 4096 in the interpreter: both run until it is done.
-        let rep = insn.has_rep_prefix() || insn.has_repne_prefix();
+        // and one per 4096 in the interpreter, and QEMU restarts (and
+        // counts again) an instruction that writes into its own code page:
+        // both run until EIP moves (no generated instruction jumps to
+        // itself).
+        let rep = true;
         let mut em = self.m.run(one);
         while rep && em == Exit::InstructionLimit && self.m.cpu().eip == before.eip {
             em = self.m.run(one);
         }
         let mut eu = self.u.run(one).map_err(|e| format!("unicorn error {e}"))?;
-        while rep && eu == Exit::InstructionLimit && self.u.cpu().map(|c| c.eip) == Ok(before.eip) {
+        while rep && eu == Exit::InstructionLimit && self.u.eip() == before.eip {
             eu = self.u.run(one).map_err(|e| format!("unicorn error {e}"))?;
         }
         self.steps += 1;
