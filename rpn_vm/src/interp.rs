@@ -29,6 +29,7 @@
 //! Costs come from the opcode table: each instruction's fixed cycles plus
 //! its per-unit cycles times the bytes or items it handled.
 
+use crate::fuse::Kind;
 use crate::machine::{Machine, MemFault, Reg};
 use crate::opcode::Op;
 use crate::verify::{Program, STACK_SLOTS};
@@ -154,6 +155,16 @@ impl Stack {
         self.tos.wrapping_sub(1) & (STACK_SLOTS - 1)
     }
 
+    /// `Push v` then a two-operand op, in one: `v` is written in the slot
+    /// above the top (where the push puts it and where it stays visible),
+    /// and the top becomes `top op v`.
+    #[inline(always)]
+    fn push_binary(&mut self, v: u32, f: impl FnOnce(u32, u32) -> u32) {
+        self.slots[(self.tos + 1) & (STACK_SLOTS - 1)] = v;
+        let top = &mut self.slots[self.tos & (STACK_SLOTS - 1)];
+        *top = f(*top, v);
+    }
+
     #[inline(always)]
     fn binary(&mut self, f: impl FnOnce(u32, u32) -> u32) {
         let a = self.pop();
@@ -269,6 +280,7 @@ impl Interpreter {
         // The length field of a logged item is a word.
         let logmax = hit.logmax.min(0xFFFF);
         let steps = &program.steps;
+        let regs = &program.regs;
         let mut pc = 0;
         let stop = loop {
             let Some(step) = steps.get(pc) else {
@@ -277,38 +289,38 @@ impl Interpreter {
             pc += 1;
             cycles += u64::from(step.cycles);
             let arg = step.arg;
-            match step.op {
-                Op::PushEax => st.push(machine.reg(Reg::Eax)),
-                Op::PushEcx => st.push(machine.reg(Reg::Ecx)),
-                Op::PushEdx => st.push(machine.reg(Reg::Edx)),
-                Op::PushEbx => st.push(machine.reg(Reg::Ebx)),
-                Op::PushEsp => st.push(machine.reg(Reg::Esp)),
-                Op::PushEbp => st.push(machine.reg(Reg::Ebp)),
-                Op::PushEsi => st.push(machine.reg(Reg::Esi)),
-                Op::PushEdi => st.push(machine.reg(Reg::Edi)),
-                Op::PushEs => st.push(machine.reg(Reg::Es)),
-                Op::PushCs => st.push(machine.reg(Reg::Cs)),
-                Op::PushSs => st.push(machine.reg(Reg::Ss)),
-                Op::PushDs => st.push(machine.reg(Reg::Ds)),
-                Op::PushEflags => st.push(machine.reg(Reg::Eflags)),
-                Op::PushEip => st.push(machine.reg(Reg::Eip)),
-                Op::PushFs => st.push(machine.reg(Reg::Fs)),
-                Op::PushGs => st.push(machine.reg(Reg::Gs)),
-                Op::PushW | Op::PushD => st.push(arg),
-                Op::PushOxs => st.push(u32::from(machine.object_selector(arg))),
-                Op::PushOxf => st.push(machine.object_flat_base(arg)),
-                Op::PushV => match vars.get(arg as usize) {
+            match step.kind {
+                Kind::Op(Op::PushEax) => st.push(machine.reg(Reg::Eax)),
+                Kind::Op(Op::PushEcx) => st.push(machine.reg(Reg::Ecx)),
+                Kind::Op(Op::PushEdx) => st.push(machine.reg(Reg::Edx)),
+                Kind::Op(Op::PushEbx) => st.push(machine.reg(Reg::Ebx)),
+                Kind::Op(Op::PushEsp) => st.push(machine.reg(Reg::Esp)),
+                Kind::Op(Op::PushEbp) => st.push(machine.reg(Reg::Ebp)),
+                Kind::Op(Op::PushEsi) => st.push(machine.reg(Reg::Esi)),
+                Kind::Op(Op::PushEdi) => st.push(machine.reg(Reg::Edi)),
+                Kind::Op(Op::PushEs) => st.push(machine.reg(Reg::Es)),
+                Kind::Op(Op::PushCs) => st.push(machine.reg(Reg::Cs)),
+                Kind::Op(Op::PushSs) => st.push(machine.reg(Reg::Ss)),
+                Kind::Op(Op::PushDs) => st.push(machine.reg(Reg::Ds)),
+                Kind::Op(Op::PushEflags) => st.push(machine.reg(Reg::Eflags)),
+                Kind::Op(Op::PushEip) => st.push(machine.reg(Reg::Eip)),
+                Kind::Op(Op::PushFs) => st.push(machine.reg(Reg::Fs)),
+                Kind::Op(Op::PushGs) => st.push(machine.reg(Reg::Gs)),
+                Kind::Op(Op::PushW | Op::PushD) => st.push(arg),
+                Kind::Op(Op::PushOxs) => st.push(u32::from(machine.object_selector(arg))),
+                Kind::Op(Op::PushOxf) => st.push(machine.object_flat_base(arg)),
+                Kind::Op(Op::PushV) => match vars.get(arg as usize) {
                     Some(&v) => st.push(v),
                     None => break Some(var_error(arg, vars)),
                 },
-                Op::PushVii => {
+                Kind::Op(Op::PushVii) => {
                     let index = st.peek();
                     match vars.get(index as usize) {
                         Some(&v) => st.push(v),
                         None => break Some(var_error(index, vars)),
                     }
                 }
-                Op::PushWis => {
+                Kind::Op(Op::PushWis) => {
                     let offset = st.pop();
                     let selector = st.pop() as u16;
                     let mut word = [0; 2];
@@ -317,7 +329,7 @@ impl Interpreter {
                     }
                     st.push(u32::from(u16::from_le_bytes(word)));
                 }
-                Op::PushSis => {
+                Kind::Op(Op::PushSis) => {
                     let offset = st.pop();
                     let selector = st.pop() as u16;
                     let mut dword = [0; 4];
@@ -328,7 +340,7 @@ impl Interpreter {
                     st.push(value >> 16);
                     st.push(value & 0xFFFF);
                 }
-                Op::PushFif => {
+                Kind::Op(Op::PushFif) => {
                     let address = st.pop();
                     let mut dword = [0; 4];
                     if let Err(fault) = machine.read_flat(address, &mut dword) {
@@ -336,28 +348,28 @@ impl Interpreter {
                     }
                     st.push(u32::from_le_bytes(dword));
                 }
-                Op::Add => st.binary(u32::wrapping_add),
-                Op::Sub => st.binary(u32::wrapping_sub),
-                Op::Mul => st.binary(u32::wrapping_mul),
-                Op::And => st.binary(|b, a| b & a),
-                Op::Or => st.binary(|b, a| b | a),
-                Op::Xor => st.binary(|b, a| b ^ a),
-                Op::Neg => st.slots[st.tos] = !st.slots[st.tos],
-                Op::Xchg => {
+                Kind::Op(Op::Add) => st.binary(u32::wrapping_add),
+                Kind::Op(Op::Sub) => st.binary(u32::wrapping_sub),
+                Kind::Op(Op::Mul) => st.binary(u32::wrapping_mul),
+                Kind::Op(Op::And) => st.binary(|b, a| b & a),
+                Kind::Op(Op::Or) => st.binary(|b, a| b | a),
+                Kind::Op(Op::Xor) => st.binary(|b, a| b ^ a),
+                Kind::Op(Op::Neg) => st.slots[st.tos] = !st.slots[st.tos],
+                Kind::Op(Op::Xchg) => {
                     let below = st.below();
                     st.slots.swap(st.tos, below);
                 }
-                Op::CnvrtDxs => {
+                Kind::Op(Op::CnvrtDxs) => {
                     let value = st.pop();
                     st.push(value >> 16);
                     st.push(value & 0xFFFF);
                 }
-                Op::CnvrtSxd => {
+                Kind::Op(Op::CnvrtSxd) => {
                     let low = st.pop() & 0xFFFF;
                     let high = st.pop() & 0xFFFF;
                     st.push((high << 16) | low);
                 }
-                Op::CnvrtFxs => {
+                Kind::Op(Op::CnvrtFxs) => {
                     let address = st.pop();
                     match machine.flat_to_segmented(address) {
                         Some((selector, offset)) => {
@@ -367,7 +379,7 @@ impl Interpreter {
                         None => break Some(Stop::Incomplete),
                     }
                 }
-                Op::CnvrtSxf => {
+                Kind::Op(Op::CnvrtSxf) => {
                     let selector = st.pop() as u16;
                     let offset = st.pop() as u16;
                     match machine.segmented_to_flat(selector, offset) {
@@ -375,11 +387,11 @@ impl Interpreter {
                         None => break Some(Stop::Incomplete),
                     }
                 }
-                Op::MoveV => match vars.get_mut(arg as usize) {
+                Kind::Op(Op::MoveV) => match vars.get_mut(arg as usize) {
                     Some(v) => *v = st.peek(),
                     None => break Some(var_error(arg, vars)),
                 },
-                Op::MoveVii => {
+                Kind::Op(Op::MoveVii) => {
                     let index = st.peek();
                     let value = st.slots[st.below()];
                     match vars.get_mut(index as usize) {
@@ -387,68 +399,89 @@ impl Interpreter {
                         None => break Some(var_error(index, vars)),
                     }
                 }
-                Op::IncV => match vars.get_mut(arg as usize) {
+                Kind::Op(Op::IncV) => match vars.get_mut(arg as usize) {
                     Some(v) => *v = v.wrapping_add(1),
                     None => break Some(var_error(arg, vars)),
                 },
-                Op::IncVii => {
+                Kind::Op(Op::IncVii) => {
                     let index = st.peek();
                     match vars.get_mut(index as usize) {
                         Some(v) => *v = v.wrapping_add(1),
                         None => break Some(var_error(index, vars)),
                     }
                 }
-                Op::OrV => match vars.get_mut(arg as usize) {
+                Kind::Op(Op::OrV) => match vars.get_mut(arg as usize) {
                     Some(v) => *v |= st.peek(),
                     None => break Some(var_error(arg, vars)),
                 },
-                Op::JmpN => pc = arg as usize,
-                Op::JmpNn => {
+                Kind::Op(Op::JmpN) => pc = arg as usize,
+                Kind::Op(Op::JmpNn) => {
                     if (st.peek() as i32) < 0 {
                         pc = arg as usize;
                     }
                 }
-                Op::JmpPn => {
+                Kind::Op(Op::JmpPn) => {
                     if (st.peek() as i32) > 0 {
                         pc = arg as usize;
                     }
                 }
-                Op::JmpZn => {
+                Kind::Op(Op::JmpZn) => {
                     if st.peek() == 0 {
                         pc = arg as usize;
                     }
                 }
-                Op::PopN => {
+                Kind::Op(Op::PopN) => {
                     st.tos = st.tos.wrapping_sub(arg as usize) & (STACK_SLOTS - 1);
-                    cycles += u64::from(step.op.info().cycles_per_unit * arg);
+                    cycles += u64::from(Op::PopN.info().cycles_per_unit * arg);
                 }
-                Op::LogWn => {
-                    let fit = ((logmax.saturating_sub(self.data.len())) / 2).min(arg as usize);
-                    for _ in 0..fit {
-                        self.data.put((st.pop() as u16).to_le_bytes());
-                    }
-                    cycles += u64::from(step.op.info().cycles_per_unit) * fit as u64;
-                    if fit < arg as usize {
-                        st.pop();
-                        break Some(Stop::Incomplete);
+                Kind::Op(Op::LogWn) => {
+                    if let Err(stop) = self.log_words(&mut st, arg, logmax, &mut cycles) {
+                        break Some(stop);
                     }
                 }
-                Op::LogDn => {
-                    let fit = ((logmax.saturating_sub(self.data.len())) / 4).min(arg as usize);
-                    for _ in 0..fit {
-                        self.data.put(st.pop().to_le_bytes());
-                    }
-                    cycles += u64::from(step.op.info().cycles_per_unit) * fit as u64;
-                    if fit < arg as usize {
-                        st.pop();
-                        break Some(Stop::Incomplete);
+                Kind::Op(Op::LogDn) => {
+                    if let Err(stop) = self.log_dwords(&mut st, arg, logmax, &mut cycles) {
+                        break Some(stop);
                     }
                 }
-                Op::LogMrs | Op::LogArs => {
+                Kind::PushRegs => {
+                    for &reg in run(regs, arg, step.n) {
+                        st.push(machine.reg(reg));
+                    }
+                }
+                Kind::PushRegsLogDn => {
+                    for &reg in run(regs, arg, step.n) {
+                        st.push(machine.reg(reg));
+                    }
+                    if let Err(stop) = self.log_dwords(&mut st, arg >> 16, logmax, &mut cycles) {
+                        break Some(stop);
+                    }
+                }
+                Kind::PushRegsLogWn => {
+                    for &reg in run(regs, arg, step.n) {
+                        st.push(machine.reg(reg));
+                    }
+                    if let Err(stop) = self.log_words(&mut st, arg >> 16, logmax, &mut cycles) {
+                        break Some(stop);
+                    }
+                }
+                Kind::PushImmAdd => st.push_binary(arg, u32::wrapping_add),
+                Kind::PushImmSub => st.push_binary(arg, u32::wrapping_sub),
+                Kind::PushImmMul => st.push_binary(arg, u32::wrapping_mul),
+                Kind::PushImmAnd => st.push_binary(arg, |b, a| b & a),
+                Kind::PushImmOr => st.push_binary(arg, |b, a| b | a),
+                Kind::PushImmXor => st.push_binary(arg, |b, a| b ^ a),
+                Kind::PushRegAdd => st.push_binary(reg_of(machine, regs, arg), u32::wrapping_add),
+                Kind::PushRegSub => st.push_binary(reg_of(machine, regs, arg), u32::wrapping_sub),
+                Kind::PushRegMul => st.push_binary(reg_of(machine, regs, arg), u32::wrapping_mul),
+                Kind::PushRegAnd => st.push_binary(reg_of(machine, regs, arg), |b, a| b & a),
+                Kind::PushRegOr => st.push_binary(reg_of(machine, regs, arg), |b, a| b | a),
+                Kind::PushRegXor => st.push_binary(reg_of(machine, regs, arg), |b, a| b ^ a),
+                Kind::Op(Op::LogMrs | Op::LogArs) => {
                     let offset = st.pop();
                     let selector = st.pop() as u16;
                     let length = st.pop();
-                    let string = step.op == Op::LogArs;
+                    let string = matches!(step.kind, Kind::Op(Op::LogArs));
                     let read =
                         |m: &mut M, at: u32, buf: &mut [u8]| m.read_segmented(selector, at, buf);
                     if let Err(stop) =
@@ -457,10 +490,10 @@ impl Interpreter {
                         break Some(stop);
                     }
                 }
-                Op::LogMrf | Op::LogArf => {
+                Kind::Op(Op::LogMrf | Op::LogArf) => {
                     let address = st.pop();
                     let length = st.pop();
-                    let string = step.op == Op::LogArf;
+                    let string = matches!(step.kind, Kind::Op(Op::LogArf));
                     let read = |m: &mut M, at: u32, buf: &mut [u8]| m.read_flat(at, buf);
                     if let Err(stop) =
                         self.log_item(machine, read, address, length, string, logmax, &mut cycles)
@@ -468,14 +501,14 @@ impl Interpreter {
                         break Some(stop);
                     }
                 }
-                Op::SetMinW => minor = arg as u16,
-                Op::SetMin => minor = st.peek() as u16,
-                Op::SetMajW => major = arg as u16,
-                Op::SetMaj => major = st.peek() as u16,
-                Op::Exit => break None,
-                Op::Abort => break Some(Stop::Outcome(Outcome::Aborted)),
-                Op::Remove => break Some(Stop::Outcome(Outcome::Removed)),
-                Op::SysDump => break Some(Stop::Outcome(Outcome::SysDump)),
+                Kind::Op(Op::SetMinW) => minor = arg as u16,
+                Kind::Op(Op::SetMin) => minor = st.peek() as u16,
+                Kind::Op(Op::SetMajW) => major = arg as u16,
+                Kind::Op(Op::SetMaj) => major = st.peek() as u16,
+                Kind::Op(Op::Exit) => break None,
+                Kind::Op(Op::Abort) => break Some(Stop::Outcome(Outcome::Aborted)),
+                Kind::Op(Op::Remove) => break Some(Stop::Outcome(Outcome::Removed)),
+                Kind::Op(Op::SysDump) => break Some(Stop::Outcome(Outcome::SysDump)),
             }
         };
         self.stack = st.slots;
@@ -496,6 +529,50 @@ impl Interpreter {
             Some(Stop::Outcome(outcome)) => outcome,
         };
         RunResult { outcome, cycles }
+    }
+
+    /// `Log WN,n`: the low words of the top `n` entries, popped, as far as
+    /// the log limit allows.
+    #[inline(always)]
+    fn log_words(
+        &mut self,
+        st: &mut Stack,
+        n: u32,
+        logmax: usize,
+        cycles: &mut u64,
+    ) -> Result<(), Stop> {
+        let fit = ((logmax.saturating_sub(self.data.len())) / 2).min(n as usize);
+        for chunk in self.data.extend(2 * fit).chunks_exact_mut(2) {
+            chunk.copy_from_slice(&(st.pop() as u16).to_le_bytes());
+        }
+        *cycles += u64::from(Op::LogWn.info().cycles_per_unit) * fit as u64;
+        if fit < n as usize {
+            st.pop();
+            return Err(Stop::Incomplete);
+        }
+        Ok(())
+    }
+
+    /// `Log DN,n`: the top `n` entries, popped, as far as the log limit
+    /// allows.
+    #[inline(always)]
+    fn log_dwords(
+        &mut self,
+        st: &mut Stack,
+        n: u32,
+        logmax: usize,
+        cycles: &mut u64,
+    ) -> Result<(), Stop> {
+        let fit = ((logmax.saturating_sub(self.data.len())) / 4).min(n as usize);
+        for chunk in self.data.extend(4 * fit).chunks_exact_mut(4) {
+            chunk.copy_from_slice(&st.pop().to_le_bytes());
+        }
+        *cycles += u64::from(Op::LogDn.info().cycles_per_unit) * fit as u64;
+        if fit < n as usize {
+            st.pop();
+            return Err(Stop::Incomplete);
+        }
+        Ok(())
     }
 
     /// Logs a fault item if it fits; the hit then ends incomplete.
@@ -565,6 +642,21 @@ impl Interpreter {
         self.data.patch(start + 1, (logged as u16).to_le_bytes());
         Ok(())
     }
+}
+
+/// The registers of a fused push run: `n` entries of the program's
+/// register table from `arg & 0xFFFF` (empty if the table is shorter, which
+/// a program from the loader never is).
+#[inline(always)]
+fn run(regs: &[Reg], arg: u32, n: u8) -> &[Reg] {
+    let start = (arg & 0xFFFF) as usize;
+    regs.get(start..start + usize::from(n)).unwrap_or_default()
+}
+
+/// The register at `regs[arg]`, read from the machine.
+#[inline(always)]
+fn reg_of<M: Machine + ?Sized>(machine: &M, regs: &[Reg], arg: u32) -> u32 {
+    regs.get(arg as usize).map_or(0, |&reg| machine.reg(reg))
 }
 
 fn var_error(index: u32, vars: &[u32]) -> Stop {

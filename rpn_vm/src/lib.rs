@@ -20,6 +20,7 @@
 pub mod disasm;
 pub mod examples;
 pub mod fake;
+mod fuse;
 pub mod instr;
 pub mod interp;
 pub mod machine;

@@ -14,7 +14,9 @@
 //! stack, which is allowed). Because jumps only go forward, one pass in
 //! program order computes the deepest stack at every instruction.
 
+use crate::fuse::{Step, fuse};
 use crate::instr::{DecodeError, Instr};
+use crate::machine::Reg;
 use crate::opcode::Op;
 
 /// The most bytes one tracepoint's program may have (TRCUST message 83).
@@ -76,23 +78,26 @@ pub enum VerifyErrorKind {
     },
 }
 
-/// One pre-decoded step. For jumps, `arg` is the index of the target step
-/// (`steps.len()` for the end of the program).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Step {
-    pub(crate) op: Op,
-    pub(crate) arg: u32,
-    /// The opcode's fixed cost, looked up once at load.
-    pub(crate) cycles: u32,
-}
-
 /// A verified program, ready to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Two programs are equal when their bytecode is: how the interpreter
+/// executes it (fused or not) is not part of a program's identity.
+#[derive(Debug, Clone)]
 pub struct Program {
     bytes: Box<[u8]>,
     pub(crate) steps: Box<[Step]>,
+    /// The registers of fused push runs, indexed by their steps.
+    pub(crate) regs: Box<[Reg]>,
     offsets: Box<[u16]>,
 }
+
+impl PartialEq for Program {
+    fn eq(&self, other: &Program) -> bool {
+        self.bytes == other.bytes
+    }
+}
+
+impl Eq for Program {}
 
 impl Program {
     /// Verifies `bytes` for a DTO with `vars` variables.
@@ -154,21 +159,43 @@ impl Program {
                     vars,
                 });
             }
-            steps.push(Step {
-                op: instr.op,
-                arg,
-                cycles: instr.op.info().cycles,
-            });
+            steps.push(Step::single(instr.op, arg));
         }
         if check_stack {
             check_stack_depth(&decoded, &steps)?;
         }
+        let (steps, regs) = fuse(&steps);
         let offsets = decoded.iter().map(|(o, _)| *o as u16).collect();
         Ok(Program {
             bytes: bytes.into(),
             steps: steps.into(),
+            regs: regs.into(),
             offsets,
         })
+    }
+
+    /// The same program, executed one instruction per step: without the
+    /// superinstructions [`Program::load`] fuses (see `fuse.rs`). It
+    /// behaves identically, only slower; it exists so that tests can hold
+    /// the fused execution against the plain one.
+    pub fn unfused(&self) -> Program {
+        let index_of = |offset: usize| self.offsets.partition_point(|&o| usize::from(o) < offset);
+        let steps = self
+            .instructions()
+            .map(|(offset, instr)| {
+                let mut arg = instr.operand;
+                if instr.op.is_jump() {
+                    arg = index_of(offset + instr.len() + instr.operand as usize) as u32;
+                }
+                Step::single(instr.op, arg)
+            })
+            .collect();
+        Program {
+            bytes: self.bytes.clone(),
+            steps,
+            regs: Box::new([]),
+            offsets: self.offsets.clone(),
+        }
     }
 
     /// The empty program: it logs an empty record.
@@ -176,6 +203,7 @@ impl Program {
         Program {
             bytes: Box::new([]),
             steps: Box::new([]),
+            regs: Box::new([]),
             offsets: Box::new([]),
         }
     }
@@ -187,12 +215,12 @@ impl Program {
 
     /// Number of instructions.
     pub fn len(&self) -> usize {
-        self.steps.len()
+        self.offsets.len()
     }
 
     /// True for the empty program (which logs an empty record).
     pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
+        self.offsets.is_empty()
     }
 
     /// The instructions with their byte offsets, jump operands as distances.
@@ -212,9 +240,10 @@ fn check_stack_depth(decoded: &[(usize, Instr)], steps: &[Step]) -> Result<(), V
     // None when no path reaches it.
     let mut depth_in: Vec<Option<u32>> = vec![None; steps.len() + 1];
     depth_in[0] = Some(0);
-    for (i, step) in steps.iter().enumerate() {
+    for (i, (step, (_, instr))) in steps.iter().zip(decoded).enumerate() {
         let Some(depth) = depth_in[i] else { continue };
-        let (pops, pushes) = step.op.stack_effect(step.arg);
+        let op = instr.op;
+        let (pops, pushes) = op.stack_effect(step.arg);
         let after_pops = depth.saturating_sub(pops);
         let peak = after_pops + pushes;
         if peak > STACK_SLOTS as u32 {
@@ -227,10 +256,10 @@ fn check_stack_depth(decoded: &[(usize, Instr)], steps: &[Step]) -> Result<(), V
             let slot = &mut depth_in[target];
             *slot = Some(slot.map_or(peak, |d| d.max(peak)));
         };
-        if step.op.is_jump() {
+        if op.is_jump() {
             reach(step.arg as usize);
         }
-        if step.op != Op::JmpN && !step.op.ends_hit() {
+        if op != Op::JmpN && !op.ends_hit() {
             reach(i + 1);
         }
     }
