@@ -6,8 +6,8 @@
 //!   directory; [`combine`]: TFF combine mode (`/C=`);
 //! * [`definition`] and [`tmi`]: the TDF and TMI binary formats;
 //! * [`buildtdf`]: DTRACE trace program files to TDFs;
-//! * [`debuginfo`]: CodeView debug information (line numbers, procedures,
-//!   variables);
+//! * [`debuginfo`]: CodeView and IBM HLL debug information (line numbers,
+//!   procedures, variables);
 //! * [`verify`]: checks a TDF against its module;
 //! * [`codegen`]: RPN code for the TSF data statements;
 //! * [`target`] and [`module`]: what the compiler reads from a module and
@@ -36,7 +36,8 @@
 //!   statement it precedes; a register form keeps its own.
 //! * A duplicate tracepoint address keeps the second TRACE's format in the
 //!   TFF (as TRCUST does) and only the first tracepoint in the TDF.
-//! * Debug information: CodeView 4 (`NB05`-`NB09`, `NB11`) is read by
+//! * Debug information: CodeView 4 (`NB05`-`NB09`, `NB11`) and IBM HLL
+//!   (`NB04`, partly inferred: [`debuginfo::hll`]) are read by
 //!   [`debuginfo`] from the LX debug section or the `NBxx` trailer at the
 //!   end of the file. `TP=@file,line` places the tracepoint on the line's
 //!   first instruction (the next line with code, with a warning, when the
@@ -45,8 +46,9 @@
 //!   with `FEBP` in 32-bit code); `RETEP=CV` is the procedure's debug end;
 //!   `TP=.name` also finds debug procedures, so no MAP file is needed with
 //!   debug information. `/NODE` ignores it, `/NOLN` its line numbers.
-//!   IBM HLL (`NB04`) is detected and reported as not supported. The
-//!   messages and the choices made are in `compile::debug`'s module doc.
+//!   Old CodeView (`NB00`-`NB02`), and a signature without readable
+//!   information, is reported as not supported. The messages and the
+//!   choices made are in `compile::debug`'s module doc.
 //!   `TP=.name` stays at the symbol (TRCUST's document says debug
 //!   information moves it past the prologue; that is not done).
 //! * A TDF that uses an opcode byte os2trace assigned (only `Sub`, for

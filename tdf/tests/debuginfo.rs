@@ -367,3 +367,43 @@ fn static_data_comes_from_the_debug_information() {
         );
     }
 }
+
+#[test]
+fn ibm_hll_information_is_read_and_used() {
+    let h = testprogs::dbgh32().unwrap();
+    let d = info(&h);
+    assert_eq!(d.signature, *b"NB04");
+    assert_eq!(d.modules[0].name, "dbg32.obj");
+    assert_eq!(d.files.len(), 1);
+    assert_eq!(d.files[0].name, "dbg32.c");
+    for line in [5u32, 8, 9, 10, 11, 12, 15, 16, 17] {
+        let want = label(&h, &format!("line_{line}"));
+        assert_eq!(d.line("dbg32.c", line), LineLookup::Exact(1, want));
+    }
+    let p = d.procedure("Add2").unwrap();
+    assert!(p.big);
+    assert_eq!(p.offset + p.debug_start, label(&h, "add2_body"));
+    assert_eq!(p.offset + p.debug_end, label(&h, "add2_epilogue"));
+    assert_eq!(p.variable("sum").unwrap().location, Location::Register(23));
+    assert_eq!(
+        p.variable("scratch").unwrap().location,
+        Location::BpRelative(-4)
+    );
+    assert_eq!((d.data[0].name.as_str(), d.data[0].segment), ("total", 2));
+
+    // The same TSF compiles to the same TDF as with DBG32's CodeView.
+    let cv = testprogs::dbg32().unwrap();
+    let traces = "TRACE MINOR=1, TP=@dbg32.c,11, REGS=(.sum,.scratch,.b)\n\
+                  TRACE MINOR=2, TP=.Add2,RETEP=CV, MEM32=(.total,DIRECT,4)\n\
+                  TRACE MINOR=3, TP=@DBG32.C,7\n";
+    let (out_h, tdf_h) = trcust(&h, &tsf(&h, traces), &[]);
+    let (out_c, tdf_c) = trcust(&cv, &tsf(&cv, traces), &[]);
+    assert_eq!(messages(&out_h), messages(&out_c));
+    assert_eq!(
+        messages(&out_h),
+        ["TRCUST(5) WARNING: unable to find line number, 8 used"]
+    );
+    let (tdf_h, tdf_c) = (tdf_h.unwrap(), tdf_c.unwrap());
+    assert_eq!(tdf_h.records, tdf_c.records);
+    assert_eq!(tdf_h.records.len(), 3);
+}

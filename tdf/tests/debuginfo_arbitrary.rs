@@ -25,7 +25,8 @@ fn exercise(bytes: &[u8]) {
 }
 
 fn real() -> Vec<(FileImage, Vec<u8>)> {
-    [testprogs::dbg16().unwrap(), testprogs::dbg32().unwrap()]
+    testprogs::debug_programs()
+        .unwrap()
         .into_iter()
         .map(|p| {
             let image = file_image(&p.bytes).unwrap();
@@ -53,7 +54,12 @@ TRACE MINOR=3, TP=.add2,RETEP=CV\n\
 TRACE MINOR=4, TP=.Add2,RETEP=CV, REGS=(.b)\n";
 
 fn compile_with(image: FileImage) {
-    let c = compile(TSF.as_bytes(), &Options::default(), None, &mut Mutated(image));
+    let c = compile(
+        TSF.as_bytes(),
+        &Options::default(),
+        None,
+        &mut Mutated(image),
+    );
     if let Some(t) = c.tdf {
         assert_eq!(tdf::Tdf::parse(&t.to_bytes()).unwrap(), t);
     }
@@ -80,10 +86,15 @@ fn every_truncation_of_the_real_information_is_safe() {
 #[test]
 fn the_real_information_compiles() {
     for (image, _) in real() {
-        let c = compile(TSF.as_bytes(), &Options::default(), None, &mut Mutated(image));
-        // Two of the four tracepoints are for the other program's file and
+        let c = compile(
+            TSF.as_bytes(),
+            &Options::default(),
+            None,
+            &mut Mutated(image),
+        );
+        // Two of the four tracepoints are for the other programs' file and
         // procedure.
-        assert_eq!(c.accepted, 2);
+        assert_eq!(c.accepted, 2, "{:?}", c.console);
     }
 }
 
@@ -98,7 +109,7 @@ proptest! {
 
     #[test]
     fn mutated_real_information(
-        which in 0usize..2,
+        which in 0usize..3,
         edits in proptest::collection::vec((any::<u16>(), any::<u8>()), 1..8),
     ) {
         let (image, mut debug) = real().swap_remove(which);

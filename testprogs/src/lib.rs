@@ -87,7 +87,7 @@
 //! Two more programs carry CodeView (`NB09`) debug information: line
 //! numbers of a C source, procedures with a register and a stack
 //! variable, a global ([`debug`](mod@debug)). They are built by
-//! [`dbg16()`] and [`dbg32()`] ([`debug_programs`]), not by [`all`], so
+//! [`dbg16()`], [`dbg32()`] and [`dbgh32()`] ([`debug_programs`]), not by [`all`], so
 //! that the fifteen programs above and [`build_all`]'s output stay as they
 //! are. Their [`Program::source`] is the C source the line numbers refer
 //! to, written by [`Program::write_to`] as well.
@@ -96,6 +96,7 @@
 //! |---|---|---|---|---|
 //! | DBG16.EXE | NE + appended NB09 | 1 `_TEXT`, 2 `_DATA` | DOSCALLS.5 | `total = add2(2, 3)`; exit 0 when 5, else 1 |
 //! | DBG32.EXE | LX + NB09 debug section | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.234 | the same with `Add2` |
+//! | DBGH32.EXE | LX + NB04 (IBM HLL) debug section | as DBG32 | DOSCALLS.234 | DBG32's code |
 //!
 //! # The companion files
 //!
@@ -120,6 +121,7 @@
 
 mod codeview;
 mod error;
+mod hll;
 mod link;
 mod map;
 mod programs;
@@ -329,9 +331,14 @@ pub fn dbg32() -> Result<Program> {
     programs::debug::build_dbg32()
 }
 
-/// The programs that carry debug information (DBG16, DBG32).
+/// DBGH32.EXE: DBG32 with IBM HLL (`NB04`) debug information.
+pub fn dbgh32() -> Result<Program> {
+    programs::debug::build_dbgh32()
+}
+
+/// The programs that carry debug information (DBG16, DBG32, DBGH32).
 pub fn debug_programs() -> Result<Vec<Program>> {
-    Ok(vec![dbg16()?, dbg32()?])
+    Ok(vec![dbg16()?, dbg32()?, dbgh32()?])
 }
 
 /// Every program, in the order of the table above.

@@ -16,7 +16,7 @@ fn the_debug_programs_run_and_exit_0() {
 
 #[test]
 fn the_codeview_trailer_points_back_to_the_signature() {
-    for p in testprogs::debug_programs().unwrap() {
+    for p in [testprogs::dbg16().unwrap(), testprogs::dbg32().unwrap()] {
         let n = p.bytes.len();
         assert_eq!(&p.bytes[n - 8..n - 4], b"NB09", "{}", p.name);
         let back = u32::from_le_bytes(p.bytes[n - 4..].try_into().unwrap()) as usize;
@@ -29,4 +29,17 @@ fn the_codeview_trailer_points_back_to_the_signature() {
     let lx = testprogs::dbg32().unwrap();
     let debug = &lx.module.lx.as_ref().unwrap().debug_info;
     assert!(lx.bytes.ends_with(debug));
+}
+
+#[test]
+fn dbgh32_carries_hll_in_its_debug_section() {
+    let p = testprogs::dbgh32().unwrap();
+    let lx = loader::parse(&p.bytes).unwrap();
+    assert_eq!(lx, p.module);
+    let debug = &lx.lx.as_ref().unwrap().debug_info;
+    assert!(debug.starts_with(b"NB04"));
+    assert!(p.bytes.ends_with(debug));
+    // The same code as DBG32.
+    let cv = testprogs::dbg32().unwrap();
+    assert_eq!(p.module.objects[0].pages, cv.module.objects[0].pages);
 }

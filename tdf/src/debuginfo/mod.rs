@@ -30,10 +30,10 @@
 //!   Others are skipped.
 //!
 //! IBM HLL (`NB04`, what LINK386 /CO writes for IBM compilers) uses a
-//! different directory and symbol encoding; it is recognised by its
-//! signature and reported as [`DebugError::Unsupported`]. No public
-//! description precise enough to implement it without a sample was at
-//! hand.
+//! different directory and symbol encoding, read by `hll` (its module doc
+//! lists its sources and what is inferred) into the same [`DebugInfo`].
+//! Old CodeView (`NB00`-`NB02`) is reported as
+//! [`DebugError::Unsupported`].
 //!
 //! # Inferences
 //!
@@ -46,6 +46,7 @@
 //! is allocated for it; errors carry the offset from `lfaBase`.
 
 mod bytes;
+pub mod hll;
 pub mod lines;
 pub mod symbols;
 
@@ -101,8 +102,8 @@ pub enum DebugError {
     /// The information does not start with `NB`.
     #[error("debug information offset 0x0: no NBxx signature")]
     NoSignature,
-    /// A format this reader does not implement (`NB04` IBM HLL, old
-    /// CodeView `NB00`-`NB02`).
+    /// A format this reader does not implement (old CodeView
+    /// `NB00`-`NB02`).
     #[error("{} debug information is not supported", String::from_utf8_lossy(.0))]
     Unsupported([u8; 4]),
 }
@@ -175,6 +176,9 @@ impl DebugInfo {
             .map_err(|_| DebugError::NoSignature)?;
         if &sig[..2] != b"NB" {
             return Err(DebugError::NoSignature);
+        }
+        if &sig == b"NB04" {
+            return hll::parse(bytes);
         }
         if !matches!(&sig[2..], b"05" | b"06" | b"07" | b"08" | b"09" | b"11") {
             return Err(DebugError::Unsupported(sig));
@@ -329,8 +333,13 @@ mod tests {
         assert_eq!(DebugInfo::parse(b""), Err(DebugError::NoSignature));
         assert_eq!(DebugInfo::parse(b"MZ\0\0"), Err(DebugError::NoSignature));
         assert_eq!(
-            DebugInfo::parse(b"NB04\0\0\0\0"),
-            Err(DebugError::Unsupported(*b"NB04"))
+            DebugInfo::parse(b"NB02\0\0\0\0"),
+            Err(DebugError::Unsupported(*b"NB02"))
+        );
+        let err = DebugInfo::parse(b"NB04\x40\0\0\0").unwrap_err();
+        assert!(
+            matches!(err, DebugError::Truncated { at: 0x40, .. }),
+            "{err}"
         );
         let err = DebugInfo::parse(b"NB09\x40\0\0\0").unwrap_err();
         assert!(

@@ -23,8 +23,12 @@
 //! marks the first instruction of source line N; `add2_body` and
 //! `add2_epilogue` (local) are the procedure's debug start and end.
 //!
-//! Tracepoints (MAP form, majors 0xCE and 0xCF): 1 at `main` (AX), 2 at
-//! `exit` (AX).
+//! DBGH32 is DBG32 with IBM HLL (`NB04`) information instead, as LINK386
+//! /CO writes it for IBM's compilers (crate `hll` writer; the format's
+//! details are partly inferred, see `tdf::debuginfo::hll`).
+//!
+//! Tracepoints (MAP form, majors 0xCE, 0xCF and 0xD0): 1 at `main` (AX),
+//! 2 at `exit` (AX).
 
 use iced_x86::code_asm::*;
 use loader::Format;
@@ -159,14 +163,28 @@ pub(crate) fn build_dbg16() -> Result<Program> {
         major: 0xCE,
         tracepoints: tracepoints("DBG16"),
     })?;
-    let cv = debug_info(&p, false, "dbg16.obj", "dbg16.c", "add2", total)?;
-    p.bytes.extend_from_slice(&cv);
+    let m = debug_module(&p, false, "dbg16.obj", "dbg16.c", "add2", total)?;
+    p.bytes.extend_from_slice(&nb09(&m));
     p.source = Some(("dbg16.c", DBG16_C));
     Ok(p)
 }
 
 pub(crate) fn build_dbg32() -> Result<Program> {
-    const P: &str = "DBG32";
+    dbg32_with("DBG32", "DBG32.EXE", 0xCF, false)
+}
+
+pub(crate) fn build_dbgh32() -> Result<Program> {
+    dbg32_with("DBGH32", "DBGH32.EXE", 0xD0, true)
+}
+
+/// DBG32's code with CodeView (`hll` false) or IBM HLL information.
+fn dbg32_with(
+    name: &'static str,
+    file_name: &'static str,
+    major: u16,
+    hll: bool,
+) -> Result<Program> {
+    let p_name = name;
     let mut d = Data::new();
     let total = d.dword("total", 0);
     let data = d.finish("DATA32", "DATA", LX_DATA);
@@ -175,7 +193,7 @@ pub(crate) fn build_dbg32() -> Result<Program> {
     let stack = s.finish("STACK", "STACK", LX_DATA);
     let total_at = u64::from(crate::link::lx_base(2) + total);
 
-    let mut c = Code::new(P, 32)?;
+    let mut c = Code::new(p_name, 32)?;
     let mut add2 = c.label();
     let mut ok = c.label();
     c.place(&mut add2)?;
@@ -222,9 +240,13 @@ pub(crate) fn build_dbg32() -> Result<Program> {
 
     let mut p = link(Spec {
         format: Format::Lx,
-        name: P,
-        file_name: "DBG32.EXE",
-        description: "DBG32.EXE: CodeView line numbers and symbols (os2trace testprogs)",
+        name: p_name,
+        file_name,
+        description: if hll {
+            "DBGH32.EXE: HLL line numbers and symbols (os2trace testprogs)"
+        } else {
+            "DBG32.EXE: CodeView line numbers and symbols (os2trace testprogs)"
+        },
         flags: LX_PROGRAM,
         segments: vec![code, data, stack],
         exports: Vec::new(),
@@ -232,15 +254,18 @@ pub(crate) fn build_dbg32() -> Result<Program> {
         stack: Some((3, STACK32)),
         stack_size: STACK32,
         auto_data: None,
-        major: 0xCF,
+        major,
         tracepoints: tracepoints("DBG32"),
     })?;
-    let cv = debug_info(&p, true, "dbg32.obj", "dbg32.c", "Add2", total)?;
+    let m = debug_module(&p, true, "dbg32.obj", "dbg32.c", "Add2", total)?;
+    let debug = if hll { crate::hll::nb04(&m) } else { nb09(&m) };
     if let Some(lx) = p.module.lx.as_mut() {
-        lx.debug_info = cv;
+        lx.debug_info = debug;
     }
-    p.bytes = loader::write(&p.module)
-        .map_err(|source| crate::error::BuildError::Write { program: P, source })?;
+    p.bytes = loader::write(&p.module).map_err(|source| crate::error::BuildError::Write {
+        program: p_name,
+        source,
+    })?;
     p.source = Some(("dbg32.c", DBG32_C));
     Ok(p)
 }
@@ -272,15 +297,15 @@ fn tracepoints(p: &'static str) -> Vec<TraceSpec> {
     ]
 }
 
-/// The CodeView information of a linked DBG program.
-fn debug_info(
+/// What the debug information of a linked DBG program describes.
+fn debug_module(
     p: &Program,
     big: bool,
     object_name: &'static str,
     source: &'static str,
     add2: &'static str,
     total: u32,
-) -> Result<Vec<u8>> {
+) -> Result<CvModule> {
     let at = |name: &str| -> Result<u32> {
         p.symbol(name)
             .map(|s| s.offset)
@@ -299,7 +324,7 @@ fn debug_info(
     } else {
         (reg::SI, ty::SHORT, 6, 4, -2)
     };
-    Ok(nb09(&CvModule {
+    Ok(CvModule {
         object_name,
         source,
         segment: 1,
@@ -346,5 +371,5 @@ fn debug_info(
             },
         ],
         data: vec![("total", 2, total, int)],
-    }))
+    })
 }

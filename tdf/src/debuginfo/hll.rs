@@ -1,0 +1,359 @@
+//! IBM HLL debug information (`NB04`), as LINK386 /CO writes it for IBM's
+//! compilers (and emxomf for GCC): the directory, the module records, the
+//! symbol scope table (procedures, their stack and register variables,
+//! static data) and the IBM line-number tables (HL03/HL04 form).
+//!
+//! # Layout implemented (sources)
+//!
+//! From the public HLL definitions in netlabs' Odin32 (`tools/dbginfo/
+//! hll.h`: header, directory, module, line-number first entry, file-name
+//! entry, line entry) and emxomf's `stabshll.c` (the symbol scope table
+//! subrecords it writes); nothing was copied:
+//!
+//! * Header: `NB04`, directory offset u32 (from the signature). Directory:
+//!   `cb` u16 (offset of the entries), `cbEntry` u16, `cEntries` u32;
+//!   entries: type u16, module u16, offset u32, size u32. Types read:
+//!   0x0101 module, 0x0104 symbols, 0x010B IBM line numbers.
+//! * Module: object u16, offset u32, size u32, overlay u16, library u16,
+//!   `cSegInfo` u8, pad u8, style u16 (`HL`), version minor u8, major u8,
+//!   name (length byte).
+//! * Symbol subrecords: a length (one byte, or two big-endian bytes with
+//!   the top bit set, then 15 bits) counting the type byte and the data.
+//!   0x00 begin block (offset u32, length u32, name); 0x01 procedure and
+//!   0x1D C++ procedure (offset u32, type u16, length u32, prologue length
+//!   u16, prologue + body length u32, class u16, flags u8 (0x08: 32-bit),
+//!   name); 0x02 end; 0x04 auto (frame offset i32, type u16, name); 0x05
+//!   static (offset u32, segment u16, type u16, name); 0x0D register (type
+//!   u16, register u8, name); 0x11 change segment (segment u16, u16).
+//! * Line numbers (HL03/HL04): tables that start with a first entry (line
+//!   0 u16, type u8, reserved u8, `cEntries` u16, segment u16, u32): type 0
+//!   is `cEntries` × (line u16, source file index u16, offset u32) followed
+//!   by a file-name table of the u32's size; type 3 is a file-name table of
+//!   that size: start u32, records u32, `cSourceFiles` u32, names.
+//!
+//! # Inferences (no LINK386 module with HLL information was available)
+//!
+//! * Procedure and line offsets are object-relative after linking, in the
+//!   segment of the last change-segment subrecord (else the module's
+//!   first segment).
+//! * Source file indexes in line entries count from 1 over the names of
+//!   the module's file-name tables, in order.
+//! * HLL register numbers are CodeView's less one (0x10 = EAX, as emxomf
+//!   writes; 0x08 = AX, 0x0E = SI).
+//! * HL01 line numbers (older IBM C/2) are not read.
+//! * HLL type indexes are not CodeView's: a variable's type index is
+//!   stored as [`HLL_TYPE`] | the HLL index, which has no CodeView size, so
+//!   a stack variable logs the procedure's word (2 or 4 bytes).
+
+use super::bytes::Cursor;
+use super::{DataSymbol, Location, Procedure, Variable};
+use super::{DebugError, DebugInfo, LineEntry, ModuleInfo, SourceFile};
+
+/// Marks a type index as HLL's (see the module doc).
+pub const HLL_TYPE: u32 = 0xFFFF_0000;
+
+/// Directory entry types.
+const HLL_MODULE: u16 = 0x0101;
+const HLL_SYMBOLS: u16 = 0x0104;
+const HLL_IBMSRC: u16 = 0x010B;
+
+/// Reads HLL debug information that starts with `NB04`.
+pub(crate) fn parse(bytes: &[u8]) -> Result<DebugInfo, DebugError> {
+    let mut info = DebugInfo {
+        signature: *b"NB04",
+        ..DebugInfo::default()
+    };
+    let mut h = Cursor::new(bytes, 4, "HLL header");
+    let lfo = h.u32()? as usize;
+    let mut d = Cursor::new(bytes, lfo, "HLL directory");
+    let cb = usize::from(d.u16()?);
+    let cb_entry = usize::from(d.u16()?);
+    let count = d.u32()? as usize;
+    if cb < 8 || cb_entry < 12 {
+        return Err(DebugError::Bad {
+            at: lfo,
+            what: "HLL directory: header or entry size too small",
+        });
+    }
+    let first = lfo.saturating_add(cb);
+    let e = Cursor::new(bytes, first, "HLL directory");
+    if count > super::MAX_DIRECTORY_ENTRIES {
+        return Err(DebugError::BadCount {
+            at: first,
+            what: "HLL directory",
+            count,
+        });
+    }
+    e.check_count(count, cb_entry)?;
+    // Each module's first segment, for procedures without a change-segment.
+    let mut first_segment: Vec<(u16, u16)> = Vec::new();
+    let mut entries = Vec::with_capacity(count);
+    for i in 0..count {
+        let mut c = Cursor::new(bytes, first + i * cb_entry, "HLL directory entry");
+        let kind = c.u16()?;
+        let module = c.u16()?;
+        let at = c.u32()? as usize;
+        let len = c.u32()? as usize;
+        let Some(end) = at.checked_add(len).filter(|&end| end <= bytes.len()) else {
+            return Err(DebugError::Bad {
+                at: first + i * cb_entry,
+                what: "HLL directory entry: data outside the debug information",
+            });
+        };
+        entries.push((kind, module, at, end));
+    }
+    for &(kind, module, at, end) in &entries {
+        if kind == HLL_MODULE {
+            let m = read_module(&bytes[..end], at, module)?;
+            if let Some(&(seg, _, _)) = m.segments.first() {
+                first_segment.push((module, seg));
+            }
+            info.modules.push(m);
+        }
+    }
+    for &(kind, module, at, end) in &entries {
+        let segment = first_segment
+            .iter()
+            .find(|(m, _)| *m == module)
+            .map_or(1, |&(_, s)| s);
+        match kind {
+            HLL_SYMBOLS => read_symbols(&bytes[..end], at, segment, &mut info)?,
+            HLL_IBMSRC => info.files.extend(read_lines(&bytes[..end], at)?),
+            _ => {}
+        }
+    }
+    Ok(info)
+}
+
+fn read_module(bytes: &[u8], at: usize, index: u16) -> Result<ModuleInfo, DebugError> {
+    let mut c = Cursor::new(bytes, at, "HLL module");
+    let seg = c.u16()?;
+    let offset = c.u32()?;
+    let size = c.u32()?;
+    c.take(4)?;
+    let count = usize::from(c.u8()?);
+    c.take(1)?;
+    c.take(4)?;
+    let name = c.name()?;
+    let mut segments = vec![(seg, offset, size)];
+    let more = count.saturating_sub(1);
+    c.check_count(more, 10)?;
+    for _ in 0..more {
+        let seg = c.u16()?;
+        let offset = c.u32()?;
+        let size = c.u32()?;
+        segments.push((seg, offset, size));
+    }
+    Ok(ModuleInfo {
+        index,
+        name,
+        segments,
+    })
+}
+
+/// A name with a one-byte length, or (top bit set) a two-byte one.
+fn long_name(c: &mut Cursor<'_>) -> Result<String, DebugError> {
+    let b0 = c.u8()?;
+    let n = if b0 & 0x80 != 0 {
+        (usize::from(b0 & 0x7F) << 8) | usize::from(c.u8()?)
+    } else {
+        usize::from(b0)
+    };
+    Ok(c.take(n)?.iter().map(|&b| char::from(b)).collect())
+}
+
+fn read_symbols(
+    bytes: &[u8],
+    at: usize,
+    segment: u16,
+    info: &mut DebugInfo,
+) -> Result<(), DebugError> {
+    let mut segment = segment;
+    let mut scopes: Vec<Option<usize>> = Vec::new();
+    let mut at = at;
+    while at < bytes.len() {
+        let mut c = Cursor::new(bytes, at, "HLL symbol subrecord");
+        let b0 = c.u8()?;
+        let len = if b0 & 0x80 != 0 {
+            (usize::from(b0 & 0x7F) << 8) | usize::from(c.u8()?)
+        } else {
+            usize::from(b0)
+        };
+        let end = c.at + len;
+        if end > bytes.len() || len == 0 {
+            return Err(DebugError::Truncated {
+                at,
+                what: "HLL symbol subrecord",
+                need: len.max(1),
+            });
+        }
+        let mut r = Cursor::new(&bytes[..end], c.at, "HLL symbol subrecord");
+        let kind = r.u8()?;
+        let current = scopes.iter().rev().find_map(|s| *s);
+        match kind {
+            0x00 => scopes.push(None),
+            0x01 | 0x1D => {
+                let offset = r.u32()?;
+                r.u16()?;
+                let length = r.u32()?;
+                let debug_start = u32::from(r.u16()?);
+                let debug_end = r.u32()?;
+                r.u16()?;
+                let flags = r.u8()?;
+                let name = if kind == 0x1D {
+                    long_name(&mut r)?
+                } else {
+                    r.name()?
+                };
+                if debug_start > length || debug_end > length {
+                    return Err(DebugError::Bad {
+                        at,
+                        what: "HLL procedure: prologue or body past its length",
+                    });
+                }
+                info.procedures.push(Procedure {
+                    name,
+                    segment,
+                    offset,
+                    length,
+                    debug_start,
+                    debug_end,
+                    big: flags & 0x08 != 0,
+                    global: true,
+                    variables: Vec::new(),
+                });
+                scopes.push(Some(info.procedures.len() - 1));
+            }
+            0x02 => {
+                scopes.pop();
+            }
+            0x04 => {
+                let off = r.u32()? as i32;
+                let type_index = HLL_TYPE | u32::from(r.u16()?);
+                let name = r.name()?;
+                push_var(info, current, name, Location::BpRelative(off), type_index);
+            }
+            0x05 => {
+                let offset = r.u32()?;
+                let seg = r.u16()?;
+                let type_index = HLL_TYPE | u32::from(r.u16()?);
+                let name = r.name()?;
+                info.data.push(DataSymbol {
+                    name,
+                    segment: seg,
+                    offset,
+                    type_index,
+                });
+            }
+            0x0D => {
+                let type_index = HLL_TYPE | u32::from(r.u16()?);
+                let reg = u16::from(r.u8()?);
+                let name = r.name()?;
+                let loc = Location::Register(reg + 1);
+                push_var(info, current, name, loc, type_index);
+            }
+            0x11 => segment = r.u16()?,
+            _ => {}
+        }
+        at = end;
+    }
+    Ok(())
+}
+
+fn push_var(
+    info: &mut DebugInfo,
+    procedure: Option<usize>,
+    name: String,
+    location: Location,
+    type_index: u32,
+) {
+    if let Some(p) = procedure.and_then(|i| info.procedures.get_mut(i)) {
+        p.variables.push(Variable {
+            name,
+            location,
+            type_index,
+        });
+    }
+}
+
+/// A file-name table of `size` bytes at `c`: its names.
+fn file_names(c: &mut Cursor<'_>, size: usize, names: &mut Vec<String>) -> Result<(), DebugError> {
+    let start = c.at;
+    c.take(8)?;
+    let count = c.u32()? as usize;
+    c.check_count(count, 1)?;
+    for _ in 0..count {
+        names.push(c.name()?);
+    }
+    if c.at - start > size {
+        return Err(DebugError::Bad {
+            at: start,
+            what: "HLL file-name table longer than its size",
+        });
+    }
+    c.at = start + size;
+    Ok(())
+}
+
+fn read_lines(bytes: &[u8], at: usize) -> Result<Vec<SourceFile>, DebugError> {
+    let mut names: Vec<String> = Vec::new();
+    // (file index from 1, entry).
+    let mut lines: Vec<(usize, LineEntry)> = Vec::new();
+    let mut c = Cursor::new(bytes, at, "HLL line-number table");
+    while c.at + 12 <= bytes.len() {
+        let line0 = c.u16()?;
+        let kind = c.u8()?;
+        c.u8()?;
+        let count = usize::from(c.u16()?);
+        let segment = c.u16()?;
+        let size = c.u32()? as usize;
+        if line0 != 0 {
+            return Err(DebugError::Bad {
+                at: c.at - 12,
+                what: "HLL line-number table: first entry has a line number",
+            });
+        }
+        match kind {
+            0 => {
+                c.check_count(count, 8)?;
+                lines.reserve(count);
+                for _ in 0..count {
+                    let line = u32::from(c.u16()?);
+                    let file = usize::from(c.u16()?);
+                    let offset = c.u32()?;
+                    if line != 0 {
+                        let e = LineEntry {
+                            line,
+                            segment,
+                            offset,
+                        };
+                        lines.push((file, e));
+                    }
+                }
+                if size > 0 {
+                    file_names(&mut c, size, &mut names)?;
+                }
+            }
+            3 => file_names(&mut c, size, &mut names)?,
+            _ => {
+                return Err(DebugError::Bad {
+                    at: c.at - 12,
+                    what: "HLL line-number table of a type this reader does not know",
+                });
+            }
+        }
+    }
+    let mut files: Vec<SourceFile> = names
+        .into_iter()
+        .map(|name| SourceFile {
+            name,
+            lines: Vec::new(),
+        })
+        .collect();
+    for (file, e) in lines {
+        if let Some(f) = file.checked_sub(1).and_then(|i| files.get_mut(i)) {
+            f.lines.push(e);
+        }
+    }
+    Ok(files)
+}
