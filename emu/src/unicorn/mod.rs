@@ -49,7 +49,7 @@
 mod ffi;
 mod regs;
 
-use crate::cpu::{CpuModel, CpuState, SegReg, flags};
+use crate::cpu::{CpuModel, CpuState, flags};
 use crate::fault::{Fault, vector};
 use crate::machine::{Exit, Limits, MachineConfig};
 use std::collections::HashMap;

@@ -226,8 +226,8 @@ impl Pair {
         let mut gmask = [u32::MAX; 8];
         let fmask = defined_flags(&insn, &before, &a, &mut gmask);
         let mut diffs = Vec::new();
-        for i in 0..8 {
-            if (a.gpr[i] ^ b.gpr[i]) & gmask[i] != 0 {
+        for (i, m) in gmask.iter().enumerate() {
+            if (a.gpr[i] ^ b.gpr[i]) & m != 0 {
                 diffs.push(format!(
                     "gpr{i}: emu {:08X} unicorn {:08X}",
                     a.gpr[i], b.gpr[i]
@@ -388,13 +388,7 @@ fn undefined_extra(
             }
             u
         }
-        M::Rol | M::Ror | M::Rcl | M::Rcr | M::Shld | M::Shrd => {
-            if count() & 31 != 1 {
-                1
-            } else {
-                0
-            }
-        }
+        M::Rol | M::Ror | M::Rcl | M::Rcr | M::Shld | M::Shrd => u32::from(count() & 31 != 1),
         M::Bsf | M::Bsr => {
             if after.eflags & flags::ZF != 0
                 && let Some(i) = gpr_index(insn.op0_register())

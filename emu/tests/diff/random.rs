@@ -203,46 +203,39 @@ pub fn allowed(insn: &Instruction, bytes: &[u8], pair: &Pair) -> bool {
     let o32 = insn.op_count() > 0
         && insn.op0_kind() == OpKind::Register
         && insn.op0_register().size() == 4;
-    match insn.mnemonic() {
+    let special_reg = |i: u32| {
+        let r = insn.op_register(i);
+        insn.op_kind(i) == OpKind::Register && (is_sreg(r) || r.is_cr() || r.is_dr() || r.is_tr())
+    };
+    let reject = match insn.mnemonic() {
+        // Only MOV r/m16, Sreg among the segment/control register moves.
         M::Mov | M::Pop => {
-            if (0..insn.op_count()).any(|i| {
-                insn.op_kind(i) == OpKind::Register
-                    && (is_sreg(insn.op_register(i))
-                        || insn.op_register(i).is_cr()
-                        || insn.op_register(i).is_dr()
-                        || insn.op_register(i).is_tr())
-            }) && !(insn.mnemonic() == M::Mov
-                && insn.op1_kind() == OpKind::Register
-                && is_sreg(insn.op1_register())
-                && !o32)
-            {
-                return false;
-            }
+            (0..insn.op_count()).any(special_reg)
+                && !(insn.mnemonic() == M::Mov
+                    && insn.op1_kind() == OpKind::Register
+                    && is_sreg(insn.op1_register())
+                    && !o32)
         }
         M::Push => {
-            if insn.op0_kind() == OpKind::Register
+            insn.op0_kind() == OpKind::Register
                 && is_sreg(insn.op0_register())
                 && insn.stack_pointer_increment() != -2
-            {
-                return false;
-            }
         }
-        M::Sal => return false,
-        M::Bswap if !o32 => return false,
+        M::Sal => true,
+        M::Bswap => !o32,
         M::Shld | M::Shrd => {
             let c = match insn.op2_kind() {
                 OpKind::Immediate8 => u32::from(insn.immediate8()),
                 _ => pair.m.cpu().gpr[1] & 0xFF,
             };
-            if insn.op0_kind() != OpKind::Memory && insn.op0_register().size() == 2
-                || insn.memory_size().size() == 2
-            {
-                if c & 31 > 16 {
-                    return false;
-                }
-            }
+            let word = (insn.op0_kind() != OpKind::Memory && insn.op0_register().size() == 2)
+                || insn.memory_size().size() == 2;
+            word && c & 31 > 16
         }
-        _ => {}
+        _ => false,
+    };
+    if reject {
+        return false;
     }
     if test_alias(insn, bytes) {
         return false;
