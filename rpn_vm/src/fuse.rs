@@ -22,16 +22,55 @@
 use crate::machine::Reg;
 use crate::opcode::Op;
 
-/// What one step executes: a single instruction, or a fused run.
-///
-/// Operands of the fused forms: `PushRegs` and the `PushRegsLog` forms push
-/// the `n` registers at `regs[arg & 0xFFFF..]` of the program's register
-/// table, and the log forms then log `arg >> 16` items; `PushImm<op>`
-/// pushes `arg`; `PushReg<op>` pushes the register at `regs[arg]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// One instruction.
-    Op(Op),
+macro_rules! kinds {
+    (
+        registers: $($reg:ident),* ;
+        ops: $($op:ident),* ;
+        fused: $($(#[$doc:meta])* $fused:ident),* $(,)?
+    ) => {
+        /// What one step executes: one instruction, or a fused run.
+        ///
+        /// A flat enum, so that the interpreter dispatches on one byte. The
+        /// instructions other than the register pushes keep their [`Op`]
+        /// names; the sixteen `Push <reg>` are one kind reading the register
+        /// from the program's register table. Operands: `PushReg` pushes the
+        /// register at `regs[arg]`; `PushRegs` and the `PushRegsLog` forms
+        /// push the `n` registers at `regs[arg & 0xFFFF..]`, and the log
+        /// forms then log `arg >> 16` items; `PushImm<op>` pushes `arg`;
+        /// `PushReg<op>` pushes the register at `regs[arg]`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) enum Kind {
+            /// One `Push <reg>`.
+            PushReg,
+            $(
+                #[doc = concat!("One `", stringify!($op), "`.")]
+                $op,
+            )*
+            $( $(#[$doc])* $fused, )*
+        }
+
+        impl Kind {
+            /// The kind of a single instruction.
+            pub(crate) fn of(op: Op) -> Kind {
+                match op {
+                    $( Op::$reg )|* => Kind::PushReg,
+                    $( Op::$op => Kind::$op, )*
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    registers:
+        PushEax, PushEcx, PushEdx, PushEbx, PushEsp, PushEbp, PushEsi, PushEdi, PushEs, PushCs,
+        PushSs, PushDs, PushEflags, PushEip, PushFs, PushGs;
+    ops:
+        PushW, PushOxs, PushWis, PushSis, LogWn, LogMrs, Add, Sub, Mul, LogArs, PushD, PushOxf,
+        PushFif, CnvrtFxs, CnvrtSxf, CnvrtDxs, CnvrtSxd, LogDn, LogMrf, LogArf, JmpN, JmpNn,
+        JmpPn, JmpZn, PushV, PushVii, MoveV, MoveVii, IncV, IncVii, PopN, Abort, OrV, Remove,
+        SysDump, And, Or, Xor, Neg, Exit, SetMinW, SetMin, SetMajW, SetMaj, Xchg;
+    fused:
     /// A run of register pushes.
     PushRegs,
     /// Register pushes, then `Log DN`.
@@ -71,22 +110,29 @@ pub(crate) struct Step {
     pub(crate) kind: Kind,
     /// Number of registers a fused push run pushes; 1 otherwise.
     pub(crate) n: u8,
-    /// The fixed cost of every instruction the step stands for.
-    pub(crate) cycles: u16,
+    /// For a jump, the fixed cycles of the steps it skips when taken (see
+    /// [`Fused::prefix`]); 0 otherwise.
+    pub(crate) skip: u16,
     pub(crate) arg: u32,
 }
 
-impl Step {
-    /// The step of one instruction.
-    pub(crate) fn single(op: Op, arg: u32) -> Step {
-        Step {
-            kind: Kind::Op(op),
-            n: 1,
-            cycles: op.info().cycles as u16,
-            arg,
-        }
-    }
+/// A program's steps, as the interpreter runs them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Fused {
+    pub(crate) steps: Vec<Step>,
+    /// The registers of the register-pushing steps.
+    pub(crate) regs: Vec<Reg>,
+    /// `prefix[i]`: the fixed cycles of steps `0..i`. Fixed costs are
+    /// accounted per straight-line run rather than per step: a hit that
+    /// stops after step `i - 1` (or runs off the end, `i` = number of
+    /// steps) has spent `prefix[i]`, less the `skip` of every jump it took,
+    /// since jumps only go forward.
+    pub(crate) prefix: Vec<u32>,
 }
+
+/// One decoded instruction as the fusion pass takes it: the opcode and its
+/// operand, jump targets as instruction indices.
+pub(crate) type Plain = (Op, u32);
 
 /// The fused form of a two-operand op after an immediate and after a
 /// register push.
@@ -102,123 +148,183 @@ fn binary_forms(op: Op) -> Option<(Kind, Kind)> {
     })
 }
 
-/// Fuses `steps` (one per instruction, jump targets as instruction
-/// indices) into fewer steps, with jump targets renumbered. Returns the
-/// steps and the register table of the push runs.
-pub(crate) fn fuse(steps: &[Step]) -> (Vec<Step>, Vec<Reg>) {
-    let len = steps.len();
-    let mut target = vec![false; len + 1];
-    for step in steps {
-        if matches!(step.kind, Kind::Op(op) if op.is_jump()) {
-            target[step.arg as usize] = true;
+/// The sum of the fixed cycles of `ops`.
+fn cycles(ops: &[Plain]) -> u16 {
+    ops.iter().map(|(op, _)| op.info().cycles as u16).sum()
+}
+
+/// Steps and register table under construction.
+#[derive(Default)]
+struct Out {
+    steps: Vec<Step>,
+    regs: Vec<Reg>,
+    /// The fixed cycles of each step.
+    cycles: Vec<u16>,
+}
+
+impl Out {
+    /// Appends a step that costs `cycles`.
+    fn push(&mut self, kind: Kind, n: u8, cycles: u16, arg: u32) {
+        self.steps.push(Step {
+            kind,
+            n,
+            skip: 0,
+            arg,
+        });
+        self.cycles.push(cycles);
+    }
+
+    /// The finished steps, with the prefix sums of their cycles and the
+    /// cycles each jump skips. Jump targets must be step indices.
+    fn finish(mut self) -> Fused {
+        let mut prefix = Vec::with_capacity(self.steps.len() + 1);
+        let mut total = 0u32;
+        prefix.push(0);
+        for &cycles in &self.cycles {
+            total += u32::from(cycles);
+            prefix.push(total);
+        }
+        for (i, step) in self.steps.iter_mut().enumerate() {
+            if is_jump(step.kind) {
+                let skipped = prefix[step.arg as usize] - prefix[i + 1];
+                step.skip = skipped as u16;
+            }
+        }
+        Fused {
+            steps: self.steps,
+            regs: self.regs,
+            prefix,
         }
     }
-    let op_at = |i: usize| match steps.get(i) {
-        Some(Step {
-            kind: Kind::Op(op), ..
-        }) => Some(*op),
-        _ => None,
-    };
-    // `Some(op)` when instruction `i` exists, is not a jump target, and is
-    // `op`: it may join the run before it.
-    let joins = |i: usize| if target[i] { None } else { op_at(i) };
-    let reg_at = |i: usize| op_at(i).and_then(Op::pushed_register);
 
-    let mut out = Vec::with_capacity(len);
-    let mut regs = Vec::new();
+    /// Appends the registers `ops` push to the table; returns where they
+    /// start.
+    fn regs(&mut self, ops: &[Plain]) -> u32 {
+        let start = self.regs.len() as u32;
+        self.regs
+            .extend(ops.iter().filter_map(|(op, _)| op.pushed_register()));
+        start
+    }
+
+    /// One step for one instruction.
+    fn single(&mut self, plain: Plain) {
+        let (op, mut arg) = plain;
+        if op.pushed_register().is_some() {
+            arg = self.regs(&[plain]);
+        }
+        self.push(Kind::of(op), 1, cycles(&[plain]), arg);
+    }
+}
+
+/// True for the four jumps.
+fn is_jump(kind: Kind) -> bool {
+    matches!(kind, Kind::JmpN | Kind::JmpNn | Kind::JmpPn | Kind::JmpZn)
+}
+
+/// One step per instruction: the unfused program.
+pub(crate) fn plain(ops: &[Plain]) -> Fused {
+    let mut out = Out::default();
+    for &plain in ops {
+        out.single(plain);
+    }
+    out.finish()
+}
+
+/// Fuses `ops` into as few steps as the forms allow, with jump targets
+/// renumbered to steps.
+pub(crate) fn fuse(ops: &[Plain]) -> Fused {
+    let len = ops.len();
+    let mut target = vec![false; len + 1];
+    for &(op, arg) in ops {
+        if op.is_jump() {
+            target[arg as usize] = true;
+        }
+    }
+    // `Some(op)` when instruction `i` exists and is not a jump target: it
+    // may join the run before it.
+    let joins = |i: usize| {
+        if target[i] {
+            None
+        } else {
+            ops.get(i).map(|p| p.0)
+        }
+    };
+    let is_reg = |i: usize| ops.get(i).is_some_and(|p| p.0.pushed_register().is_some());
+
+    let mut out = Out::default();
     // new_index[i]: the step instruction i belongs to.
     let mut new_index = vec![0u32; len + 1];
     let mut i = 0;
     while i < len {
-        let first = out.len() as u32;
-        let cycles =
-            |range: std::ops::Range<usize>| steps[range].iter().map(|s| s.cycles).sum::<u16>();
+        let first = out.steps.len() as u32;
         let mut run = 0;
-        if reg_at(i).is_some() {
+        if is_reg(i) {
             run = 1;
-            while !target[i + run] && reg_at(i + run).is_some() {
+            while run < 0xFF && !target[i + run] && is_reg(i + run) {
                 run += 1;
             }
         }
         let next = joins(i + run);
-        let (step, used) = match (run, next) {
-            (1.., Some(op @ (Op::LogDn | Op::LogWn))) if run <= 0xFF && regs.len() <= 0xFFFF => {
-                let kind = if op == Op::LogDn {
+        let used = match (run, next) {
+            (1.., Some(log @ (Op::LogDn | Op::LogWn))) => {
+                let kind = if log == Op::LogDn {
                     Kind::PushRegsLogDn
                 } else {
                     Kind::PushRegsLogWn
                 };
-                let count = steps[i + run].arg;
-                let start = regs.len() as u32;
-                regs.extend((i..i + run).filter_map(reg_at));
-                let step = Step {
+                let start = out.regs(&ops[i..i + run]);
+                out.push(
                     kind,
-                    n: run as u8,
-                    cycles: cycles(i..i + run + 1),
-                    arg: start | (count << 16),
-                };
-                (step, run + 1)
+                    run as u8,
+                    cycles(&ops[i..=i + run]),
+                    start | (ops[i + run].1 << 16),
+                );
+                run + 1
             }
             (1, Some(op)) if binary_forms(op).is_some() => {
-                let (_, kind) = binary_forms(op).unwrap_or((Kind::Op(op), Kind::Op(op)));
-                let start = regs.len() as u32;
-                regs.extend(reg_at(i));
-                let step = Step {
-                    kind,
-                    n: 1,
-                    cycles: cycles(i..i + 2),
-                    arg: start,
-                };
-                (step, 2)
+                let kind = binary_forms(op).map_or(Kind::of(op), |(_, reg)| reg);
+                let start = out.regs(&ops[i..=i]);
+                out.push(kind, 1, cycles(&ops[i..i + 2]), start);
+                2
             }
-            (2.., _) if regs.len() <= 0xFFFF => {
+            (2.., _) => {
                 // Leave the last push to pair with a following binary op.
                 let take = if next.and_then(binary_forms).is_some() {
                     run - 1
                 } else {
                     run
-                }
-                .min(0xFF);
+                };
                 if take == 1 {
-                    (steps[i], 1)
+                    out.single(ops[i]);
                 } else {
-                    let start = regs.len() as u32;
-                    regs.extend((i..i + take).filter_map(reg_at));
-                    let step = Step {
-                        kind: Kind::PushRegs,
-                        n: take as u8,
-                        cycles: cycles(i..i + take),
-                        arg: start,
-                    };
-                    (step, take)
+                    let start = out.regs(&ops[i..i + take]);
+                    out.push(Kind::PushRegs, take as u8, cycles(&ops[i..i + take]), start);
                 }
+                take
             }
-            _ => match (op_at(i), joins(i + 1).and_then(binary_forms)) {
-                (Some(Op::PushW | Op::PushD), Some((kind, _))) => {
-                    let step = Step {
-                        kind,
-                        n: 1,
-                        cycles: cycles(i..i + 2),
-                        arg: steps[i].arg,
-                    };
-                    (step, 2)
+            _ => match (ops[i].0, joins(i + 1).and_then(binary_forms)) {
+                (Op::PushW | Op::PushD, Some((kind, _))) => {
+                    out.push(kind, 1, cycles(&ops[i..i + 2]), ops[i].1);
+                    2
                 }
-                _ => (steps[i], 1),
+                _ => {
+                    out.single(ops[i]);
+                    1
+                }
             },
         };
-        out.push(step);
         for slot in &mut new_index[i..i + used] {
             *slot = first;
         }
         i += used;
     }
-    new_index[len] = out.len() as u32;
-    for step in &mut out {
-        if matches!(step.kind, Kind::Op(op) if op.is_jump()) {
+    new_index[len] = out.steps.len() as u32;
+    for step in &mut out.steps {
+        if is_jump(step.kind) {
             step.arg = new_index[step.arg as usize];
         }
     }
-    (out, regs)
+    out.finish()
 }
 
 #[cfg(test)]
@@ -241,7 +347,7 @@ mod tests {
         assert_eq!(
             kinds(&code),
             [
-                (Kind::Op(Op::PushEax), 1),
+                (Kind::PushReg, 1),
                 (Kind::PushImmSub, 1),
                 (Kind::PushRegs, 2),
                 (Kind::PushRegAdd, 1),
@@ -253,8 +359,7 @@ mod tests {
             .instructions()
             .map(|(_, i)| i.op.info().cycles)
             .sum();
-        let fused: u32 = program.steps.iter().map(|s| u32::from(s.cycles)).sum();
-        assert_eq!(fused, total);
+        assert_eq!(program.prefix.last(), Some(&total));
         assert_eq!(program.len(), 10);
         assert_eq!(program.unfused().steps.len(), 10);
     }
@@ -266,13 +371,15 @@ mod tests {
         assert_eq!(
             kinds(&code),
             [
-                (Kind::Op(Op::JmpZn), 1),
-                (Kind::Op(Op::PushEax), 1),
+                (Kind::JmpZn, 1),
+                (Kind::PushReg, 1),
                 (Kind::PushRegsLogDn, 2),
             ]
         );
         let program = Program::load(&code, 0).unwrap();
         assert_eq!(program.steps[0].arg, 2);
+        // Taken, it skips Push EAX.
+        assert_eq!(program.steps[0].skip, 4);
         // A jump to the end goes to the end of the fused steps.
         let code = [0x27, 0x02, 0x00, 0x00, 0x01];
         let program = Program::load(&code, 0).unwrap();

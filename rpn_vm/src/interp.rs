@@ -219,6 +219,7 @@ impl LogBuffer {
     }
 
     /// Appends `n` bytes for the caller to fill.
+    #[inline(always)]
     fn extend(&mut self, n: usize) -> &mut [u8] {
         let start = self.len;
         self.len += n;
@@ -276,7 +277,9 @@ impl Interpreter {
         self.data.clear();
         let mut major = hit.major;
         let mut minor = hit.minor;
+        // Per-unit costs; fixed costs are added at the end.
         let mut cycles: u64 = 0;
+        let mut skipped: u64 = 0;
         // The length field of a logged item is a word.
         let logmax = hit.logmax.min(0xFFFF);
         let steps = &program.steps;
@@ -287,40 +290,24 @@ impl Interpreter {
                 break None;
             };
             pc += 1;
-            cycles += u64::from(step.cycles);
             let arg = step.arg;
             match step.kind {
-                Kind::Op(Op::PushEax) => st.push(machine.reg(Reg::Eax)),
-                Kind::Op(Op::PushEcx) => st.push(machine.reg(Reg::Ecx)),
-                Kind::Op(Op::PushEdx) => st.push(machine.reg(Reg::Edx)),
-                Kind::Op(Op::PushEbx) => st.push(machine.reg(Reg::Ebx)),
-                Kind::Op(Op::PushEsp) => st.push(machine.reg(Reg::Esp)),
-                Kind::Op(Op::PushEbp) => st.push(machine.reg(Reg::Ebp)),
-                Kind::Op(Op::PushEsi) => st.push(machine.reg(Reg::Esi)),
-                Kind::Op(Op::PushEdi) => st.push(machine.reg(Reg::Edi)),
-                Kind::Op(Op::PushEs) => st.push(machine.reg(Reg::Es)),
-                Kind::Op(Op::PushCs) => st.push(machine.reg(Reg::Cs)),
-                Kind::Op(Op::PushSs) => st.push(machine.reg(Reg::Ss)),
-                Kind::Op(Op::PushDs) => st.push(machine.reg(Reg::Ds)),
-                Kind::Op(Op::PushEflags) => st.push(machine.reg(Reg::Eflags)),
-                Kind::Op(Op::PushEip) => st.push(machine.reg(Reg::Eip)),
-                Kind::Op(Op::PushFs) => st.push(machine.reg(Reg::Fs)),
-                Kind::Op(Op::PushGs) => st.push(machine.reg(Reg::Gs)),
-                Kind::Op(Op::PushW | Op::PushD) => st.push(arg),
-                Kind::Op(Op::PushOxs) => st.push(u32::from(machine.object_selector(arg))),
-                Kind::Op(Op::PushOxf) => st.push(machine.object_flat_base(arg)),
-                Kind::Op(Op::PushV) => match vars.get(arg as usize) {
+                Kind::PushReg => st.push(reg_of(machine, regs, arg)),
+                Kind::PushW | Kind::PushD => st.push(arg),
+                Kind::PushOxs => st.push(u32::from(machine.object_selector(arg))),
+                Kind::PushOxf => st.push(machine.object_flat_base(arg)),
+                Kind::PushV => match vars.get(arg as usize) {
                     Some(&v) => st.push(v),
                     None => break Some(var_error(arg, vars)),
                 },
-                Kind::Op(Op::PushVii) => {
+                Kind::PushVii => {
                     let index = st.peek();
                     match vars.get(index as usize) {
                         Some(&v) => st.push(v),
                         None => break Some(var_error(index, vars)),
                     }
                 }
-                Kind::Op(Op::PushWis) => {
+                Kind::PushWis => {
                     let offset = st.pop();
                     let selector = st.pop() as u16;
                     let mut word = [0; 2];
@@ -329,7 +316,7 @@ impl Interpreter {
                     }
                     st.push(u32::from(u16::from_le_bytes(word)));
                 }
-                Kind::Op(Op::PushSis) => {
+                Kind::PushSis => {
                     let offset = st.pop();
                     let selector = st.pop() as u16;
                     let mut dword = [0; 4];
@@ -340,7 +327,7 @@ impl Interpreter {
                     st.push(value >> 16);
                     st.push(value & 0xFFFF);
                 }
-                Kind::Op(Op::PushFif) => {
+                Kind::PushFif => {
                     let address = st.pop();
                     let mut dword = [0; 4];
                     if let Err(fault) = machine.read_flat(address, &mut dword) {
@@ -348,28 +335,28 @@ impl Interpreter {
                     }
                     st.push(u32::from_le_bytes(dword));
                 }
-                Kind::Op(Op::Add) => st.binary(u32::wrapping_add),
-                Kind::Op(Op::Sub) => st.binary(u32::wrapping_sub),
-                Kind::Op(Op::Mul) => st.binary(u32::wrapping_mul),
-                Kind::Op(Op::And) => st.binary(|b, a| b & a),
-                Kind::Op(Op::Or) => st.binary(|b, a| b | a),
-                Kind::Op(Op::Xor) => st.binary(|b, a| b ^ a),
-                Kind::Op(Op::Neg) => st.slots[st.tos] = !st.slots[st.tos],
-                Kind::Op(Op::Xchg) => {
+                Kind::Add => st.binary(u32::wrapping_add),
+                Kind::Sub => st.binary(u32::wrapping_sub),
+                Kind::Mul => st.binary(u32::wrapping_mul),
+                Kind::And => st.binary(|b, a| b & a),
+                Kind::Or => st.binary(|b, a| b | a),
+                Kind::Xor => st.binary(|b, a| b ^ a),
+                Kind::Neg => st.slots[st.tos] = !st.slots[st.tos],
+                Kind::Xchg => {
                     let below = st.below();
                     st.slots.swap(st.tos, below);
                 }
-                Kind::Op(Op::CnvrtDxs) => {
+                Kind::CnvrtDxs => {
                     let value = st.pop();
                     st.push(value >> 16);
                     st.push(value & 0xFFFF);
                 }
-                Kind::Op(Op::CnvrtSxd) => {
+                Kind::CnvrtSxd => {
                     let low = st.pop() & 0xFFFF;
                     let high = st.pop() & 0xFFFF;
                     st.push((high << 16) | low);
                 }
-                Kind::Op(Op::CnvrtFxs) => {
+                Kind::CnvrtFxs => {
                     let address = st.pop();
                     match machine.flat_to_segmented(address) {
                         Some((selector, offset)) => {
@@ -379,7 +366,7 @@ impl Interpreter {
                         None => break Some(Stop::Incomplete),
                     }
                 }
-                Kind::Op(Op::CnvrtSxf) => {
+                Kind::CnvrtSxf => {
                     let selector = st.pop() as u16;
                     let offset = st.pop() as u16;
                     match machine.segmented_to_flat(selector, offset) {
@@ -387,11 +374,11 @@ impl Interpreter {
                         None => break Some(Stop::Incomplete),
                     }
                 }
-                Kind::Op(Op::MoveV) => match vars.get_mut(arg as usize) {
+                Kind::MoveV => match vars.get_mut(arg as usize) {
                     Some(v) => *v = st.peek(),
                     None => break Some(var_error(arg, vars)),
                 },
-                Kind::Op(Op::MoveVii) => {
+                Kind::MoveVii => {
                     let index = st.peek();
                     let value = st.slots[st.below()];
                     match vars.get_mut(index as usize) {
@@ -399,47 +386,53 @@ impl Interpreter {
                         None => break Some(var_error(index, vars)),
                     }
                 }
-                Kind::Op(Op::IncV) => match vars.get_mut(arg as usize) {
+                Kind::IncV => match vars.get_mut(arg as usize) {
                     Some(v) => *v = v.wrapping_add(1),
                     None => break Some(var_error(arg, vars)),
                 },
-                Kind::Op(Op::IncVii) => {
+                Kind::IncVii => {
                     let index = st.peek();
                     match vars.get_mut(index as usize) {
                         Some(v) => *v = v.wrapping_add(1),
                         None => break Some(var_error(index, vars)),
                     }
                 }
-                Kind::Op(Op::OrV) => match vars.get_mut(arg as usize) {
+                Kind::OrV => match vars.get_mut(arg as usize) {
                     Some(v) => *v |= st.peek(),
                     None => break Some(var_error(arg, vars)),
                 },
-                Kind::Op(Op::JmpN) => pc = arg as usize,
-                Kind::Op(Op::JmpNn) => {
+                Kind::JmpN => {
+                    pc = arg as usize;
+                    skipped += u64::from(step.skip);
+                }
+                Kind::JmpNn => {
                     if (st.peek() as i32) < 0 {
                         pc = arg as usize;
+                        skipped += u64::from(step.skip);
                     }
                 }
-                Kind::Op(Op::JmpPn) => {
+                Kind::JmpPn => {
                     if (st.peek() as i32) > 0 {
                         pc = arg as usize;
+                        skipped += u64::from(step.skip);
                     }
                 }
-                Kind::Op(Op::JmpZn) => {
+                Kind::JmpZn => {
                     if st.peek() == 0 {
                         pc = arg as usize;
+                        skipped += u64::from(step.skip);
                     }
                 }
-                Kind::Op(Op::PopN) => {
+                Kind::PopN => {
                     st.tos = st.tos.wrapping_sub(arg as usize) & (STACK_SLOTS - 1);
                     cycles += u64::from(Op::PopN.info().cycles_per_unit * arg);
                 }
-                Kind::Op(Op::LogWn) => {
+                Kind::LogWn => {
                     if let Err(stop) = self.log_words(&mut st, arg, logmax, &mut cycles) {
                         break Some(stop);
                     }
                 }
-                Kind::Op(Op::LogDn) => {
+                Kind::LogDn => {
                     if let Err(stop) = self.log_dwords(&mut st, arg, logmax, &mut cycles) {
                         break Some(stop);
                     }
@@ -450,18 +443,28 @@ impl Interpreter {
                     }
                 }
                 Kind::PushRegsLogDn => {
-                    for &reg in run(regs, arg, step.n) {
-                        st.push(machine.reg(reg));
-                    }
-                    if let Err(stop) = self.log_dwords(&mut st, arg >> 16, logmax, &mut cycles) {
+                    let pushed = run(regs, arg, step.n);
+                    if let Err(stop) = self.push_log::<M, 4>(
+                        &mut st,
+                        machine,
+                        pushed,
+                        arg >> 16,
+                        logmax,
+                        &mut cycles,
+                    ) {
                         break Some(stop);
                     }
                 }
                 Kind::PushRegsLogWn => {
-                    for &reg in run(regs, arg, step.n) {
-                        st.push(machine.reg(reg));
-                    }
-                    if let Err(stop) = self.log_words(&mut st, arg >> 16, logmax, &mut cycles) {
+                    let pushed = run(regs, arg, step.n);
+                    if let Err(stop) = self.push_log::<M, 2>(
+                        &mut st,
+                        machine,
+                        pushed,
+                        arg >> 16,
+                        logmax,
+                        &mut cycles,
+                    ) {
                         break Some(stop);
                     }
                 }
@@ -477,11 +480,11 @@ impl Interpreter {
                 Kind::PushRegAnd => st.push_binary(reg_of(machine, regs, arg), |b, a| b & a),
                 Kind::PushRegOr => st.push_binary(reg_of(machine, regs, arg), |b, a| b | a),
                 Kind::PushRegXor => st.push_binary(reg_of(machine, regs, arg), |b, a| b ^ a),
-                Kind::Op(Op::LogMrs | Op::LogArs) => {
+                Kind::LogMrs | Kind::LogArs => {
                     let offset = st.pop();
                     let selector = st.pop() as u16;
                     let length = st.pop();
-                    let string = matches!(step.kind, Kind::Op(Op::LogArs));
+                    let string = matches!(step.kind, Kind::LogArs);
                     let read =
                         |m: &mut M, at: u32, buf: &mut [u8]| m.read_segmented(selector, at, buf);
                     if let Err(stop) =
@@ -490,10 +493,10 @@ impl Interpreter {
                         break Some(stop);
                     }
                 }
-                Kind::Op(Op::LogMrf | Op::LogArf) => {
+                Kind::LogMrf | Kind::LogArf => {
                     let address = st.pop();
                     let length = st.pop();
-                    let string = matches!(step.kind, Kind::Op(Op::LogArf));
+                    let string = matches!(step.kind, Kind::LogArf);
                     let read = |m: &mut M, at: u32, buf: &mut [u8]| m.read_flat(at, buf);
                     if let Err(stop) =
                         self.log_item(machine, read, address, length, string, logmax, &mut cycles)
@@ -501,18 +504,21 @@ impl Interpreter {
                         break Some(stop);
                     }
                 }
-                Kind::Op(Op::SetMinW) => minor = arg as u16,
-                Kind::Op(Op::SetMin) => minor = st.peek() as u16,
-                Kind::Op(Op::SetMajW) => major = arg as u16,
-                Kind::Op(Op::SetMaj) => major = st.peek() as u16,
-                Kind::Op(Op::Exit) => break None,
-                Kind::Op(Op::Abort) => break Some(Stop::Outcome(Outcome::Aborted)),
-                Kind::Op(Op::Remove) => break Some(Stop::Outcome(Outcome::Removed)),
-                Kind::Op(Op::SysDump) => break Some(Stop::Outcome(Outcome::SysDump)),
+                Kind::SetMinW => minor = arg as u16,
+                Kind::SetMin => minor = st.peek() as u16,
+                Kind::SetMajW => major = arg as u16,
+                Kind::SetMaj => major = st.peek() as u16,
+                Kind::Exit => break None,
+                Kind::Abort => break Some(Stop::Outcome(Outcome::Aborted)),
+                Kind::Remove => break Some(Stop::Outcome(Outcome::Removed)),
+                Kind::SysDump => break Some(Stop::Outcome(Outcome::SysDump)),
             }
         };
         self.stack = st.slots;
         self.tos = st.tos;
+        // Fixed costs of the steps run: all up to `pc`, less those jumped.
+        let fixed = program.prefix.get(pc).map_or(0, |&c| u64::from(c));
+        let cycles = (cycles + fixed).saturating_sub(skipped);
         let outcome = match stop {
             None => Outcome::Logged(Record {
                 major,
@@ -529,6 +535,44 @@ impl Interpreter {
             Some(Stop::Outcome(outcome)) => outcome,
         };
         RunResult { outcome, cycles }
+    }
+
+    /// Pushes the registers of `pushed`, then logs `count` entries as
+    /// dwords (`W` = 4, `Log DN`) or words (`W` = 2, `Log WN`). When the log
+    /// takes exactly the pushed entries and they all fit, the registers go
+    /// straight to their slots and to the log.
+    #[inline(always)]
+    fn push_log<M: Machine + ?Sized, const W: usize>(
+        &mut self,
+        st: &mut Stack,
+        machine: &M,
+        pushed: &[Reg],
+        count: u32,
+        logmax: usize,
+        cycles: &mut u64,
+    ) -> Result<(), Stop> {
+        let (op, start, len) = match W {
+            4 => (Op::LogDn, self.data.len(), 4 * pushed.len()),
+            _ => (Op::LogWn, self.data.len(), 2 * pushed.len()),
+        };
+        if count as usize == pushed.len() && start + len <= logmax {
+            let out = self.data.extend(len);
+            // The last pushed is popped, and logged, first.
+            for (i, (&reg, item)) in pushed.iter().zip(out.rchunks_exact_mut(W)).enumerate() {
+                let value = machine.reg(reg);
+                st.slots[(st.tos + 1 + i) & (STACK_SLOTS - 1)] = value;
+                item.copy_from_slice(&value.to_le_bytes()[..W]);
+            }
+            *cycles += u64::from(op.info().cycles_per_unit) * u64::from(count);
+            return Ok(());
+        }
+        for &reg in pushed {
+            st.push(machine.reg(reg));
+        }
+        match W {
+            4 => self.log_dwords(st, count, logmax, cycles),
+            _ => self.log_words(st, count, logmax, cycles),
+        }
     }
 
     /// `Log WN,n`: the low words of the top `n` entries, popped, as far as

@@ -14,7 +14,7 @@
 //! stack, which is allowed). Because jumps only go forward, one pass in
 //! program order computes the deepest stack at every instruction.
 
-use crate::fuse::{Step, fuse};
+use crate::fuse::{Fused, Plain, Step, fuse, plain};
 use crate::instr::{DecodeError, Instr};
 use crate::machine::Reg;
 use crate::opcode::Op;
@@ -86,8 +86,10 @@ pub enum VerifyErrorKind {
 pub struct Program {
     bytes: Box<[u8]>,
     pub(crate) steps: Box<[Step]>,
-    /// The registers of fused push runs, indexed by their steps.
+    /// The registers of register-pushing steps, indexed by their steps.
     pub(crate) regs: Box<[Reg]>,
+    /// Fixed cycles of the steps before each step; see `fuse::Fused`.
+    pub(crate) prefix: Box<[u32]>,
     offsets: Box<[u16]>,
 }
 
@@ -159,19 +161,13 @@ impl Program {
                     vars,
                 });
             }
-            steps.push(Step::single(instr.op, arg));
+            steps.push((instr.op, arg));
         }
         if check_stack {
             check_stack_depth(&decoded, &steps)?;
         }
-        let (steps, regs) = fuse(&steps);
         let offsets = decoded.iter().map(|(o, _)| *o as u16).collect();
-        Ok(Program {
-            bytes: bytes.into(),
-            steps: steps.into(),
-            regs: regs.into(),
-            offsets,
-        })
+        Ok(Program::with_steps(bytes.into(), offsets, fuse(&steps)))
     }
 
     /// The same program, executed one instruction per step: without the
@@ -180,32 +176,32 @@ impl Program {
     /// the fused execution against the plain one.
     pub fn unfused(&self) -> Program {
         let index_of = |offset: usize| self.offsets.partition_point(|&o| usize::from(o) < offset);
-        let steps = self
+        let ops: Vec<Plain> = self
             .instructions()
             .map(|(offset, instr)| {
                 let mut arg = instr.operand;
                 if instr.op.is_jump() {
                     arg = index_of(offset + instr.len() + instr.operand as usize) as u32;
                 }
-                Step::single(instr.op, arg)
+                (instr.op, arg)
             })
             .collect();
+        Program::with_steps(self.bytes.clone(), self.offsets.clone(), plain(&ops))
+    }
+
+    fn with_steps(bytes: Box<[u8]>, offsets: Box<[u16]>, fused: Fused) -> Program {
         Program {
-            bytes: self.bytes.clone(),
-            steps,
-            regs: Box::new([]),
-            offsets: self.offsets.clone(),
+            bytes,
+            steps: fused.steps.into(),
+            regs: fused.regs.into(),
+            prefix: fused.prefix.into(),
+            offsets,
         }
     }
 
     /// The empty program: it logs an empty record.
     pub fn empty() -> Program {
-        Program {
-            bytes: Box::new([]),
-            steps: Box::new([]),
-            regs: Box::new([]),
-            offsets: Box::new([]),
-        }
+        Program::with_steps(Box::new([]), Box::new([]), plain(&[]))
     }
 
     /// The bytecode.
@@ -235,15 +231,14 @@ impl Program {
 }
 
 /// Deepest live stack along any path, in one forward pass.
-fn check_stack_depth(decoded: &[(usize, Instr)], steps: &[Step]) -> Result<(), VerifyError> {
+fn check_stack_depth(decoded: &[(usize, Instr)], steps: &[Plain]) -> Result<(), VerifyError> {
     // depth_in[i]: the most live entries on entry to step i over all paths;
     // None when no path reaches it.
     let mut depth_in: Vec<Option<u32>> = vec![None; steps.len() + 1];
     depth_in[0] = Some(0);
-    for (i, (step, (_, instr))) in steps.iter().zip(decoded).enumerate() {
+    for (i, &(op, arg)) in steps.iter().enumerate() {
         let Some(depth) = depth_in[i] else { continue };
-        let op = instr.op;
-        let (pops, pushes) = op.stack_effect(step.arg);
+        let (pops, pushes) = op.stack_effect(arg);
         let after_pops = depth.saturating_sub(pops);
         let peak = after_pops + pushes;
         if peak > STACK_SLOTS as u32 {
@@ -257,7 +252,7 @@ fn check_stack_depth(decoded: &[(usize, Instr)], steps: &[Step]) -> Result<(), V
             *slot = Some(slot.map_or(peak, |d| d.max(peak)));
         };
         if op.is_jump() {
-            reach(step.arg as usize);
+            reach(arg as usize);
         }
         if op != Op::JmpN && !op.ends_hit() {
             reach(i + 1);
