@@ -44,13 +44,13 @@
 //!   line has none); `REGS=(.var)` logs a register variable's register or
 //!   a stack variable's bytes (`MEM=(RSS+BP±n,DIRECT,size)`, or `MEM32=`
 //!   with `FEBP` in 32-bit code); `RETEP=CV` is the procedure's debug end;
-//!   `TP=.name` also finds debug procedures, so no MAP file is needed with
+//!   `TP=.name` finds debug procedures first, so no MAP file is needed with
 //!   debug information. `/NODE` ignores it, `/NOLN` its line numbers.
 //!   Old CodeView (`NB00`-`NB02`), and a signature without readable
 //!   information, is reported as not supported. The messages and the
 //!   choices made are in `compile::debug`'s module doc.
-//!   `TP=.name` stays at the symbol (TRCUST's document says debug
-//!   information moves it past the prologue; that is not done).
+//!   `TP=.name` of a debug procedure is placed after its prologue, as
+//!   TRCUST's document says.
 //! * A TDF that uses an opcode byte os2trace assigned (only `Sub`, for
 //!   `-reg`) is announced on the console after `Creating TDF file`.
 //! * Paths print as host paths; [`trcust::PathStyle::Dos`] prints them as

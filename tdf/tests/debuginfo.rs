@@ -407,3 +407,24 @@ fn ibm_hll_information_is_read_and_used() {
     assert_eq!(tdf_h.records, tdf_c.records);
     assert_eq!(tdf_h.records.len(), 3);
 }
+
+#[test]
+fn tp_name_of_a_debug_procedure_is_after_its_prologue() {
+    for p in testprogs::debug_programs().unwrap() {
+        let add2 = if p.name == "DBG16" { "add2" } else { "Add2" };
+        let map = format!("/M={}", p.map_file_name());
+        let t = format!("TRACE MINOR=1, TP=.{add2}\nTRACE MINOR=2, TP=.{add2}+3\n");
+        let body = label(&p, "add2_body");
+        let start = label(&p, add2);
+        for args in [vec![], vec![map.as_str()]] {
+            let (out, tdf) = trcust(&p, &tsf(&p, &t), &args);
+            assert!(messages(&out).is_empty(), "{}", out.text());
+            let got: Vec<u32> = tdf.unwrap().records.iter().map(|r| r.offset).collect();
+            assert_eq!(got, [body, body + 3], "{}", p.name);
+        }
+        // /NODE: the MAP symbol itself.
+        let (_, tdf) = trcust(&p, &tsf(&p, &t), &[&map, "/NODE"]);
+        let got: Vec<u32> = tdf.unwrap().records.iter().map(|r| r.offset).collect();
+        assert_eq!(got, [start, start + 3], "{}", p.name);
+    }
+}

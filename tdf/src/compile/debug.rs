@@ -18,6 +18,13 @@
 //! not the line numbers, so `TP=@file,line` reports that the information
 //! does not exist.
 //!
+//! `TP=.name` of a procedure in the debug information is the first
+//! instruction after its prologue (its debug start), `±offs` counted from
+//! there, as the document says ("If debug information is used, the address
+//! of this tracepoint will be immediately following the prologue"); the
+//! debug information is looked at before the MAP file. With `RETEP`, the
+//! routine is the procedure (its length bounds the search).
+//!
 //! A register variable logs its register as `REGS=(reg)` would (a pair,
 //! `high:low`, logs the low then the high register); a stack variable
 //! logs its bytes (its type's size; 2 or 4 for a type defined in

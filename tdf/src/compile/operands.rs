@@ -84,28 +84,28 @@ impl Compiler<'_> {
                 self.peek()?;
                 let procedure = self.debug_procedure(&name)?;
                 let sym = symbols.and_then(|s| s.lookup(&name, self.opts.ignore_case));
-                // The routine: (object, start, end) from the MAP symbol and
-                // the next one, or from the debug procedure.
-                let routine = match (sym, &procedure) {
-                    (Some(s), Some(p))
-                        if (s.object, s.offset) == (u32::from(p.segment), p.offset) =>
-                    {
-                        Some((s.object, s.offset, p.offset.checked_add(p.length)))
-                    }
-                    (Some(s), _) => {
-                        Some((s.object, s.offset, symbols.and_then(|t| t.next_offset(s))))
-                    }
-                    (None, Some(p)) => Some((
+                // The routine: (object, start, end, entry) from the debug
+                // procedure (entry after its prologue, as the document
+                // says), else from the MAP symbol and the next one.
+                let routine = match (&procedure, sym) {
+                    (Some(p), _) => Some((
                         u32::from(p.segment),
                         p.offset,
                         p.offset.checked_add(p.length),
+                        p.offset.saturating_add(p.debug_start),
+                    )),
+                    (None, Some(s)) => Some((
+                        s.object,
+                        s.offset,
+                        symbols.and_then(|t| t.next_offset(s)),
+                        s.offset,
                     )),
                     (None, None) => None,
                 };
-                let Some((object, start, end)) = routine else {
+                let Some((object, start, end, entry)) = routine else {
                     return Err(self.error(format!("symbol not found: {name}")));
                 };
-                let mut offset = match u32::try_from(i64::from(start) + disp) {
+                let mut offset = match u32::try_from(i64::from(entry) + disp) {
                     Ok(o) => o,
                     Err(_) => return Err(self.error("address not found")),
                 };
