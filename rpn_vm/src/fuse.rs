@@ -17,7 +17,9 @@
 //! * [`Kind::PushRegsLogDn`], [`Kind::PushRegsLogWn`]: one or more
 //!   `Push <reg>` followed by a `Log DN,n` or `Log WN,n` (any `n`);
 //! * `PushImm<op>`: `Push W` or `Push D` followed by a two-operand op;
-//! * `PushReg<op>`: `Push <reg>` followed by a two-operand op.
+//! * `PushReg<op>`: `Push <reg>` followed by a two-operand op;
+//! * `PushRegImm<op>`: `Push <reg>`, `Push W` or `Push D`, and a
+//!   two-operand op (`Push EBP`, `Push W,8`, `Add`: an address).
 
 use crate::machine::Reg;
 use crate::opcode::Op;
@@ -37,7 +39,8 @@ macro_rules! kinds {
         /// register at `regs[arg]`; `PushRegs` and the `PushRegsLog` forms
         /// push the `n` registers at `regs[arg & 0xFFFF..]`, and the log
         /// forms then log `arg >> 16` items; `PushImm<op>` pushes `arg`;
-        /// `PushReg<op>` pushes the register at `regs[arg]`.
+        /// `PushReg<op>` pushes the register at `regs[arg]`;
+        /// `PushRegImm<op>` pushes the register at `regs[n]`, then `arg`.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub(crate) enum Kind {
             /// One `Push <reg>`.
@@ -101,6 +104,18 @@ kinds! {
     PushRegOr,
     /// `Push <reg>`, `Xor`.
     PushRegXor,
+    /// `Push <reg>`, `Push W/D`, `Add`.
+    PushRegImmAdd,
+    /// `Push <reg>`, `Push W/D`, `Sub`.
+    PushRegImmSub,
+    /// `Push <reg>`, `Push W/D`, `Mul`.
+    PushRegImmMul,
+    /// `Push <reg>`, `Push W/D`, `And`.
+    PushRegImmAnd,
+    /// `Push <reg>`, `Push W/D`, `Or`.
+    PushRegImmOr,
+    /// `Push <reg>`, `Push W/D`, `Xor`.
+    PushRegImmXor,
 }
 
 /// One pre-decoded step. For jumps, `arg` is the index of the target step
@@ -108,7 +123,8 @@ kinds! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Step {
     pub(crate) kind: Kind,
-    /// Number of registers a fused push run pushes; 1 otherwise.
+    /// Number of registers a fused push run pushes; for `PushRegImm<op>`
+    /// the register's index in the table; 1 otherwise.
     pub(crate) n: u8,
     /// For a jump, the fixed cycles of the steps it skips when taken (see
     /// [`Fused::prefix`]); 0 otherwise.
@@ -134,18 +150,30 @@ pub(crate) struct Fused {
 /// operand, jump targets as instruction indices.
 pub(crate) type Plain = (Op, u32);
 
-/// The fused form of a two-operand op after an immediate and after a
-/// register push.
-fn binary_forms(op: Op) -> Option<(Kind, Kind)> {
-    Some(match op {
-        Op::Add => (Kind::PushImmAdd, Kind::PushRegAdd),
-        Op::Sub => (Kind::PushImmSub, Kind::PushRegSub),
-        Op::Mul => (Kind::PushImmMul, Kind::PushRegMul),
-        Op::And => (Kind::PushImmAnd, Kind::PushRegAnd),
-        Op::Or => (Kind::PushImmOr, Kind::PushRegOr),
-        Op::Xor => (Kind::PushImmXor, Kind::PushRegXor),
-        _ => None?,
-    })
+/// The fused forms ending in one two-operand op.
+#[derive(Clone, Copy)]
+struct BinaryForms {
+    /// `Push W/D`, op.
+    imm: Kind,
+    /// `Push <reg>`, op.
+    reg: Kind,
+    /// `Push <reg>`, `Push W/D`, op.
+    reg_imm: Kind,
+}
+
+/// The fused forms of a two-operand op.
+fn binary_forms(op: Op) -> Option<BinaryForms> {
+    use Kind::*;
+    let (imm, reg, reg_imm) = match op {
+        Op::Add => (PushImmAdd, PushRegAdd, PushRegImmAdd),
+        Op::Sub => (PushImmSub, PushRegSub, PushRegImmSub),
+        Op::Mul => (PushImmMul, PushRegMul, PushRegImmMul),
+        Op::And => (PushImmAnd, PushRegAnd, PushRegImmAnd),
+        Op::Or => (PushImmOr, PushRegOr, PushRegImmOr),
+        Op::Xor => (PushImmXor, PushRegXor, PushRegImmXor),
+        _ => return None,
+    };
+    Some(BinaryForms { imm, reg, reg_imm })
 }
 
 /// The sum of the fixed cycles of `ops`.
@@ -265,6 +293,13 @@ pub(crate) fn fuse(ops: &[Plain]) -> Fused {
             }
         }
         let next = joins(i + run);
+        // What the last register push of the run starts: `reg op` or
+        // `reg imm op`.
+        let pair = next.and_then(binary_forms);
+        let triple = match next {
+            Some(Op::PushW | Op::PushD) => joins(i + run + 1).and_then(binary_forms),
+            _ => None,
+        };
         let used = match (run, next) {
             (1.., Some(log @ (Op::LogDn | Op::LogWn))) => {
                 let kind = if log == Op::LogDn {
@@ -281,15 +316,22 @@ pub(crate) fn fuse(ops: &[Plain]) -> Fused {
                 );
                 run + 1
             }
-            (1, Some(op)) if binary_forms(op).is_some() => {
-                let kind = binary_forms(op).map_or(Kind::of(op), |(_, reg)| reg);
+            (1, _) if triple.is_some() => {
+                let kind = triple.map_or(Kind::of(ops[i].0), |f| f.reg_imm);
+                let start = out.regs(&ops[i..=i]);
+                // The register's table index fits `n`: at most 255 pushes.
+                out.push(kind, start as u8, cycles(&ops[i..i + 3]), ops[i + 1].1);
+                3
+            }
+            (1, _) if pair.is_some() => {
+                let kind = pair.map_or(Kind::of(ops[i].0), |f| f.reg);
                 let start = out.regs(&ops[i..=i]);
                 out.push(kind, 1, cycles(&ops[i..i + 2]), start);
                 2
             }
             (2.., _) => {
-                // Leave the last push to pair with a following binary op.
-                let take = if next.and_then(binary_forms).is_some() {
+                // Leave the last push to the binary op it starts.
+                let take = if pair.is_some() || triple.is_some() {
                     run - 1
                 } else {
                     run
@@ -303,8 +345,8 @@ pub(crate) fn fuse(ops: &[Plain]) -> Fused {
                 take
             }
             _ => match (ops[i].0, joins(i + 1).and_then(binary_forms)) {
-                (Op::PushW | Op::PushD, Some((kind, _))) => {
-                    out.push(kind, 1, cycles(&ops[i..i + 2]), ops[i].1);
+                (Op::PushW | Op::PushD, Some(forms)) => {
+                    out.push(forms.imm, 1, cycles(&ops[i..i + 2]), ops[i].1);
                     2
                 }
                 _ => {
@@ -340,18 +382,19 @@ mod tests {
     #[test]
     fn runs_fuse_and_keep_their_cycles() {
         // Push EAX; Push W,0x100; Sub; Push ESI; Push EDI; Push ECX; Add;
-        // Push EDX; Push EBX; Log DN,2.
+        // Push EDX; Push EBX; Log DN,2; Push W,3; Xor.
         let code = [
-            0x00, 0x10, 0x00, 0x01, 0x17, 0x06, 0x07, 0x01, 0x16, 0x02, 0x03, 0x21, 2,
+            0x00, 0x10, 0x00, 0x01, 0x17, 0x06, 0x07, 0x01, 0x16, 0x02, 0x03, 0x21, 2, 0x10, 3, 0,
+            0x37,
         ];
         assert_eq!(
             kinds(&code),
             [
-                (Kind::PushReg, 1),
-                (Kind::PushImmSub, 1),
+                (Kind::PushRegImmSub, 0),
                 (Kind::PushRegs, 2),
                 (Kind::PushRegAdd, 1),
                 (Kind::PushRegsLogDn, 2),
+                (Kind::PushImmXor, 1),
             ]
         );
         let program = Program::load(&code, 0).unwrap();
@@ -360,8 +403,8 @@ mod tests {
             .map(|(_, i)| i.op.info().cycles)
             .sum();
         assert_eq!(program.prefix.last(), Some(&total));
-        assert_eq!(program.len(), 10);
-        assert_eq!(program.unfused().steps.len(), 10);
+        assert_eq!(program.len(), 12);
+        assert_eq!(program.unfused().steps.len(), 12);
     }
 
     #[test]

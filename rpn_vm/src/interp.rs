@@ -165,6 +165,17 @@ impl Stack {
         *top = f(*top, v);
     }
 
+    /// `Push a`, `Push v`, then a two-operand op, in one: both pushed
+    /// slots are written as the pushes write them, and the first becomes
+    /// the top, holding `a op v`.
+    #[inline(always)]
+    fn push_pair_binary(&mut self, a: u32, v: u32, f: impl FnOnce(u32, u32) -> u32) {
+        let first = (self.tos + 1) & (STACK_SLOTS - 1);
+        self.slots[(self.tos + 2) & (STACK_SLOTS - 1)] = v;
+        self.slots[first] = f(a, v);
+        self.tos = first;
+    }
+
     #[inline(always)]
     fn binary(&mut self, f: impl FnOnce(u32, u32) -> u32) {
         let a = self.pop();
@@ -215,6 +226,14 @@ impl LogBuffer {
     #[inline(always)]
     fn put<const N: usize>(&mut self, bytes: [u8; N]) {
         self.bytes[self.len..self.len + N].copy_from_slice(&bytes);
+        self.len += N;
+    }
+
+    /// Appends the first `N` bytes of `bytes`; the caller has checked the
+    /// log limit.
+    #[inline(always)]
+    fn put_prefix<const N: usize>(&mut self, bytes: [u8; 4]) {
+        self.bytes[self.len..self.len + N].copy_from_slice(&bytes[..N]);
         self.len += N;
     }
 
@@ -428,12 +447,12 @@ impl Interpreter {
                     cycles += u64::from(Op::PopN.info().cycles_per_unit * arg);
                 }
                 Kind::LogWn => {
-                    if let Err(stop) = self.log_words(&mut st, arg, logmax, &mut cycles) {
+                    if let Err(stop) = self.log_items::<2>(&mut st, arg, logmax, &mut cycles) {
                         break Some(stop);
                     }
                 }
                 Kind::LogDn => {
-                    if let Err(stop) = self.log_dwords(&mut st, arg, logmax, &mut cycles) {
+                    if let Err(stop) = self.log_items::<4>(&mut st, arg, logmax, &mut cycles) {
                         break Some(stop);
                     }
                 }
@@ -480,6 +499,30 @@ impl Interpreter {
                 Kind::PushRegAnd => st.push_binary(reg_of(machine, regs, arg), |b, a| b & a),
                 Kind::PushRegOr => st.push_binary(reg_of(machine, regs, arg), |b, a| b | a),
                 Kind::PushRegXor => st.push_binary(reg_of(machine, regs, arg), |b, a| b ^ a),
+                Kind::PushRegImmAdd => {
+                    let reg = reg_of(machine, regs, u32::from(step.n));
+                    st.push_pair_binary(reg, arg, u32::wrapping_add);
+                }
+                Kind::PushRegImmSub => {
+                    let reg = reg_of(machine, regs, u32::from(step.n));
+                    st.push_pair_binary(reg, arg, u32::wrapping_sub);
+                }
+                Kind::PushRegImmMul => {
+                    let reg = reg_of(machine, regs, u32::from(step.n));
+                    st.push_pair_binary(reg, arg, u32::wrapping_mul);
+                }
+                Kind::PushRegImmAnd => {
+                    let reg = reg_of(machine, regs, u32::from(step.n));
+                    st.push_pair_binary(reg, arg, |b, a| b & a);
+                }
+                Kind::PushRegImmOr => {
+                    let reg = reg_of(machine, regs, u32::from(step.n));
+                    st.push_pair_binary(reg, arg, |b, a| b | a);
+                }
+                Kind::PushRegImmXor => {
+                    let reg = reg_of(machine, regs, u32::from(step.n));
+                    st.push_pair_binary(reg, arg, |b, a| b ^ a);
+                }
                 Kind::LogMrs | Kind::LogArs => {
                     let offset = st.pop();
                     let selector = st.pop() as u16;
@@ -569,49 +612,26 @@ impl Interpreter {
         for &reg in pushed {
             st.push(machine.reg(reg));
         }
-        match W {
-            4 => self.log_dwords(st, count, logmax, cycles),
-            _ => self.log_words(st, count, logmax, cycles),
-        }
+        self.log_items::<W>(st, count, logmax, cycles)
     }
 
-    /// `Log WN,n`: the low words of the top `n` entries, popped, as far as
-    /// the log limit allows.
+    /// `Log DN,n` (`W` = 4) or `Log WN,n` (`W` = 2): the top `n` entries,
+    /// popped, as dwords or low words, as far as the log limit allows.
     #[inline(always)]
-    fn log_words(
+    fn log_items<const W: usize>(
         &mut self,
         st: &mut Stack,
         n: u32,
         logmax: usize,
         cycles: &mut u64,
     ) -> Result<(), Stop> {
-        let fit = ((logmax.saturating_sub(self.data.len())) / 2).min(n as usize);
-        for chunk in self.data.extend(2 * fit).chunks_exact_mut(2) {
-            chunk.copy_from_slice(&(st.pop() as u16).to_le_bytes());
+        let op = if W == 4 { Op::LogDn } else { Op::LogWn };
+        let fit = ((logmax.saturating_sub(self.data.len())) / W).min(n as usize);
+        for _ in 0..fit {
+            let item = st.pop().to_le_bytes();
+            self.data.put_prefix::<W>(item);
         }
-        *cycles += u64::from(Op::LogWn.info().cycles_per_unit) * fit as u64;
-        if fit < n as usize {
-            st.pop();
-            return Err(Stop::Incomplete);
-        }
-        Ok(())
-    }
-
-    /// `Log DN,n`: the top `n` entries, popped, as far as the log limit
-    /// allows.
-    #[inline(always)]
-    fn log_dwords(
-        &mut self,
-        st: &mut Stack,
-        n: u32,
-        logmax: usize,
-        cycles: &mut u64,
-    ) -> Result<(), Stop> {
-        let fit = ((logmax.saturating_sub(self.data.len())) / 4).min(n as usize);
-        for chunk in self.data.extend(4 * fit).chunks_exact_mut(4) {
-            chunk.copy_from_slice(&st.pop().to_le_bytes());
-        }
-        *cycles += u64::from(Op::LogDn.info().cycles_per_unit) * fit as u64;
+        *cycles += u64::from(op.info().cycles_per_unit) * fit as u64;
         if fit < n as usize {
             st.pop();
             return Err(Stop::Incomplete);
