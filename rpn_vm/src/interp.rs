@@ -329,30 +329,27 @@ impl Interpreter {
                 Kind::PushWis => {
                     let offset = st.pop();
                     let selector = st.pop() as u16;
-                    let mut word = [0; 2];
-                    if let Err(fault) = machine.read_segmented(selector, offset, &mut word) {
-                        break Some(self.log_fault(fault, logmax));
+                    match read_segmented::<M, 2>(machine, selector, offset) {
+                        Ok(word) => st.push(u32::from(u16::from_le_bytes(word))),
+                        Err(fault) => break Some(self.log_fault(fault, logmax)),
                     }
-                    st.push(u32::from(u16::from_le_bytes(word)));
                 }
                 Kind::PushSis => {
                     let offset = st.pop();
                     let selector = st.pop() as u16;
-                    let mut dword = [0; 4];
-                    if let Err(fault) = machine.read_segmented(selector, offset, &mut dword) {
-                        break Some(self.log_fault(fault, logmax));
-                    }
-                    let value = u32::from_le_bytes(dword);
+                    let value = match read_segmented::<M, 4>(machine, selector, offset) {
+                        Ok(dword) => u32::from_le_bytes(dword),
+                        Err(fault) => break Some(self.log_fault(fault, logmax)),
+                    };
                     st.push(value >> 16);
                     st.push(value & 0xFFFF);
                 }
                 Kind::PushFif => {
                     let address = st.pop();
-                    let mut dword = [0; 4];
-                    if let Err(fault) = machine.read_flat(address, &mut dword) {
-                        break Some(self.log_fault(fault, logmax));
+                    match read_flat::<M, 4>(machine, address) {
+                        Ok(dword) => st.push(u32::from_le_bytes(dword)),
+                        Err(fault) => break Some(self.log_fault(fault, logmax)),
                     }
-                    st.push(u32::from_le_bytes(dword));
                 }
                 Kind::Add => st.binary(u32::wrapping_add),
                 Kind::Sub => st.binary(u32::wrapping_sub),
@@ -648,8 +645,11 @@ impl Interpreter {
         Stop::Incomplete
     }
 
-    /// Logs a memory or string item read through `read`.
+    /// Logs a memory or string item read through `read`. Kept out of line,
+    /// with the other memory reads, so that the interpreter loop stays
+    /// small.
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     fn log_item<M: Machine + ?Sized>(
         &mut self,
         machine: &mut M,
@@ -721,6 +721,29 @@ fn run(regs: &[Reg], arg: u32, n: u8) -> &[Reg] {
 #[inline(always)]
 fn reg_of<M: Machine + ?Sized>(machine: &M, regs: &[Reg], arg: u32) -> u32 {
     regs.get(arg as usize).map_or(0, |&reg| machine.reg(reg))
+}
+
+/// `N` bytes at `selector:offset`, out of line (see `log_item`).
+#[inline(never)]
+fn read_segmented<M: Machine + ?Sized, const N: usize>(
+    machine: &mut M,
+    selector: u16,
+    offset: u32,
+) -> Result<[u8; N], MemFault> {
+    let mut bytes = [0; N];
+    machine.read_segmented(selector, offset, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// `N` bytes at a flat address, out of line (see `log_item`).
+#[inline(never)]
+fn read_flat<M: Machine + ?Sized, const N: usize>(
+    machine: &mut M,
+    address: u32,
+) -> Result<[u8; N], MemFault> {
+    let mut bytes = [0; N];
+    machine.read_flat(address, &mut bytes)?;
+    Ok(bytes)
 }
 
 fn var_error(index: u32, vars: &[u32]) -> Stop {
