@@ -28,6 +28,13 @@
 //!
 //! Costs come from the opcode table: each instruction's fixed cycles plus
 //! its per-unit cycles times the bytes or items it handled.
+//!
+//! The loop runs the program's steps (see `fuse.rs`): mostly one per
+//! instruction, some standing for a fused run of them, with the same
+//! effect on the stack, variables and log. Fixed cycles are not added step
+//! by step: a hit that stops after step `i` has spent the prefix sum of the
+//! steps up to `i`, less what its taken jumps skipped. Memory reads and
+//! memory logs are kept out of line, so that the loop stays small.
 
 use crate::fuse::Kind;
 use crate::machine::{Machine, MemFault, Reg};
@@ -313,8 +320,8 @@ impl Interpreter {
             match step.kind {
                 Kind::PushReg => st.push(reg_of(machine, regs, arg)),
                 Kind::PushW | Kind::PushD => st.push(arg),
-                Kind::PushOxs => st.push(u32::from(machine.object_selector(arg))),
-                Kind::PushOxf => st.push(machine.object_flat_base(arg)),
+                Kind::PushOxs => st.push(object_selector(machine, arg)),
+                Kind::PushOxf => st.push(object_flat_base(machine, arg)),
                 Kind::PushV => match vars.get(arg as usize) {
                     Some(&v) => st.push(v),
                     None => break Some(var_error(arg, vars)),
@@ -744,6 +751,19 @@ fn read_flat<M: Machine + ?Sized, const N: usize>(
     let mut bytes = [0; N];
     machine.read_flat(address, &mut bytes)?;
     Ok(bytes)
+}
+
+/// The selector of an object of the traced module, out of line: a table
+/// lookup the loop rarely needs.
+#[inline(never)]
+fn object_selector<M: Machine + ?Sized>(machine: &M, object: u32) -> u32 {
+    u32::from(machine.object_selector(object))
+}
+
+/// The flat base of an object of the traced module, out of line.
+#[inline(never)]
+fn object_flat_base<M: Machine + ?Sized>(machine: &M, object: u32) -> u32 {
+    machine.object_flat_base(object)
 }
 
 fn var_error(index: u32, vars: &[u32]) -> Stop {

@@ -5,9 +5,11 @@
 //! (or exactly to its end), the program is at most 255 bytes (TRCUST message
 //! 83), immediate variable indices are below the DTO's `vars`, and no path
 //! leaves more than 16 live entries on the stack (TRCUST message 97). The
-//! result, [`Program`], is pre-decoded with jump targets resolved to
-//! instruction indices and costs looked up, so the interpreter runs it
-//! without re-checking anything.
+//! result, [`Program`], is pre-decoded into interpreter steps, common
+//! instruction runs fused into one step (`fuse.rs`), jump targets resolved
+//! to step indices and costs summed, so the interpreter runs it without
+//! re-checking anything. [`Program::unfused`] gives the same program with
+//! one step per instruction.
 //!
 //! Stack depth is counted as "live entries": pushes minus pops, never below
 //! zero (popping past what was pushed reads older slots of the circular
