@@ -1,5 +1,6 @@
 //! Arbitrary bytecode: verify, then interpret against the sample machine.
-//! Never panics; a verified program always ends within the log limit.
+//! Never panics; a verified program always ends within the log limit, and
+//! runs the same fused (as loaded) and unfused.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,8 +16,16 @@ fuzz_target!(|data: &[u8]| {
         let mut v = vec![0u32; vars as usize];
         let hit = Hit { major: 1, minor: 1, logmax };
         let mut interp = Interpreter::new();
-        if let Outcome::Logged(r) = interp.run(&program, &mut machine, &mut v, hit).outcome {
+        let result = interp.run(&program, &mut machine, &mut v, hit);
+        if let Outcome::Logged(r) = result.outcome {
             assert!(r.data.len() <= logmax);
         }
+        let fused = (format!("{:?}", result), v.clone(), *interp.stack().0, interp.stack().1);
+        let mut machine = rpn_vm::examples::sample_machine();
+        let mut v = vec![0u32; vars as usize];
+        let mut plain = Interpreter::new();
+        let result = plain.run(&program.unfused(), &mut machine, &mut v, hit);
+        let unfused = (format!("{:?}", result), v, *plain.stack().0, plain.stack().1);
+        assert_eq!(fused, unfused);
     }
 });
