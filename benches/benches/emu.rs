@@ -3,6 +3,11 @@
 //! 16-bit protected-mode code doing far calls and segment loads.
 //! Throughput is the number of guest instructions per run, so criterion's
 //! elements/s read as instructions per second.
+//!
+//! With `--features unicorn` the same workloads also run on the
+//! unicorn-engine backend (same memory image and registers, no budget, so
+//! no per-instruction hook), side by side in the same group:
+//! `cargo bench -p benches --features unicorn --bench emu`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use emu::{CpuModel, Descriptor, Exit, Limits, Machine, MachineConfig, SegReg};
@@ -34,7 +39,10 @@ fn machine(gdt: &[u64], cs: u16, ds: u16, eip: u32, esp: u32) -> Machine {
         c.eip = eip;
         c.gpr[4] = esp;
     }
-    m.set_segment(SegReg::Cs, Descriptor(gdt[usize::from(cs >> 3)]).to_segment(cs));
+    m.set_segment(
+        SegReg::Cs,
+        Descriptor(gdt[usize::from(cs >> 3)]).to_segment(cs),
+    );
     for s in [SegReg::Ds, SegReg::Es, SegReg::Ss] {
         m.set_segment(s, Descriptor(gdt[usize::from(ds >> 3)]).to_segment(ds));
     }
@@ -62,14 +70,21 @@ const COPY_DWORDS: u32 = 16384;
 fn copy_checksum() -> (Machine, u64) {
     let mut c = vec![0xBE, 0, 0, 0x10, 0, 0xBF, 0, 0, 0x20, 0, 0xB9];
     c.extend(COPY_DWORDS.to_le_bytes());
-    c.extend([0x8B, 0x06, 0x89, 0x07, 0x83, 0xC6, 0x04, 0x83, 0xC7, 0x04, 0x49, 0x75, 0xF3]);
+    c.extend([
+        0x8B, 0x06, 0x89, 0x07, 0x83, 0xC6, 0x04, 0x83, 0xC7, 0x04, 0x49, 0x75, 0xF3,
+    ]);
     c.extend([0xBE, 0, 0, 0x20, 0, 0xB9]);
     c.extend(COPY_DWORDS.to_le_bytes());
-    c.extend([0x31, 0xD2, 0x03, 0x16, 0x83, 0xC6, 0x04, 0x49, 0x75, 0xF8, 0xF4]);
+    c.extend([
+        0x31, 0xD2, 0x03, 0x16, 0x83, 0xC6, 0x04, 0x49, 0x75, 0xF8, 0xF4,
+    ]);
     let mut m = flat(&c);
     let data: Vec<u8> = (0..COPY_DWORDS * 4).map(|i| (i * 7) as u8).collect();
     m.write_phys(0x10_0000, &data);
-    (m, 3 + 6 * u64::from(COPY_DWORDS) + 3 + 4 * u64::from(COPY_DWORDS) + 1)
+    (
+        m,
+        3 + 6 * u64::from(COPY_DWORDS) + 3 + 4 * u64::from(COPY_DWORDS) + 1,
+    )
 }
 
 const CALLS: u16 = 10_000;
@@ -87,7 +102,12 @@ fn far_calls16() -> (Machine, u64) {
     main.extend(CALLS.to_le_bytes());
     main.extend([0x9A, 0, 0, 0x18, 0, 0x49, 0x75, 0xF8, 0xF4]);
     m.write_phys(0x1_0000, &main);
-    m.write_phys(0x2_0000, &[0x1E, 0xB8, 0x20, 0x00, 0x8E, 0xD8, 0xFF, 0x06, 0, 0, 0x1F, 0xCB]);
+    m.write_phys(
+        0x2_0000,
+        &[
+            0x1E, 0xB8, 0x20, 0x00, 0x8E, 0xD8, 0xFF, 0x06, 0, 0, 0x1F, 0xCB,
+        ],
+    );
     (m, 2 + 9 * u64::from(CALLS))
 }
 
@@ -108,8 +128,11 @@ fn run(build: fn() -> (Machine, u64)) -> impl FnMut() {
 }
 
 fn bench(c: &mut Criterion) {
-    let workloads: [(&str, fn() -> (Machine, u64)); 3] =
-        [("tight_loop", tight_loop), ("copy_checksum", copy_checksum), ("far_calls16", far_calls16)];
+    let workloads: [(&str, fn() -> (Machine, u64)); 3] = [
+        ("tight_loop", tight_loop),
+        ("copy_checksum", copy_checksum),
+        ("far_calls16", far_calls16),
+    ];
     let mut g = c.benchmark_group("emu_mips");
     for (name, build) in workloads {
         let (_, n) = build();
@@ -117,7 +140,60 @@ fn bench(c: &mut Criterion) {
         let mut f = run(build);
         g.bench_function(format!("interp/{name}"), |b| b.iter(&mut f));
     }
+    #[cfg(feature = "unicorn")]
+    for (name, build) in workloads {
+        let (_, n) = build();
+        g.throughput(Throughput::Elements(n));
+        let mut f = uni::run(build);
+        g.bench_function(format!("unicorn/{name}"), |b| b.iter(&mut f));
+    }
     g.finish();
+}
+
+/// The workloads on the unicorn backend.
+#[cfg(feature = "unicorn")]
+mod uni {
+    use super::*;
+    use emu::unicorn::UnicornMachine;
+
+    /// A unicorn machine with the interpreter machine's RAM and registers.
+    fn mirror(m: &Machine) -> UnicornMachine {
+        let size = m.mem().ram_size();
+        let mut u = UnicornMachine::new(MachineConfig {
+            ram_size: size,
+            model: CpuModel::I486,
+        })
+        .expect("unicorn");
+        let mut ram = vec![0u8; size];
+        m.read_phys(0, &mut ram);
+        u.write_phys(0, &ram).expect("ram");
+        u.set_cpu(m.cpu()).expect("registers");
+        u
+    }
+
+    /// One run from the initial registers (unicorn's translated blocks stay
+    /// cached across runs). Both backends first run the workload once and
+    /// must end with the same registers.
+    pub(super) fn run(build: fn() -> (Machine, u64)) -> impl FnMut() {
+        let (mut m, _) = build();
+        let mut u = mirror(&m);
+        let start = m.cpu().clone();
+        assert_eq!(m.run(Limits::default()), Exit::Halted);
+        assert_eq!(u.run(Limits::default()).expect("unicorn run"), Exit::Halted);
+        let (a, b) = (m.cpu(), u.cpu().expect("registers"));
+        assert_eq!(
+            (a.gpr, a.eip),
+            (b.gpr, b.eip),
+            "interpreter and unicorn disagree"
+        );
+        move || {
+            u.set_cpu(&start).expect("registers");
+            u.set_halted(false);
+            let e = u.run(Limits::default()).expect("unicorn run");
+            assert_eq!(e, Exit::Halted);
+            black_box(u.cpu().expect("registers").gpr[0]);
+        }
+    }
 }
 
 criterion_group!(benches, bench);
