@@ -56,6 +56,9 @@ fn flat(code: &[u8]) -> Machine {
     m
 }
 
+/// Builds a workload: the machine and its instruction count.
+type Build = fn() -> (Machine, u64);
+
 const LOOP_N: u32 = 100_000;
 
 fn tight_loop() -> (Machine, u64) {
@@ -113,7 +116,7 @@ fn far_calls16() -> (Machine, u64) {
 
 /// One run from the initial registers on an already-built machine (its
 /// decoded-instruction cache stays warm across runs, as in a long guest).
-fn run(build: fn() -> (Machine, u64)) -> impl FnMut() {
+fn run(build: Build) -> impl FnMut() {
     let (mut m, n) = build();
     let start = m.cpu().clone();
     move || {
@@ -128,7 +131,7 @@ fn run(build: fn() -> (Machine, u64)) -> impl FnMut() {
 }
 
 fn bench(c: &mut Criterion) {
-    let workloads: [(&str, fn() -> (Machine, u64)); 3] = [
+    let workloads: [(&str, Build); 3] = [
         ("tight_loop", tight_loop),
         ("copy_checksum", copy_checksum),
         ("far_calls16", far_calls16),
@@ -174,7 +177,7 @@ mod uni {
     /// One run from the initial registers (unicorn's translated blocks stay
     /// cached across runs). Both backends first run the workload once and
     /// must end with the same registers.
-    pub(super) fn run(build: fn() -> (Machine, u64)) -> impl FnMut() {
+    pub(super) fn run(build: Build) -> impl FnMut() {
         let (mut m, _) = build();
         let mut u = mirror(&m);
         let start = m.cpu().clone();
