@@ -265,6 +265,30 @@ fn regression_xadd_same_register() {
     }
 }
 
+/// Regression (backend, found by the long run): a fault right after an
+/// INT n of the same vector must not be reported as a software interrupt
+/// (unicorn's hook gives no such bit; the bytes before EIP read `CD 05`).
+#[test]
+fn regression_bound_fault_after_int5() {
+    let code = asm(16, 0x100, |a| {
+        a.mov(ax, 100u32).unwrap();
+        a.int(5).unwrap();
+        a.bound(ax, dword_ptr(0x40)).unwrap();
+        a.hlt().unwrap();
+    });
+    let mut p = Pair::new(Mode::Prot16, [0; 8], 0);
+    p.write(CODE_BASE + 0x100, &code);
+    p.write(0x20040, &[0, 0, 10, 0]);
+    assert_eq!(p.step(), Ok(Exit::InstructionLimit));
+    let e = p.step().unwrap();
+    assert!(matches!(e, Exit::Exception { software: true, .. }), "{e:?}");
+    let e = p.step().unwrap();
+    assert!(
+        matches!(e, Exit::Exception { fault, software: false } if fault.vector == 5),
+        "{e:?}"
+    );
+}
+
 /// The unicorn backend's own host-facing API: HLT, host calls with the
 /// resume rule, an intercepted INT3, budgets, code patching.
 #[test]
