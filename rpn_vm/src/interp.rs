@@ -587,7 +587,7 @@ impl Interpreter {
     /// Pushes the registers of `pushed`, then logs `count` entries as
     /// dwords (`W` = 4, `Log DN`) or words (`W` = 2, `Log WN`). When the log
     /// takes exactly the pushed entries and they all fit, the registers go
-    /// straight to their slots and to the log.
+    /// straight to their slots and to the log (at most 16 of them).
     #[inline(always)]
     fn push_log<M: Machine + ?Sized, const W: usize>(
         &mut self,
@@ -602,7 +602,10 @@ impl Interpreter {
             4 => (Op::LogDn, self.data.len(), 4 * pushed.len()),
             _ => (Op::LogWn, self.data.len(), 2 * pushed.len()),
         };
-        if count as usize == pushed.len() && start + len <= logmax {
+        // Straight to slots and log only when no push overwrites another:
+        // past 16 pushes the circular stack wraps and the log must read the
+        // slots as they then are.
+        if count as usize == pushed.len() && pushed.len() <= STACK_SLOTS && start + len <= logmax {
             let out = self.data.extend(len);
             // The last pushed is popped, and logged, first.
             for (i, (&reg, item)) in pushed.iter().zip(out.rchunks_exact_mut(W)).enumerate() {

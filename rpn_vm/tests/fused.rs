@@ -180,3 +180,23 @@ fn push_runs_log_exactly_as_their_instructions_do() {
         );
     }
 }
+
+/// Regression (cargo fuzz, verify_run): a run of more than 16 register
+/// pushes wraps the circular stack; the fused push-and-log must log what
+/// the slots then hold, as the unfused instructions do.
+#[test]
+fn a_push_run_longer_than_the_stack_wraps_as_the_instructions_do() {
+    let input = include_bytes!("regressions/verify_run-c36f363e.bin");
+    let (first, code) = input.split_first().unwrap();
+    let vars = vec![0u32; usize::from(*first % 8)];
+    let logmax = usize::from(*first >> 3) * 4;
+    let program = Program::load_without_stack_limit(code, vars.len() as u32).unwrap();
+    let regs = [
+        0x1234, 0x10, 0x3F8, 0xABCD, 0xFF00, 0x3_FF20, 0x10, 0x40, 0x17, 0xF, 0x1F, 0x17, 0x246,
+        0x2A11, 0, 0,
+    ];
+    assert_eq!(
+        run(&program, &regs, &vars, logmax),
+        run(&program.unfused(), &regs, &vars, logmax)
+    );
+}
