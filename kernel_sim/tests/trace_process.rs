@@ -81,38 +81,40 @@ fn tracing_test_asm16_logs_the_dos_write_arguments() {
     assert_eq!(r.data, want);
 }
 
-#[test]
-fn tracing_the_first_instruction_of_test_asm16() {
-    let (_dir, mut p, out) = process("ne/test-asm16.exe", "TEST.EXE");
+/// A session with one trace program at test-asm16's entry point
+/// (`object=` and `offset=` are filled in after `header`).
+fn at_entry(p: &mut Process, header: &str, body: &str) -> Result<TraceSession, String> {
     let start = p.module("TEST").unwrap().module.start.unwrap();
     let src = format!(
-        "major=0xC9\nminor=1\nobject={}\noffset={}\nPush EAX\nLog DN,1\n",
+        "{header}object={}\noffset={}\n{body}",
         start.object, start.offset
     );
     let file = rpn_vm::parse("t.rpn", &src).unwrap();
-    let mut session = TraceSession::new(&p, StdaFormat::New, 4, 1).unwrap();
+    let mut session = TraceSession::new(p, StdaFormat::New, 4, 1).unwrap();
     session
-        .apply_program(&mut p, "TEST", &file, None, None)
-        .unwrap();
-    let outcome = p.run_with_hook(Some(&mut session));
-    assert_eq!(outcome, Outcome::Exited(0));
+        .apply_program(p, "TEST", &file, None, None)
+        .map_err(|e| e.to_string())?;
+    Ok(session)
+}
+
+#[test]
+fn tracing_the_first_instruction_of_test_asm16() {
+    let (_dir, mut p, out) = process("ne/test-asm16.exe", "TEST.EXE");
+    let mut session = at_entry(&mut p, "major=0xC9\nminor=1\n", "Push EAX\nLog DN,1\n").unwrap();
+    assert_eq!(p.run_with_hook(Some(&mut session)), Outcome::Exited(0));
     assert_eq!(out.text(), "Hello World\r\n");
+    assert_eq!(session.runtime.dtos()[0].tracepoints[0].logged, 1);
 }
 
 #[test]
 fn an_unselected_major_or_a_bad_opcode_is_refused_before_the_run() {
     let (_dir, mut p, _out) = process("ne/test-asm16.exe", "TEST.EXE");
-    let start = p.module("TEST").unwrap().module.start.unwrap();
-    let src = format!(
-        "major=1\nminor=1\nobject={}\noffset={}\nopcode=0x90\n",
-        start.object, start.offset
-    );
-    let file = rpn_vm::parse("t.rpn", &src).unwrap();
+    let err = at_entry(&mut p, "major=1\nminor=1\nopcode=0x90\n", "")
+        .err()
+        .unwrap();
+    assert!(err.contains("opcode mismatch"), "{err}");
+    let file = rpn_vm::parse("t.rpn", "major=1\nminor=1\nobject=1\noffset=0\n").unwrap();
     let mut session = TraceSession::new(&p, StdaFormat::New, 4, 1).unwrap();
-    let err = session
-        .apply_program(&mut p, "TEST", &file, None, None)
-        .unwrap_err();
-    assert!(err.to_string().contains("opcode mismatch"), "{err}");
     assert!(
         session
             .apply_program(&mut p, "NOSUCH", &file, None, None)
@@ -123,16 +125,7 @@ fn an_unselected_major_or_a_bad_opcode_is_refused_before_the_run() {
 #[test]
 fn sysdump_stops_the_system_at_the_tracepoint() {
     let (_dir, mut p, out) = process("ne/test-asm16.exe", "TEST.EXE");
-    let start = p.module("TEST").unwrap().module.start.unwrap();
-    let src = format!(
-        "major=1\nminor=1\nobject={}\noffset={}\nSysDump\n",
-        start.object, start.offset
-    );
-    let file = rpn_vm::parse("t.rpn", &src).unwrap();
-    let mut session = TraceSession::new(&p, StdaFormat::New, 4, 1).unwrap();
-    session
-        .apply_program(&mut p, "TEST", &file, None, None)
-        .unwrap();
+    let mut session = at_entry(&mut p, "major=1\nminor=1\n", "SysDump\n").unwrap();
     assert_eq!(p.run_with_hook(Some(&mut session)), Outcome::Stopped);
     assert!(session.sysdump.is_some());
     assert_eq!(out.text(), "", "nothing ran after the dump");
