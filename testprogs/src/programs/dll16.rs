@@ -214,12 +214,7 @@ pub(crate) fn build_exe() -> Result<Program> {
     })?;
     c.op(|a| a.cmp(ax, 1))?;
     c.op(|a| a.jne(fails[2]))?;
-    c.op(|a| a.xor(ax, ax))?;
-    c.op(|a| a.jmp(exit))?;
-    failures(&mut c, &mut fails, exit, 16)?;
-    c.place(&mut exit)?;
-    c.public("exit")?;
-    exit16(&mut c)?;
+    epilogue(&mut c, &mut fails, &mut exit, 16)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
     link(Spec {

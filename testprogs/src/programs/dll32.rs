@@ -233,12 +233,7 @@ pub(crate) fn build_exe() -> Result<Program> {
     })?;
     c.op(|a| a.cmp(eax, 1))?;
     c.op(|a| a.jne(fails[2]))?;
-    c.op(|a| a.xor(eax, eax))?;
-    c.op(|a| a.jmp(exit))?;
-    failures(&mut c, &mut fails, exit, 32)?;
-    c.place(&mut exit)?;
-    c.public("exit")?;
-    exit32(&mut c)?;
+    epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
     link(Spec {

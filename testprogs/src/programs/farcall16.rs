@@ -69,12 +69,7 @@ pub(crate) fn build() -> Result<Program> {
     c.call_far_to("PRINTFAR")?;
     c.op(|a| a.test(ax, ax))?;
     c.op(|a| a.jnz(fails[2]))?;
-    c.op(|a| a.xor(ax, ax))?;
-    c.op(|a| a.jmp(exit))?;
-    failures(&mut c, &mut fails, exit, 16)?;
-    c.place(&mut exit)?;
-    c.public("exit")?;
-    exit16(&mut c)?;
+    epilogue(&mut c, &mut fails, &mut exit, 16)?;
     // TWICE(x): AX = 2x.
     c.public("TWICE")?;
     c.op(|a| a.push(bp))?;

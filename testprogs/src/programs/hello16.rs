@@ -52,12 +52,7 @@ pub(crate) fn build() -> Result<Program> {
     c.op(|a| a.jnz(fails[0]))?;
     c.op(|a| a.cmp(word_ptr(u64::from(written)), len))?;
     c.op(|a| a.jne(fails[0]))?;
-    c.op(|a| a.xor(ax, ax))?;
-    c.op(|a| a.jmp(exit))?;
-    failures(&mut c, &mut fails, exit, 16)?;
-    c.place(&mut exit)?;
-    c.public("exit")?;
-    exit16(&mut c)?;
+    epilogue(&mut c, &mut fails, &mut exit, 16)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
     link(Spec {

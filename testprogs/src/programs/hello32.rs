@@ -54,12 +54,7 @@ pub(crate) fn build() -> Result<Program> {
     c.fixup(Field::Disp, SourceKind::Off32, Ref::Symbol("written"))?;
     c.op(|a| a.cmp(dword_ptr(u64::from(written)), len))?;
     c.op(|a| a.jne(fails[0]))?;
-    c.op(|a| a.xor(eax, eax))?;
-    c.op(|a| a.jmp(exit))?;
-    failures(&mut c, &mut fails, exit, 32)?;
-    c.place(&mut exit)?;
-    c.public("exit")?;
-    exit32(&mut c)?;
+    epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
     link(Spec {

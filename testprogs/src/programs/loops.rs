@@ -51,12 +51,7 @@ pub(crate) fn build_loop16() -> Result<Program> {
     c.op(|a| a.loop_(top))?;
     c.op(|a| a.cmp(bx, (n * (n + 1) / 2) as i32))?;
     c.op(|a| a.jne(fails[0]))?;
-    c.op(|a| a.xor(ax, ax))?;
-    c.op(|a| a.jmp(exit))?;
-    failures(&mut c, &mut fails, exit, 16)?;
-    c.place(&mut exit)?;
-    c.public("exit")?;
-    exit16(&mut c)?;
+    epilogue(&mut c, &mut fails, &mut exit, 16)?;
     // STEP(i): AX = i.
     c.place(&mut step)?;
     c.public("STEP")?;
@@ -132,12 +127,7 @@ pub(crate) fn build_loop32() -> Result<Program> {
     c.op(|a| a.jnz(top))?;
     c.op(|a| a.cmp(ebx, (n * (n + 1) / 2) as i32))?;
     c.op(|a| a.jne(fails[0]))?;
-    c.op(|a| a.xor(eax, eax))?;
-    c.op(|a| a.jmp(exit))?;
-    failures(&mut c, &mut fails, exit, 32)?;
-    c.place(&mut exit)?;
-    c.public("exit")?;
-    exit32(&mut c)?;
+    epilogue(&mut c, &mut fails, &mut exit, 32)?;
     // Step(i): EAX = i.
     c.place(&mut step)?;
     c.public("Step")?;

@@ -138,3 +138,25 @@ pub(crate) fn failures(
     }
     Ok(())
 }
+
+/// The common end of a program's checks: success exits 0, then the failure
+/// exits ([`failures`]), then the public `exit` label and DosExit with
+/// (E)AX as the result.
+pub(crate) fn epilogue(
+    c: &mut Code,
+    fails: &mut [CodeLabel],
+    exit: &mut CodeLabel,
+    bits: u32,
+) -> Result<()> {
+    if bits == 16 {
+        c.op(|a| a.xor(ax, ax))?;
+    } else {
+        c.op(|a| a.xor(eax, eax))?;
+    }
+    let target = *exit;
+    c.op(|a| a.jmp(target))?;
+    failures(c, fails, target, bits)?;
+    c.place(exit)?;
+    c.public("exit")?;
+    if bits == 16 { exit16(c) } else { exit32(c) }
+}

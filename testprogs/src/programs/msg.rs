@@ -56,12 +56,7 @@ pub(crate) fn build_msgvio16() -> Result<Program> {
     c.call_far_import(VIOWRTTTY16)?;
     c.op(|a| a.test(ax, ax))?;
     c.op(|a| a.jnz(fails[1]))?;
-    c.op(|a| a.xor(ax, ax))?;
-    c.op(|a| a.jmp(exit))?;
-    failures(&mut c, &mut fails, exit, 16)?;
-    c.place(&mut exit)?;
-    c.public("exit")?;
-    exit16(&mut c)?;
+    epilogue(&mut c, &mut fails, &mut exit, 16)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
     link(Spec {
@@ -139,12 +134,7 @@ pub(crate) fn build_msg32() -> Result<Program> {
     c.op(|a| a.add(esp, 12))?;
     c.op(|a| a.test(eax, eax))?;
     c.op(|a| a.jnz(fails[0]))?;
-    c.op(|a| a.xor(eax, eax))?;
-    c.op(|a| a.jmp(exit))?;
-    failures(&mut c, &mut fails, exit, 32)?;
-    c.place(&mut exit)?;
-    c.public("exit")?;
-    exit32(&mut c)?;
+    epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
     link(Spec {
