@@ -25,14 +25,7 @@ fn hello16_writes_its_line_and_exits_0() {
 #[test]
 fn hello16_exits_1_when_doswrite_fails() {
     let p = testprogs::hello16().unwrap();
-    let out = run(
-        &p,
-        &[],
-        Setup {
-            write_rc: 5,
-            ..Setup::default()
-        },
-    );
+    let out = run(&p, &[], Setup::WRITE_FAILS);
     assert_eq!(out.exit, Some(1));
 }
 
@@ -43,14 +36,7 @@ fn hello32_writes_its_line_and_exits_0() {
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::hello32::MESSAGE);
     assert_eq!(out.calls, doscalls(&[282, 234]));
-    let failed = run(
-        &p,
-        &[],
-        Setup {
-            write_rc: 5,
-            ..Setup::default()
-        },
-    );
+    let failed = run(&p, &[], Setup::WRITE_FAILS);
     assert_eq!(failed.exit, Some(1));
 }
 
@@ -63,14 +49,7 @@ fn dllcal16_calls_tpdll16_and_exits_0() {
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::dll16::GREETING);
     assert_eq!(out.calls, doscalls(&[138, 5]));
-    let failed = run(
-        &exe,
-        &[&dll],
-        Setup {
-            write_rc: 5,
-            ..Setup::default()
-        },
-    );
+    let failed = run(&exe, &[&dll], Setup::WRITE_FAILS);
     assert_eq!(failed.exit, Some(1), "PUTMSG's rc is checked first");
 }
 
@@ -83,14 +62,7 @@ fn dllcal32_calls_tpdll32_and_exits_0() {
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::dll32::GREETING);
     assert_eq!(out.calls, doscalls(&[282, 234]));
-    let failed = run(
-        &exe,
-        &[&dll],
-        Setup {
-            write_rc: 5,
-            ..Setup::default()
-        },
-    );
+    let failed = run(&exe, &[&dll], Setup::WRITE_FAILS);
     assert_eq!(failed.exit, Some(1));
 }
 
@@ -100,14 +72,7 @@ fn farcal16_far_calls_work_and_exit_0() {
     let out = run(&p, &[], Setup::default());
     assert_eq!(out.exit, Some(0));
     assert_eq!(out.stdout, testprogs::farcall16::MESSAGE);
-    let failed = run(
-        &p,
-        &[],
-        Setup {
-            write_rc: 5,
-            ..Setup::default()
-        },
-    );
+    let failed = run(&p, &[], Setup::WRITE_FAILS);
     assert_eq!(failed.exit, Some(3), "PRINTFAR is the third check");
 }
 
@@ -129,24 +94,10 @@ fn fileio16_round_trips_its_file_and_exits_0() {
 #[test]
 fn fileio16_exits_1_on_a_mismatch_and_still_closes() {
     let p = testprogs::fileio16().unwrap();
-    let out = run(
-        &p,
-        &[],
-        Setup {
-            corrupt_reads: true,
-            ..Setup::default()
-        },
-    );
+    let out = run(&p, &[], Setup::CORRUPT_READS);
     assert_eq!(out.exit, Some(1));
     assert_eq!(out.calls, doscalls(&[70, 138, 58, 137, 59, 5]));
-    let out = run(
-        &p,
-        &[],
-        Setup {
-            write_rc: 5,
-            ..Setup::default()
-        },
-    );
+    let out = run(&p, &[], Setup::WRITE_FAILS);
     assert_eq!(out.exit, Some(1));
     assert_eq!(
         out.calls,
@@ -172,14 +123,7 @@ fn fileio32_round_trips_its_file_and_exits_0() {
             .map(Vec::as_slice),
         Some(testprogs::fileio32::CONTENT)
     );
-    let bad = run(
-        &p,
-        &[],
-        Setup {
-            corrupt_reads: true,
-            ..Setup::default()
-        },
-    );
+    let bad = run(&p, &[], Setup::CORRUPT_READS);
     assert_eq!(bad.exit, Some(1));
     assert_eq!(bad.calls, doscalls(&[273, 282, 256, 281, 257, 234]));
 }
@@ -193,14 +137,7 @@ fn msgvio16_and_msg32_write_through_msg_and_viocalls() {
     let mut text = testprogs::msg::MESSAGE16.to_vec();
     text.extend_from_slice(testprogs::msg::VIO_TEXT);
     assert_eq!(out.stdout, text);
-    let failed = run(
-        &p,
-        &[],
-        Setup {
-            write_rc: 5,
-            ..Setup::default()
-        },
-    );
+    let failed = run(&p, &[], Setup::WRITE_FAILS);
     assert_eq!(failed.exit, Some(1));
 
     let p = testprogs::msg32().unwrap();
@@ -226,14 +163,7 @@ fn args16_and_args32_write_their_arguments() {
         let empty = run(&p, &[], Setup::default());
         assert_eq!(empty.exit, Some(0));
         assert_eq!(empty.stdout, b"\r\n", "{}: no arguments", p.name);
-        let failed = run(
-            &p,
-            &[],
-            Setup {
-                write_rc: 5,
-                ..Setup::default()
-            },
-        );
+        let failed = run(&p, &[], Setup::WRITE_FAILS);
         assert_eq!(failed.exit, Some(1));
     }
 }

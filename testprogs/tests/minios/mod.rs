@@ -46,6 +46,21 @@ pub struct Setup {
     pub corrupt_reads: bool,
 }
 
+impl Setup {
+    /// Every DosWrite fails with ERROR_ACCESS_DENIED (5).
+    pub const WRITE_FAILS: Setup = Setup {
+        args: "",
+        write_rc: 5,
+        corrupt_reads: false,
+    };
+    /// Every DosRead returns corrupted data.
+    pub const CORRUPT_READS: Setup = Setup {
+        args: "",
+        write_rc: 0,
+        corrupt_reads: true,
+    };
+}
+
 pub struct Os {
     m: Machine,
     bits: u32,
