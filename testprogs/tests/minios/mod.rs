@@ -46,6 +46,8 @@ pub struct Setup {
     pub corrupt_reads: bool,
 }
 
+// Not every test binary that includes this module injects failures.
+#[allow(dead_code)]
 impl Setup {
     /// Every DosWrite fails with ERROR_ACCESS_DENIED (5).
     pub const WRITE_FAILS: Setup = Setup {
