@@ -125,7 +125,7 @@ pub struct RunResult<'a> {
 }
 
 /// Why the loop stopped early.
-enum Stop {
+pub(crate) enum Stop {
     /// End the hit and log what there is, marked incomplete.
     Incomplete,
     /// Abort, Remove, SysDump or Error.
@@ -133,9 +133,9 @@ enum Stop {
 }
 
 /// The circular stack, kept in locals while a hit runs.
-struct Stack {
-    slots: [u32; STACK_SLOTS],
-    tos: usize,
+pub(crate) struct Stack {
+    pub(crate) slots: [u32; STACK_SLOTS],
+    pub(crate) tos: usize,
 }
 
 impl Stack {
@@ -192,14 +192,18 @@ impl Stack {
 }
 
 /// The most data a record can hold: the length field of an item is a word.
-const LOG_CAPACITY: usize = 0xFFFF;
+pub(crate) const LOG_CAPACITY: usize = 0xFFFF;
 
 /// The record being built: a fixed buffer, so that logging never grows a
 /// vector in the middle of a hit. Writers check the log limit first.
+///
+/// The interpreter owns its buffer (`B` = `Box<[u8]>`); the native-code
+/// tier's callbacks log through a view of the same bytes (`B` =
+/// `&mut [u8]`), with the same methods.
 #[derive(Debug, Clone)]
-struct LogBuffer {
-    bytes: Box<[u8]>,
-    len: usize,
+pub(crate) struct LogBuffer<B = Box<[u8]>> {
+    pub(crate) bytes: B,
+    pub(crate) len: usize,
 }
 
 impl LogBuffer {
@@ -209,7 +213,9 @@ impl LogBuffer {
             len: 0,
         }
     }
+}
 
+impl<B: AsRef<[u8]> + AsMut<[u8]>> LogBuffer<B> {
     #[inline(always)]
     fn len(&self) -> usize {
         self.len
@@ -225,14 +231,14 @@ impl LogBuffer {
         self.len = self.len.min(len);
     }
 
-    fn as_slice(&self) -> &[u8] {
-        &self.bytes[..self.len]
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        &self.bytes.as_ref()[..self.len]
     }
 
     /// Appends fixed bytes; the caller has checked the log limit.
     #[inline(always)]
     fn put<const N: usize>(&mut self, bytes: [u8; N]) {
-        self.bytes[self.len..self.len + N].copy_from_slice(&bytes);
+        self.bytes.as_mut()[self.len..self.len + N].copy_from_slice(&bytes);
         self.len += N;
     }
 
@@ -240,7 +246,7 @@ impl LogBuffer {
     /// log limit.
     #[inline(always)]
     fn put_prefix<const N: usize>(&mut self, bytes: [u8; 4]) {
-        self.bytes[self.len..self.len + N].copy_from_slice(&bytes[..N]);
+        self.bytes.as_mut()[self.len..self.len + N].copy_from_slice(&bytes[..N]);
         self.len += N;
     }
 
@@ -249,12 +255,107 @@ impl LogBuffer {
     fn extend(&mut self, n: usize) -> &mut [u8] {
         let start = self.len;
         self.len += n;
-        &mut self.bytes[start..start + n]
+        &mut self.bytes.as_mut()[start..start + n]
     }
 
     /// Overwrites bytes already logged.
     fn patch<const N: usize>(&mut self, at: usize, bytes: [u8; N]) {
-        self.bytes[at..at + N].copy_from_slice(&bytes);
+        self.bytes.as_mut()[at..at + N].copy_from_slice(&bytes);
+    }
+
+    /// `Log DN,n` (`W` = 4) or `Log WN,n` (`W` = 2): the top `n` entries,
+    /// popped, as dwords or low words, as far as the log limit allows.
+    #[inline(always)]
+    pub(crate) fn log_items<const W: usize>(
+        &mut self,
+        st: &mut Stack,
+        n: u32,
+        logmax: usize,
+        cycles: &mut u64,
+    ) -> Result<(), Stop> {
+        let op = if W == 4 { Op::LogDn } else { Op::LogWn };
+        let fit = ((logmax.saturating_sub(self.len())) / W).min(n as usize);
+        for _ in 0..fit {
+            let item = st.pop().to_le_bytes();
+            self.put_prefix::<W>(item);
+        }
+        *cycles += u64::from(op.info().cycles_per_unit) * fit as u64;
+        if fit < n as usize {
+            st.pop();
+            return Err(Stop::Incomplete);
+        }
+        Ok(())
+    }
+
+    /// Logs a fault item if it fits; the hit then ends incomplete.
+    pub(crate) fn log_fault(&mut self, fault: MemFault, logmax: usize) -> Stop {
+        if self.len() + 7 <= logmax {
+            let [a, b, c, d] = fault.address.to_le_bytes();
+            self.put([fault.kind.token(), 4, 0, a, b, c, d]);
+        }
+        Stop::Incomplete
+    }
+
+    /// Logs a memory or string item read through `read`. Kept out of line,
+    /// with the other memory reads, so that the interpreter loop stays
+    /// small.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub(crate) fn log_item<M: Machine + ?Sized>(
+        &mut self,
+        machine: &mut M,
+        read: impl Fn(&mut M, u32, &mut [u8]) -> Result<(), MemFault>,
+        address: u32,
+        length: u32,
+        string: bool,
+        logmax: usize,
+        cycles: &mut u64,
+    ) -> Result<(), Stop> {
+        let start = self.len();
+        if start + 3 > logmax {
+            // Not even the prefix fits.
+            return Err(Stop::Incomplete);
+        }
+        let room = logmax - (start + 3);
+        let per_unit = u64::from(if string {
+            Op::LogArs.info().cycles_per_unit
+        } else {
+            Op::LogMrs.info().cycles_per_unit
+        });
+        if !string {
+            if length as usize > room {
+                return Err(Stop::Incomplete);
+            }
+            let [lo, hi] = (length as u16).to_le_bytes();
+            self.put([TOKEN_MEMORY, lo, hi]);
+            if let Err(fault) = read(machine, address, self.extend(length as usize)) {
+                self.truncate(start);
+                return Err(self.log_fault(fault, logmax));
+            }
+            *cycles += per_unit * u64::from(length);
+            return Ok(());
+        }
+        self.put([TOKEN_STRING, 0, 0]);
+        let mut logged: u32 = 0;
+        while logged < length {
+            let mut byte = [0u8];
+            if let Err(fault) = read(machine, address.wrapping_add(logged), &mut byte) {
+                self.truncate(start);
+                return Err(self.log_fault(fault, logmax));
+            }
+            *cycles += per_unit;
+            if byte[0] == 0 {
+                break;
+            }
+            if logged as usize >= room {
+                self.truncate(start);
+                return Err(Stop::Incomplete);
+            }
+            self.put(byte);
+            logged += 1;
+        }
+        self.patch(start + 1, (logged as u16).to_le_bytes());
+        Ok(())
     }
 }
 
@@ -262,9 +363,9 @@ impl LogBuffer {
 /// hits so that a hit allocates nothing.
 #[derive(Debug, Clone)]
 pub struct Interpreter {
-    stack: [u32; STACK_SLOTS],
-    tos: usize,
-    data: LogBuffer,
+    pub(crate) stack: [u32; STACK_SLOTS],
+    pub(crate) tos: usize,
+    pub(crate) data: LogBuffer,
 }
 
 impl Default for Interpreter {
@@ -338,7 +439,7 @@ impl Interpreter {
                     let selector = st.pop() as u16;
                     match read_segmented::<M, 2>(machine, selector, offset) {
                         Ok(word) => st.push(u32::from(u16::from_le_bytes(word))),
-                        Err(fault) => break Some(self.log_fault(fault, logmax)),
+                        Err(fault) => break Some(self.data.log_fault(fault, logmax)),
                     }
                 }
                 Kind::PushSis => {
@@ -346,7 +447,7 @@ impl Interpreter {
                     let selector = st.pop() as u16;
                     let value = match read_segmented::<M, 4>(machine, selector, offset) {
                         Ok(dword) => u32::from_le_bytes(dword),
-                        Err(fault) => break Some(self.log_fault(fault, logmax)),
+                        Err(fault) => break Some(self.data.log_fault(fault, logmax)),
                     };
                     st.push(value >> 16);
                     st.push(value & 0xFFFF);
@@ -355,7 +456,7 @@ impl Interpreter {
                     let address = st.pop();
                     match read_flat::<M, 4>(machine, address) {
                         Ok(dword) => st.push(u32::from_le_bytes(dword)),
-                        Err(fault) => break Some(self.log_fault(fault, logmax)),
+                        Err(fault) => break Some(self.data.log_fault(fault, logmax)),
                     }
                 }
                 Kind::Add => st.binary(u32::wrapping_add),
@@ -451,12 +552,12 @@ impl Interpreter {
                     cycles += u64::from(Op::PopN.info().cycles_per_unit * arg);
                 }
                 Kind::LogWn => {
-                    if let Err(stop) = self.log_items::<2>(&mut st, arg, logmax, &mut cycles) {
+                    if let Err(stop) = self.data.log_items::<2>(&mut st, arg, logmax, &mut cycles) {
                         break Some(stop);
                     }
                 }
                 Kind::LogDn => {
-                    if let Err(stop) = self.log_items::<4>(&mut st, arg, logmax, &mut cycles) {
+                    if let Err(stop) = self.data.log_items::<4>(&mut st, arg, logmax, &mut cycles) {
                         break Some(stop);
                     }
                 }
@@ -534,9 +635,15 @@ impl Interpreter {
                     let string = matches!(step.kind, Kind::LogArs);
                     let read =
                         |m: &mut M, at: u32, buf: &mut [u8]| m.read_segmented(selector, at, buf);
-                    if let Err(stop) =
-                        self.log_item(machine, read, offset, length, string, logmax, &mut cycles)
-                    {
+                    if let Err(stop) = self.data.log_item(
+                        machine,
+                        read,
+                        offset,
+                        length,
+                        string,
+                        logmax,
+                        &mut cycles,
+                    ) {
                         break Some(stop);
                     }
                 }
@@ -545,9 +652,15 @@ impl Interpreter {
                     let length = st.pop();
                     let string = matches!(step.kind, Kind::LogArf);
                     let read = |m: &mut M, at: u32, buf: &mut [u8]| m.read_flat(at, buf);
-                    if let Err(stop) =
-                        self.log_item(machine, read, address, length, string, logmax, &mut cycles)
-                    {
+                    if let Err(stop) = self.data.log_item(
+                        machine,
+                        read,
+                        address,
+                        length,
+                        string,
+                        logmax,
+                        &mut cycles,
+                    ) {
                         break Some(stop);
                     }
                 }
@@ -619,102 +732,7 @@ impl Interpreter {
         for &reg in pushed {
             st.push(machine.reg(reg));
         }
-        self.log_items::<W>(st, count, logmax, cycles)
-    }
-
-    /// `Log DN,n` (`W` = 4) or `Log WN,n` (`W` = 2): the top `n` entries,
-    /// popped, as dwords or low words, as far as the log limit allows.
-    #[inline(always)]
-    fn log_items<const W: usize>(
-        &mut self,
-        st: &mut Stack,
-        n: u32,
-        logmax: usize,
-        cycles: &mut u64,
-    ) -> Result<(), Stop> {
-        let op = if W == 4 { Op::LogDn } else { Op::LogWn };
-        let fit = ((logmax.saturating_sub(self.data.len())) / W).min(n as usize);
-        for _ in 0..fit {
-            let item = st.pop().to_le_bytes();
-            self.data.put_prefix::<W>(item);
-        }
-        *cycles += u64::from(op.info().cycles_per_unit) * fit as u64;
-        if fit < n as usize {
-            st.pop();
-            return Err(Stop::Incomplete);
-        }
-        Ok(())
-    }
-
-    /// Logs a fault item if it fits; the hit then ends incomplete.
-    fn log_fault(&mut self, fault: MemFault, logmax: usize) -> Stop {
-        if self.data.len() + 7 <= logmax {
-            let [a, b, c, d] = fault.address.to_le_bytes();
-            self.data.put([fault.kind.token(), 4, 0, a, b, c, d]);
-        }
-        Stop::Incomplete
-    }
-
-    /// Logs a memory or string item read through `read`. Kept out of line,
-    /// with the other memory reads, so that the interpreter loop stays
-    /// small.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    fn log_item<M: Machine + ?Sized>(
-        &mut self,
-        machine: &mut M,
-        read: impl Fn(&mut M, u32, &mut [u8]) -> Result<(), MemFault>,
-        address: u32,
-        length: u32,
-        string: bool,
-        logmax: usize,
-        cycles: &mut u64,
-    ) -> Result<(), Stop> {
-        let start = self.data.len();
-        if start + 3 > logmax {
-            // Not even the prefix fits.
-            return Err(Stop::Incomplete);
-        }
-        let room = logmax - (start + 3);
-        let per_unit = u64::from(if string {
-            Op::LogArs.info().cycles_per_unit
-        } else {
-            Op::LogMrs.info().cycles_per_unit
-        });
-        if !string {
-            if length as usize > room {
-                return Err(Stop::Incomplete);
-            }
-            let [lo, hi] = (length as u16).to_le_bytes();
-            self.data.put([TOKEN_MEMORY, lo, hi]);
-            if let Err(fault) = read(machine, address, self.data.extend(length as usize)) {
-                self.data.truncate(start);
-                return Err(self.log_fault(fault, logmax));
-            }
-            *cycles += per_unit * u64::from(length);
-            return Ok(());
-        }
-        self.data.put([TOKEN_STRING, 0, 0]);
-        let mut logged: u32 = 0;
-        while logged < length {
-            let mut byte = [0u8];
-            if let Err(fault) = read(machine, address.wrapping_add(logged), &mut byte) {
-                self.data.truncate(start);
-                return Err(self.log_fault(fault, logmax));
-            }
-            *cycles += per_unit;
-            if byte[0] == 0 {
-                break;
-            }
-            if logged as usize >= room {
-                self.data.truncate(start);
-                return Err(Stop::Incomplete);
-            }
-            self.data.put(byte);
-            logged += 1;
-        }
-        self.data.patch(start + 1, (logged as u16).to_le_bytes());
-        Ok(())
+        self.data.log_items::<W>(st, count, logmax, cycles)
     }
 }
 
@@ -735,7 +753,7 @@ fn reg_of<M: Machine + ?Sized>(machine: &M, regs: &[Reg], arg: u32) -> u32 {
 
 /// `N` bytes at `selector:offset`, out of line (see `log_item`).
 #[inline(never)]
-fn read_segmented<M: Machine + ?Sized, const N: usize>(
+pub(crate) fn read_segmented<M: Machine + ?Sized, const N: usize>(
     machine: &mut M,
     selector: u16,
     offset: u32,
@@ -747,7 +765,7 @@ fn read_segmented<M: Machine + ?Sized, const N: usize>(
 
 /// `N` bytes at a flat address, out of line (see `log_item`).
 #[inline(never)]
-fn read_flat<M: Machine + ?Sized, const N: usize>(
+pub(crate) fn read_flat<M: Machine + ?Sized, const N: usize>(
     machine: &mut M,
     address: u32,
 ) -> Result<[u8; N], MemFault> {

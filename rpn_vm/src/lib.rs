@@ -15,6 +15,8 @@
 //!   [`Machine`];
 //! * [`source`], [`disasm`], [`object`]: trace program files as text, back to
 //!   text, and compiled;
+//! * [`jit`]: a native-code tier for verified programs on x86-64 hosts,
+//!   with the interpreter's results;
 //! * [`fake`] and [`examples`]: a fake machine and the seed's examples.
 
 pub mod disasm;
@@ -23,6 +25,7 @@ pub mod fake;
 mod fuse;
 pub mod instr;
 pub mod interp;
+pub mod jit;
 pub mod machine;
 pub mod object;
 pub mod opcode;

@@ -1,0 +1,108 @@
+//! What the native code calls back into Rust for: machine access (memory
+//! reads, object lookups, CRMA), memory and string logs, and logs that
+//! overrun the log limit. Each callback is the interpreter's own helper,
+//! applied to the frame, so the two tiers cannot drift apart.
+//!
+//! This module is safe code; `native.rs` turns the raw frame pointer the
+//! native code passes into the references [`dispatch`] takes.
+
+use super::frame::*;
+use crate::interp::{LogBuffer, Stack, read_flat, read_segmented};
+use crate::machine::{Machine, MemFault};
+
+/// Runs callback `op` (a `CB_*` number) with arguments `a`, `b`, `c`;
+/// `log` is the interpreter's log buffer, of which the frame says how much
+/// is used. Updates the frame's log length, cycles and (for the partial
+/// logs) top of stack.
+pub(crate) fn dispatch<M: Machine + ?Sized>(
+    frame: &mut Frame,
+    machine: &mut M,
+    log: &mut [u8],
+    op: u32,
+    [a, b, c]: [u64; 3],
+) -> u64 {
+    let mut log = LogBuffer {
+        bytes: log,
+        len: frame.log_len as usize,
+    };
+    let logmax = frame.logmax as usize;
+    let mut cycles = frame.cycles;
+    let fault = |log: &mut LogBuffer<&mut [u8]>, fault: MemFault| {
+        log.log_fault(fault, logmax);
+        FAIL
+    };
+    let result = match op {
+        CB_OBJECT_SELECTOR => u64::from(machine.object_selector(a as u32)),
+        CB_OBJECT_FLAT_BASE => u64::from(machine.object_flat_base(a as u32)),
+        CB_READ_SEGMENTED_WORD => match read_segmented::<M, 2>(machine, a as u16, b as u32) {
+            Ok(word) => u64::from(u16::from_le_bytes(word)),
+            Err(f) => fault(&mut log, f),
+        },
+        CB_READ_SEGMENTED_DWORD => match read_segmented::<M, 4>(machine, a as u16, b as u32) {
+            Ok(dword) => u64::from(u32::from_le_bytes(dword)),
+            Err(f) => fault(&mut log, f),
+        },
+        CB_READ_FLAT_DWORD => match read_flat::<M, 4>(machine, a as u32) {
+            Ok(dword) => u64::from(u32::from_le_bytes(dword)),
+            Err(f) => fault(&mut log, f),
+        },
+        CB_FLAT_TO_SEGMENTED => match machine.flat_to_segmented(a as u32) {
+            Some((selector, offset)) => (u64::from(selector) << 16) | u64::from(offset),
+            None => FAIL,
+        },
+        CB_SEGMENTED_TO_FLAT => match machine.segmented_to_flat(a as u16, b as u16) {
+            Some(address) => u64::from(address),
+            None => FAIL,
+        },
+        CB_LOG_MRS | CB_LOG_ARS => {
+            let selector = b as u16;
+            let read = |m: &mut M, at: u32, buf: &mut [u8]| m.read_segmented(selector, at, buf);
+            let string = op == CB_LOG_ARS;
+            let logged = log.log_item(
+                machine,
+                read,
+                a as u32,
+                c as u32,
+                string,
+                logmax,
+                &mut cycles,
+            );
+            if logged.is_ok() { 0 } else { FAIL }
+        }
+        CB_LOG_MRF | CB_LOG_ARF => {
+            let read = |m: &mut M, at: u32, buf: &mut [u8]| m.read_flat(at, buf);
+            let string = op == CB_LOG_ARF;
+            let logged = log.log_item(
+                machine,
+                read,
+                a as u32,
+                c as u32,
+                string,
+                logmax,
+                &mut cycles,
+            );
+            if logged.is_ok() { 0 } else { FAIL }
+        }
+        CB_LOG_WN_PARTIAL | CB_LOG_DN_PARTIAL => {
+            let mut st = Stack {
+                slots: frame.stack,
+                tos: a as usize & 15,
+            };
+            let logged = if op == CB_LOG_DN_PARTIAL {
+                log.log_items::<4>(&mut st, b as u32, logmax, &mut cycles)
+            } else {
+                log.log_items::<2>(&mut st, b as u32, logmax, &mut cycles)
+            };
+            frame.tos = st.tos as u64;
+            // The native code calls this only when the items do not all
+            // fit (`len + W * n > logmax`), so it always fails; `FAIL` either
+            // way, since the native code ends the hit after it.
+            let _ = logged;
+            FAIL
+        }
+        _ => FAIL,
+    };
+    frame.log_len = log.len as u64;
+    frame.cycles = cycles;
+    result
+}

@@ -1,0 +1,159 @@
+//! A native-code tier for verified programs, on x86-64 hosts.
+//!
+//! [`Compiled::new`] translates a verified [`Program`] into x86-64 machine
+//! code once (with iced-x86's `CodeAssembler`, mapped executable with
+//! `memmap2`); [`Compiled::run`] then runs a hit and returns exactly what
+//! [`Interpreter::run`] returns for the same inputs: the outcome, the record
+//! (bytes, major, minor, incomplete flag), the cycles, the variable updates,
+//! and the interpreter's final stack ([`Interpreter::stack`]).
+//!
+//! How: the top-of-stack index is known at compile time at every
+//! instruction, so the circular stack is a fixed array in a frame and every
+//! push and pop a load or store at a constant offset; registers are read
+//! once per hit into the frame; `Log WN/DN` write the interpreter's log
+//! buffer directly; memory reads, object lookups, CRMA, memory and string
+//! logs, and logs that overrun the log limit call back into the
+//! interpreter's own helpers. See `compile.rs` for the translation and
+//! `native.rs` for the (only) unsafe code and its audit note.
+//!
+//! [`Compiled::new`] returns `None`, and callers keep the interpreter,
+//! when:
+//! * the host is not x86-64;
+//! * two paths reach an instruction with different top-of-stack indices
+//!   (a jump over a push, say): the compiler keeps the index static
+//!   rather than track it at run time. Programs TRCUST writes, and most
+//!   hand-written ones, have one index per instruction;
+//! * executable memory cannot be mapped.
+//!
+//! Every opcode is compiled.
+
+#[cfg(target_arch = "x86_64")]
+mod callbacks;
+#[cfg(target_arch = "x86_64")]
+mod compile;
+#[cfg(target_arch = "x86_64")]
+mod frame;
+#[cfg(target_arch = "x86_64")]
+mod native;
+
+use crate::interp::{Hit, Interpreter, RunResult};
+use crate::machine::{Machine, Reg};
+use crate::verify::Program;
+
+/// A program compiled to native code.
+#[derive(Debug)]
+pub struct Compiled {
+    #[cfg(target_arch = "x86_64")]
+    code: native::Code,
+    /// The registers the program pushes, read once per hit.
+    regs: Box<[Reg]>,
+    #[cfg(not(target_arch = "x86_64"))]
+    never: std::convert::Infallible,
+}
+
+impl Compiled {
+    /// Compiles `program`; `None` where the interpreter must run it (see
+    /// the module doc).
+    #[cfg(target_arch = "x86_64")]
+    pub fn new(program: &Program) -> Option<Compiled> {
+        let out = compile::compile(program)?;
+        Some(Compiled {
+            code: native::Code::new(&out.code)?,
+            regs: out.regs.into(),
+        })
+    }
+
+    /// Compiles `program`; always `None` on this host.
+    #[cfg(not(target_arch = "x86_64"))]
+    pub fn new(_program: &Program) -> Option<Compiled> {
+        None
+    }
+
+    /// The machine code (x86-64), for inspection and disassembly.
+    pub fn code(&self) -> &[u8] {
+        #[cfg(target_arch = "x86_64")]
+        return self.code.bytes();
+        #[cfg(not(target_arch = "x86_64"))]
+        match self.never {}
+    }
+
+    /// Runs one hit, with the same inputs and the same result as
+    /// [`Interpreter::run`] on the program this was compiled from; leaves
+    /// `interp` in the state that run would (its stack and log buffer).
+    #[cfg(target_arch = "x86_64")]
+    pub fn run<'s, M: Machine + ?Sized>(
+        &self,
+        interp: &'s mut Interpreter,
+        machine: &mut M,
+        vars: &mut [u32],
+        hit: Hit,
+    ) -> RunResult<'s> {
+        use crate::interp::{LOG_CAPACITY, Outcome, Record, RunError};
+        use frame::*;
+
+        let mut regs = [0u32; 16];
+        for &reg in self.regs.iter() {
+            regs[reg as usize] = machine.reg(reg);
+        }
+        let vars_len = vars.len();
+        let mut machine: &mut M = machine;
+        let mut frame = Frame {
+            stack: [0; 16],
+            regs,
+            log: interp.data.bytes.as_mut_ptr(),
+            log_len: 0,
+            logmax: hit.logmax.min(LOG_CAPACITY) as u64,
+            vars: vars.as_mut_ptr(),
+            vars_len: vars_len as u64,
+            cycles: 0,
+            tos: 0,
+            err_index: 0,
+            major: hit.major,
+            minor: hit.minor,
+            machine: (&raw mut machine).cast(),
+            callback: native::dispatch::<M>,
+        };
+        let status = self.code.call(&mut frame);
+        interp.stack = frame.stack;
+        interp.tos = frame.tos as usize & 15;
+        interp.data.len = (frame.log_len as usize).min(LOG_CAPACITY);
+        let (major, minor) = (frame.major, frame.minor);
+        let data = interp.data.as_slice();
+        let logged = |incomplete| {
+            Outcome::Logged(Record {
+                major,
+                minor,
+                data,
+                incomplete,
+            })
+        };
+        let outcome = match status {
+            STATUS_LOGGED => logged(false),
+            STATUS_INCOMPLETE => logged(true),
+            STATUS_ABORTED => Outcome::Aborted,
+            STATUS_REMOVED => Outcome::Removed,
+            STATUS_SYSDUMP => Outcome::SysDump,
+            _ => Outcome::Error(RunError::VariableOutOfRange {
+                index: frame.err_index,
+                vars: vars_len,
+            }),
+        };
+        RunResult {
+            outcome,
+            cycles: frame.cycles,
+        }
+    }
+
+    /// Runs one hit; never called on this host ([`Compiled::new`] is
+    /// always `None`).
+    #[cfg(not(target_arch = "x86_64"))]
+    pub fn run<'s, M: Machine + ?Sized>(
+        &self,
+        _interp: &'s mut Interpreter,
+        _machine: &mut M,
+        _vars: &mut [u32],
+        _hit: Hit,
+    ) -> RunResult<'s> {
+        match self.never {}
+    }
+}

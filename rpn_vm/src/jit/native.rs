@@ -1,0 +1,122 @@
+//! Executable memory, the call into compiled code, and the callback entry:
+//! the only unsafe code of `rpn_vm`.
+//!
+//! # Audit note: what the generated code touches
+//!
+//! `compile.rs` emits code that receives one pointer, to a [`Frame`] on the
+//! Rust stack of [`Code::call`], and touches memory only through it:
+//!
+//! * the frame's own fields, at constant offsets from `offset_of!`
+//!   (stack slots at `stack + 4 * (tos & 15)` with `tos` a compile-time
+//!   constant, so always inside the 16 slots; registers at `regs + 4 * r`,
+//!   `r < 16`);
+//! * the variables through `frame.vars`: an immediate index `i` only after
+//!   `cmp vars_len, i; jbe error`, a stack value only after
+//!   `cmp index, vars_len; jae error` (64-bit, the index zero-extended), so
+//!   every access is below `vars_len`, the length of the `&mut [u32]`
+//!   `Compiled::run` was given;
+//! * the log through `frame.log`, which points at the interpreter's
+//!   `LOG_CAPACITY` (0xFFFF) bytes: `Log WN/DN,n` writes `W * n` bytes at
+//!   `log_len` only after checking `log_len + W * n <= logmax`, and `logmax`
+//!   is at most `LOG_CAPACITY`; everything else is logged by the callback;
+//! * its own machine stack: six pushed callee-saved registers and eight
+//!   bytes of alignment, restored on every exit (one epilogue).
+//!
+//! Every other effect goes through `frame.callback`, [`dispatch`], which
+//! rebuilds references from the frame and runs the interpreter's helpers
+//! (safe code, `callbacks.rs`). Jumps are all forward and to labels the
+//! assembler resolved; there is no indirect jump and no computed address
+//! outside the checks above. The code is written once, made read-only and
+//! executable (`make_exec`), and never changed.
+
+#![allow(unsafe_code)]
+
+use super::callbacks;
+use super::frame::Frame;
+use crate::interp::LOG_CAPACITY;
+use crate::machine::Machine;
+
+/// The entry point: `status = entry(frame)`.
+type Entry = unsafe extern "sysv64" fn(*mut Frame) -> u64;
+
+/// A compiled program's machine code, mapped executable.
+pub(crate) struct Code {
+    /// Keeps the mapping alive as long as `entry` may be called.
+    map: memmap2::Mmap,
+    entry: Entry,
+}
+
+impl std::fmt::Debug for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Code")
+            .field("len", &self.map.len())
+            .finish()
+    }
+}
+
+impl Code {
+    /// Maps `bytes`, code emitted by `compile.rs` for the [`Frame`] ABI,
+    /// read-only and executable; `None` if the mapping fails.
+    pub(crate) fn new(bytes: &[u8]) -> Option<Code> {
+        let mut map = memmap2::MmapMut::map_anon(bytes.len().max(1)).ok()?;
+        map[..bytes.len()].copy_from_slice(bytes);
+        let map = map.make_exec().ok()?;
+        // SAFETY: the mapping holds the code `compile.rs` emitted, whose
+        // first instruction is the prologue of a sysv64 function taking a
+        // `*mut Frame` and returning the status in RAX; the function pointer
+        // is only called while `map` (stored beside it) is alive.
+        let entry = unsafe { std::mem::transmute::<*const u8, Entry>(map.as_ptr()) };
+        Some(Code { map, entry })
+    }
+
+    /// The machine code, for disassembly.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Runs the code on `frame`; returns its status (`STATUS_*`).
+    ///
+    /// The frame must have been filled by `Compiled::run`: `log` pointing
+    /// at `LOG_CAPACITY` writable bytes, `vars`/`vars_len` describing a
+    /// live `&mut [u32]`, `machine` pointing at a live `&mut M` and
+    /// `callback` being `dispatch::<M>` for that same `M`.
+    pub(crate) fn call(&self, frame: &mut Frame) -> u32 {
+        // SAFETY: the code only touches the frame, the variables and the
+        // log through the frame's pointers, with the bounds checks listed in
+        // the module doc, and calls back only through `frame.callback`. The
+        // pointers are valid for the whole call: they come from exclusive
+        // borrows held by `Compiled::run` across it, and nothing else uses
+        // them meanwhile. The code preserves the callee-saved registers and
+        // the stack alignment the sysv64 ABI requires.
+        unsafe { (self.entry)(frame) as u32 }
+    }
+}
+
+/// The callback the native code calls through `frame.callback`, for a
+/// machine of type `M`.
+///
+/// # Safety
+/// `frame` must be the frame [`Code::call`] was given, with `machine`
+/// pointing at a live `&mut M` and `log` at `LOG_CAPACITY` bytes, none of
+/// them otherwise borrowed during the call.
+pub(crate) unsafe extern "sysv64" fn dispatch<M: Machine + ?Sized>(
+    frame: *mut Frame,
+    op: u64,
+    a: u64,
+    b: u64,
+    c: u64,
+) -> u64 {
+    // SAFETY: per the contract above, `frame` is the exclusive frame of the
+    // running hit (the native code does not touch it during the call).
+    let frame = unsafe { &mut *frame };
+    // SAFETY: `frame.machine` is a `*mut &mut M` to a local of
+    // `Compiled::run` that outlives the call, created from that `&mut M`
+    // and not used by anything else while the native code runs.
+    let machine: &mut M = unsafe { &mut **frame.machine.cast::<&mut M>() };
+    // SAFETY: `frame.log` points at the interpreter's log buffer of
+    // `LOG_CAPACITY` bytes, exclusively borrowed by `Compiled::run` for the
+    // hit; the native code does not write it during the call. It is a
+    // separate allocation from the frame.
+    let log = unsafe { std::slice::from_raw_parts_mut(frame.log, LOG_CAPACITY) };
+    callbacks::dispatch(frame, machine, log, op as u32, [a, b, c])
+}
