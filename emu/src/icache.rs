@@ -114,6 +114,12 @@ impl ICache {
         self.slots[i] = Slot { key, generation, d };
         i
     }
+    /// The generation of physical page `page` (bumped by every write to
+    /// it while it holds cached code).
+    #[inline]
+    pub fn generation(&self, page: u32) -> u32 {
+        self.page_gen[page as usize]
+    }
     /// Drop every entry decoded from physical page `page`.
     #[inline]
     pub fn invalidate_page(&mut self, page: u32) {

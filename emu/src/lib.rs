@@ -46,6 +46,8 @@ mod exec;
 mod fault;
 mod fetch;
 mod icache;
+#[cfg(target_arch = "x86_64")]
+mod jit;
 mod machine;
 mod mem;
 mod mmu;
@@ -57,6 +59,6 @@ pub mod unicorn;
 pub use bus::{NullBus, PortBus, RecordingBus};
 pub use cpu::{CpuModel, CpuState, DescTable, SegReg, Segment, flags};
 pub use fault::{Fault, vector};
-pub use machine::{Exit, Limits, Machine, MachineConfig};
+pub use machine::{Exit, JitStats, Limits, Machine, MachineConfig};
 pub use mem::PhysMem;
 pub use seg::Descriptor;

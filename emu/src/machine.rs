@@ -91,14 +91,14 @@ pub struct Machine {
     pub(crate) icache: ICache,
     pub(crate) cycles: u64,
     pub(crate) instructions: u64,
-    steps: u64,
+    pub(crate) steps: u64,
     intercepts: [u64; 4],
     pub(crate) hostcalls: HashSet<u32>,
-    skip_hostcall: Option<u32>,
+    pub(crate) skip_hostcall: Option<u32>,
     /// The host-call address of the last [`Exit::HostCall`], until the next run.
     reported_hostcall: Option<u32>,
     pub(crate) halted: bool,
-    pending_irq: Option<u8>,
+    pub(crate) pending_irq: Option<u8>,
     /// Interrupts (and TF traps) are held off for one instruction.
     pub(crate) inhibit: bool,
     pub(crate) start_eip: u32,
@@ -107,6 +107,20 @@ pub struct Machine {
     /// The current instruction uses 32-bit addressing.
     pub(crate) addr32: bool,
     pub(crate) code32: bool,
+    /// The native tier for hot register-only code.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) jit: crate::jit::Jit,
+}
+
+/// What the native tier has done (all zero where it is absent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JitStats {
+    /// Blocks translated to host code.
+    pub translated: u64,
+    /// Calls into translated blocks.
+    pub entries: u64,
+    /// Guest instructions retired in host code.
+    pub instructions: u64,
 }
 
 impl Machine {
@@ -139,6 +153,8 @@ impl Machine {
             snap_flags: 0,
             addr32: false,
             code32: false,
+            #[cfg(target_arch = "x86_64")]
+            jit: crate::jit::Jit::default(),
         }
     }
 
@@ -197,6 +213,41 @@ impl Machine {
     pub fn set_halted(&mut self, h: bool) {
         self.halted = h;
     }
+    /// Switch the native tier for hot register-only code on (the default)
+    /// or off (interpreter only). Results are the same either way; only
+    /// speed differs. Where the tier is absent (hosts other than x86-64)
+    /// this does nothing.
+    pub fn set_jit(&mut self, on: bool) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            self.jit.enabled = on;
+            self.jit.clear();
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = on;
+    }
+    /// Is the native tier on (always false where it is absent)?
+    pub fn jit_enabled(&self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return self.jit.enabled;
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+    /// Counters of the native tier.
+    pub fn jit_stats(&self) -> JitStats {
+        #[cfg(target_arch = "x86_64")]
+        return self.jit.stats;
+        #[cfg(not(target_arch = "x86_64"))]
+        JitStats::default()
+    }
+    /// Translated blocks currently held by the native tier.
+    pub fn jit_blocks(&self) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        return self.jit.blocks();
+        #[cfg(not(target_arch = "x86_64"))]
+        0
+    }
+
     /// Entries in the decoded-instruction cache (for tests and tuning).
     pub fn icache_len(&self) -> usize {
         self.icache.len()
@@ -220,12 +271,12 @@ impl Machine {
     /// Register a host-call linear address.
     pub fn add_host_call(&mut self, linear: u32) {
         self.hostcalls.insert(linear);
-        self.icache.clear();
+        self.clear_code_caches();
     }
     /// Remove a host-call linear address.
     pub fn remove_host_call(&mut self, linear: u32) {
         self.hostcalls.remove(&linear);
-        self.icache.clear();
+        self.clear_code_caches();
     }
 
     /// Queue an external (maskable) interrupt; it is taken before the next
@@ -247,8 +298,15 @@ impl Machine {
     /// Drop the TLB and the decoded-instruction cache.
     pub fn flush_caches(&mut self) {
         self.tlb.flush();
-        self.icache.clear();
+        self.clear_code_caches();
         self.mem.clear_code_marks();
+    }
+
+    /// Drop decoded instructions and translated blocks.
+    fn clear_code_caches(&mut self) {
+        self.icache.clear();
+        #[cfg(target_arch = "x86_64")]
+        self.jit.clear();
     }
 
     /// Run until an [`Exit`].
@@ -270,6 +328,10 @@ impl Machine {
                 && self.cycles >= s
             {
                 return Exit::CycleLimit;
+            }
+            #[cfg(target_arch = "x86_64")]
+            if self.jit_run(istop, cstop) {
+                continue;
             }
             if let Some(e) = self.step() {
                 return e;
@@ -367,7 +429,7 @@ impl Machine {
     }
 
     #[inline]
-    fn flush_dirty(&mut self) {
+    pub(crate) fn flush_dirty(&mut self) {
         if !self.mem.dirty_code.is_empty() {
             let pages = std::mem::take(&mut self.mem.dirty_code);
             for p in pages {

@@ -1,0 +1,118 @@
+//! The block cache: translated blocks keyed like the decoded-instruction
+//! cache (linear address and code size, plus the start EIP, whose value the
+//! block's exits are computed from), each remembering the physical address
+//! it was read from and that page's generation in the icache. A write to
+//! the page bumps the generation (the icache's scheme: marked code page,
+//! dirty list, `invalidate_page`), which retires the block; with paging on,
+//! the entry check also re-translates the start address. Also a heat count
+//! per start address, so only hot code is translated.
+
+use super::native::Code;
+use super::select::Plan;
+
+/// Executions of a start address before it is translated.
+pub(crate) const HOT: u16 = 32;
+
+const SLOTS: usize = 1 << 10;
+const HEAT: usize = 1 << 12;
+
+/// A translated block.
+pub(crate) struct Block {
+    /// What the block does and costs.
+    pub plan: Plan,
+    /// Its host code.
+    pub code: Code,
+}
+
+/// One cache slot: a block, or the memo that the address has none.
+pub(crate) struct Entry {
+    /// `icache::key` of the start address.
+    pub key: u64,
+    /// The start EIP.
+    pub eip: u32,
+    /// Physical address of the first byte.
+    pub phys: u32,
+    /// The icache generation of `phys`'s page at translation.
+    pub generation: u32,
+    /// None: the first instruction is not eligible.
+    pub block: Option<Box<Block>>,
+}
+
+/// Direct-mapped block table plus heat counters.
+pub(crate) struct Cache {
+    slots: Vec<Option<Entry>>,
+    heat: Vec<u16>,
+}
+
+impl Default for Cache {
+    fn default() -> Self {
+        Cache {
+            slots: (0..SLOTS).map(|_| None).collect(),
+            heat: vec![0; HEAT],
+        }
+    }
+}
+
+fn slot_of(key: u64) -> usize {
+    let k = key as u32;
+    ((k ^ (k >> 10)) as usize) & (SLOTS - 1)
+}
+
+fn heat_of(lin: u32) -> usize {
+    (lin ^ (lin >> 12)) as usize & (HEAT - 1)
+}
+
+impl Cache {
+    /// The entry for `key` at `eip`, if any (valid or not).
+    #[inline]
+    pub fn get(&self, key: u64, eip: u32) -> Option<&Entry> {
+        self.slots[slot_of(key)]
+            .as_ref()
+            .filter(|e| e.key == key && e.eip == eip)
+    }
+
+    /// Count one execution of `lin`; true when it just became hot.
+    #[inline]
+    pub fn heat(&mut self, lin: u32) -> bool {
+        let h = &mut self.heat[heat_of(lin)];
+        *h += 1;
+        if *h >= HOT {
+            *h = 0;
+            return true;
+        }
+        false
+    }
+
+    /// Reset the heat of `lin`.
+    pub fn cool(&mut self, lin: u32) {
+        self.heat[heat_of(lin)] = 0;
+    }
+
+    /// Store an entry (replacing whatever shared its slot).
+    pub fn insert(&mut self, e: Entry) {
+        let i = slot_of(e.key);
+        self.slots[i] = Some(e);
+    }
+
+    /// Drop the entry for `key`.
+    pub fn remove(&mut self, key: u64) {
+        let s = &mut self.slots[slot_of(key)];
+        if s.as_ref().is_some_and(|e| e.key == key) {
+            *s = None;
+        }
+    }
+
+    /// Drop everything.
+    pub fn clear(&mut self) {
+        self.slots.iter_mut().for_each(|s| *s = None);
+        self.heat.iter_mut().for_each(|h| *h = 0);
+    }
+
+    /// Translated blocks held (valid or not yet found stale).
+    pub fn blocks(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.as_ref().is_some_and(|e| e.block.is_some()))
+            .count()
+    }
+}

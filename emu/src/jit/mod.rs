@@ -1,0 +1,220 @@
+//! The native tier (x86-64 hosts only): hot straight runs of register-only
+//! 32-bit code are translated to host code and run there, with exactly the
+//! registers, EFLAGS, EIP, cycles and instruction counts the interpreter
+//! would produce. The interpreter stays the reference: everything the tier
+//! does not take (memory operands, 16-bit code, system instructions, any
+//! pending event) runs there.
+//!
+//! - [`select`]: which instructions a block takes and what one pass costs.
+//! - [`emit`]: host code for a block (flags kept live in host RFLAGS).
+//! - [`cache`]: the block table, heat counts and retirement by page
+//!   generation.
+//! - [`native`]: executable memory and the call (the crate's only unsafe).
+//!
+//! The run loop offers every instruction boundary to [`Machine::jit_run`].
+//! A block is entered only where the interpreter would run all of it
+//! without an event: 32-bit code, no TF, no deliverable IRQ, not halted,
+//! no interrupt shadow, the whole block and its branch target inside the
+//! CS limit, the start still mapped to the same physical address, and a
+//! budget that covers whole passes. The pass count is cut to what the
+//! instruction and cycle budgets allow (a pass charged at its taken-branch
+//! cost), so the interpreter takes the remainder and stops exactly where it
+//! would have alone.
+
+mod cache;
+mod emit;
+mod native;
+mod select;
+
+use crate::cpu::CpuModel;
+use crate::cpu::flags::{AF, IF, STATUS, TF};
+use crate::icache::key;
+use crate::machine::{JitStats, Machine};
+use crate::paging::Access;
+use cache::{Block, Cache, Entry};
+use select::{MAX_INSNS, TAKEN_EXTRA};
+
+/// Host RFLAGS bits set when entering a block besides the guest's
+/// arithmetic flags: the always-one bit 1 and IF (as user code runs).
+const HOST_FLAGS: u64 = 0x202;
+
+/// The tier's state in a [`Machine`].
+pub(crate) struct Jit {
+    /// Switched on (the default).
+    pub enabled: bool,
+    cache: Cache,
+    pub stats: JitStats,
+}
+
+impl Default for Jit {
+    fn default() -> Self {
+        Jit {
+            enabled: true,
+            cache: Cache::default(),
+            stats: JitStats::default(),
+        }
+    }
+}
+
+impl Jit {
+    /// Retire every block (cache flush, host-call list change).
+    pub fn clear(&mut self) {
+        self.cache.clear();
+    }
+    /// Blocks held.
+    pub fn blocks(&self) -> usize {
+        self.cache.blocks()
+    }
+}
+
+impl Machine {
+    /// Run the block at CS:EIP if there is a valid one and the budgets
+    /// allow at least one pass; count heat and translate otherwise. True
+    /// when a block ran (the caller re-checks its budgets).
+    #[inline]
+    pub(crate) fn jit_run(&mut self, istop: Option<u64>, cstop: Option<u64>) -> bool {
+        if !self.jit.enabled {
+            return false;
+        }
+        let cs = self.cpu.seg[1];
+        let fl = self.cpu.eflags;
+        if !cs.big()
+            || fl & TF != 0
+            || self.halted
+            || self.inhibit
+            || (self.pending_irq.is_some() && fl & IF != 0)
+            || self.model == CpuModel::I286
+        {
+            return false;
+        }
+        self.flush_dirty();
+        let eip = self.cpu.eip;
+        let lin = cs.base.wrapping_add(eip);
+        let k = key(lin, true);
+        let Some(e) = self.jit.cache.get(k, eip) else {
+            if self.jit.cache.heat(lin) {
+                self.jit_translate(lin, eip, k);
+            }
+            return false;
+        };
+        let (phys, generation) = (e.phys, e.generation);
+        let Some(b) = e.block.as_deref() else {
+            if generation != self.icache.generation(phys >> 12) {
+                self.jit.cache.remove(k);
+            }
+            return false;
+        };
+        let p = &b.plan;
+        let limit = u64::from(cs.limit);
+        if p.last_byte > limit || p.target().is_some_and(|t| u64::from(t) > limit) {
+            return false;
+        }
+        let pass_max = p.body_cycles + if p.target().is_some() { TAKEN_EXTRA } else { 0 };
+        let mut budget = if p.self_loop() { u64::MAX } else { 1 };
+        if let Some(s) = istop {
+            budget = budget.min(s.saturating_sub(self.steps) / p.insns);
+        }
+        if let Some(c) = cstop {
+            budget = budget.min(c.saturating_sub(self.cycles) / pass_max);
+        }
+        if budget == 0 {
+            return false;
+        }
+        if generation != self.icache.generation(phys >> 12) {
+            self.jit.cache.remove(k);
+            return false;
+        }
+        if self.cpu.paging() {
+            let user = self.cpu.cpl == 3;
+            if self.translate(lin, Access { write: false, user }) != Ok(phys) {
+                self.jit.cache.remove(k);
+                return false;
+            }
+        }
+        self.jit_enter(k, eip, budget);
+        true
+    }
+
+    /// Run the (checked) block for `k` with a budget of `budget` passes.
+    fn jit_enter(&mut self, k: u64, eip: u32, budget: u64) {
+        let Some(b) = self.jit.cache.get(k, eip).and_then(|e| e.block.as_deref()) else {
+            return;
+        };
+        let mut st = native::State {
+            gpr: self.cpu.gpr,
+            flags: u64::from(self.cpu.eflags & STATUS) | HOST_FLAGS,
+            budget,
+            ..native::State::default()
+        };
+        b.code.call(&mut st);
+        let p = &b.plan;
+        let loops = budget - st.budget;
+        let loop_cost = p.body_cycles + TAKEN_EXTRA;
+        let (passes, cycles) = match st.exit {
+            emit::EXIT_BUDGET => (loops, loops * loop_cost),
+            emit::EXIT_TAKEN => (loops + 1, loops * loop_cost + loop_cost),
+            _ => (loops + 1, loops * loop_cost + p.body_cycles),
+        };
+        let mut status = st.flags as u32 & STATUS;
+        if p.clear_af {
+            status &= !AF;
+        }
+        let insns = passes * p.insns;
+        self.cpu.gpr = st.gpr;
+        self.cpu.eip = st.eip;
+        self.cpu.eflags = (self.cpu.eflags & !STATUS) | status;
+        self.cycles += cycles;
+        self.steps += insns;
+        self.instructions += insns;
+        self.skip_hostcall = None;
+        self.jit.stats.entries += 1;
+        self.jit.stats.instructions += insns;
+    }
+
+    /// Select and translate the block at `lin` (EIP `eip`), remembering a
+    /// failure too so the address is not tried again until its page
+    /// changes.
+    #[cold]
+    fn jit_translate(&mut self, lin: u32, eip: u32, k: u64) {
+        let user = self.cpu.cpl == 3;
+        // The interpreter translates this address for the very next step,
+        // with the same outcome (TLB fill, accessed bits, CR2 on a fault).
+        let Ok(phys) = self.translate(lin, Access { write: false, user }) else {
+            return;
+        };
+        self.flush_dirty();
+        let left = (0x1000 - (lin & 0xFFF) as usize).min(MAX_INSNS * 15);
+        let mut bytes = vec![0u8; left];
+        self.mem.read_bytes(phys, &mut bytes);
+        let hostcalls = &self.hostcalls;
+        let plan = select::select(&bytes, eip, |i| {
+            hostcalls.contains(&lin.wrapping_add(i as u32))
+        });
+        let block = plan.and_then(|plan| {
+            let code = native::Code::new(&emit::emit(&plan).ok()?).ok()?;
+            Some(Box::new(Block { plan, code }))
+        });
+        if let Some(b) = &block {
+            self.jit.stats.translated += 1;
+            // The block's later instructions warmed up with its first; they
+            // only start blocks of their own if the interpreter keeps
+            // reaching them.
+            let bytes = b.plan.next_eip.wrapping_sub(eip);
+            for off in 1..bytes {
+                self.jit.cache.cool(lin.wrapping_add(off));
+            }
+        }
+        self.mem.mark_code(phys >> 12);
+        let generation = self.icache.generation(phys >> 12);
+        self.jit.cache.insert(Entry {
+            key: k,
+            eip,
+            phys,
+            generation,
+            block,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests;

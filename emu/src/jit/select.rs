@@ -1,0 +1,273 @@
+//! Block selection: which guest instructions the native tier runs.
+//!
+//! A block is a straight run of register-only 32-bit instructions that
+//! cannot fault, decoded from one 4 KB page and ending at a relative JMP or
+//! Jcc (included) or just before the first instruction the tier does not
+//! take (which the interpreter then executes):
+//!
+//! - MOV r32,r32 / r32,imm;
+//! - ADD ADC SUB SBB AND OR XOR CMP TEST r32,r32 / r32,imm;
+//! - INC DEC NEG NOT r32;
+//! - Jcc rel8/rel32 and JMP rel8/rel32 with a 32-bit target.
+//!
+//! Any prefix byte, memory operand, 8/16-bit operand or host-call address
+//! ends the block. Every instruction lies inside the page, so selection never
+//! touches the paging unit and has no side effect on the guest.
+
+use crate::cycles::base_cycles;
+use iced_x86::{
+    Code, ConditionCode, Decoder, DecoderOptions, Instruction, Mnemonic as M, OpKind, Register,
+};
+
+/// Longest block, in guest instructions.
+pub(crate) const MAX_INSNS: usize = 64;
+
+/// The second operand of a two-operand op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Src {
+    /// A guest register (0 = EAX .. 7 = EDI).
+    Reg(u8),
+    /// An immediate (already sign-extended to 32 bits).
+    Imm(u32),
+}
+
+/// One straight-line guest instruction of a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// MOV, ADD, ADC, SUB, SBB, AND, OR, XOR, CMP or TEST `dst, src`.
+    Bin {
+        /// The mnemonic.
+        m: M,
+        /// Destination guest register.
+        dst: u8,
+        /// Source.
+        src: Src,
+    },
+    /// INC, DEC, NEG or NOT `dst`.
+    Unary {
+        /// The mnemonic.
+        m: M,
+        /// The guest register.
+        dst: u8,
+    },
+}
+
+/// How a block ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    /// No branch: execution continues at `Plan::next_eip` in the interpreter.
+    Fall,
+    /// A conditional branch to `target` (else `Plan::next_eip`).
+    Jcc {
+        /// The condition.
+        cc: ConditionCode,
+        /// Branch target (an EIP).
+        target: u32,
+    },
+    /// An unconditional relative JMP.
+    Jmp {
+        /// Branch target (an EIP).
+        target: u32,
+    },
+}
+
+/// A selected block: what to translate and what the interpreter would have
+/// charged for it.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    /// EIP of the first instruction.
+    pub start_eip: u32,
+    /// The straight-line instructions (the branch is in `end`).
+    pub ops: Vec<Op>,
+    /// The final branch, if any.
+    pub end: End,
+    /// EIP after the last instruction of the block.
+    pub next_eip: u32,
+    /// Guest instructions in one pass, the branch included.
+    pub insns: u64,
+    /// Base cycles of one pass (cycles.rs), the branch's not-taken cost
+    /// included; a taken branch adds [`TAKEN_EXTRA`].
+    pub body_cycles: u64,
+    /// Offset of the last byte of the block in CS (the fetch limit check).
+    pub last_byte: u64,
+    /// The last instruction that writes AF is AND/OR/XOR/TEST, whose AF the
+    /// interpreter clears (the host leaves it undefined).
+    pub clear_af: bool,
+}
+
+/// Cycles a taken branch adds (exec::flow::branch).
+pub(crate) const TAKEN_EXTRA: u64 = 4;
+
+impl Plan {
+    /// The block's branch jumps back to its own first instruction.
+    pub fn self_loop(&self) -> bool {
+        match self.end {
+            End::Jcc { target, .. } | End::Jmp { target } => target == self.start_eip,
+            End::Fall => false,
+        }
+    }
+    /// The branch target, if the block ends in a branch.
+    pub fn target(&self) -> Option<u32> {
+        match self.end {
+            End::Jcc { target, .. } | End::Jmp { target } => Some(target),
+            End::Fall => None,
+        }
+    }
+}
+
+/// Guest register number of a 32-bit general register.
+fn gpr32(r: Register) -> Option<u8> {
+    let n = (r as u32).wrapping_sub(Register::EAX as u32);
+    (n < 8).then_some(n as u8)
+}
+
+fn is_prefix(b: u8) -> bool {
+    matches!(
+        b,
+        0x26 | 0x2E | 0x36 | 0x3E | 0x64 | 0x65 | 0x66 | 0x67 | 0xF0 | 0xF2 | 0xF3
+    )
+}
+
+/// What one decoded instruction becomes.
+enum Kind {
+    Op(Op),
+    End(End),
+}
+
+/// Classify an instruction decoded at IP 0 whose EIP is `eip`.
+fn classify(insn: &Instruction, eip: u32) -> Option<Kind> {
+    let m = insn.mnemonic();
+    let reg0 = || {
+        (insn.op_count() >= 1 && insn.op0_kind() == OpKind::Register)
+            .then(|| gpr32(insn.op0_register()))
+            .flatten()
+    };
+    let rel_target = || eip.wrapping_add(insn.near_branch_target() as u32);
+    match m {
+        M::Mov | M::Add | M::Adc | M::Sub | M::Sbb | M::And | M::Or | M::Xor | M::Cmp | M::Test => {
+            if insn.op_count() != 2 {
+                return None;
+            }
+            let dst = reg0()?;
+            let src = match insn.op1_kind() {
+                OpKind::Register => Src::Reg(gpr32(insn.op1_register())?),
+                OpKind::Immediate32 | OpKind::Immediate8to32 => Src::Imm(insn.immediate(1) as u32),
+                _ => return None,
+            };
+            Some(Kind::Op(Op::Bin { m, dst, src }))
+        }
+        M::Inc | M::Dec | M::Neg | M::Not if insn.op_count() == 1 => {
+            Some(Kind::Op(Op::Unary { m, dst: reg0()? }))
+        }
+        M::Jmp if matches!(insn.code(), Code::Jmp_rel8_32 | Code::Jmp_rel32_32) => {
+            Some(Kind::End(End::Jmp {
+                target: rel_target(),
+            }))
+        }
+        _ if insn.is_jcc_short_or_near() && insn.op0_kind() == OpKind::NearBranch32 => {
+            Some(Kind::End(End::Jcc {
+                cc: insn.condition_code(),
+                target: rel_target(),
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// Select the block at `start_eip` from `bytes` (the code from the block's
+/// first byte to the end of its page, in 32-bit code). `hostcall(i)` says
+/// whether byte `i` is a registered host-call address. None when the first
+/// instruction is not eligible.
+pub(crate) fn select(
+    bytes: &[u8],
+    start_eip: u32,
+    hostcall: impl Fn(usize) -> bool,
+) -> Option<Plan> {
+    let mut plan = Plan {
+        start_eip,
+        ops: Vec::new(),
+        end: End::Fall,
+        next_eip: start_eip,
+        insns: 0,
+        body_cycles: 0,
+        last_byte: 0,
+        clear_af: false,
+    };
+    let mut pos = 0usize;
+    let mut insn = Instruction::default();
+    while (plan.insns as usize) < MAX_INSNS && pos < bytes.len() {
+        if hostcall(pos) || is_prefix(bytes[pos]) {
+            break;
+        }
+        let mut dec = Decoder::with_ip(32, &bytes[pos..], 0, DecoderOptions::NONE);
+        dec.decode_out(&mut insn);
+        if insn.is_invalid() {
+            // Also when the instruction would run past the page.
+            break;
+        }
+        let eip = plan.next_eip;
+        let last = u64::from(eip) + insn.len() as u64 - 1;
+        if last > u64::from(u32::MAX) {
+            break;
+        }
+        let Some(kind) = classify(&insn, eip) else {
+            break;
+        };
+        pos += insn.len();
+        plan.insns += 1;
+        plan.body_cycles += u64::from(base_cycles(&insn, 0));
+        plan.last_byte = last;
+        plan.next_eip = eip.wrapping_add(insn.len() as u32);
+        match kind {
+            Kind::Op(op) => {
+                let (Op::Bin { m, .. } | Op::Unary { m, .. }) = op;
+                match m {
+                    M::And | M::Or | M::Xor | M::Test => plan.clear_af = true,
+                    M::Mov | M::Not => {}
+                    _ => plan.clear_af = false,
+                }
+                plan.ops.push(op);
+            }
+            Kind::End(end) => {
+                plan.end = end;
+                break;
+            }
+        }
+    }
+    (plan.insns > 0).then_some(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tight_loop_is_one_self_loop() {
+        // add eax,ecx; xor ebx,eax; dec ecx; jnz -7
+        let code = [0x01, 0xC8, 0x31, 0xC3, 0x49, 0x75, 0xF9, 0xF4];
+        let p = select(&code, 0x1005, |_| false).expect("block");
+        assert_eq!(p.insns, 4);
+        assert_eq!(p.ops.len(), 3);
+        assert!(p.self_loop());
+        assert_eq!(p.next_eip, 0x100C);
+        assert_eq!(p.last_byte, 0x100B);
+        assert_eq!(p.body_cycles, 2 + 2 + 2 + 3);
+        assert!(!p.clear_af, "DEC is the last AF writer");
+    }
+
+    #[test]
+    fn stops_at_memory_prefix_and_hostcall() {
+        // mov eax,ebx; mov eax,[esi]
+        let p = select(&[0x89, 0xD8, 0x8B, 0x06], 0, |_| false).expect("block");
+        assert_eq!((p.insns, p.end), (1, End::Fall));
+        // 66 prefix (16-bit op) first: nothing
+        assert!(select(&[0x66, 0x01, 0xC8], 0, |_| false).is_none());
+        // host call on the second instruction
+        let p = select(&[0x21, 0xC8, 0x40], 0, |i| i == 2).expect("block");
+        assert_eq!(p.insns, 1);
+        assert!(p.clear_af);
+        // an instruction cut by the page end is not taken
+        let p = select(&[0x40, 0xB8, 0x01], 0, |_| false).expect("block");
+        assert_eq!(p.insns, 1);
+    }
+}
