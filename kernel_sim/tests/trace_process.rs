@@ -27,20 +27,7 @@ fn process(sample: &str, name: &str) -> (tempfile::TempDir, Process, ConsoleBuff
 fn tracing_test_asm16_logs_the_dos_write_arguments() {
     let (_dir, mut p, out) = process("ne/test-asm16.exe", "TEST.EXE");
     let start = p.module("TEST").unwrap().module.start.unwrap();
-    // The entry pushes DosWrite's arguments (14 bytes of code), then calls
-    // it far: trace the CALL and log the handle, the length and the string
-    // it is about to write (SS:SP -> &wlen, then len, then &msg, then 1).
-    let src = format!(
-        "major=0xC9\nminor=0x21\nobject={}\noffset={}\nopcode=0x9A\n\
-         Push SS\nPush ESP\nPush W,4\nAdd\nPush WIS     ; the length\n\
-         Push SS\nPush ESP\nPush W,6\nAdd\nPush SIS     ; the string's selector, offset\n\
-         Log MRS\n\
-         Push SS\nPush ESP\nPush W,10\nAdd\nPush WIS\nLog WN,1 ; the handle\n\
-         Push EIP\nLog DN,1\n",
-        start.object,
-        start.offset + 14
-    );
-    let file = rpn_vm::parse("t.rpn", &src).unwrap();
+    let file = dos_write_trace(&p);
     let mut session = TraceSession::new(&p, StdaFormat::New, 4, 1).unwrap();
     let dto = session
         .apply_program(&mut p, "TEST", &file, None, None)
@@ -79,6 +66,56 @@ fn tracing_test_asm16_logs_the_dos_write_arguments() {
     let eip = start.offset + 14 + 1;
     want.extend_from_slice(&eip.to_le_bytes());
     assert_eq!(r.data, want);
+}
+
+/// A trace program for test-asm16's DosWrite call. The entry pushes
+/// DosWrite's arguments (14 bytes of code), then calls it far: trace the
+/// CALL and log the length and the string it is about to write, the handle
+/// (SS:SP -> &wlen, then len, then &msg, then 1), and EIP.
+fn dos_write_trace(p: &Process) -> rpn_vm::TraceProgramFile {
+    let start = p.module("TEST").unwrap().module.start.unwrap();
+    let src = format!(
+        "major=0xC9\nminor=0x21\nobject={}\noffset={}\nopcode=0x9A\n\
+         Push SS\nPush ESP\nPush W,4\nAdd\nPush WIS     ; the length\n\
+         Push SS\nPush ESP\nPush W,6\nAdd\nPush SIS     ; the string's selector, offset\n\
+         Log MRS\n\
+         Push SS\nPush ESP\nPush W,10\nAdd\nPush WIS\nLog WN,1 ; the handle\n\
+         Push EIP\nLog DN,1\n",
+        start.object,
+        start.offset + 14
+    );
+    rpn_vm::parse("t.rpn", &src).unwrap()
+}
+
+#[test]
+fn native_and_interpreted_programs_write_the_same_trace() {
+    let run = |native: bool| {
+        let (_dir, mut p, _out) = process("ne/test-asm16.exe", "TEST.EXE");
+        let file = dos_write_trace(&p);
+        let mut session = TraceSession::new(&p, StdaFormat::New, 4, 1).unwrap();
+        session.runtime.set_native(native);
+        let dto = session
+            .apply_program(&mut p, "TEST", &file, None, None)
+            .unwrap();
+        assert_eq!(p.run_with_hook(Some(&mut session)), Outcome::Exited(0));
+        let tp = &session.runtime.dtos()[dto].tracepoints[0];
+        (
+            session.runtime.native_tracepoints(dto),
+            (tp.hits, tp.logged, tp.cycles),
+            p.clock().extra_cycles,
+            session.buffer.get_stda().stda,
+        )
+    };
+    let (native_count, native_tp, native_clock, native_stda) = run(true);
+    let (interp_count, interp_tp, interp_clock, interp_stda) = run(false);
+    assert_eq!(interp_count, 0, "set_native(false) keeps the interpreter");
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(native_count, 1, "the program compiles on this host");
+    }
+    assert_eq!(native_tp, interp_tp);
+    assert_eq!(native_tp.1, 1, "one record logged");
+    assert_eq!(native_clock, interp_clock);
+    assert_eq!(native_stda, interp_stda, "byte-identical trace buffers");
 }
 
 /// A session with one trace program at test-asm16's entry point

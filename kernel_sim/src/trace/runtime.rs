@@ -21,10 +21,16 @@
 //! DTO ([`DISPATCH_CYCLES`]) and the program's own cycles from the opcode
 //! table. The single-stepped instruction is counted by the CPU. The totals
 //! are kept per tracepoint.
+//!
+//! Programs are compiled to native code when applied ([`rpn_vm::jit`]) and
+//! run by the interpreter where they cannot be; both give the same outcome
+//! and cycles, so the trace does not depend on which ran
+//! ([`DynamicTrace::set_native`] turns the native tier off).
 
 use std::collections::BTreeMap;
 
 use emu::{Exit, Machine as Emu, SegReg, flags, vector};
+use rpn_vm::jit::Compiled;
 use rpn_vm::{Hit, Interpreter, Outcome};
 use stda::{RecordFlags, RecordIn, Timestamp, TraceBuffer};
 
@@ -122,19 +128,51 @@ struct Stepping {
 }
 
 /// The runtime: applied DTOs, the address map, the step in flight.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct DynamicTrace {
     dtos: Vec<Dto>,
+    /// Per DTO, per tracepoint: the program in native code, if it compiled.
+    native: Vec<Vec<Option<Compiled>>>,
+    /// Whether DTOs applied from now on get native code.
+    native_enabled: bool,
     by_address: BTreeMap<u32, (usize, usize)>,
     stepping: Option<Stepping>,
     interp: Interpreter,
     overhead_cycles: u64,
 }
 
+impl Default for DynamicTrace {
+    fn default() -> Self {
+        DynamicTrace {
+            dtos: Vec::new(),
+            native: Vec::new(),
+            native_enabled: true,
+            by_address: BTreeMap::new(),
+            stepping: None,
+            interp: Interpreter::new(),
+            overhead_cycles: 0,
+        }
+    }
+}
+
 impl DynamicTrace {
     /// A runtime with nothing applied.
     pub fn new() -> DynamicTrace {
         DynamicTrace::default()
+    }
+
+    /// Whether DTOs applied from now on run their programs as native code
+    /// where the host allows it (the default) or always interpreted. The
+    /// records and cycles are the same either way.
+    pub fn set_native(&mut self, enabled: bool) {
+        self.native_enabled = enabled;
+    }
+
+    /// How many of DTO `index`'s tracepoints run as native code.
+    pub fn native_tracepoints(&self, index: usize) -> usize {
+        self.native
+            .get(index)
+            .map_or(0, |tps| tps.iter().flatten().count())
     }
 
     /// The applied DTOs.
@@ -212,6 +250,16 @@ impl DynamicTrace {
         for (i, tp) in dto.tracepoints.iter().enumerate() {
             self.by_address.insert(tp.linear, (index, i));
         }
+        let native = dto
+            .tracepoints
+            .iter()
+            .map(|tp| {
+                self.native_enabled
+                    .then(|| Compiled::new(&tp.spec.program))
+                    .flatten()
+            })
+            .collect();
+        self.native.push(native);
         self.dtos.push(dto);
         emu.intercept(vector::BP, true);
         emu.intercept(vector::DB, true);
@@ -274,9 +322,12 @@ impl DynamicTrace {
             logmax: dto.logmax,
         };
         let mut guest = GuestView::new(emu, frame.clone(), &dto.objects);
-        let result = self
-            .interp
-            .run(&tp.spec.program, &mut guest, &mut dto.vars, hit);
+        let result = match &self.native[d][t] {
+            Some(native) => native.run(&mut self.interp, &mut guest, &mut dto.vars, hit),
+            None => self
+                .interp
+                .run(&tp.spec.program, &mut guest, &mut dto.vars, hit),
+        };
         let cost = 2 * (TRAP_CYCLES + IRET_CYCLES) + DISPATCH_CYCLES + result.cycles;
         tp.hits += 1;
         tp.cycles += cost;
