@@ -16,6 +16,7 @@ use iced_x86::code_asm::*;
 use proptest::prelude::*;
 
 const R32: [AsmRegister32; 8] = [eax, ecx, edx, ebx, esp, ebp, esi, edi];
+const R16: [AsmRegister16; 8] = [ax, cx, dx, bx, sp, bp, si, di];
 
 /// One generated instruction: (kind, a, b, imm).
 type Gen = (u8, u8, u8, u32);
@@ -65,13 +66,12 @@ fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel) {
         24 => a.neg(d),
         25 => a.not(d),
         // Not taken by the tier: the interpreter runs these mid-block.
-        26 => match v % 6 {
+        26 => match v % 5 {
             0 => a.stc(),
             1 => a.clc(),
             2 => a.cmc(),
             3 => a.shl(d, 1),
-            4 => a.add(ax, bx),
-            _ => a.lea(d, dword_ptr(s + ebx * 2 + 5)),
+            _ => a.add(al, ch),
         },
         27 => match v % 3 {
             0 => a.mov(dword_ptr(0x10000 + (v & 0xFC)), d),
@@ -79,8 +79,45 @@ fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel) {
             _ => a.add(d, dword_ptr(0x10000 + (v & 0xFC))),
         },
         28 | 29 => jcc(a, v, skip),
-        30 => a.add(al, ah),
-        _ => a.adc(d, s),
+        // 16- and 8-bit forms and LEA.
+        30 => {
+            let (d16, s16) = (R16[usize::from(x % 7)], R16[usize::from(y % 8)]);
+            match v % 6 {
+                0 => a.add(d16, s16),
+                1 => a.adc(d16, i32::from(i as i16)),
+                2 => a.sbb(d16, s16),
+                3 => a.mov(d16, i32::from(v as i16)),
+                4 => a.neg(d16),
+                _ => a.xor(d16, s16),
+            }
+        }
+        31 if k & 64 != 0 => {
+            // CL only with AL/DL/BL: pick from the encodable pairs.
+            let pairs = [
+                (al, ah),
+                (ah, bl),
+                (dl, dh),
+                (bh, al),
+                (cl, dl),
+                (bl, cl),
+                (dh, bh),
+            ];
+            let (d8, s8) = pairs[(v % 7) as usize];
+            match (v >> 3) % 6 {
+                0 => a.add(d8, s8),
+                1 => a.adc(d8, s8),
+                2 => a.sub(d8, i & 0x7F),
+                3 => a.mov(d8, s8),
+                4 => a.inc(d8),
+                _ => a.cmp(d8, s8),
+            }
+        }
+        31 => match v % 3 {
+            0 => a.lea(d, dword_ptr(s + ebx * 2 + 5)),
+            1 => a.lea(d, dword_ptr(s - 0x1234)),
+            _ => a.lea(d, dword_ptr(ecx * 8 + 0x7FFF_FFF0)),
+        },
+        _ => unreachable!(),
     };
     r.expect("assemble");
 }

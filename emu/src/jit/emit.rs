@@ -2,7 +2,9 @@
 //! `CodeAssembler`.
 //!
 //! Guest registers live in host registers for the whole block (EAX→EAX,
-//! ECX→R9D, EDX→EDX, EBX→EBX, ESP→R8D, EBP→EBP, ESI→ESI, EDI→EDI); R11
+//! ECX→R9D, EDX→EDX, EBX→EBX, ESP→R8D, EBP→EBP, ESI→ESI, EDI→EDI, with
+//! their 16- and 8-bit parts; guest CH has none, and CL = R9B needs a REX
+//! prefix, which excludes AH/DH/BH from the same instruction); R11
 //! holds the [`State`](super::native::State) pointer and RCX the pass
 //! budget. Each guest op becomes the same 32-bit host op, so the host's
 //! arithmetic flags are the guest's: they stay live in RFLAGS from the
@@ -16,7 +18,8 @@
 //! body while the budget lasts.
 
 use super::native::{Emitted, OFF_BUDGET, OFF_EIP, OFF_EXIT, OFF_FLAGS, OFF_GPR};
-use super::select::{End, Op, Plan, Src};
+use super::select::{End, Op, Plan, Reg, Src};
+use iced_x86::code_asm::asm_traits::*;
 use iced_x86::code_asm::*;
 use iced_x86::{ConditionCode, IcedError, Mnemonic as M};
 
@@ -29,9 +32,45 @@ pub(crate) const EXIT_NEXT: u32 = 2;
 
 /// The host register of each guest register.
 const GUEST: [AsmRegister32; 8] = [eax, r9d, edx, ebx, r8d, ebp, esi, edi];
+/// The same as 64-bit registers (for addresses).
+const GUEST64: [AsmRegister64; 8] = [rax, r9, rdx, rbx, r8, rbp, rsi, rdi];
+/// Their 16-bit parts.
+const GUEST16: [AsmRegister16; 8] = [ax, r9w, dx, bx, r8w, bp, si, di];
+/// AL, CL, DL, BL.
+const GUEST_LO8: [AsmRegister8; 4] = [al, r9b, dl, bl];
+/// AH, (CH: none, never selected), DH, BH.
+const GUEST_HI8: [AsmRegister8; 4] = [ah, ah, dh, bh];
+
+/// A guest register operand as the host sees it.
+#[derive(Clone, Copy)]
+enum Host {
+    R32(AsmRegister32),
+    R16(AsmRegister16),
+    R8(AsmRegister8),
+}
+
+fn host(r: Reg) -> Host {
+    match r {
+        Reg::R32(n) => Host::R32(GUEST[usize::from(n)]),
+        Reg::R16(n) => Host::R16(GUEST16[usize::from(n)]),
+        Reg::Lo8(n) => Host::R8(GUEST_LO8[usize::from(n)]),
+        Reg::Hi8(n) => Host::R8(GUEST_HI8[usize::from(n)]),
+    }
+}
+
+/// Why a block could not be assembled (selection should prevent both).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EmitError {
+    /// The assembler refused an instruction.
+    #[error("assembler: {0}")]
+    Asm(#[from] IcedError),
+    /// A two-operand op with operands of different sizes.
+    #[error("operand sizes differ")]
+    Sizes,
+}
 
 /// Host code for `plan`.
-pub(crate) fn emit(plan: &Plan) -> Result<Emitted, IcedError> {
+pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
     let mut a = CodeAssembler::new(64)?;
     let mut top = a.create_label();
     let mut epilogue = a.create_label();
@@ -107,52 +146,92 @@ fn exit(a: &mut CodeAssembler, kind: u32, eip: u32, epilogue: CodeLabel) -> Resu
     a.jmp(epilogue)
 }
 
-fn emit_op(a: &mut CodeAssembler, op: &Op) -> Result<(), IcedError> {
-    match *op {
-        Op::Bin { m, dst, src } => {
+fn emit_op(a: &mut CodeAssembler, op: &Op) -> Result<(), EmitError> {
+    let r = match *op {
+        Op::Bin { m, dst, src } => match (host(dst), src) {
+            (Host::R32(d), Src::Reg(s)) => match host(s) {
+                Host::R32(s) => bin(a, m, d, s),
+                _ => return Err(EmitError::Sizes),
+            },
+            (Host::R16(d), Src::Reg(s)) => match host(s) {
+                Host::R16(s) => bin(a, m, d, s),
+                _ => return Err(EmitError::Sizes),
+            },
+            (Host::R8(d), Src::Reg(s)) => match host(s) {
+                Host::R8(s) => bin(a, m, d, s),
+                _ => return Err(EmitError::Sizes),
+            },
+            (Host::R32(d), Src::Imm(v)) => bin(a, m, d, v as i32),
+            (Host::R16(d), Src::Imm(v)) => bin(a, m, d, i32::from(v as u16 as i16)),
+            (Host::R8(d), Src::Imm(v)) => bin(a, m, d, i32::from(v as u8 as i8)),
+        },
+        Op::Unary { m, dst } => match host(dst) {
+            Host::R32(d) => unary(a, m, d),
+            Host::R16(d) => unary(a, m, d),
+            Host::R8(d) => unary(a, m, d),
+        },
+        Op::Lea {
+            dst,
+            base,
+            index,
+            scale,
+            disp,
+        } => {
+            // The sum in 64 bits, truncated by the 32-bit destination, is
+            // the guest's 32-bit wrapping sum.
             let d = GUEST[usize::from(dst)];
-            match src {
-                Src::Reg(s) => {
-                    let s = GUEST[usize::from(s)];
-                    match m {
-                        M::Mov => a.mov(d, s),
-                        M::Add => a.add(d, s),
-                        M::Adc => a.adc(d, s),
-                        M::Sub => a.sub(d, s),
-                        M::Sbb => a.sbb(d, s),
-                        M::And => a.and(d, s),
-                        M::Or => a.or(d, s),
-                        M::Xor => a.xor(d, s),
-                        M::Cmp => a.cmp(d, s),
-                        _ => a.test(d, s),
-                    }
-                }
-                Src::Imm(v) => {
-                    let v = v as i32;
-                    match m {
-                        M::Mov => a.mov(d, v),
-                        M::Add => a.add(d, v),
-                        M::Adc => a.adc(d, v),
-                        M::Sub => a.sub(d, v),
-                        M::Sbb => a.sbb(d, v),
-                        M::And => a.and(d, v),
-                        M::Or => a.or(d, v),
-                        M::Xor => a.xor(d, v),
-                        M::Cmp => a.cmp(d, v),
-                        _ => a.test(d, v),
-                    }
-                }
+            let disp = disp as i32;
+            let b = base.map(|r| GUEST64[usize::from(r)]);
+            let i = index.map(|r| GUEST64[usize::from(r)] * u32::from(scale));
+            match (b, i) {
+                (None, None) => a.mov(d, disp),
+                (Some(b), None) => a.lea(d, qword_ptr(b + disp)),
+                (None, Some(i)) => a.lea(d, qword_ptr(i + disp)),
+                (Some(b), Some(i)) => a.lea(d, qword_ptr(b + i + disp)),
             }
         }
-        Op::Unary { m, dst } => {
-            let d = GUEST[usize::from(dst)];
-            match m {
-                M::Inc => a.inc(d),
-                M::Dec => a.dec(d),
-                M::Neg => a.neg(d),
-                _ => a.not(d),
-            }
-        }
+    };
+    Ok(r?)
+}
+
+/// MOV or a two-operand ALU op on host operands of one size.
+fn bin<D, S>(a: &mut CodeAssembler, m: M, d: D, s: S) -> Result<(), IcedError>
+where
+    CodeAssembler: CodeAsmMov<D, S>
+        + CodeAsmAdd<D, S>
+        + CodeAsmAdc<D, S>
+        + CodeAsmSub<D, S>
+        + CodeAsmSbb<D, S>
+        + CodeAsmAnd<D, S>
+        + CodeAsmOr<D, S>
+        + CodeAsmXor<D, S>
+        + CodeAsmCmp<D, S>
+        + CodeAsmTest<D, S>,
+{
+    match m {
+        M::Mov => a.mov(d, s),
+        M::Add => a.add(d, s),
+        M::Adc => a.adc(d, s),
+        M::Sub => a.sub(d, s),
+        M::Sbb => a.sbb(d, s),
+        M::And => a.and(d, s),
+        M::Or => a.or(d, s),
+        M::Xor => a.xor(d, s),
+        M::Cmp => a.cmp(d, s),
+        _ => a.test(d, s),
+    }
+}
+
+/// INC, DEC, NEG or NOT on a host register.
+fn unary<D>(a: &mut CodeAssembler, m: M, d: D) -> Result<(), IcedError>
+where
+    CodeAssembler: CodeAsmInc<D> + CodeAsmDec<D> + CodeAsmNeg<D> + CodeAsmNot<D>,
+{
+    match m {
+        M::Inc => a.inc(d),
+        M::Dec => a.dec(d),
+        M::Neg => a.neg(d),
+        _ => a.not(d),
     }
 }
 

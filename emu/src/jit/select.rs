@@ -5,14 +5,18 @@
 //! Jcc (included) or just before the first instruction the tier does not
 //! take (which the interpreter then executes):
 //!
-//! - MOV r32,r32 / r32,imm;
-//! - ADD ADC SUB SBB AND OR XOR CMP TEST r32,r32 / r32,imm;
-//! - INC DEC NEG NOT r32;
-//! - Jcc rel8/rel32 and JMP rel8/rel32 with a 32-bit target.
+//! - MOV r,r / r,imm;
+//! - ADD ADC SUB SBB AND OR XOR CMP TEST r,r / r,imm;
+//! - INC DEC NEG NOT r;
+//! - LEA r32 with a 32-bit address;
+//! - Jcc rel8/rel32 and JMP rel8/rel32 with a 32-bit target;
 //!
-//! Any prefix byte, memory operand, 8/16-bit operand or host-call address
-//! ends the block. Every instruction lies inside the page, so selection never
-//! touches the paging unit and has no side effect on the guest.
+//! with 32-, 16- (one 0x66 prefix) or 8-bit registers, except the 8-bit
+//! forms the host cannot encode with its register assignment (see
+//! [`super::emit`]: CH at all, CL together with AH/DH/BH). Any other prefix
+//! byte, a memory operand or a host-call address ends the block. Every
+//! instruction lies inside the page, so selection never touches the paging
+//! unit and has no side effect on the guest.
 
 use crate::cycles::base_cycles;
 use iced_x86::{
@@ -22,12 +26,44 @@ use iced_x86::{
 /// Longest block, in guest instructions.
 pub(crate) const MAX_INSNS: usize = 64;
 
+/// A guest register operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reg {
+    /// EAX..EDI (0..7).
+    R32(u8),
+    /// AX..DI (0..7).
+    R16(u8),
+    /// AL, CL, DL, BL (0..3).
+    Lo8(u8),
+    /// AH, CH, DH, BH (of register 0..3).
+    Hi8(u8),
+}
+
+impl Reg {
+    fn of(r: Register) -> Option<Reg> {
+        let n = r as u32;
+        let at = |base: Register| n.wrapping_sub(base as u32);
+        Some(if at(Register::EAX) < 8 {
+            Reg::R32(at(Register::EAX) as u8)
+        } else if at(Register::AX) < 8 {
+            Reg::R16(at(Register::AX) as u8)
+        } else if at(Register::AL) < 4 {
+            Reg::Lo8(at(Register::AL) as u8)
+        } else if at(Register::AH) < 4 {
+            Reg::Hi8(at(Register::AH) as u8)
+        } else {
+            return None;
+        })
+    }
+}
+
 /// The second operand of a two-operand op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Src {
-    /// A guest register (0 = EAX .. 7 = EDI).
-    Reg(u8),
-    /// An immediate (already sign-extended to 32 bits).
+    /// A guest register of the destination's size.
+    Reg(Reg),
+    /// An immediate (sign-extended as the instruction does; the emitter
+    /// uses the destination's width of it).
     Imm(u32),
 }
 
@@ -38,8 +74,8 @@ pub(crate) enum Op {
     Bin {
         /// The mnemonic.
         m: M,
-        /// Destination guest register.
-        dst: u8,
+        /// Destination.
+        dst: Reg,
         /// Source.
         src: Src,
     },
@@ -47,8 +83,21 @@ pub(crate) enum Op {
     Unary {
         /// The mnemonic.
         m: M,
-        /// The guest register.
+        /// The operand.
+        dst: Reg,
+    },
+    /// LEA r32 of `disp + base + index << shift` (32-bit address).
+    Lea {
+        /// Destination EAX..EDI.
         dst: u8,
+        /// Base EAX..EDI, if any.
+        base: Option<u8>,
+        /// Index EAX..EDI, if any.
+        index: Option<u8>,
+        /// Index scale (1, 2, 4, 8).
+        scale: u8,
+        /// Displacement.
+        disp: u32,
     },
 }
 
@@ -117,8 +166,19 @@ impl Plan {
 
 /// Guest register number of a 32-bit general register.
 fn gpr32(r: Register) -> Option<u8> {
-    let n = (r as u32).wrapping_sub(Register::EAX as u32);
-    (n < 8).then_some(n as u8)
+    match Reg::of(r)? {
+        Reg::R32(n) => Some(n),
+        _ => None,
+    }
+}
+
+/// Can the host encode an 8-bit op on these registers? Guest CL lives in
+/// R9B (REX needed), which no instruction can pair with AH/DH/BH, and CH
+/// has no host counterpart.
+fn encodable(regs: &[Reg]) -> bool {
+    let hi = regs.iter().any(|r| matches!(r, Reg::Hi8(_)));
+    let bad = |r: &Reg| *r == Reg::Hi8(1) || (hi && *r == Reg::Lo8(1));
+    !regs.iter().any(bad)
 }
 
 fn is_prefix(b: u8) -> bool {
@@ -134,14 +194,17 @@ enum Kind {
     End(End),
 }
 
-/// Classify an instruction decoded at IP 0 whose EIP is `eip`.
-fn classify(insn: &Instruction, eip: u32) -> Option<Kind> {
+/// Classify an instruction decoded at IP 0 whose EIP is `eip`, with
+/// `has66` if it carries an operand-size prefix.
+fn classify(insn: &Instruction, eip: u32, has66: bool) -> Option<Kind> {
     let m = insn.mnemonic();
     let reg0 = || {
         (insn.op_count() >= 1 && insn.op0_kind() == OpKind::Register)
-            .then(|| gpr32(insn.op0_register()))
+            .then(|| Reg::of(insn.op0_register()))
             .flatten()
     };
+    // The prefix must be what makes the operands 16-bit.
+    let sized = |r: Reg| matches!(r, Reg::R16(_)) == has66;
     let rel_target = || eip.wrapping_add(insn.near_branch_target() as u32);
     match m {
         M::Mov | M::Add | M::Adc | M::Sub | M::Sbb | M::And | M::Or | M::Xor | M::Cmp | M::Test => {
@@ -150,15 +213,37 @@ fn classify(insn: &Instruction, eip: u32) -> Option<Kind> {
             }
             let dst = reg0()?;
             let src = match insn.op1_kind() {
-                OpKind::Register => Src::Reg(gpr32(insn.op1_register())?),
-                OpKind::Immediate32 | OpKind::Immediate8to32 => Src::Imm(insn.immediate(1) as u32),
+                OpKind::Register => {
+                    let s = Reg::of(insn.op1_register())?;
+                    encodable(&[dst, s]).then_some(Src::Reg(s))?
+                }
+                OpKind::Immediate8
+                | OpKind::Immediate16
+                | OpKind::Immediate32
+                | OpKind::Immediate8to16
+                | OpKind::Immediate8to32 => Src::Imm(insn.immediate(1) as u32),
                 _ => return None,
             };
-            Some(Kind::Op(Op::Bin { m, dst, src }))
+            (sized(dst) && encodable(&[dst])).then_some(Kind::Op(Op::Bin { m, dst, src }))
         }
         M::Inc | M::Dec | M::Neg | M::Not if insn.op_count() == 1 => {
-            Some(Kind::Op(Op::Unary { m, dst: reg0()? }))
+            let dst = reg0()?;
+            (sized(dst) && encodable(&[dst])).then_some(Kind::Op(Op::Unary { m, dst }))
         }
+        M::Lea if !has66 && insn.op1_kind() == OpKind::Memory => {
+            let opt = |r: Register| match r {
+                Register::None => Some(None),
+                r => gpr32(r).map(Some),
+            };
+            Some(Kind::Op(Op::Lea {
+                dst: gpr32(insn.op0_register())?,
+                base: opt(insn.memory_base())?,
+                index: opt(insn.memory_index())?,
+                scale: insn.memory_index_scale() as u8,
+                disp: insn.memory_displacement32(),
+            }))
+        }
+        _ if has66 => None,
         M::Jmp if matches!(insn.code(), Code::Jmp_rel8_32 | Code::Jmp_rel32_32) => {
             Some(Kind::End(End::Jmp {
                 target: rel_target(),
@@ -196,7 +281,15 @@ pub(crate) fn select(
     let mut pos = 0usize;
     let mut insn = Instruction::default();
     while (plan.insns as usize) < MAX_INSNS && pos < bytes.len() {
-        if hostcall(pos) || is_prefix(bytes[pos]) {
+        if hostcall(pos) {
+            break;
+        }
+        // One 0x66 (16-bit operands) is the only prefix taken.
+        let has66 = bytes[pos] == 0x66;
+        if bytes
+            .get(pos + usize::from(has66))
+            .is_none_or(|&b| is_prefix(b))
+        {
             break;
         }
         let mut dec = Decoder::with_ip(32, &bytes[pos..], 0, DecoderOptions::NONE);
@@ -210,21 +303,23 @@ pub(crate) fn select(
         if last > u64::from(u32::MAX) {
             break;
         }
-        let Some(kind) = classify(&insn, eip) else {
+        let Some(kind) = classify(&insn, eip, has66) else {
             break;
         };
         pos += insn.len();
         plan.insns += 1;
-        plan.body_cycles += u64::from(base_cycles(&insn, 0));
+        plan.body_cycles += u64::from(base_cycles(&insn, u32::from(has66)));
         plan.last_byte = last;
         plan.next_eip = eip.wrapping_add(insn.len() as u32);
         match kind {
             Kind::Op(op) => {
-                let (Op::Bin { m, .. } | Op::Unary { m, .. }) = op;
-                match m {
-                    M::And | M::Or | M::Xor | M::Test => plan.clear_af = true,
-                    M::Mov | M::Not => {}
-                    _ => plan.clear_af = false,
+                match op {
+                    Op::Bin { m, .. } | Op::Unary { m, .. } => match m {
+                        M::And | M::Or | M::Xor | M::Test => plan.clear_af = true,
+                        M::Mov | M::Not => {}
+                        _ => plan.clear_af = false,
+                    },
+                    Op::Lea { .. } => {}
                 }
                 plan.ops.push(op);
             }
@@ -260,8 +355,16 @@ mod tests {
         // mov eax,ebx; mov eax,[esi]
         let p = select(&[0x89, 0xD8, 0x8B, 0x06], 0, |_| false).expect("block");
         assert_eq!((p.insns, p.end), (1, End::Fall));
-        // 66 prefix (16-bit op) first: nothing
-        assert!(select(&[0x66, 0x01, 0xC8], 0, |_| false).is_none());
+        // 16-bit ops with 0x66; other prefixes end the block
+        let p = select(&[0x66, 0x01, 0xC8, 0x2E, 0x40], 0, |_| false).expect("block");
+        assert_eq!((p.insns, p.body_cycles), (1, 3));
+        assert!(select(&[0x66, 0x66, 0x01, 0xC8], 0, |_| false).is_none());
+        assert!(select(&[0x67, 0x8D, 0x00], 0, |_| false).is_none());
+        // 8-bit: CH never, CL not with AH/DH/BH
+        assert!(select(&[0x00, 0xE8], 0, |_| false).is_none(), "add al,ch");
+        assert!(select(&[0x00, 0xE1], 0, |_| false).is_none(), "add cl,ah");
+        assert!(select(&[0x00, 0xC1], 0, |_| false).is_some(), "add cl,al");
+        assert!(select(&[0x00, 0xDC], 0, |_| false).is_some(), "add ah,bl");
         // host call on the second instruction
         let p = select(&[0x21, 0xC8, 0x40], 0, |i| i == 2).expect("block");
         assert_eq!(p.insns, 1);
