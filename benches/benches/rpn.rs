@@ -2,14 +2,16 @@
 //! equivalent eBPF program in the same run, so the ratio can be read side
 //! by side.
 //!
-//! Groups: the five examples of warp-debug-dtrace.txt §1.7; a
-//! 16-instruction program with a conditional jump and variable updates
-//! (against rbpf); a 64-byte memory log; a faulting read. Throughput is
+//! Groups: the five examples of warp-debug-dtrace.txt §1.7, interpreted
+//! and native (`rpn_vm::jit`); a 16-instruction program with a conditional
+//! jump and variable updates (interpreted and native, against rbpf's
+//! interpreter and JIT); a 64-byte memory log; a faulting read. Throughput is
 //! set to the number of RPN instructions executed, so criterion's
 //! elements/s give the time per instruction.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rpn_vm::examples::{EXAMPLES, sample_machine};
+use rpn_vm::jit::Compiled;
 use rpn_vm::{Hit, Interpreter, Outcome, Program, parse};
 use std::hint::black_box;
 
@@ -67,6 +69,20 @@ fn logged_len(
     }
 }
 
+/// As [`logged_len`], run by the native-code tier.
+fn logged_len_jit(
+    interp: &mut Interpreter,
+    p: &Compiled,
+    m: &mut rpn_vm::FakeMachine,
+    vars: &mut [u32],
+    hit: Hit,
+) -> usize {
+    match p.run(interp, m, vars, hit).outcome {
+        Outcome::Logged(r) => r.data.len(),
+        _ => usize::MAX,
+    }
+}
+
 fn examples(c: &mut Criterion) {
     let mut group = c.benchmark_group("rpn/examples");
     let mut interp = Interpreter::new();
@@ -81,6 +97,15 @@ fn examples(c: &mut Criterion) {
                 n
             })
         });
+        if let Some(native) = Compiled::new(&p) {
+            group.bench_function(format!("example{}_jit", i + 1), |b| {
+                b.iter(|| {
+                    let n = logged_len_jit(&mut interp, black_box(&native), &mut m, &mut [], hit);
+                    assert!(n > 0);
+                    n
+                })
+            });
+        }
     }
     group.finish();
 }
@@ -115,11 +140,20 @@ fn sixteen(c: &mut Criterion) {
     jit.jit_compile().expect("eBPF compiles");
     assert_eq!(ebpf::run_jit(&jit, &mut mem), 18);
 
+    let native = Compiled::new(&p).expect("the sixteen program compiles");
+
     let mut group = c.benchmark_group("rpn/sixteen");
     group.throughput(Throughput::Elements(16));
     group.bench_function("rpn_vm", |b| {
         b.iter(|| {
             let n = logged_len(&mut interp, black_box(&p), &mut m, &mut vars, hit);
+            assert_eq!(n, 18);
+            n
+        })
+    });
+    group.bench_function("rpn_vm_jit", |b| {
+        b.iter(|| {
+            let n = logged_len_jit(&mut interp, black_box(&native), &mut m, &mut vars, hit);
             assert_eq!(n, 18);
             n
         })

@@ -9,14 +9,16 @@
 use super::frame::*;
 use crate::interp::{LogBuffer, Stack, read_flat, read_segmented};
 use crate::machine::{Machine, MemFault};
+use crate::verify::STACK_SLOTS;
 
 /// Runs callback `op` (a `CB_*` number) with arguments `a`, `b`, `c`;
 /// `log` is the interpreter's log buffer, of which the frame says how much
-/// is used. Updates the frame's log length, cycles and (for the partial
+/// is used, and `stack` the interpreter's stack. Updates the frame's log length, cycles and (for the partial
 /// logs) top of stack.
 pub(crate) fn dispatch<M: Machine + ?Sized>(
     frame: &mut Frame,
     machine: &mut M,
+    stack: &mut [u32; STACK_SLOTS],
     log: &mut [u8],
     op: u32,
     [a, b, c]: [u64; 3],
@@ -85,7 +87,7 @@ pub(crate) fn dispatch<M: Machine + ?Sized>(
         }
         CB_LOG_WN_PARTIAL | CB_LOG_DN_PARTIAL => {
             let mut st = Stack {
-                slots: frame.stack,
+                slots: *stack,
                 tos: a as usize & 15,
             };
             let logged = if op == CB_LOG_DN_PARTIAL {

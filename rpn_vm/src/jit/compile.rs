@@ -7,10 +7,12 @@
 //! 16-slot stack. Where two paths meet (a jump target) with different
 //! indices the program is refused; code no path reaches is not emitted.
 //!
-//! Registers while the code runs: RBX the frame, RBP the log buffer, R12
-//! the log length, R13 the cycles, R14 and R15 the variables' address and
-//! count; EAX, ECX, EDX, ESI, EDI, R8 scratch. Fixed cycles are summed at
-//! compile time and added to R13 where a straight-line run ends (a jump, a
+//! Registers while the code runs, all caller-saved so that a hit needs no
+//! prologue: RDI the frame, RSI the stack, RDX the log buffer, RCX the log
+//! length, R8 the cycles, R9 the variables; EAX, R10, R11 scratch. Around
+//! a callback the log length and cycles go to the frame, RDI to the machine
+//! stack, and all are reloaded after. Fixed cycles are summed at
+//! compile time and added to R8 where a straight-line run ends (a jump, a
 //! jump target, an exit), so every way out carries exactly the fixed cycles
 //! of the instructions run; per-unit cycles are added where the interpreter
 //! adds them (`Pop N` and complete `Log WN/DN` at compile time, the rest by
@@ -22,15 +24,14 @@ use iced_x86::code_asm::*;
 use std::mem::offset_of;
 
 use super::frame::*;
-use crate::machine::Reg;
 use crate::opcode::Op;
 use crate::verify::Program;
 
 /// A compiled program: its machine code, and the registers it reads from
-/// the frame (which `run` must snapshot).
+/// the frame (which `run` must snapshot), bit `Reg as usize`.
 pub(crate) struct Output {
     pub(crate) code: Vec<u8>,
-    pub(crate) regs: Vec<Reg>,
+    pub(crate) regs: u16,
 }
 
 /// Why a program was not compiled.
@@ -50,11 +51,11 @@ impl From<IcedError> for Error {
 
 type Result<T = ()> = std::result::Result<T, Error>;
 
-const STACK: i32 = offset_of!(Frame, stack) as i32;
 const REGS: i32 = offset_of!(Frame, regs) as i32;
 const LOG: i32 = offset_of!(Frame, log) as i32;
 const LOG_LEN: i32 = offset_of!(Frame, log_len) as i32;
 const LOGMAX: i32 = offset_of!(Frame, logmax) as i32;
+const STACK: i32 = offset_of!(Frame, stack) as i32;
 const VARS: i32 = offset_of!(Frame, vars) as i32;
 const VARS_LEN: i32 = offset_of!(Frame, vars_len) as i32;
 const CYCLES: i32 = offset_of!(Frame, cycles) as i32;
@@ -66,7 +67,7 @@ const CALLBACK: i32 = offset_of!(Frame, callback) as i32;
 
 /// Stack slot `t` (mod 16).
 fn slot(t: u8) -> AsmMemoryOperand {
-    dword_ptr(rbx + (STACK + 4 * i32::from(t & 15)))
+    dword_ptr(rsi + 4 * i32::from(t & 15))
 }
 
 /// The variable index a variable error reports.
@@ -138,11 +139,7 @@ pub(crate) fn compile(program: &Program) -> Option<Output> {
     let mut g = Gen::new(&ops).ok()?;
     g.program(&ops).ok()?;
     let code = g.a.assemble(0).ok()?;
-    let regs = Reg::ALL
-        .into_iter()
-        .filter(|&r| g.regs & (1 << r as usize) != 0)
-        .collect();
-    Some(Output { code, regs })
+    Some(Output { code, regs: g.regs })
 }
 
 impl Gen {
@@ -206,35 +203,36 @@ impl Gen {
         }
         let mut epilogue = self.epilogue;
         self.set_label(&mut epilogue)?;
-        self.a.mov(qword_ptr(rbx + LOG_LEN), r12)?;
-        self.a.mov(qword_ptr(rbx + CYCLES), r13)?;
-        self.a.add(rsp, 8)?;
-        for reg in [r15, r14, r13, r12, rbx, rbp] {
-            self.a.pop(reg)?;
-        }
+        self.a.mov(qword_ptr(rdi + LOG_LEN), rcx)?;
+        self.a.mov(qword_ptr(rdi + CYCLES), r8)?;
         self.a.ret()?;
         Ok(())
     }
 
     fn prologue(&mut self) -> Result {
-        for reg in [rbp, rbx, r12, r13, r14, r15] {
-            self.a.push(reg)?;
+        self.load_state(true)
+    }
+
+    /// Loads the working registers from the frame (in RDI); at the start
+    /// of the hit, the log length and cycles are zero.
+    fn load_state(&mut self, start: bool) -> Result {
+        self.a.mov(rsi, qword_ptr(rdi + STACK))?;
+        self.a.mov(rdx, qword_ptr(rdi + LOG))?;
+        if start {
+            self.a.xor(ecx, ecx)?;
+            self.a.xor(r8d, r8d)?;
+        } else {
+            self.a.mov(rcx, qword_ptr(rdi + LOG_LEN))?;
+            self.a.mov(r8, qword_ptr(rdi + CYCLES))?;
         }
-        // Six pushes after the return address: realign to 16 for calls.
-        self.a.sub(rsp, 8)?;
-        self.a.mov(rbx, rdi)?;
-        self.a.mov(rbp, qword_ptr(rbx + LOG))?;
-        self.a.mov(r12, qword_ptr(rbx + LOG_LEN))?;
-        self.a.mov(r13, qword_ptr(rbx + CYCLES))?;
-        self.a.mov(r14, qword_ptr(rbx + VARS))?;
-        self.a.mov(r15, qword_ptr(rbx + VARS_LEN))?;
+        self.a.mov(r9, qword_ptr(rdi + VARS))?;
         Ok(())
     }
 
-    /// Adds the pending fixed cycles to R13.
+    /// Adds the pending fixed cycles to R8.
     fn flush(&mut self) -> Result {
         if self.pending != 0 {
-            self.a.add(r13, self.pending as i32)?;
+            self.a.add(r8, self.pending as i32)?;
             self.pending = 0;
         }
         Ok(())
@@ -242,7 +240,7 @@ impl Gen {
 
     /// Ends the hit here with `status`, the stack index `tos`.
     fn exit(&mut self, tos: u8, status: u32) -> Result {
-        self.a.mov(qword_ptr(rbx + TOS), i32::from(tos & 15))?;
+        self.a.mov(qword_ptr(rdi + TOS), i32::from(tos & 15))?;
         self.flush()?;
         self.a.mov(eax, status)?;
         self.a.jmp(self.epilogue)?;
@@ -276,8 +274,8 @@ impl Gen {
                 index,
             } => {
                 match index {
-                    Some(Index::Imm(i)) => self.a.mov(dword_ptr(rbx + ERR_INDEX), i as i32)?,
-                    Some(Index::Eax) => self.a.mov(dword_ptr(rbx + ERR_INDEX), eax)?,
+                    Some(Index::Imm(i)) => self.a.mov(dword_ptr(rdi + ERR_INDEX), i as i32)?,
+                    Some(Index::Eax) => self.a.mov(dword_ptr(rdi + ERR_INDEX), eax)?,
                     None => {}
                 }
                 self.pending = pending;
@@ -289,8 +287,8 @@ impl Gen {
                 dn,
                 pending,
             } => {
-                self.a.mov(edx, u32::from(tos & 15))?;
-                self.a.mov(ecx, n)?;
+                self.a.mov(r10d, u32::from(tos & 15))?;
+                self.a.mov(r11d, n)?;
                 self.call(if dn {
                     CB_LOG_DN_PARTIAL
                 } else {
@@ -306,16 +304,20 @@ impl Gen {
         }
     }
 
-    /// Calls the callback with `op`; the arguments are in RDX, RCX, R8.
+    /// Calls the callback with `op`; the arguments `a`, `b`, `c` are in
+    /// R10D, R11D and EAX. The result is in RAX.
     fn call(&mut self, op: u32) -> Result {
-        self.a.mov(qword_ptr(rbx + LOG_LEN), r12)?;
-        self.a.mov(qword_ptr(rbx + CYCLES), r13)?;
-        self.a.mov(rdi, rbx)?;
+        self.a.mov(qword_ptr(rdi + LOG_LEN), rcx)?;
+        self.a.mov(qword_ptr(rdi + CYCLES), r8)?;
+        // The return address and this push: RSP is 16-aligned at the call.
+        self.a.push(rdi)?;
+        self.a.mov(edx, r10d)?;
+        self.a.mov(ecx, r11d)?;
+        self.a.mov(r8d, eax)?;
         self.a.mov(esi, op)?;
-        self.a.call(qword_ptr(rbx + CALLBACK))?;
-        self.a.mov(r12, qword_ptr(rbx + LOG_LEN))?;
-        self.a.mov(r13, qword_ptr(rbx + CYCLES))?;
-        Ok(())
+        self.a.call(qword_ptr(rdi + CALLBACK))?;
+        self.a.pop(rdi)?;
+        self.load_state(false)
     }
 
     /// Calls the callback; if it fails, the hit ends incomplete with the
@@ -336,7 +338,7 @@ impl Gen {
             pending: self.pending,
             index: Some(Index::Imm(index)),
         });
-        self.a.cmp(r15, index as i32)?;
+        self.a.cmp(qword_ptr(rdi + VARS_LEN), index as i32)?;
         self.a.jbe(error)?;
         Ok(())
     }
@@ -351,7 +353,7 @@ impl Gen {
             index: Some(Index::Eax),
         });
         self.a.mov(eax, slot(tos))?;
-        self.a.cmp(rax, r15)?;
+        self.a.cmp(rax, qword_ptr(rdi + VARS_LEN))?;
         self.a.jae(error)?;
         Ok(())
     }
@@ -402,20 +404,20 @@ impl Gen {
             dn,
             pending: self.pending,
         });
-        self.a.lea(rax, qword_ptr(r12 + (w * n) as i32))?;
-        self.a.cmp(rax, qword_ptr(rbx + LOGMAX))?;
+        self.a.lea(rax, qword_ptr(rcx + (w * n) as i32))?;
+        self.a.cmp(rax, qword_ptr(rdi + LOGMAX))?;
         self.a.ja(partial)?;
         for k in 0..n {
             let item = t.wrapping_sub(k as u8);
             self.a.mov(eax, slot(item))?;
             let at = (w * k) as i32;
             if dn {
-                self.a.mov(dword_ptr(rbp + r12 + at), eax)?;
+                self.a.mov(dword_ptr(rdx + rcx + at), eax)?;
             } else {
-                self.a.mov(word_ptr(rbp + r12 + at), ax)?;
+                self.a.mov(word_ptr(rdx + rcx + at), ax)?;
             }
         }
-        self.a.add(r12, (w * n) as i32)?;
+        self.a.add(rcx, (w * n) as i32)?;
         Ok(())
     }
 
@@ -428,9 +430,9 @@ impl Gen {
 
     /// Pushes EAX as two words: the high word, then the low word.
     fn push_split(&mut self, t: u8) -> Result<Option<u8>> {
-        self.a.mov(ecx, eax)?;
-        self.a.shr(ecx, 16)?;
-        self.a.mov(slot(t.wrapping_add(1)), ecx)?;
+        self.a.mov(r10d, eax)?;
+        self.a.shr(r10d, 16)?;
+        self.a.mov(slot(t.wrapping_add(1)), r10d)?;
         self.a.and(eax, 0xFFFF)?;
         self.a.mov(slot(t.wrapping_add(2)), eax)?;
         Ok(Some(t.wrapping_add(2)))
@@ -443,7 +445,7 @@ impl Gen {
         let a = &mut self.a;
         if let Some(reg) = op.pushed_register() {
             self.regs |= 1 << reg as usize;
-            a.mov(eax, dword_ptr(rbx + (REGS + 4 * reg as i32)))?;
+            a.mov(eax, dword_ptr(rdi + (REGS + 4 * reg as i32)))?;
             return self.push_eax(t);
         }
         let below = t.wrapping_sub(1);
@@ -454,7 +456,7 @@ impl Gen {
                 return Ok(Some(t));
             }
             Op::PushOxs | Op::PushOxf => {
-                a.mov(edx, arg)?;
+                a.mov(r10d, arg)?;
                 self.call(if op == Op::PushOxs {
                     CB_OBJECT_SELECTOR
                 } else {
@@ -464,17 +466,17 @@ impl Gen {
             }
             Op::PushV => {
                 self.check_var(arg, t)?;
-                self.a.mov(eax, dword_ptr(r14 + 4 * arg as i32))?;
+                self.a.mov(eax, dword_ptr(r9 + 4 * arg as i32))?;
                 return self.push_eax(t);
             }
             Op::PushVii => {
                 self.check_var_on_top(t)?;
-                self.a.mov(eax, dword_ptr(r14 + rax * 4))?;
+                self.a.mov(eax, dword_ptr(r9 + rax * 4))?;
                 return self.push_eax(t);
             }
             Op::PushWis | Op::PushSis => {
-                a.mov(edx, slot(below))?;
-                a.mov(ecx, slot(t))?;
+                a.mov(r10d, slot(below))?;
+                a.mov(r11d, slot(t))?;
                 let t = t.wrapping_sub(2);
                 if op == Op::PushWis {
                     self.call_or_stop(CB_READ_SEGMENTED_WORD, t)?;
@@ -484,7 +486,7 @@ impl Gen {
                 return self.push_split(t);
             }
             Op::PushFif => {
-                a.mov(edx, slot(t))?;
+                a.mov(r10d, slot(t))?;
                 self.call_or_stop(CB_READ_FLAT_DWORD, below)?;
                 return self.push_eax(below);
             }
@@ -504,8 +506,8 @@ impl Gen {
             Op::Neg => a.not(slot(t))?,
             Op::Xchg => {
                 a.mov(eax, slot(t))?;
-                a.mov(ecx, slot(below))?;
-                a.mov(slot(t), ecx)?;
+                a.mov(r10d, slot(below))?;
+                a.mov(slot(t), r10d)?;
                 a.mov(slot(below), eax)?;
             }
             Op::CnvrtDxs => {
@@ -515,46 +517,46 @@ impl Gen {
             Op::CnvrtSxd => {
                 a.mov(eax, slot(below))?;
                 a.shl(eax, 16)?;
-                a.movzx(ecx, word_ptr(rbx + (STACK + 4 * i32::from(t & 15))))?;
-                a.or(eax, ecx)?;
+                a.movzx(r10d, word_ptr(rsi + 4 * i32::from(t & 15)))?;
+                a.or(eax, r10d)?;
                 a.mov(slot(below), eax)?;
                 return Ok(Some(below));
             }
             Op::CnvrtFxs => {
-                a.mov(edx, slot(t))?;
+                a.mov(r10d, slot(t))?;
                 self.call_or_stop(CB_FLAT_TO_SEGMENTED, below)?;
                 return self.push_split(below);
             }
             Op::CnvrtSxf => {
-                a.mov(edx, slot(t))?;
-                a.mov(ecx, slot(below))?;
+                a.mov(r10d, slot(t))?;
+                a.mov(r11d, slot(below))?;
                 let t = t.wrapping_sub(2);
                 self.call_or_stop(CB_SEGMENTED_TO_FLAT, t)?;
                 return self.push_eax(t);
             }
             Op::MoveV | Op::IncV | Op::OrV => {
                 self.check_var(arg, t)?;
-                let var = dword_ptr(r14 + 4 * arg as i32);
+                let var = dword_ptr(r9 + 4 * arg as i32);
                 match op {
                     Op::MoveV => {
-                        self.a.mov(ecx, slot(t))?;
-                        self.a.mov(var, ecx)?;
+                        self.a.mov(r10d, slot(t))?;
+                        self.a.mov(var, r10d)?;
                     }
                     Op::IncV => self.a.add(var, 1)?,
                     _ => {
-                        self.a.mov(ecx, slot(t))?;
-                        self.a.or(var, ecx)?;
+                        self.a.mov(r10d, slot(t))?;
+                        self.a.or(var, r10d)?;
                     }
                 }
             }
             Op::MoveVii => {
                 self.check_var_on_top(t)?;
-                self.a.mov(ecx, slot(below))?;
-                self.a.mov(dword_ptr(r14 + rax * 4), ecx)?;
+                self.a.mov(r10d, slot(below))?;
+                self.a.mov(dword_ptr(r9 + rax * 4), r10d)?;
             }
             Op::IncVii => {
                 self.check_var_on_top(t)?;
-                self.a.add(dword_ptr(r14 + rax * 4), 1)?;
+                self.a.add(dword_ptr(r9 + rax * 4), 1)?;
             }
             Op::JmpN => {
                 let target = arg as usize;
@@ -580,9 +582,9 @@ impl Gen {
                 return Ok(Some(t.wrapping_sub(arg as u8)));
             }
             Op::LogMrs | Op::LogArs => {
-                a.mov(edx, slot(t))?;
-                a.mov(ecx, slot(below))?;
-                a.mov(r8d, slot(t.wrapping_sub(2)))?;
+                a.mov(r10d, slot(t))?;
+                a.mov(r11d, slot(below))?;
+                a.mov(eax, slot(t.wrapping_sub(2)))?;
                 let t = t.wrapping_sub(3);
                 let cb = if op == Op::LogMrs {
                     CB_LOG_MRS
@@ -593,8 +595,8 @@ impl Gen {
                 return Ok(Some(t));
             }
             Op::LogMrf | Op::LogArf => {
-                a.mov(edx, slot(t))?;
-                a.mov(r8d, slot(below))?;
+                a.mov(r10d, slot(t))?;
+                a.mov(eax, slot(below))?;
                 let t = t.wrapping_sub(2);
                 let cb = if op == Op::LogMrf {
                     CB_LOG_MRF
@@ -607,12 +609,12 @@ impl Gen {
             Op::SetMinW | Op::SetMajW => {
                 let at = if op == Op::SetMinW { MINOR } else { MAJOR };
                 a.mov(eax, arg)?;
-                a.mov(word_ptr(rbx + at), ax)?;
+                a.mov(word_ptr(rdi + at), ax)?;
             }
             Op::SetMin | Op::SetMaj => {
                 let at = if op == Op::SetMin { MINOR } else { MAJOR };
                 a.mov(eax, slot(t))?;
-                a.mov(word_ptr(rbx + at), ax)?;
+                a.mov(word_ptr(rdi + at), ax)?;
             }
             Op::Exit | Op::Abort | Op::Remove | Op::SysDump => {
                 let status = match op {

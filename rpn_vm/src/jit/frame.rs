@@ -1,13 +1,11 @@
 //! The frame: everything a compiled program reads and writes, in one
-//! `#[repr(C)]` block whose address the native code keeps in RBX.
+//! `#[repr(C)]` block whose address the native code keeps in RDI.
 //!
 //! The native code addresses the fields at the fixed offsets
 //! [`std::mem::offset_of!`] gives, so this struct is the whole contract
 //! between `compile.rs` (which emits those offsets), `native.rs` (which
 //! calls the code and the callbacks) and `mod.rs` (which fills the frame
 //! before a hit and reads the outcome from it after).
-
-use crate::verify::STACK_SLOTS;
 
 /// The one callback of the native code: `dispatch(frame, op, a, b, c)`,
 /// `op` one of the `CB_*` numbers below. It returns a value in the low 32
@@ -62,23 +60,24 @@ pub(crate) const STATUS_VAR_ERROR: u32 = 5;
 /// The frame of one hit.
 #[repr(C)]
 pub(crate) struct Frame {
-    /// The circular stack, zeroed at each hit.
-    pub(crate) stack: [u32; STACK_SLOTS],
     /// The registers the program pushes, indexed by `Reg as usize`
     /// (the others stay zero and are never read).
     pub(crate) regs: [u32; 16],
     /// The interpreter's log buffer: `LOG_CAPACITY` bytes.
     pub(crate) log: *mut u8,
-    /// Bytes logged so far. The native code keeps it in R12 and stores it
-    /// here around callbacks and at the end.
+    /// Bytes logged so far: zero at the start (the native code assumes
+    /// it), kept in RCX and stored here around callbacks and at the end.
     pub(crate) log_len: u64,
     /// The log limit, at most `LOG_CAPACITY`.
     pub(crate) logmax: u64,
+    /// The interpreter's circular stack (16 slots), zeroed
+    /// before the hit; the native code keeps it in RSI.
+    pub(crate) stack: *mut u32,
     /// The DTO's variables.
     pub(crate) vars: *mut u32,
     /// Number of variables.
     pub(crate) vars_len: u64,
-    /// Per-unit cycles and fixed cycles flushed so far (R13 while running).
+    /// Cycles so far: zero at the start, kept in R8 while running.
     pub(crate) cycles: u64,
     /// Top-of-stack index at the end of the hit.
     pub(crate) tos: u64,

@@ -45,8 +45,9 @@ use crate::verify::Program;
 pub struct Compiled {
     #[cfg(target_arch = "x86_64")]
     code: native::Code,
-    /// The registers the program pushes, read once per hit.
-    regs: Box<[Reg]>,
+    /// The registers the program pushes, read once per hit: bit
+    /// `Reg as usize`.
+    regs: u16,
     #[cfg(not(target_arch = "x86_64"))]
     never: std::convert::Infallible,
 }
@@ -59,7 +60,7 @@ impl Compiled {
         let out = compile::compile(program)?;
         Some(Compiled {
             code: native::Code::new(&out.code)?,
-            regs: out.regs.into(),
+            regs: out.regs,
         })
     }
 
@@ -89,20 +90,17 @@ impl Compiled {
         hit: Hit,
     ) -> RunResult<'s> {
         use crate::interp::{LOG_CAPACITY, Outcome, Record, RunError};
+        use crate::verify::STACK_SLOTS;
         use frame::*;
 
-        let mut regs = [0u32; 16];
-        for &reg in self.regs.iter() {
-            regs[reg as usize] = machine.reg(reg);
-        }
         let vars_len = vars.len();
-        let mut machine: &mut M = machine;
+        interp.stack = [0; STACK_SLOTS];
         let mut frame = Frame {
-            stack: [0; 16],
-            regs,
+            regs: [0; 16],
             log: interp.data.bytes.as_mut_ptr(),
             log_len: 0,
             logmax: hit.logmax.min(LOG_CAPACITY) as u64,
+            stack: interp.stack.as_mut_ptr(),
             vars: vars.as_mut_ptr(),
             vars_len: vars_len as u64,
             cycles: 0,
@@ -110,26 +108,28 @@ impl Compiled {
             err_index: 0,
             major: hit.major,
             minor: hit.minor,
-            machine: (&raw mut machine).cast(),
+            machine: std::ptr::null_mut(),
             callback: native::dispatch::<M>,
         };
+        // Straight into the frame (the native code reads them as dwords),
+        // in a loop the compiler unrolls: no list to walk.
+        for (i, reg) in Reg::ALL.into_iter().enumerate() {
+            if self.regs & (1 << i) != 0 {
+                frame.regs[i] = machine.reg(reg);
+            }
+        }
+        let mut machine: &mut M = machine;
+        frame.machine = (&raw mut machine).cast();
         let status = self.code.call(&mut frame);
-        interp.stack = frame.stack;
         interp.tos = frame.tos as usize & 15;
         interp.data.len = (frame.log_len as usize).min(LOG_CAPACITY);
-        let (major, minor) = (frame.major, frame.minor);
-        let data = interp.data.as_slice();
-        let logged = |incomplete| {
-            Outcome::Logged(Record {
-                major,
-                minor,
-                data,
-                incomplete,
-            })
-        };
         let outcome = match status {
-            STATUS_LOGGED => logged(false),
-            STATUS_INCOMPLETE => logged(true),
+            STATUS_LOGGED | STATUS_INCOMPLETE => Outcome::Logged(Record {
+                major: frame.major,
+                minor: frame.minor,
+                data: interp.data.as_slice(),
+                incomplete: status == STATUS_INCOMPLETE,
+            }),
             STATUS_ABORTED => Outcome::Aborted,
             STATUS_REMOVED => Outcome::Removed,
             STATUS_SYSDUMP => Outcome::SysDump,

@@ -7,9 +7,9 @@
 //! Rust stack of [`Code::call`], and touches memory only through it:
 //!
 //! * the frame's own fields, at constant offsets from `offset_of!`
-//!   (stack slots at `stack + 4 * (tos & 15)` with `tos` a compile-time
-//!   constant, so always inside the 16 slots; registers at `regs + 4 * r`,
-//!   `r < 16`);
+//!   (registers at `regs + 4 * r`, `r < 16`);
+//! * the interpreter's stack through `frame.stack`: slot `tos & 15` with
+//!   `tos` a compile-time constant, so always inside the 16 slots;
 //! * the variables through `frame.vars`: an immediate index `i` only after
 //!   `cmp vars_len, i; jbe error`, a stack value only after
 //!   `cmp index, vars_len; jae error` (64-bit, the index zero-extended), so
@@ -19,8 +19,10 @@
 //!   `LOG_CAPACITY` (0xFFFF) bytes: `Log WN/DN,n` writes `W * n` bytes at
 //!   `log_len` only after checking `log_len + W * n <= logmax`, and `logmax`
 //!   is at most `LOG_CAPACITY`; everything else is logged by the callback;
-//! * its own machine stack: six pushed callee-saved registers and eight
-//!   bytes of alignment, restored on every exit (one epilogue).
+//! * its own machine stack: only RDI, pushed around a callback and popped
+//!   right after it. It uses caller-saved registers only, so it saves
+//!   none; every exit goes through one epilogue that stores the log length
+//!   and cycles in the frame and returns.
 //!
 //! Every other effect goes through `frame.callback`, [`dispatch`], which
 //! rebuilds references from the frame and runs the interpreter's helpers
@@ -35,6 +37,7 @@ use super::callbacks;
 use super::frame::Frame;
 use crate::interp::LOG_CAPACITY;
 use crate::machine::Machine;
+use crate::verify::STACK_SLOTS;
 
 /// The entry point: `status = entry(frame)`.
 type Entry = unsafe extern "sysv64" fn(*mut Frame) -> u64;
@@ -77,7 +80,7 @@ impl Code {
     /// Runs the code on `frame`; returns its status (`STATUS_*`).
     ///
     /// The frame must have been filled by `Compiled::run`: `log` pointing
-    /// at `LOG_CAPACITY` writable bytes, `vars`/`vars_len` describing a
+    /// at `LOG_CAPACITY` writable bytes, `stack` at 16 slots, `vars`/`vars_len` describing a
     /// live `&mut [u32]`, `machine` pointing at a live `&mut M` and
     /// `callback` being `dispatch::<M>` for that same `M`.
     pub(crate) fn call(&self, frame: &mut Frame) -> u32 {
@@ -86,8 +89,8 @@ impl Code {
         // the module doc, and calls back only through `frame.callback`. The
         // pointers are valid for the whole call: they come from exclusive
         // borrows held by `Compiled::run` across it, and nothing else uses
-        // them meanwhile. The code preserves the callee-saved registers and
-        // the stack alignment the sysv64 ABI requires.
+        // them meanwhile. The code changes no callee-saved register and
+        // calls back with the stack aligned as the sysv64 ABI requires.
         unsafe { (self.entry)(frame) as u32 }
     }
 }
@@ -97,8 +100,8 @@ impl Code {
 ///
 /// # Safety
 /// `frame` must be the frame [`Code::call`] was given, with `machine`
-/// pointing at a live `&mut M` and `log` at `LOG_CAPACITY` bytes, none of
-/// them otherwise borrowed during the call.
+/// pointing at a live `&mut M`, `log` at `LOG_CAPACITY` bytes and `stack`
+/// at 16 slots, none of them otherwise borrowed during the call.
 pub(crate) unsafe extern "sysv64" fn dispatch<M: Machine + ?Sized>(
     frame: *mut Frame,
     op: u64,
@@ -118,5 +121,9 @@ pub(crate) unsafe extern "sysv64" fn dispatch<M: Machine + ?Sized>(
     // hit; the native code does not write it during the call. It is a
     // separate allocation from the frame.
     let log = unsafe { std::slice::from_raw_parts_mut(frame.log, LOG_CAPACITY) };
-    callbacks::dispatch(frame, machine, log, op as u32, [a, b, c])
+    // SAFETY: likewise `frame.stack` points at the interpreter's 16 stack
+    // slots, exclusively borrowed for the hit and not touched by the
+    // native code during the call.
+    let stack = unsafe { &mut *frame.stack.cast::<[u32; STACK_SLOTS]>() };
+    callbacks::dispatch(frame, machine, stack, log, op as u32, [a, b, c])
 }
