@@ -74,9 +74,9 @@ fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel) {
             _ => a.add(al, ch),
         },
         27 => match v % 3 {
-            0 => a.mov(dword_ptr(0x10000 + (v & 0xFC)), d),
-            1 => a.mov(d, dword_ptr(0x10000 + (v & 0xFC))),
-            _ => a.add(d, dword_ptr(0x10000 + (v & 0xFC))),
+            0 => a.mov(dword_ptr(0x4000 + (v & 0xFC)), d),
+            1 => a.mov(d, dword_ptr(0x4000 + (v & 0xFC))),
+            _ => a.add(d, dword_ptr(0x4000 + (v & 0xFC))),
         },
         28 | 29 => jcc(a, v, skip),
         // 16- and 8-bit forms and LEA.
@@ -145,8 +145,8 @@ fn jcc(a: &mut CodeAssembler, v: u32, l: CodeLabel) -> Result<(), iced_x86::Iced
 
 /// Two counted loops (EDI counts, `n1`/`n2` passes) of random bodies with
 /// random code between, then HLT.
-fn program(body1: &[Gen], mid: &[Gen], body2: &[Gen], n2: u32, close: u8) -> Vec<u8> {
-    asm(32, 0x2000, |a| {
+fn program(bits: u32, body1: &[Gen], mid: &[Gen], body2: &[Gen], n2: u32, close: u8) -> Vec<u8> {
+    asm(bits, if bits == 32 { 0x2000 } else { 0x100 }, |a| {
         for (bi, body) in [body1, body2].into_iter().enumerate() {
             let mut labels: Vec<CodeLabel> = (0..=body.len()).map(|_| a.create_label()).collect();
             let head = labels[0];
@@ -186,9 +186,21 @@ fn program(body1: &[Gen], mid: &[Gen], body2: &[Gen], n2: u32, close: u8) -> Vec
     })
 }
 
+/// Two machines (native tier on, off) with `code` and these registers:
+/// flat 32-bit protected mode with the code at 0x2000.
 fn pair(code: &[u8], gpr: [u32; 8], fl: u32) -> (Machine, Machine) {
+    pair_in(32, code, gpr, fl)
+}
+
+/// Like [`pair`] in `bits`-bit code: 16 is real mode with the code at
+/// 0000:0100.
+fn pair_in(bits: u32, code: &[u8], gpr: [u32; 8], fl: u32) -> (Machine, Machine) {
     let mk = |jit: bool| {
-        let mut m = prot_machine(code);
+        let mut m = if bits == 32 {
+            prot_machine(code)
+        } else {
+            common::real_machine(code)
+        };
         m.set_jit(jit);
         let c = m.cpu_mut();
         c.gpr = gpr;
@@ -229,7 +241,7 @@ fn gen_strategy() -> impl Strategy<Value = Gen> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn random_loops_match_the_interpreter(
@@ -243,11 +255,16 @@ proptest! {
         fl in any::<u32>(),
         limit_kind in 0u8..4,
         amount in 1u64..3000,
+        sixteen in any::<bool>(),
     ) {
-        let code = program(&body1, &mid, &body2, n2, close);
+        let bits = if sixteen { 16 } else { 32 };
+        let code = program(bits, &body1, &mid, &body2, n2, close);
         let mut gpr = gpr;
         gpr[7] = n1;
-        let (mut a, mut b) = pair(&code, gpr, fl);
+        if sixteen {
+            gpr[4] = 0x8000;
+        }
+        let (mut a, mut b) = pair_in(bits, &code, gpr, fl);
         let limits = match limit_kind {
             0 => Limits::default(),
             1 => Limits { instructions: Some(amount), cycles: None },
@@ -310,6 +327,39 @@ fn tight_loop_runs_natively_and_stops_where_the_interpreter_does() {
             10_000,
         );
     }
+}
+
+#[test]
+fn sixteen_bit_loop_in_real_mode() {
+    // mov cx,300; l: add ax,cx; adc dx,0; xor bl,ah; dec cx; jnz l; hlt
+    let code = asm(16, 0x100, |a| {
+        let mut l = a.create_label();
+        a.mov(cx, 300).unwrap();
+        a.set_label(&mut l).unwrap();
+        a.add(ax, cx).unwrap();
+        a.adc(dx, 0).unwrap();
+        a.xor(bl, ah).unwrap();
+        a.dec(cx).unwrap();
+        a.jnz(l).unwrap();
+        a.hlt().unwrap();
+    });
+    let mut gpr = [0xFFFF_0000; 8];
+    gpr[0] = 0xFF00;
+    gpr[4] = 0x8000;
+    let (mut a, mut b) = pair_in(16, &code, gpr, 0);
+    run_both(&mut a, &mut b, Limits::default(), 1);
+    assert!(a.jit_stats().instructions > 1000, "{:?}", a.jit_stats());
+    assert_eq!(a.cpu().gpr[0], (0xFF00 + 300 * 301 / 2) & 0xFFFF);
+    let (mut a, mut b) = pair_in(16, &code, gpr, 0);
+    run_both(
+        &mut a,
+        &mut b,
+        Limits {
+            instructions: Some(77),
+            cycles: Some(701),
+        },
+        10_000,
+    );
 }
 
 /// A hot loop: `inc eax; add ebx,eax; dec ecx; jnz` 200 times, HLT.

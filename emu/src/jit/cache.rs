@@ -88,10 +88,14 @@ impl Cache {
         self.heat[heat_of(lin)] = 0;
     }
 
-    /// Store an entry (replacing whatever shared its slot).
+    /// Store an entry, replacing whatever shared its slot, except that the
+    /// memo of an address without a block does not evict a block.
     pub fn insert(&mut self, e: Entry) {
-        let i = slot_of(e.key);
-        self.slots[i] = Some(e);
+        let s = &mut self.slots[slot_of(e.key)];
+        if e.block.is_none() && s.as_ref().is_some_and(|old| old.block.is_some()) {
+            return;
+        }
+        *s = Some(e);
     }
 
     /// Drop the entry for `key`.

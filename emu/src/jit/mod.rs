@@ -1,9 +1,9 @@
 //! The native tier (x86-64 hosts only): hot straight runs of register-only
-//! 32-bit code are translated to host code and run there, with exactly the
+//! 32- or 16-bit code are translated to host code and run there, with exactly the
 //! registers, EFLAGS, EIP, cycles and instruction counts the interpreter
 //! would produce. The interpreter stays the reference: everything the tier
-//! does not take (memory operands, 16-bit code, system instructions, any
-//! pending event) runs there.
+//! does not take (memory operands, stack, string and system instructions,
+//! the 286 model, any pending event) runs there.
 //!
 //! - [`select`]: which instructions a block takes and what one pass costs.
 //! - [`emit`]: host code for a block (flags kept live in host RFLAGS).
@@ -13,7 +13,7 @@
 //!
 //! The run loop offers every instruction boundary to [`Machine::jit_run`].
 //! A block is entered only where the interpreter would run all of it
-//! without an event: 32-bit code, no TF, no deliverable IRQ, not halted,
+//! without an event: no TF, no deliverable IRQ, not halted,
 //! no interrupt shadow, the whole block and its branch target inside the
 //! CS limit, the start still mapped to the same physical address, and a
 //! budget that covers whole passes. The pass count is cut to what the
@@ -78,8 +78,7 @@ impl Machine {
         }
         let cs = self.cpu.seg[1];
         let fl = self.cpu.eflags;
-        if !cs.big()
-            || fl & TF != 0
+        if fl & TF != 0
             || self.halted
             || self.inhibit
             || (self.pending_irq.is_some() && fl & IF != 0)
@@ -90,10 +89,11 @@ impl Machine {
         self.flush_dirty();
         let eip = self.cpu.eip;
         let lin = cs.base.wrapping_add(eip);
-        let k = key(lin, true);
+        let code32 = cs.big();
+        let k = key(lin, code32);
         let Some(e) = self.jit.cache.get(k, eip) else {
             if self.jit.cache.heat(lin) {
-                self.jit_translate(lin, eip, k);
+                self.jit_translate(lin, eip, code32, k);
             }
             return false;
         };
@@ -106,7 +106,11 @@ impl Machine {
         };
         let p = &b.plan;
         let limit = u64::from(cs.limit);
-        if p.last_byte > limit || p.target().is_some_and(|t| u64::from(t) > limit) {
+        // (The key already has the code size; the plan's EIPs depend on it.)
+        if p.code32 != code32
+            || p.last_byte > limit
+            || p.target().is_some_and(|t| u64::from(t) > limit)
+        {
             return false;
         }
         let pass_max = p.body_cycles + if p.target().is_some() { TAKEN_EXTRA } else { 0 };
@@ -175,7 +179,7 @@ impl Machine {
     /// failure too so the address is not tried again until its page
     /// changes.
     #[cold]
-    fn jit_translate(&mut self, lin: u32, eip: u32, k: u64) {
+    fn jit_translate(&mut self, lin: u32, eip: u32, code32: bool, k: u64) {
         let user = self.cpu.cpl == 3;
         // The interpreter translates this address for the very next step,
         // with the same outcome (TLB fill, accessed bits, CR2 on a fault).
@@ -184,12 +188,20 @@ impl Machine {
         };
         self.flush_dirty();
         let left = (0x1000 - (lin & 0xFFF) as usize).min(MAX_INSNS * 15);
-        let mut bytes = vec![0u8; left];
-        self.mem.read_bytes(phys, &mut bytes);
         let hostcalls = &self.hostcalls;
-        let plan = select::select(&bytes, eip, |i| {
-            hostcalls.contains(&lin.wrapping_add(i as u32))
-        });
+        let at_hostcall = |i: usize| hostcalls.contains(&lin.wrapping_add(i as u32));
+        // Most addresses that get hot start with an instruction the tier
+        // does not take: look at one instruction's bytes before the rest.
+        let mut bytes = [0u8; 16];
+        let first = left.min(bytes.len());
+        self.mem.read_bytes(phys, &mut bytes[..first]);
+        let src = |bytes| select::Source { bytes, eip, code32 };
+        let mut plan = select::select(src(&bytes[..first]), at_hostcall);
+        if plan.is_some() && left > first {
+            let mut bytes = vec![0u8; left];
+            self.mem.read_bytes(phys, &mut bytes);
+            plan = select::select(src(&bytes), at_hostcall);
+        }
         let block = plan.and_then(|plan| {
             let code = native::Code::new(&emit::emit(&plan).ok()?).ok()?;
             Some(Box::new(Block { plan, code }))

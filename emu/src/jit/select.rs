@@ -1,17 +1,19 @@
 //! Block selection: which guest instructions the native tier runs.
 //!
-//! A block is a straight run of register-only 32-bit instructions that
-//! cannot fault, decoded from one 4 KB page and ending at a relative JMP or
+//! A block is a straight run of register-only instructions that cannot
+//! fault, in 32- or 16-bit code, decoded from one 4 KB page (and, in 16-bit
+//! code, below offset 64 KB) and ending at a relative JMP or
 //! Jcc (included) or just before the first instruction the tier does not
 //! take (which the interpreter then executes):
 //!
 //! - MOV r,r / r,imm;
 //! - ADD ADC SUB SBB AND OR XOR CMP TEST r,r / r,imm;
 //! - INC DEC NEG NOT r;
-//! - LEA r32 with a 32-bit address;
-//! - Jcc rel8/rel32 and JMP rel8/rel32 with a 32-bit target;
+//! - LEA r32 with a 32-bit address (32-bit code only);
+//! - Jcc and JMP rel8/rel16/rel32 of the code size (no 0x66);
 //!
-//! with 32-, 16- (one 0x66 prefix) or 8-bit registers, except the 8-bit
+//! with 32-, 16- or 8-bit registers (at most one 0x66 prefix, none on 8-bit
+//! forms), except the 8-bit
 //! forms the host cannot encode with its register assignment (see
 //! [`super::emit`]: CH at all, CL together with AH/DH/BH). Any other prefix
 //! byte, a memory operand or a host-call address ends the block. Every
@@ -55,6 +57,17 @@ impl Reg {
             return None;
         })
     }
+}
+
+/// The code of a block, as [`select`] gets it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Source<'a> {
+    /// The bytes from the block's first one to the end of its page.
+    pub bytes: &'a [u8],
+    /// EIP of the first byte.
+    pub eip: u32,
+    /// 32-bit code segment (else 16-bit).
+    pub code32: bool,
 }
 
 /// The second operand of a two-operand op.
@@ -126,6 +139,8 @@ pub(crate) enum End {
 pub(crate) struct Plan {
     /// EIP of the first instruction.
     pub start_eip: u32,
+    /// Selected as 32-bit code (else 16-bit).
+    pub code32: bool,
     /// The straight-line instructions (the branch is in `end`).
     pub ops: Vec<Op>,
     /// The final branch, if any.
@@ -195,17 +210,31 @@ enum Kind {
 }
 
 /// Classify an instruction decoded at IP 0 whose EIP is `eip`, with
-/// `has66` if it carries an operand-size prefix.
-fn classify(insn: &Instruction, eip: u32, has66: bool) -> Option<Kind> {
+/// `has66` if it carries an operand-size prefix, in 32- or 16-bit code.
+fn classify(insn: &Instruction, eip: u32, has66: bool, code32: bool) -> Option<Kind> {
     let m = insn.mnemonic();
     let reg0 = || {
         (insn.op_count() >= 1 && insn.op0_kind() == OpKind::Register)
             .then(|| Reg::of(insn.op0_register()))
             .flatten()
     };
-    // The prefix must be what makes the operands 16-bit.
-    let sized = |r: Reg| matches!(r, Reg::R16(_)) == has66;
-    let rel_target = || eip.wrapping_add(insn.near_branch_target() as u32);
+    // The operand size must be the register's (no 0x66 on 8-bit forms).
+    let op32 = code32 != has66;
+    let sized = |r: Reg| match r {
+        Reg::R32(_) => op32,
+        Reg::R16(_) => !op32,
+        Reg::Lo8(_) | Reg::Hi8(_) => !has66,
+    };
+    // As exec::flow::rel_target.
+    let rel_target = || {
+        let t = eip.wrapping_add(insn.near_branch_target() as u32);
+        if code32 { t } else { t & 0xFFFF }
+    };
+    let (jmp_short, jmp_near, near) = if code32 {
+        (Code::Jmp_rel8_32, Code::Jmp_rel32_32, OpKind::NearBranch32)
+    } else {
+        (Code::Jmp_rel8_16, Code::Jmp_rel16, OpKind::NearBranch16)
+    };
     match m {
         M::Mov | M::Add | M::Adc | M::Sub | M::Sbb | M::And | M::Or | M::Xor | M::Cmp | M::Test => {
             if insn.op_count() != 2 {
@@ -230,7 +259,7 @@ fn classify(insn: &Instruction, eip: u32, has66: bool) -> Option<Kind> {
             let dst = reg0()?;
             (sized(dst) && encodable(&[dst])).then_some(Kind::Op(Op::Unary { m, dst }))
         }
-        M::Lea if !has66 && insn.op1_kind() == OpKind::Memory => {
+        M::Lea if code32 && !has66 && insn.op1_kind() == OpKind::Memory => {
             let opt = |r: Register| match r {
                 Register::None => Some(None),
                 r => gpr32(r).map(Some),
@@ -244,32 +273,31 @@ fn classify(insn: &Instruction, eip: u32, has66: bool) -> Option<Kind> {
             }))
         }
         _ if has66 => None,
-        M::Jmp if matches!(insn.code(), Code::Jmp_rel8_32 | Code::Jmp_rel32_32) => {
+        M::Jmp if insn.code() == jmp_short || insn.code() == jmp_near => {
             Some(Kind::End(End::Jmp {
                 target: rel_target(),
             }))
         }
-        _ if insn.is_jcc_short_or_near() && insn.op0_kind() == OpKind::NearBranch32 => {
-            Some(Kind::End(End::Jcc {
-                cc: insn.condition_code(),
-                target: rel_target(),
-            }))
-        }
+        _ if insn.is_jcc_short_or_near() && insn.op0_kind() == near => Some(Kind::End(End::Jcc {
+            cc: insn.condition_code(),
+            target: rel_target(),
+        })),
         _ => None,
     }
 }
 
-/// Select the block at `start_eip` from `bytes` (the code from the block's
-/// first byte to the end of its page, in 32-bit code). `hostcall(i)` says
-/// whether byte `i` is a registered host-call address. None when the first
-/// instruction is not eligible.
-pub(crate) fn select(
-    bytes: &[u8],
-    start_eip: u32,
-    hostcall: impl Fn(usize) -> bool,
-) -> Option<Plan> {
+/// Select the block at the start of `src`. `hostcall(i)` says whether byte
+/// `i` is a registered host-call address. None when the first instruction
+/// is not eligible.
+pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Option<Plan> {
+    let Source {
+        bytes,
+        eip: start_eip,
+        code32,
+    } = src;
     let mut plan = Plan {
         start_eip,
+        code32,
         ops: Vec::new(),
         end: End::Fall,
         next_eip: start_eip,
@@ -292,7 +320,8 @@ pub(crate) fn select(
         {
             break;
         }
-        let mut dec = Decoder::with_ip(32, &bytes[pos..], 0, DecoderOptions::NONE);
+        let bitness = if code32 { 32 } else { 16 };
+        let mut dec = Decoder::with_ip(bitness, &bytes[pos..], 0, DecoderOptions::NONE);
         dec.decode_out(&mut insn);
         if insn.is_invalid() {
             // Also when the instruction would run past the page.
@@ -300,10 +329,11 @@ pub(crate) fn select(
         }
         let eip = plan.next_eip;
         let last = u64::from(eip) + insn.len() as u64 - 1;
-        if last > u64::from(u32::MAX) {
+        // The fetch faults past 4 GB, and past 64 KB in 16-bit code.
+        if last > u64::from(if code32 { u32::MAX } else { 0xFFFF }) {
             break;
         }
-        let Some(kind) = classify(&insn, eip, has66) else {
+        let Some(kind) = classify(&insn, eip, has66, code32) else {
             break;
         };
         pos += insn.len();
@@ -311,6 +341,9 @@ pub(crate) fn select(
         plan.body_cycles += u64::from(base_cycles(&insn, u32::from(has66)));
         plan.last_byte = last;
         plan.next_eip = eip.wrapping_add(insn.len() as u32);
+        if !code32 {
+            plan.next_eip &= 0xFFFF;
+        }
         match kind {
             Kind::Op(op) => {
                 match op {
@@ -336,11 +369,47 @@ pub(crate) fn select(
 mod tests {
     use super::*;
 
+    fn src32(bytes: &[u8], eip: u32) -> Source<'_> {
+        Source {
+            bytes,
+            eip,
+            code32: true,
+        }
+    }
+
+    #[test]
+    fn sixteen_bit_code() {
+        let src = |bytes| Source {
+            bytes,
+            eip: 0xFFF0,
+            code32: false,
+        };
+        // add ax,cx; 66 add eax,ecx; dec cx; jnz -8
+        let p = select(
+            src(&[0x01, 0xC8, 0x66, 0x01, 0xC8, 0x49, 0x75, 0xF8]),
+            |_| false,
+        )
+        .expect("block");
+        assert_eq!(p.insns, 4);
+        assert_eq!(p.body_cycles, 2 + 3 + 2 + 3);
+        assert!(p.self_loop(), "{p:?}");
+        // lea (16-bit address) and a 0x66 branch are not taken
+        assert!(select(src(&[0x8D, 0x00]), |_| false).is_none());
+        assert!(select(src(&[0x66, 0xEB, 0x00]), |_| false).is_none());
+        // nothing may end past 0xFFFF
+        let p = Source {
+            bytes: &[0x40, 0x40, 0xB8, 0, 0],
+            eip: 0xFFFC,
+            code32: false,
+        };
+        assert_eq!(select(p, |_| false).expect("block").insns, 2);
+    }
+
     #[test]
     fn tight_loop_is_one_self_loop() {
         // add eax,ecx; xor ebx,eax; dec ecx; jnz -7
         let code = [0x01, 0xC8, 0x31, 0xC3, 0x49, 0x75, 0xF9, 0xF4];
-        let p = select(&code, 0x1005, |_| false).expect("block");
+        let p = select(src32(&code, 0x1005), |_| false).expect("block");
         assert_eq!(p.insns, 4);
         assert_eq!(p.ops.len(), 3);
         assert!(p.self_loop());
@@ -353,24 +422,36 @@ mod tests {
     #[test]
     fn stops_at_memory_prefix_and_hostcall() {
         // mov eax,ebx; mov eax,[esi]
-        let p = select(&[0x89, 0xD8, 0x8B, 0x06], 0, |_| false).expect("block");
+        let p = select(src32(&[0x89, 0xD8, 0x8B, 0x06], 0), |_| false).expect("block");
         assert_eq!((p.insns, p.end), (1, End::Fall));
         // 16-bit ops with 0x66; other prefixes end the block
-        let p = select(&[0x66, 0x01, 0xC8, 0x2E, 0x40], 0, |_| false).expect("block");
+        let p = select(src32(&[0x66, 0x01, 0xC8, 0x2E, 0x40], 0), |_| false).expect("block");
         assert_eq!((p.insns, p.body_cycles), (1, 3));
-        assert!(select(&[0x66, 0x66, 0x01, 0xC8], 0, |_| false).is_none());
-        assert!(select(&[0x67, 0x8D, 0x00], 0, |_| false).is_none());
+        assert!(select(src32(&[0x66, 0x66, 0x01, 0xC8], 0), |_| false).is_none());
+        assert!(select(src32(&[0x67, 0x8D, 0x00], 0), |_| false).is_none());
         // 8-bit: CH never, CL not with AH/DH/BH
-        assert!(select(&[0x00, 0xE8], 0, |_| false).is_none(), "add al,ch");
-        assert!(select(&[0x00, 0xE1], 0, |_| false).is_none(), "add cl,ah");
-        assert!(select(&[0x00, 0xC1], 0, |_| false).is_some(), "add cl,al");
-        assert!(select(&[0x00, 0xDC], 0, |_| false).is_some(), "add ah,bl");
+        assert!(
+            select(src32(&[0x00, 0xE8], 0), |_| false).is_none(),
+            "add al,ch"
+        );
+        assert!(
+            select(src32(&[0x00, 0xE1], 0), |_| false).is_none(),
+            "add cl,ah"
+        );
+        assert!(
+            select(src32(&[0x00, 0xC1], 0), |_| false).is_some(),
+            "add cl,al"
+        );
+        assert!(
+            select(src32(&[0x00, 0xDC], 0), |_| false).is_some(),
+            "add ah,bl"
+        );
         // host call on the second instruction
-        let p = select(&[0x21, 0xC8, 0x40], 0, |i| i == 2).expect("block");
+        let p = select(src32(&[0x21, 0xC8, 0x40], 0), |i| i == 2).expect("block");
         assert_eq!(p.insns, 1);
         assert!(p.clear_af);
         // an instruction cut by the page end is not taken
-        let p = select(&[0x40, 0xB8, 0x01], 0, |_| false).expect("block");
+        let p = select(src32(&[0x40, 0xB8, 0x01], 0), |_| false).expect("block");
         assert_eq!(p.insns, 1);
     }
 }

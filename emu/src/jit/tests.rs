@@ -52,7 +52,12 @@ fn interpret(m: &mut Machine, code: &[u8], a: u32, b: u32, fl: u32) -> ([u32; 8]
 
 /// The same through selection, emission and a native call.
 fn native_run(code: &[u8], a: u32, b: u32, fl: u32) -> ([u32; 8], u32) {
-    let plan = select::select(code, 0x100, |_| false).expect("eligible");
+    let src = select::Source {
+        bytes: code,
+        eip: 0x100,
+        code32: true,
+    };
+    let plan = select::select(src, |_| false).expect("eligible");
     assert_eq!(plan.next_eip, 0x100 + code.len() as u32, "whole code taken");
     let e = emit::emit(&plan).expect("emit");
     assert_eq!(e.bytes()[0], 0x53, "starts with push rbx");
