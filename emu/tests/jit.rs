@@ -276,6 +276,57 @@ proptest! {
     }
 }
 
+/// `body` (any bytes) run `n` times by an outer counted loop on EDI, then
+/// HLT.
+fn looped(bits: u32, body: &[u8], n: u32) -> Vec<u8> {
+    let ip = if bits == 32 { 0x2000 } else { 0x100 };
+    let head = asm(bits, ip, |a| a.mov(edi, n as i32).unwrap());
+    let start = ip + head.len() as u64;
+    let tail_ip = start + body.len() as u64;
+    let tail = asm(bits, tail_ip, |a| {
+        a.dec(edi).unwrap();
+        a.jnz(start).unwrap();
+        a.hlt().unwrap();
+    });
+    [head, body.to_vec(), tail].concat()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Arbitrary bytes as a loop body, every exception intercepted: both
+    /// machines stop at the same place with the same state, whatever the
+    /// bytes do.
+    #[test]
+    fn arbitrary_loop_bodies_match_the_interpreter(
+        body in prop::collection::vec(any::<u8>(), 0..40),
+        n in 1u32..200,
+        sixteen in any::<bool>(),
+        gpr in any::<[u32; 8]>(),
+        fl in any::<u32>(),
+        step in 1u64..5000,
+    ) {
+        let bits = if sixteen { 16 } else { 32 };
+        let mut gpr = gpr;
+        gpr[4] = 0x8000;
+        let (mut a, mut b) = pair_in(bits, &looped(bits, &body, n), gpr, fl);
+        for m in [&mut a, &mut b] {
+            for v in 0..=255 {
+                m.intercept(v, true);
+            }
+        }
+        let limits = Limits { instructions: Some(step), cycles: None };
+        for run in 0..20 {
+            let e = a.run(limits);
+            prop_assert_eq!(e, b.run(limits), "exit of run {}", run);
+            assert_same(&a, &b, "arbitrary bytes");
+            if e != Exit::InstructionLimit {
+                break;
+            }
+        }
+    }
+}
+
 /// The benchmark's tight loop, and budgets that end in every position of it.
 #[test]
 fn tight_loop_runs_natively_and_stops_where_the_interpreter_does() {
