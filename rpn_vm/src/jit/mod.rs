@@ -25,7 +25,11 @@
 //!   hand-written ones, have one index per instruction;
 //! * executable memory cannot be mapped.
 //!
-//! Every opcode is compiled.
+//! Every opcode is compiled. A hit whose variables are fewer than an
+//! immediate index of the program (`Push V,i` with `i >= vars.len()`)
+//! is run by the interpreter: it ends in an error, and the native code
+//! does not check immediate indices (the verifier checked them against the
+//! DTO's variables).
 
 #[cfg(target_arch = "x86_64")]
 mod callbacks;
@@ -35,6 +39,8 @@ mod compile;
 mod frame;
 #[cfg(target_arch = "x86_64")]
 mod native;
+#[cfg(target_arch = "x86_64")]
+mod ops;
 
 use crate::interp::{Hit, Interpreter, RunResult};
 use crate::machine::{Machine, Reg};
@@ -48,6 +54,11 @@ pub struct Compiled {
     /// The registers the program pushes, read once per hit: bit
     /// `Reg as usize`.
     regs: u16,
+    /// The variables the code assumes (one more than the largest
+    /// immediate index); with fewer, `run` interprets `program`.
+    vars: usize,
+    /// The program, for hits with fewer variables than it names.
+    program: Program,
     #[cfg(not(target_arch = "x86_64"))]
     never: std::convert::Infallible,
 }
@@ -61,6 +72,8 @@ impl Compiled {
         Some(Compiled {
             code: native::Code::new(&out.code)?,
             regs: out.regs,
+            vars: out.vars,
+            program: program.clone(),
         })
     }
 
@@ -81,7 +94,12 @@ impl Compiled {
     /// Runs one hit, with the same inputs and the same result as
     /// [`Interpreter::run`] on the program this was compiled from; leaves
     /// `interp` in the state that run would (its stack and log buffer).
+    ///
+    /// Never inlined: inlined into a caller that reads one field of the
+    /// record, the compiler assembles the record through narrow stores and
+    /// a wide load, a store-forwarding stall that costs more than the call.
     #[cfg(target_arch = "x86_64")]
+    #[inline(never)]
     pub fn run<'s, M: Machine + ?Sized>(
         &self,
         interp: &'s mut Interpreter,
@@ -93,10 +111,23 @@ impl Compiled {
         use crate::verify::STACK_SLOTS;
         use frame::*;
 
+        if vars.len() < self.vars {
+            // An immediate index is out of range: a rare error hit, which
+            // the interpreter runs (the native code does not check them).
+            return interp.run(&self.program, machine, vars, hit);
+        }
         let vars_len = vars.len();
         interp.stack = [0; STACK_SLOTS];
         let mut frame = Frame {
-            regs: [0; 16],
+            // All sixteen when the program reads any: straight-line reads
+            // (`Machine::reg` is a field read) beat testing which are
+            // needed. Straight into the frame: the native code reads them
+            // as dwords.
+            regs: if self.regs != 0 {
+                Reg::ALL.map(|reg| machine.reg(reg))
+            } else {
+                [0; 16]
+            },
             log: interp.data.bytes.as_mut_ptr(),
             log_len: 0,
             logmax: hit.logmax.min(LOG_CAPACITY) as u64,
@@ -111,25 +142,25 @@ impl Compiled {
             machine: std::ptr::null_mut(),
             callback: native::dispatch::<M>,
         };
-        // Straight into the frame (the native code reads them as dwords),
-        // in a loop the compiler unrolls: no list to walk.
-        for (i, reg) in Reg::ALL.into_iter().enumerate() {
-            if self.regs & (1 << i) != 0 {
-                frame.regs[i] = machine.reg(reg);
-            }
-        }
         let mut machine: &mut M = machine;
         frame.machine = (&raw mut machine).cast();
         let status = self.code.call(&mut frame);
         interp.tos = frame.tos as usize & 15;
-        interp.data.len = (frame.log_len as usize).min(LOG_CAPACITY);
+        // At most `logmax`; `as_slice` would catch a code generator bug.
+        interp.data.len = frame.log_len as usize;
+        let cycles = frame.cycles;
+        if status <= STATUS_INCOMPLETE {
+            return RunResult {
+                outcome: Outcome::Logged(Record {
+                    major: frame.major,
+                    minor: frame.minor,
+                    data: interp.data.as_slice(),
+                    incomplete: status == STATUS_INCOMPLETE,
+                }),
+                cycles,
+            };
+        }
         let outcome = match status {
-            STATUS_LOGGED | STATUS_INCOMPLETE => Outcome::Logged(Record {
-                major: frame.major,
-                minor: frame.minor,
-                data: interp.data.as_slice(),
-                incomplete: status == STATUS_INCOMPLETE,
-            }),
             STATUS_ABORTED => Outcome::Aborted,
             STATUS_REMOVED => Outcome::Removed,
             STATUS_SYSDUMP => Outcome::SysDump,
@@ -138,10 +169,7 @@ impl Compiled {
                 vars: vars_len,
             }),
         };
-        RunResult {
-            outcome,
-            cycles: frame.cycles,
-        }
+        RunResult { outcome, cycles }
     }
 
     /// Runs one hit; never called on this host ([`Compiled::new`] is

@@ -10,15 +10,18 @@
 //!   (registers at `regs + 4 * r`, `r < 16`);
 //! * the interpreter's stack through `frame.stack`: slot `tos & 15` with
 //!   `tos` a compile-time constant, so always inside the 16 slots;
-//! * the variables through `frame.vars`: an immediate index `i` only after
-//!   `cmp vars_len, i; jbe error`, a stack value only after
+//! * the variables through `frame.vars`: an immediate index `i` only when
+//!   `Compiled::run` has checked `i < vars_len` before the call (it
+//!   interprets the hit otherwise), a stack value only after
 //!   `cmp index, vars_len; jae error` (64-bit, the index zero-extended), so
 //!   every access is below `vars_len`, the length of the `&mut [u32]`
 //!   `Compiled::run` was given;
 //! * the log through `frame.log`, which points at the interpreter's
 //!   `LOG_CAPACITY` (0xFFFF) bytes: `Log WN/DN,n` writes `W * n` bytes at
 //!   `log_len` only after checking `log_len + W * n <= logmax`, and `logmax`
-//!   is at most `LOG_CAPACITY`; everything else is logged by the callback;
+//!   is at most `LOG_CAPACITY`; everything else is logged by the callback
+//!   (`log_len` only grows by what was checked or what the callback
+//!   logged);
 //! * its own machine stack: only RDI, pushed around a callback and popped
 //!   right after it. It uses caller-saved registers only, so it saves
 //!   none; every exit goes through one epilogue that stores the log length
