@@ -6,11 +6,13 @@
 //! their 16- and 8-bit parts; guest CH has none, and CL = R9B needs a REX
 //! prefix, which excludes AH/DH/BH from the same instruction); R11
 //! holds the [`State`](super::native::State) pointer and RCX the pass
-//! budget. Each guest op becomes the same 32-bit host op, so the host's
+//! budget. Each guest op becomes the same host op, so the host's
 //! arithmetic flags are the guest's: they stay live in RFLAGS from the
-//! POPFQ at entry (which loads the guest's) to the PUSHFQ at exit, and
-//! everything else the block does (loads, stores, the budget count with LEA
-//! and JRCXZ, its branches) leaves them alone.
+//! entry to the PUSHFQ at exit, and everything else the block does (loads,
+//! stores, the budget count with LEA and JRCXZ, its branches) leaves them
+//! alone. A block that reads a flag before writing it starts with a POPFQ
+//! of the guest's flags; otherwise the caller takes from the exit image
+//! only the flags the block wrote.
 //!
 //! Layout: prologue, body, the final branch, then one exit stub per way
 //! out, each writing the exit kind and the guest EIP before the shared
@@ -85,8 +87,10 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
         a.mov(*r, dword_ptr(r11 + (OFF_GPR + 4 * i as i32)))?;
     }
     a.mov(rcx, qword_ptr(r11 + OFF_BUDGET))?;
-    a.push(qword_ptr(r11 + OFF_FLAGS))?;
-    a.popfq()?;
+    if plan.load_flags {
+        a.push(qword_ptr(r11 + OFF_FLAGS))?;
+        a.popfq()?;
+    }
 
     a.set_label(&mut top)?;
     for op in &plan.ops {

@@ -159,7 +159,10 @@ impl Machine {
             emit::EXIT_TAKEN => (loops + 1, loops * loop_cost + loop_cost),
             _ => (loops + 1, loops * loop_cost + p.body_cycles),
         };
-        let mut status = st.flags as u32 & STATUS;
+        // Without the POPFQ, the host's flags are the block's only where
+        // it wrote them.
+        let host = if p.load_flags { STATUS } else { p.written };
+        let mut status = (st.flags as u32 & host) | (self.cpu.eflags & STATUS & !host);
         if p.clear_af {
             status &= !AF;
         }

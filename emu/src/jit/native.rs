@@ -9,7 +9,7 @@
 //!   a [`State`] (in RDI), pushes RBX and RBP and pops them before its single
 //!   `ret`, and restores nothing else because it touches only caller-saved
 //!   registers besides those two (RAX RCX RDX RSI RDI R8 R9 R11, and RFLAGS,
-//!   which it leaves with DF clear as it found it: POPFQ only ever loads
+//!   which it leaves with DF clear as it found it: its one POPFQ, if any, loads
 //!   the six arithmetic flags plus the always-one bit and IF).
 //! - Its only memory operands are `[r11 + k]` with R11 = the `State`
 //!   pointer and `k` one of the `OFF_*` constants below (checked against

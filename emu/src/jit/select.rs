@@ -20,6 +20,7 @@
 //! instruction lies inside the page, so selection never touches the paging
 //! unit and has no side effect on the guest.
 
+use crate::cpu::flags::{CF, OF, PF, SF, STATUS, ZF};
 use crate::cycles::base_cycles;
 use iced_x86::{
     Code, ConditionCode, Decoder, DecoderOptions, Instruction, Mnemonic as M, OpKind, Register,
@@ -157,6 +158,12 @@ pub(crate) struct Plan {
     /// The last instruction that writes AF is AND/OR/XOR/TEST, whose AF the
     /// interpreter clears (the host leaves it undefined).
     pub clear_af: bool,
+    /// Status flags some op of the block writes; at an exit the others
+    /// are still the guest's.
+    pub written: u32,
+    /// Some op reads a status flag before the block has written it (so the
+    /// host must start from the guest's flags).
+    pub load_flags: bool,
 }
 
 /// Cycles a taken branch adds (exec::flow::branch).
@@ -286,6 +293,34 @@ fn classify(insn: &Instruction, eip: u32, has66: bool, code32: bool) -> Option<K
     }
 }
 
+/// The status flags an instruction reads and writes.
+fn flag_use(k: &Kind) -> (u32, u32) {
+    use ConditionCode as C;
+    match *k {
+        Kind::Op(Op::Bin { m, .. } | Op::Unary { m, .. }) => match m {
+            M::Mov | M::Not => (0, 0),
+            M::Inc | M::Dec => (0, STATUS & !CF),
+            M::Adc | M::Sbb => (CF, STATUS),
+            _ => (0, STATUS),
+        },
+        Kind::Op(Op::Lea { .. }) | Kind::End(End::Fall | End::Jmp { .. }) => (0, 0),
+        Kind::End(End::Jcc { cc, .. }) => {
+            let r = match cc {
+                C::o | C::no => OF,
+                C::b | C::ae => CF,
+                C::e | C::ne => ZF,
+                C::be | C::a => CF | ZF,
+                C::s | C::ns => SF,
+                C::p | C::np => PF,
+                C::l | C::ge => SF | OF,
+                C::le | C::g => ZF | SF | OF,
+                C::None => 0,
+            };
+            (r, 0)
+        }
+    }
+}
+
 /// Select the block at the start of `src`. `hostcall(i)` says whether byte
 /// `i` is a registered host-call address. None when the first instruction
 /// is not eligible.
@@ -305,6 +340,8 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         body_cycles: 0,
         last_byte: 0,
         clear_af: false,
+        written: 0,
+        load_flags: false,
     };
     let mut pos = 0usize;
     let mut insn = Instruction::default();
@@ -344,6 +381,9 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         if !code32 {
             plan.next_eip &= 0xFFFF;
         }
+        let (reads, writes) = flag_use(&kind);
+        plan.load_flags |= reads & !plan.written != 0;
+        plan.written |= writes;
         match kind {
             Kind::Op(op) => {
                 match op {
@@ -417,6 +457,26 @@ mod tests {
         assert_eq!(p.last_byte, 0x100B);
         assert_eq!(p.body_cycles, 2 + 2 + 2 + 3);
         assert!(!p.clear_af, "DEC is the last AF writer");
+        assert_eq!((p.written, p.load_flags), (STATUS, false));
+        // inc eax; adc ebx,eax: CF read before any write
+        let p = select(src32(&[0x40, 0x11, 0xC3], 0), |_| false).expect("block");
+        assert!(p.load_flags);
+        // add; adc; jbe: all written first
+        let p = select(src32(&[0x01, 0xC3, 0x11, 0xC3, 0x76, 0x00], 0), |_| false).unwrap();
+        assert!(!p.load_flags);
+        // inc; jc / mov; jz: the guest's flags
+        assert!(
+            select(src32(&[0x40, 0x72, 0x00], 0), |_| false)
+                .unwrap()
+                .load_flags
+        );
+        assert!(
+            !select(src32(&[0x40, 0x74, 0x00], 0), |_| false)
+                .unwrap()
+                .load_flags
+        );
+        let p = select(src32(&[0x89, 0xC3, 0x74, 0x00], 0), |_| false).unwrap();
+        assert_eq!((p.written, p.load_flags), (0, true));
     }
 
     #[test]

@@ -74,7 +74,12 @@ fn native_run(code: &[u8], a: u32, b: u32, fl: u32) -> ([u32; 8], u32) {
     c.call(&mut st);
     assert_eq!(st.exit, emit::EXIT_NEXT);
     assert_eq!(st.eip, plan.next_eip);
-    let mut f = st.flags as u32 & STATUS;
+    let host = if plan.load_flags {
+        STATUS
+    } else {
+        plan.written
+    };
+    let mut f = (st.flags as u32 & host) | (fl & !host);
     if plan.clear_af {
         f &= !AF;
     }
