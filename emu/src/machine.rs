@@ -341,6 +341,8 @@ impl Machine {
 
     /// Execute one instruction (or take one pending event).
     pub fn step(&mut self) -> Option<Exit> {
+        // Host writes through `mem_mut` since the last step.
+        self.flush_dirty();
         if let Some(v) = self.pending_irq
             && self.cpu.eflags & flags::IF != 0
             && !self.inhibit

@@ -500,6 +500,28 @@ fn self_modifying_code_retires_a_hot_block() {
 }
 
 #[test]
+fn host_write_through_mem_mut_retires_a_hot_block() {
+    let code = hot_loop();
+    let (mut a, mut b) = pair(&code, [0; 8], 0);
+    // MOV, 99 passes and the INC of the 100th: the ADD is next.
+    let l = Limits {
+        instructions: Some(398),
+        cycles: None,
+    };
+    run_both(&mut a, &mut b, l, 1);
+    assert_eq!(a.jit_blocks(), 1);
+    assert_eq!(a.cpu().eip, 0x2006);
+    // `add ebx,eax` becomes `sub ebx,eax` between runs: both machines
+    // must run the new code from the next instruction on.
+    for m in [&mut a, &mut b] {
+        m.mem_mut().write8(0x2006, 0x29);
+    }
+    run_both(&mut a, &mut b, Limits::default(), 1);
+    let sum = |r: std::ops::RangeInclusive<u32>| r.sum::<u32>();
+    assert_eq!(a.cpu().gpr[3], sum(1..=99).wrapping_sub(sum(100..=200)));
+}
+
+#[test]
 fn trap_flag_single_steps_a_hot_block() {
     let code = hot_loop();
     let (mut a, mut b) = pair(&code, [0; 8], 0);
