@@ -1,10 +1,18 @@
 //! Arbitrary bytecode: verify, then interpret against the sample machine.
-//! Never panics; a verified program always ends within the log limit, and
-//! runs the same fused (as loaded) and unfused.
+//! Never panics; a verified program always ends within the log limit, runs
+//! the same fused (as loaded) and unfused, and, where the native-code tier
+//! compiles it, the same native as interpreted (also with fewer variables
+//! than it was verified for, so that variable indices go out of range).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use rpn_vm::jit::Compiled;
 use rpn_vm::{Hit, Interpreter, Outcome, Program};
+
+/// Everything a hit leaves behind, owned.
+fn after(result: rpn_vm::RunResult<'_>) -> String {
+    format!("{result:?}")
+}
 
 fuzz_target!(|data: &[u8]| {
     let Some((first, code)) = data.split_first() else { return };
@@ -20,12 +28,27 @@ fuzz_target!(|data: &[u8]| {
         if let Outcome::Logged(r) = result.outcome {
             assert!(r.data.len() <= logmax);
         }
-        let fused = (format!("{:?}", result), v.clone(), *interp.stack().0, interp.stack().1);
+        let fused = (after(result), v.clone(), *interp.stack().0, interp.stack().1);
         let mut machine = rpn_vm::examples::sample_machine();
         let mut v = vec![0u32; vars as usize];
         let mut plain = Interpreter::new();
         let result = plain.run(&program.unfused(), &mut machine, &mut v, hit);
-        let unfused = (format!("{:?}", result), v, *plain.stack().0, plain.stack().1);
+        let unfused = (after(result), v, *plain.stack().0, plain.stack().1);
         assert_eq!(fused, unfused);
+
+        let Some(native) = Compiled::new(&program) else { continue };
+        for nvars in [vars as usize, (vars as usize).saturating_sub(1), 0] {
+            let mut machine = rpn_vm::examples::sample_machine();
+            let mut v = vec![1u32; nvars];
+            let mut interp = Interpreter::new();
+            let result = interp.run(&program, &mut machine, &mut v, hit);
+            let interpreted = (after(result), v, *interp.stack().0, interp.stack().1);
+            let mut machine = rpn_vm::examples::sample_machine();
+            let mut v = vec![1u32; nvars];
+            let mut jit = Interpreter::new();
+            let result = native.run(&mut jit, &mut machine, &mut v, hit);
+            let compiled = (after(result), v, *jit.stack().0, jit.stack().1);
+            assert_eq!(interpreted, compiled, "{code:02X?}");
+        }
     }
 });

@@ -13,8 +13,8 @@ use crate::verify::STACK_SLOTS;
 
 /// Runs callback `op` (a `CB_*` number) with arguments `a`, `b`, `c`;
 /// `log` is the interpreter's log buffer, of which the frame says how much
-/// is used, and `stack` the interpreter's stack. Updates the frame's log length, cycles and (for the partial
-/// logs) top of stack.
+/// is used, and `stack` the interpreter's stack. Updates the frame's log
+/// length and cycles.
 pub(crate) fn dispatch<M: Machine + ?Sized>(
     frame: &mut Frame,
     machine: &mut M,
@@ -95,12 +95,11 @@ pub(crate) fn dispatch<M: Machine + ?Sized>(
             } else {
                 log.log_items::<2>(&mut st, b as u32, logmax, &mut cycles)
             };
-            frame.tos = st.tos as u64;
             // The native code calls this only when the items do not all
-            // fit (`len + W * n > logmax`), so it always fails; `FAIL` either
-            // way, since the native code ends the hit after it.
+            // fit (`len + W * n > logmax`), so it always fails, and the hit
+            // ends after it.
             let _ = logged;
-            FAIL
+            Exit::pack(STATUS_INCOMPLETE, st.tos as u8, log.len as u64)
         }
         _ => FAIL,
     };

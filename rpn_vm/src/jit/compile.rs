@@ -8,16 +8,21 @@
 //! stack. Where two paths meet (a jump target) with different indices the
 //! program is refused; code no path reaches is not emitted.
 //!
-//! Registers while the code runs, all caller-saved so that a hit needs no
-//! prologue: RDI the frame, RSI the stack, RDX the log buffer, RCX the log
-//! length, R8 the cycles, R9 the variables; EAX, R10, R11 scratch. Around
+//! Registers while the code runs, all caller-saved and all passed in by
+//! the caller, so that a hit needs no prologue: RDI the frame, RSI the
+//! stack, RDX the log buffer, RCX the variables, R8 the cycles (0), R9 the
+//! log length (0); EAX, R10, R11 scratch. Around
 //! a callback the log length and cycles go to the frame, RDI to the machine
 //! stack, and all are reloaded after.
 //!
 //! Within a straight-line run the compiler remembers which stack slot EAX
 //! holds and which slots hold a known constant (`Push W/D`), and uses them
 //! instead of reloading; every slot is still stored, so the stack is always
-//! exact in memory. A jump target forgets both.
+//! exact in memory. A jump target forgets both. The log length is known at
+//! compile time until a memory or string log (or a join of two lengths):
+//! there `Log WN/DN` compares the limit with a constant and writes at
+//! constant offsets, and R9 is set only where it is read (before jumps,
+//! callbacks and exits).
 //!
 //! Fixed cycles are summed at compile time and added to R8 where a
 //! straight-line run ends (a jump, a jump target, an exit), so every way out
@@ -43,9 +48,6 @@ use crate::verify::Program;
 pub(crate) struct Output {
     /// The machine code.
     pub(crate) code: Vec<u8>,
-    /// The registers it reads from the frame (which `run` must snapshot),
-    /// bit `Reg as usize`.
-    pub(crate) regs: u16,
     /// One more than the largest immediate variable index: the code
     /// assumes at least this many variables.
     pub(crate) vars: usize,
@@ -76,7 +78,6 @@ const STACK: i32 = offset_of!(Frame, stack) as i32;
 const VARS: i32 = offset_of!(Frame, vars) as i32;
 pub(super) const VARS_LEN: i32 = offset_of!(Frame, vars_len) as i32;
 const CYCLES: i32 = offset_of!(Frame, cycles) as i32;
-const TOS: i32 = offset_of!(Frame, tos) as i32;
 const ERR_INDEX: i32 = offset_of!(Frame, err_index) as i32;
 pub(super) const MAJOR: i32 = offset_of!(Frame, major) as i32;
 pub(super) const MINOR: i32 = offset_of!(Frame, minor) as i32;
@@ -91,8 +92,13 @@ pub(super) fn slot(t: u8) -> AsmMemoryOperand {
 #[derive(Clone, Copy)]
 pub(super) enum Cold {
     /// End the hit with `status` and stack index `tos`; a variable error
-    /// has its index in EAX.
-    Exit { tos: u8, status: u32, pending: u32 },
+    /// has its index in EAX. `log`: the log length to put in R9 first.
+    Exit {
+        tos: u8,
+        status: u32,
+        pending: u32,
+        log: Option<u32>,
+    },
     /// `Log WN/DN,n` past the log limit: the callback logs what fits and
     /// sets the stack index.
     Partial {
@@ -100,6 +106,7 @@ pub(super) enum Cold {
         n: u32,
         dn: bool,
         pending: u32,
+        log: Option<u32>,
     },
 }
 
@@ -116,12 +123,17 @@ pub(super) struct Gen {
     pub(super) pending: u32,
     /// Instruction count when the last label was set.
     last_label: Option<usize>,
-    /// Registers read, bit `Reg as usize`.
-    pub(super) regs: u16,
     /// The stack slot (mod 16) whose value EAX holds, if any.
     pub(super) eax: Option<u8>,
     /// Slots (mod 16) known to hold a constant.
     pub(super) konst: [Option<u32>; 16],
+    /// The log length, when known at compile time on this path.
+    pub(super) log: Option<u32>,
+    /// Whether R9 holds the log length (always so when `log` is `None`).
+    pub(super) log_exact: bool,
+    /// The log length jumps bring to each instruction: `None` before any
+    /// jump, `Some(None)` when not known.
+    entry_log: Vec<Option<Option<u32>>>,
 }
 
 /// The program's instructions, jump operands as target instruction indices
@@ -153,11 +165,7 @@ pub(crate) fn compile(program: &Program) -> Option<Output> {
     let mut g = Gen::new(&ops).ok()?;
     g.program(&ops).ok()?;
     let code = g.a.assemble(0).ok()?;
-    Some(Output {
-        code,
-        regs: g.regs,
-        vars,
-    })
+    Some(Output { code, vars })
 }
 
 impl Gen {
@@ -177,9 +185,11 @@ impl Gen {
             cold: Vec::new(),
             pending: 0,
             last_label: None,
-            regs: 0,
             eax: None,
             konst: [None; 16],
+            log: Some(0),
+            log_exact: true,
+            entry_log: vec![None; ops.len()],
         })
     }
 
@@ -196,19 +206,28 @@ impl Gen {
     }
 
     fn program(&mut self, ops: &[(Op, u32)]) -> Result {
-        self.load_state(true)?;
         let mut cur = Some(0u8);
         for (i, &(op, arg)) in ops.iter().enumerate() {
             if let Some(mut label) = self.labels[i] {
-                cur = match (cur, self.entry[i]) {
+                let jumped = self.entry_log[i];
+                let (tos, log) = match (cur, self.entry[i]) {
                     (Some(t), Some(e)) if t != e => return Err(Error::Join),
                     (Some(t), _) => {
                         self.flush()?;
-                        Some(t)
+                        self.sync_log()?;
+                        let log = match jumped {
+                            Some(l) if l != self.log => None,
+                            _ => self.log,
+                        };
+                        (Some(t), log)
                     }
-                    (None, e) => e,
+                    (None, e) => (e, jumped.flatten()),
                 };
+                cur = tos;
                 self.set_label(&mut label)?;
+                // Every way in set R9.
+                self.log = log;
+                self.log_exact = true;
             }
             if let Some(t) = cur {
                 cur = self.instr(op, arg, t)?;
@@ -228,19 +247,13 @@ impl Gen {
         Ok(())
     }
 
-    /// Loads the working registers from the frame (in RDI); at the start
-    /// of the hit, the log length and cycles are zero.
-    fn load_state(&mut self, start: bool) -> Result {
+    /// Reloads the working registers from the frame (in RDI).
+    fn load_state(&mut self) -> Result {
         self.a.mov(rsi, qword_ptr(rdi + STACK))?;
         self.a.mov(rdx, qword_ptr(rdi + LOG))?;
-        if start {
-            self.a.xor(ecx, ecx)?;
-            self.a.xor(r8d, r8d)?;
-        } else {
-            self.a.mov(rcx, qword_ptr(rdi + LOG_LEN))?;
-            self.a.mov(r8, qword_ptr(rdi + CYCLES))?;
-        }
-        self.a.mov(r9, qword_ptr(rdi + VARS))?;
+        self.a.mov(rcx, qword_ptr(rdi + VARS))?;
+        self.a.mov(r8, qword_ptr(rdi + CYCLES))?;
+        self.a.mov(r9, qword_ptr(rdi + LOG_LEN))?;
         Ok(())
     }
 
@@ -253,19 +266,42 @@ impl Gen {
         Ok(())
     }
 
-    /// Ends the hit here with `status` (in EAX), the stack index `tos`
-    /// (unless `None`: a callback set it).
-    pub(super) fn exit_with(&mut self, tos: Option<u8>, status: u32) -> Result {
-        if let Some(tos) = tos {
-            self.a.mov(qword_ptr(rdi + TOS), i32::from(tos & 15))?;
+    /// Puts the log length in R9 if only the compiler knows it.
+    pub(super) fn sync_log(&mut self) -> Result {
+        if let (Some(len), false) = (self.log, self.log_exact) {
+            self.a.mov(r9d, len)?;
+            self.log_exact = true;
         }
-        self.flush()?;
-        self.a.mov(qword_ptr(rdi + LOG_LEN), rcx)?;
-        self.a.mov(qword_ptr(rdi + CYCLES), r8)?;
-        if status == 0 {
-            self.a.xor(eax, eax)?;
+        Ok(())
+    }
+
+    /// The log length an out-of-line path must put in R9 first.
+    pub(super) fn log_to_sync(&self) -> Option<u32> {
+        if self.log_exact { None } else { self.log }
+    }
+
+    /// Ends the hit here: returns the `Exit` of `status`, the stack index
+    /// `tos` and the log length in RAX (`None`: a callback put the whole
+    /// packed value in RAX), the cycles in RDX.
+    pub(super) fn exit_with(&mut self, tos: Option<u8>, status: u32) -> Result {
+        if self.pending != 0 {
+            self.a.lea(rdx, qword_ptr(r8 + self.pending as i32))?;
+            self.pending = 0;
         } else {
-            self.a.mov(eax, status)?;
+            self.a.mov(rdx, r8)?;
+        }
+        if let Some(tos) = tos {
+            let fixed = Exit::pack(status, tos, 0) as u32;
+            match self.log {
+                Some(len) => self.a.mov(eax, fixed | (len << 16))?,
+                None => {
+                    self.a.mov(eax, r9d)?;
+                    self.a.shl(eax, 16)?;
+                    if fixed != 0 {
+                        self.a.or(eax, fixed as i32)?;
+                    }
+                }
+            }
         }
         self.a.ret()?;
         Ok(())
@@ -290,15 +326,21 @@ impl Gen {
             tos,
             status,
             pending: self.pending,
+            log: self.log_to_sync(),
         })
     }
 
     fn cold_path(&mut self, cold: Cold) -> Result {
+        // The log length: known here when the main line had it, else in R9.
+        let (Cold::Exit { log, .. } | Cold::Partial { log, .. }) = cold;
+        self.log = log;
+        self.log_exact = log.is_none();
         match cold {
             Cold::Exit {
                 tos,
                 status,
                 pending,
+                ..
             } => {
                 if status == STATUS_VAR_ERROR {
                     self.a.mov(dword_ptr(rdi + ERR_INDEX), eax)?;
@@ -311,9 +353,12 @@ impl Gen {
                 n,
                 dn,
                 pending,
+                ..
             } => {
                 self.a.mov(r10d, u32::from(tos & 15))?;
                 self.a.mov(r11d, n)?;
+                // The callback returns the packed exit, with the log length
+                // and stack index it leaves.
                 self.call(if dn {
                     CB_LOG_DN_PARTIAL
                 } else {
@@ -328,7 +373,8 @@ impl Gen {
     /// Calls the callback with `op`; the arguments `a`, `b`, `c` are in
     /// R10D, R11D and EAX. The result is in RAX.
     pub(super) fn call(&mut self, op: u32) -> Result {
-        self.a.mov(qword_ptr(rdi + LOG_LEN), rcx)?;
+        self.sync_log()?;
+        self.a.mov(qword_ptr(rdi + LOG_LEN), r9)?;
         self.a.mov(qword_ptr(rdi + CYCLES), r8)?;
         // The return address and this push: RSP is 16-aligned at the call.
         self.a.push(rdi)?;
@@ -339,7 +385,7 @@ impl Gen {
         self.a.call(qword_ptr(rdi + CALLBACK))?;
         self.a.pop(rdi)?;
         self.eax = None;
-        self.load_state(false)
+        self.load_state()
     }
 
     /// Calls the callback; if it fails, the hit ends incomplete with the
@@ -352,12 +398,17 @@ impl Gen {
         Ok(())
     }
 
-    /// Records that a jump brings stack index `tos` to instruction `target`.
+    /// Records that a jump brings stack index `tos` and the current log
+    /// length to instruction `target`; the caller has synced R9.
     pub(super) fn reach(&mut self, target: usize, tos: u8) -> Result {
         match self.entry[target] {
             Some(e) if e != tos => Err(Error::Join),
             _ => {
                 self.entry[target] = Some(tos);
+                self.entry_log[target] = Some(match self.entry_log[target] {
+                    Some(l) if l != self.log => None,
+                    _ => self.log,
+                });
                 Ok(())
             }
         }

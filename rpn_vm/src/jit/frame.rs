@@ -39,12 +39,46 @@ pub(crate) const CB_LOG_MRF: u32 = 9;
 /// `Log ARF`: as `Log MRF`.
 pub(crate) const CB_LOG_ARF: u32 = 10;
 /// `Log WN,n` that does not fit the log limit: `a` = top of stack, `b` =
-/// `n`. Logs what fits, sets [`Frame::tos`], always fails.
+/// `n`. Logs what fits; returns the [`Exit`] of an incomplete hit (with
+/// the stack index and log length it left), packed.
 pub(crate) const CB_LOG_WN_PARTIAL: u32 = 11;
 /// `Log DN,n` that does not fit: as [`CB_LOG_WN_PARTIAL`].
 pub(crate) const CB_LOG_DN_PARTIAL: u32 = 12;
 
-/// How the native code ended the hit (its return value).
+/// What the native code returns (in RAX and RDX): how the hit ended.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Exit {
+    /// `status | tos << 8 | log_len << 16`: a `STATUS_*`, the top-of-stack
+    /// index, and the bytes logged (at most `LOG_CAPACITY`, 16 bits).
+    pub(crate) packed: u64,
+    /// The cycles spent.
+    pub(crate) cycles: u64,
+}
+
+impl Exit {
+    /// `packed` for a status, stack index and log length.
+    pub(crate) fn pack(status: u32, tos: u8, log_len: u64) -> u64 {
+        u64::from(status) | (u64::from(tos & 15) << 8) | (log_len << 16)
+    }
+
+    /// The `STATUS_*`.
+    pub(crate) fn status(self) -> u32 {
+        self.packed as u8 as u32
+    }
+
+    /// The top-of-stack index.
+    pub(crate) fn tos(self) -> usize {
+        (self.packed >> 8) as usize & 15
+    }
+
+    /// The bytes logged.
+    pub(crate) fn log_len(self) -> usize {
+        (self.packed >> 16) as usize
+    }
+}
+
+/// How the native code ended the hit: logged.
 pub(crate) const STATUS_LOGGED: u32 = 0;
 /// Logged, marked incomplete.
 pub(crate) const STATUS_INCOMPLETE: u32 = 1;
@@ -63,24 +97,25 @@ pub(crate) struct Frame {
     /// The registers the program pushes, indexed by `Reg as usize`
     /// (the others stay zero and are never read).
     pub(crate) regs: [u32; 16],
-    /// The interpreter's log buffer: `LOG_CAPACITY` bytes.
+    /// The interpreter's log buffer: `LOG_CAPACITY` bytes (RDX while
+    /// running).
     pub(crate) log: *mut u8,
-    /// Bytes logged so far: zero at the start (the native code assumes
-    /// it), kept in RCX and stored here around callbacks and at the end.
+    /// Bytes logged so far, kept in R9 while running (passed in as zero)
+    /// and stored here around callbacks.
     pub(crate) log_len: u64,
     /// The log limit, at most `LOG_CAPACITY`.
     pub(crate) logmax: u64,
     /// The interpreter's circular stack (16 slots), zeroed
-    /// before the hit; the native code keeps it in RSI.
+    /// before the hit; passed in and kept in RSI (and here for reloading
+    /// after callbacks).
     pub(crate) stack: *mut u32,
-    /// The DTO's variables.
+    /// The DTO's variables (RCX while running).
     pub(crate) vars: *mut u32,
     /// Number of variables.
     pub(crate) vars_len: u64,
-    /// Cycles so far: zero at the start, kept in R8 while running.
+    /// Cycles so far, kept in R8 while running (passed in as zero) and
+    /// stored here around callbacks.
     pub(crate) cycles: u64,
-    /// Top-of-stack index at the end of the hit.
-    pub(crate) tos: u64,
     /// The variable index of a [`STATUS_VAR_ERROR`].
     pub(crate) err_index: u32,
     /// Major code, after any SetMaj.

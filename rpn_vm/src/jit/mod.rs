@@ -51,9 +51,6 @@ use crate::verify::Program;
 pub struct Compiled {
     #[cfg(target_arch = "x86_64")]
     code: native::Code,
-    /// The registers the program pushes, read once per hit: bit
-    /// `Reg as usize`.
-    regs: u16,
     /// The variables the code assumes (one more than the largest
     /// immediate index); with fewer, `run` interprets `program`.
     vars: usize,
@@ -71,7 +68,6 @@ impl Compiled {
         let out = compile::compile(program)?;
         Some(Compiled {
             code: native::Code::new(&out.code)?,
-            regs: out.regs,
             vars: out.vars,
             program: program.clone(),
         })
@@ -119,15 +115,10 @@ impl Compiled {
         let vars_len = vars.len();
         interp.stack = [0; STACK_SLOTS];
         let mut frame = Frame {
-            // All sixteen when the program reads any: straight-line reads
-            // (`Machine::reg` is a field read) beat testing which are
-            // needed. Straight into the frame: the native code reads them
-            // as dwords.
-            regs: if self.regs != 0 {
-                Reg::ALL.map(|reg| machine.reg(reg))
-            } else {
-                [0; 16]
-            },
+            // All sixteen: straight-line reads (`Machine::reg` is a field
+            // read) beat testing which are needed. Straight into the frame:
+            // the native code reads them as dwords.
+            regs: Reg::ALL.map(|reg| machine.reg(reg)),
             log: interp.data.bytes.as_mut_ptr(),
             log_len: 0,
             logmax: hit.logmax.min(LOG_CAPACITY) as u64,
@@ -135,7 +126,6 @@ impl Compiled {
             vars: vars.as_mut_ptr(),
             vars_len: vars_len as u64,
             cycles: 0,
-            tos: 0,
             err_index: 0,
             major: hit.major,
             minor: hit.minor,
@@ -144,11 +134,12 @@ impl Compiled {
         };
         let mut machine: &mut M = machine;
         frame.machine = (&raw mut machine).cast();
-        let status = self.code.call(&mut frame);
-        interp.tos = frame.tos as usize & 15;
+        let exit = self.code.call(&mut frame);
+        let status = exit.status();
+        interp.tos = exit.tos();
         // At most `logmax`; `as_slice` would catch a code generator bug.
-        interp.data.len = frame.log_len as usize;
-        let cycles = frame.cycles;
+        interp.data.len = exit.log_len();
+        let cycles = exit.cycles;
         if status <= STATUS_INCOMPLETE {
             return RunResult {
                 outcome: Outcome::Logged(Record {

@@ -37,13 +37,16 @@
 #![allow(unsafe_code)]
 
 use super::callbacks;
-use super::frame::Frame;
+use super::frame::{Exit, Frame};
 use crate::interp::LOG_CAPACITY;
 use crate::machine::Machine;
 use crate::verify::STACK_SLOTS;
 
-/// The entry point: `status = entry(frame)`.
-type Entry = unsafe extern "sysv64" fn(*mut Frame) -> u64;
+/// The entry point: `exit = entry(frame, stack, log, vars, 0, 0)`, the
+/// three pointers being the frame's (passed in registers so that the code
+/// needs no prologue), the zeros the starting cycles and log length; the
+/// [`Exit`] comes back in RAX and RDX.
+type Entry = unsafe extern "sysv64" fn(*mut Frame, *mut u32, *mut u8, *mut u32, u64, u64) -> Exit;
 
 /// A compiled program's machine code, mapped executable.
 pub(crate) struct Code {
@@ -80,13 +83,13 @@ impl Code {
         &self.map
     }
 
-    /// Runs the code on `frame`; returns its status (`STATUS_*`).
+    /// Runs the code on `frame`; returns how the hit ended.
     ///
     /// The frame must have been filled by `Compiled::run`: `log` pointing
     /// at `LOG_CAPACITY` writable bytes, `stack` at 16 slots, `vars`/`vars_len` describing a
     /// live `&mut [u32]`, `machine` pointing at a live `&mut M` and
     /// `callback` being `dispatch::<M>` for that same `M`.
-    pub(crate) fn call(&self, frame: &mut Frame) -> u32 {
+    pub(crate) fn call(&self, frame: &mut Frame) -> Exit {
         // SAFETY: the code only touches the frame, the variables and the
         // log through the frame's pointers, with the bounds checks listed in
         // the module doc, and calls back only through `frame.callback`. The
@@ -94,7 +97,7 @@ impl Code {
         // borrows held by `Compiled::run` across it, and nothing else uses
         // them meanwhile. The code changes no callee-saved register and
         // calls back with the stack aligned as the sysv64 ABI requires.
-        unsafe { (self.entry)(frame) as u32 }
+        unsafe { (self.entry)(frame, frame.stack, frame.log, frame.vars, 0, 0) }
     }
 }
 

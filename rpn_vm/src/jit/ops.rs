@@ -123,6 +123,7 @@ impl Gen {
     /// A conditional jump on the top of the stack.
     fn branch(&mut self, op: Op, target: usize, t: u8, cached: Option<u8>) -> Result {
         self.flush()?;
+        self.sync_log()?;
         if cached == Some(t & 15) {
             self.a.test(eax, eax)?;
         } else {
@@ -133,6 +134,7 @@ impl Gen {
                 tos: t,
                 status: STATUS_LOGGED,
                 pending: 0,
+                log: None,
             })
         } else {
             self.reach(target, t)?;
@@ -158,26 +160,43 @@ impl Gen {
             n,
             dn,
             pending: self.pending,
+            log: self.log_to_sync(),
         });
-        self.a.lea(rax, qword_ptr(rcx + (w * n) as i32))?;
-        self.a.cmp(rax, qword_ptr(rdi + LOGMAX))?;
-        self.a.ja(partial)?;
+        // Where the items go: after a log length known here, or after R9.
+        let (base, known) = match self.log {
+            Some(len) => {
+                self.a.cmp(qword_ptr(rdi + LOGMAX), (len + w * n) as i32)?;
+                self.a.jb(partial)?;
+                (rdx + len as i32, true)
+            }
+            None => {
+                self.a.lea(rax, qword_ptr(r9 + (w * n) as i32))?;
+                self.a.cmp(rax, qword_ptr(rdi + LOGMAX))?;
+                self.a.ja(partial)?;
+                (rdx + r9, false)
+            }
+        };
         for k in 0..n {
             let item = t.wrapping_sub(k as u8);
-            let at = (w * k) as i32;
+            let at = base + (w * k) as i32;
             match self.konst[usize::from(item & 15)] {
-                Some(v) if dn => self.a.mov(dword_ptr(rdx + rcx + at), v as i32)?,
+                Some(v) if dn => self.a.mov(dword_ptr(at), v as i32)?,
                 _ => {
                     self.a.mov(eax, slot(item))?;
                     if dn {
-                        self.a.mov(dword_ptr(rdx + rcx + at), eax)?;
+                        self.a.mov(dword_ptr(at), eax)?;
                     } else {
-                        self.a.mov(word_ptr(rdx + rcx + at), ax)?;
+                        self.a.mov(word_ptr(at), ax)?;
                     }
                 }
             }
         }
-        self.a.add(rcx, (w * n) as i32)?;
+        if known {
+            self.log = self.log.map(|len| len + w * n);
+            self.log_exact = false;
+        } else {
+            self.a.add(r9, (w * n) as i32)?;
+        }
         Ok(())
     }
 
@@ -189,7 +208,6 @@ impl Gen {
         let cached = self.eax.take();
         let below = t.wrapping_sub(1);
         if let Some(reg) = op.pushed_register() {
-            self.regs |= 1 << reg as usize;
             self.a.mov(eax, dword_ptr(rdi + (REGS + 4 * reg as i32)))?;
             return self.push_eax(t);
         }
@@ -231,12 +249,12 @@ impl Gen {
                 return self.push_eax(t);
             }
             Op::PushV => {
-                self.a.mov(eax, dword_ptr(r9 + 4 * arg as i32))?;
+                self.a.mov(eax, dword_ptr(rcx + 4 * arg as i32))?;
                 return self.push_eax(t);
             }
             Op::PushVii => {
                 self.check_var_on_top(t, cached)?;
-                self.a.mov(eax, dword_ptr(r9 + rax * 4))?;
+                self.a.mov(eax, dword_ptr(rcx + rax * 4))?;
                 return self.push_eax(t);
             }
             Op::PushWis | Op::PushSis => {
@@ -294,7 +312,7 @@ impl Gen {
                 return self.push_eax(t);
             }
             Op::MoveV | Op::OrV => {
-                let var = dword_ptr(r9 + 4 * arg as i32);
+                let var = dword_ptr(rcx + 4 * arg as i32);
                 let value = if cached == Some(t & 15) {
                     eax
                 } else {
@@ -309,21 +327,22 @@ impl Gen {
                 self.eax = cached;
             }
             Op::IncV => {
-                self.a.add(dword_ptr(r9 + 4 * arg as i32), 1)?;
+                self.a.add(dword_ptr(rcx + 4 * arg as i32), 1)?;
                 self.eax = cached;
             }
             Op::MoveVii => {
                 self.check_var_on_top(t, cached)?;
                 self.a.mov(r10d, slot(below))?;
-                self.a.mov(dword_ptr(r9 + rax * 4), r10d)?;
+                self.a.mov(dword_ptr(rcx + rax * 4), r10d)?;
             }
             Op::IncVii => {
                 self.check_var_on_top(t, cached)?;
-                self.a.add(dword_ptr(r9 + rax * 4), 1)?;
+                self.a.add(dword_ptr(rcx + rax * 4), 1)?;
             }
             Op::JmpN => {
                 let target = arg as usize;
                 self.flush()?;
+                self.sync_log()?;
                 if target == self.n {
                     self.exit(t, STATUS_LOGGED)?;
                 } else {
@@ -358,6 +377,8 @@ impl Gen {
                     CB_LOG_ARS
                 };
                 self.call_or_stop(cb, t)?;
+                // The callback logged a length only the frame knows.
+                self.log = None;
                 return Ok(Some(t));
             }
             Op::LogMrf | Op::LogArf => {
@@ -370,6 +391,8 @@ impl Gen {
                     CB_LOG_ARF
                 };
                 self.call_or_stop(cb, t)?;
+                // The callback logged a length only the frame knows.
+                self.log = None;
                 return Ok(Some(t));
             }
             Op::SetMinW | Op::SetMajW => {
