@@ -6,6 +6,9 @@
 //! budgets that end mid-loop; then the events that must keep the tier out:
 //! code patches, self-modifying code, TF, host calls, interrupts, paging
 //! changes.
+//!
+//! Longer runs: `PROPTEST_CASES=20000 cargo test -p emu --release --test jit`;
+//! the same comparison on arbitrary bytes is the `jit_vs_interp` fuzz target.
 #![cfg(target_arch = "x86_64")]
 
 mod common;

@@ -4,8 +4,12 @@
 //! it was read from and that page's generation in the icache. A write to
 //! the page bumps the generation (the icache's scheme: marked code page,
 //! dirty list, `invalidate_page`), which retires the block; with paging on,
-//! the entry check also re-translates the start address. Also a heat count
-//! per start address, so only hot code is translated.
+//! the entry check also re-translates the start address and retires a
+//! block read from another frame, so a CR3 load or PTE change needs no
+//! flush of its own (as with the icache). `Machine::flush_caches` and
+//! host-call changes clear the whole table. Also a heat count per start
+//! address, so only hot code is translated, and a memo of addresses whose
+//! first instruction the tier does not take.
 
 use super::native::Code;
 use super::select::Plan;
