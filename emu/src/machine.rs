@@ -295,7 +295,8 @@ impl Machine {
         r
     }
 
-    /// Drop the TLB and the decoded-instruction cache.
+    /// Drop the TLB, the decoded-instruction cache and the native tier's
+    /// translated blocks.
     pub fn flush_caches(&mut self) {
         self.tlb.flush();
         self.clear_code_caches();
