@@ -117,6 +117,7 @@ impl ICache {
     /// The generation of physical page `page` (bumped by every write to
     /// it while it holds cached code).
     #[inline]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub fn generation(&self, page: u32) -> u32 {
         self.page_gen[page as usize]
     }
