@@ -636,6 +636,55 @@ fn pending_interrupt_is_taken_at_the_block_boundary() {
 }
 
 #[test]
+fn paging_remap_finds_a_block_where_a_memo_was() {
+    // The code page first maps a frame where the loop starts with a
+    // memory load (no block: a memo), then a frame with the register-only
+    // loop, as after a switch of address space.
+    let code = hot_loop();
+    let mut with_load = code.clone();
+    with_load[5] = 0x8B; // mov eax,[eax] over `inc eax; add ebx,eax`
+    with_load[6] = 0x00;
+    with_load[7] = 0x90;
+    let (mut a, mut b) = pair(&with_load, [0; 8], 0);
+    for m in [&mut a, &mut b] {
+        let (pd, pt) = (0x5000u32, 0x6000u32);
+        m.write_phys(pd, &(pt | 3).to_le_bytes());
+        for i in 0..1024u32 {
+            m.write_phys(pt + 4 * i, &((i << 12) | 3).to_le_bytes());
+        }
+        m.write_phys(0x7000, &code);
+        let c = m.cpu_mut();
+        c.cr3 = pd;
+        c.cr0 |= 0x8000_0000;
+    }
+    run_both(&mut a, &mut b, Limits::default(), 1);
+    let before = a.jit_stats();
+    for m in [&mut a, &mut b] {
+        m.write_phys(0x6000 + 4 * 2, &(0x7000u32 | 3).to_le_bytes());
+        let c = m.cpu_mut();
+        c.eip = 0x2000;
+        c.gpr = [0; 8];
+        m.set_halted(false);
+    }
+    run_both(&mut a, &mut b, Limits::default(), 1);
+    assert_eq!(a.cpu().gpr[0], 200);
+    assert!(a.jit_stats().entries > before.entries);
+    // The loop head's memo gave way to a self-looping block: a third run
+    // enters it once for the whole loop.
+    for m in [&mut a, &mut b] {
+        let c = m.cpu_mut();
+        c.eip = 0x2000;
+        c.gpr = [0; 8];
+        m.set_halted(false);
+    }
+    let before = a.jit_stats();
+    run_both(&mut a, &mut b, Limits::default(), 1);
+    let after = a.jit_stats();
+    assert_eq!(after.entries - before.entries, 1, "{after:?}");
+    assert_eq!(after.instructions - before.instructions, 800);
+}
+
+#[test]
 fn paging_remap_moves_the_block() {
     // Identity-map the first 4 MB, run the loop hot, then point the code
     // page at a copy whose loop subtracts instead of adding.

@@ -99,7 +99,20 @@ impl Machine {
         };
         let (phys, generation) = (e.phys, e.generation);
         let Some(b) = e.block.as_deref() else {
-            if generation != self.icache.generation(phys >> 12) {
+            // A memo: forget it when its page changed, and (checked as
+            // rarely as translations happen) when paging maps the address
+            // to another frame, which may hold a block.
+            let stale = generation != self.icache.generation(phys >> 12)
+                || (self.cpu.paging()
+                    && self.jit.cache.heat(lin)
+                    && self.translate(
+                        lin,
+                        Access {
+                            write: false,
+                            user: self.cpu.cpl == 3,
+                        },
+                    ) != Ok(phys));
+            if stale {
                 self.jit.cache.remove(k);
             }
             return false;
