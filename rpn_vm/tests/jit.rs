@@ -234,6 +234,27 @@ proptest! {
     }
 }
 
+/// A compiled program can live beside its program in shared state.
+#[test]
+fn compiled_programs_are_send_and_sync() {
+    fn shareable<T: Send + Sync>(_: &T) {}
+    let (program, _, _) = assemble("minor=1\nPush EAX\nLog DN,1\n");
+    let compiled = Compiled::new(&program).unwrap();
+    shareable(&compiled);
+    // And runs the same on another thread.
+    let result = std::thread::spawn(move || {
+        let mut interp = Interpreter::new();
+        let mut m = sample_machine();
+        summary(compiled.run(&mut interp, &mut m, &mut [], hit(512)))
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        result.0,
+        "logged 0010/0007 incomplete=false [34, 12, 00, 00]"
+    );
+}
+
 /// Most programs of the generator compile, so the property above tests the
 /// native code rather than skipping it.
 #[test]

@@ -25,6 +25,12 @@
 //!   hand-written ones, have one index per instruction;
 //! * executable memory cannot be mapped.
 //!
+//! Use: compile once when a tracepoint's program is loaded
+//! (`Compiled::new(&program)`), keep it beside the program (it is `Send`
+//! and `Sync`), and at each hit call `compiled.run(&mut interp, machine,
+//! vars, hit)` where `interp.run(&program, machine, vars, hit)` was called;
+//! the result borrows `interp` the same way.
+//!
 //! Every opcode is compiled. A hit whose variables are fewer than an
 //! immediate index of the program (`Push V,i` with `i >= vars.len()`)
 //! is run by the interpreter: it ends in an error, and the native code
@@ -43,7 +49,7 @@ mod native;
 mod ops;
 
 use crate::interp::{Hit, Interpreter, RunResult};
-use crate::machine::{Machine, Reg};
+use crate::machine::Machine;
 use crate::verify::Program;
 
 /// A program compiled to native code.
@@ -53,8 +59,10 @@ pub struct Compiled {
     code: native::Code,
     /// The variables the code assumes (one more than the largest
     /// immediate index); with fewer, `run` interprets `program`.
+    #[cfg(target_arch = "x86_64")]
     vars: usize,
     /// The program, for hits with fewer variables than it names.
+    #[cfg(target_arch = "x86_64")]
     program: Program,
     #[cfg(not(target_arch = "x86_64"))]
     never: std::convert::Infallible,
@@ -90,12 +98,8 @@ impl Compiled {
     /// Runs one hit, with the same inputs and the same result as
     /// [`Interpreter::run`] on the program this was compiled from; leaves
     /// `interp` in the state that run would (its stack and log buffer).
-    ///
-    /// Never inlined: inlined into a caller that reads one field of the
-    /// record, the compiler assembles the record through narrow stores and
-    /// a wide load, a store-forwarding stall that costs more than the call.
     #[cfg(target_arch = "x86_64")]
-    #[inline(never)]
+    #[inline]
     pub fn run<'s, M: Machine + ?Sized>(
         &self,
         interp: &'s mut Interpreter,
@@ -104,6 +108,7 @@ impl Compiled {
         hit: Hit,
     ) -> RunResult<'s> {
         use crate::interp::{LOG_CAPACITY, Outcome, Record, RunError};
+        use crate::machine::Reg;
         use crate::verify::STACK_SLOTS;
         use frame::*;
 
@@ -140,6 +145,11 @@ impl Compiled {
         // At most `logmax`; `as_slice` would catch a code generator bug.
         interp.data.len = exit.log_len();
         let cycles = exit.cycles;
+        // A logged record is returned from here rather than from one
+        // `match` for all outcomes: built once for every outcome, the
+        // compiler assembles the record through narrow stores and copies it
+        // with a wide load, a store-forwarding stall that costs as much as
+        // the hit itself.
         if status <= STATUS_INCOMPLETE {
             return RunResult {
                 outcome: Outcome::Logged(Record {

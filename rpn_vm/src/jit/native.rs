@@ -3,8 +3,10 @@
 //!
 //! # Audit note: what the generated code touches
 //!
-//! `compile.rs` emits code that receives one pointer, to a [`Frame`] on the
-//! Rust stack of [`Code::call`], and touches memory only through it:
+//! `compile.rs` emits code that receives a pointer to a [`Frame`] on the
+//! Rust stack of `Compiled::run`, and the frame's own stack, log and
+//! variable pointers (in registers, so that it needs no prologue), and
+//! touches memory only through those:
 //!
 //! * the frame's own fields, at constant offsets from `offset_of!`
 //!   (registers at `regs + 4 * r`, `r < 16`);
@@ -24,8 +26,7 @@
 //!   logged);
 //! * its own machine stack: only RDI, pushed around a callback and popped
 //!   right after it. It uses caller-saved registers only, so it saves
-//!   none; every exit goes through one epilogue that stores the log length
-//!   and cycles in the frame and returns.
+//!   none; every exit returns the [`Exit`] in RAX and RDX.
 //!
 //! Every other effect goes through `frame.callback`, [`dispatch`], which
 //! rebuilds references from the frame and runs the interpreter's helpers
@@ -70,10 +71,11 @@ impl Code {
         let mut map = memmap2::MmapMut::map_anon(bytes.len().max(1)).ok()?;
         map[..bytes.len()].copy_from_slice(bytes);
         let map = map.make_exec().ok()?;
-        // SAFETY: the mapping holds the code `compile.rs` emitted, whose
-        // first instruction is the prologue of a sysv64 function taking a
-        // `*mut Frame` and returning the status in RAX; the function pointer
-        // is only called while `map` (stored beside it) is alive.
+        // SAFETY: the mapping holds the code `compile.rs` emitted, which
+        // starts with the body of a sysv64 function of the `Entry` type
+        // (frame, stack, log, variables, zero, zero) returning an `Exit` in
+        // RAX:RDX; the function pointer is only called while `map` (stored
+        // beside it) is alive.
         let entry = unsafe { std::mem::transmute::<*const u8, Entry>(map.as_ptr()) };
         Some(Code { map, entry })
     }
