@@ -1,0 +1,71 @@
+//! Helpers of the native-tier tests: two identical machines, one with the
+//! tier on and one interpreter-only, run and compared after every run.
+#![allow(dead_code)]
+
+use crate::common::{self, asm, prot_machine};
+use emu::{Exit, Limits, Machine, flags};
+use iced_x86::code_asm::*;
+
+/// Two machines (native tier on, off) with `code` and these registers:
+/// flat 32-bit protected mode with the code at 0x2000.
+pub fn pair(code: &[u8], gpr: [u32; 8], fl: u32) -> (Machine, Machine) {
+    pair_in(32, code, gpr, fl)
+}
+
+/// Like [`pair`] in `bits`-bit code: 16 is real mode with the code at
+/// 0000:0100.
+pub fn pair_in(bits: u32, code: &[u8], gpr: [u32; 8], fl: u32) -> (Machine, Machine) {
+    let mk = |jit: bool| {
+        let mut m = if bits == 32 {
+            prot_machine(code)
+        } else {
+            common::real_machine(code)
+        };
+        m.set_jit(jit);
+        let c = m.cpu_mut();
+        c.gpr = gpr;
+        c.eflags = (c.eflags & !flags::STATUS) | (fl & flags::STATUS);
+        m
+    };
+    (mk(true), mk(false))
+}
+
+pub fn assert_same(a: &Machine, b: &Machine, what: &str) {
+    assert_eq!(a.cpu(), b.cpu(), "registers differ {what}");
+    assert_eq!(a.cycles(), b.cycles(), "cycles differ {what}");
+    assert_eq!(
+        a.instructions(),
+        b.instructions(),
+        "instructions differ {what}"
+    );
+    assert_eq!(a.halted(), b.halted(), "halted differs {what}");
+}
+
+/// Run both with `limits` until HLT (at most `max_runs` runs), comparing
+/// after every run. Returns the number of runs.
+pub fn run_both(a: &mut Machine, b: &mut Machine, limits: Limits, max_runs: usize) -> usize {
+    for n in 1..=max_runs {
+        let ea = a.run(limits);
+        let eb = b.run(limits);
+        assert_eq!(ea, eb, "exit differs in run {n}");
+        assert_same(a, b, &format!("after run {n} ({ea:?})"));
+        if ea == Exit::Halted {
+            return n;
+        }
+    }
+    max_runs
+}
+
+/// A hot loop: `inc eax; add ebx,eax; dec ecx; jnz` 200 times, HLT.
+pub fn hot_loop() -> Vec<u8> {
+    asm(32, 0x2000, |a| {
+        let mut l = a.create_label();
+        a.mov(ecx, 200).unwrap();
+        a.set_label(&mut l).unwrap();
+        a.inc(eax).unwrap();
+        a.add(ebx, eax).unwrap();
+        a.dec(ecx).unwrap();
+        a.jnz(l).unwrap();
+        a.hlt().unwrap();
+    })
+}
