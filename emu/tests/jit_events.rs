@@ -311,3 +311,41 @@ fn paging_remap_moves_the_block() {
     }
     run_both(&mut a, &mut b, Limits::default(), 1);
 }
+
+#[test]
+fn eip_past_the_cs_limit_faults_without_touching_paging() {
+    // EIP beyond the CS limit on a not-present page: #GP every time, and
+    // no page walk (CR2 untouched), however often it is retried.
+    let (mut a, mut b) = pair(&hot_loop(), [0; 8], 0);
+    for m in [&mut a, &mut b] {
+        let (pd, pt) = (0x5000u32, 0x6000u32);
+        m.write_phys(pd, &(pt | 3).to_le_bytes());
+        for i in 0..1024u32 {
+            let present = if i == 3 { 0 } else { 3 };
+            m.write_phys(pt + 4 * i, &((i << 12) | present).to_le_bytes());
+        }
+        let mut code_seg = *m.cpu().sreg(emu::SegReg::Cs);
+        code_seg.limit = 0x2FFF;
+        m.set_segment(emu::SegReg::Cs, code_seg);
+        let c = m.cpu_mut();
+        c.cr3 = pd;
+        c.cr0 |= 0x8000_0000;
+        m.intercept(vector::GP, true);
+    }
+    for _ in 0..100 {
+        for m in [&mut a, &mut b] {
+            m.cpu_mut().eip = 0x3000;
+        }
+        let e = a.run(Limits::default());
+        assert_eq!(e, b.run(Limits::default()));
+        assert_eq!(
+            e,
+            Exit::Exception {
+                fault: emu::Fault::gp(0),
+                software: false
+            }
+        );
+        assert_same(&a, &b, "after the #GP");
+    }
+    assert_eq!(a.cpu().cr2, 0);
+}

@@ -90,6 +90,10 @@ impl Machine {
         let eip = self.cpu.eip;
         let lin = cs.base.wrapping_add(eip);
         let code32 = cs.big();
+        if eip > cs.limit || (!code32 && eip > 0xFFFF) {
+            // The fetch raises #GP without a page walk; so must we.
+            return false;
+        }
         let k = key(lin, code32);
         let Some(e) = self.jit.cache.get(k, eip) else {
             if self.jit.cache.heat(lin) {
