@@ -1,7 +1,8 @@
 //! Instruction fetch: the decoded-instruction cache lookup (with the CS
 //! limit and, under paging, the translation re-checked on every hit), and
 //! decoding on a miss from bytes fetched through segmentation and paging
-//! (a fetch fault is raised only if the decoder needed the missing bytes).
+//! (a fetch fault is raised, and CR2 written, only if the decoder needed
+//! the missing bytes).
 
 use crate::cpu::CpuModel;
 use crate::fault::{Fault, R};
@@ -45,6 +46,9 @@ impl Machine {
         let limit = u64::from(self.cpu.seg[1].limit);
         let mut cur_page = u32::MAX;
         let mut cur_phys = 0;
+        // A look-ahead walk that fails writes CR2; that only stands if the
+        // decoder needed the bytes and the #PF is raised.
+        let cr2 = self.cpu.cr2;
         while n < 15 {
             let off = u64::from(self.cpu.eip) + n as u64;
             if off > limit || (!code32 && off > 0xFFFF) {
@@ -78,6 +82,9 @@ impl Machine {
         let mut dec = Decoder::with_ip(bitness, &buf[..n], 0, self.decoder_options());
         let mut insn = Instruction::default();
         dec.decode_out(&mut insn);
+        if !(insn.is_invalid() && dec.last_error() == DecoderError::NoMoreBytes) {
+            self.cpu.cr2 = cr2;
+        }
         if insn.is_invalid() {
             if dec.last_error() == DecoderError::NoMoreBytes
                 && let Some(f) = stop

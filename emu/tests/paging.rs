@@ -136,3 +136,22 @@ fn tlb_keeps_stale_translations_until_cr3_reload() {
     assert_eq!(m.run(Limits::default()), Exit::Halted);
     assert_eq!(m.cpu().gpr[0], 0x2222_2222, "MOV CR3 flushed the TLB");
 }
+
+#[test]
+fn instruction_at_a_page_end_before_a_missing_page_leaves_cr2() {
+    // `inc eax; hlt` in the last two bytes of page 2, page 3 not present:
+    // the fetch looks ahead into page 3 but needs nothing there, so no #PF
+    // and no CR2 write. A JMP into page 3 then faults with CR2 = 0x3000.
+    let mut m = paged(&[]);
+    m.write_phys(0x2FFE, &[0x40, 0xF4]);
+    set_pte(&mut m, 3, 0);
+    m.cpu_mut().eip = 0x2FFE;
+    m.intercept(vector::PF, true);
+    assert_eq!(m.run(Limits::default()), Exit::Halted);
+    assert_eq!((m.cpu().gpr[0], m.cpu().cr2), (1, 0));
+    m.write_phys(0x2FF0, &[0xEB, 0x0E]); // jmp 0x3000
+    m.cpu_mut().eip = 0x2FF0;
+    m.set_halted(false);
+    assert_eq!(fault(&mut m), Fault::code(vector::PF, 0));
+    assert_eq!(m.cpu().cr2, 0x3000);
+}
