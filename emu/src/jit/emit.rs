@@ -40,8 +40,8 @@ const GUEST64: [AsmRegister64; 8] = [rax, r9, rdx, rbx, r8, rbp, rsi, rdi];
 const GUEST16: [AsmRegister16; 8] = [ax, r9w, dx, bx, r8w, bp, si, di];
 /// AL, CL, DL, BL.
 const GUEST_LO8: [AsmRegister8; 4] = [al, r9b, dl, bl];
-/// AH, (CH: none, never selected), DH, BH.
-const GUEST_HI8: [AsmRegister8; 4] = [ah, ah, dh, bh];
+/// AH, CH (none: refused), DH, BH.
+const GUEST_HI8: [Option<AsmRegister8>; 4] = [Some(ah), None, Some(dh), Some(bh)];
 
 /// A guest register operand as the host sees it.
 #[derive(Clone, Copy)]
@@ -51,16 +51,16 @@ enum Host {
     R8(AsmRegister8),
 }
 
-fn host(r: Reg) -> Host {
-    match r {
+fn host(r: Reg) -> Result<Host, EmitError> {
+    Ok(match r {
         Reg::R32(n) => Host::R32(GUEST[usize::from(n)]),
         Reg::R16(n) => Host::R16(GUEST16[usize::from(n)]),
         Reg::Lo8(n) => Host::R8(GUEST_LO8[usize::from(n)]),
-        Reg::Hi8(n) => Host::R8(GUEST_HI8[usize::from(n)]),
-    }
+        Reg::Hi8(n) => Host::R8(GUEST_HI8[usize::from(n)].ok_or(EmitError::NoHostRegister)?),
+    })
 }
 
-/// Why a block could not be assembled (selection should prevent both).
+/// Why a block could not be assembled (selection prevents all three).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum EmitError {
     /// The assembler refused an instruction.
@@ -69,6 +69,9 @@ pub(crate) enum EmitError {
     /// A two-operand op with operands of different sizes.
     #[error("operand sizes differ")]
     Sizes,
+    /// Guest CH, which has no host register here.
+    #[error("no host register for CH")]
+    NoHostRegister,
 }
 
 /// Host code for `plan`.
@@ -152,16 +155,16 @@ fn exit(a: &mut CodeAssembler, kind: u32, eip: u32, epilogue: CodeLabel) -> Resu
 
 fn emit_op(a: &mut CodeAssembler, op: &Op) -> Result<(), EmitError> {
     let r = match *op {
-        Op::Bin { m, dst, src } => match (host(dst), src) {
-            (Host::R32(d), Src::Reg(s)) => match host(s) {
+        Op::Bin { m, dst, src } => match (host(dst)?, src) {
+            (Host::R32(d), Src::Reg(s)) => match host(s)? {
                 Host::R32(s) => bin(a, m, d, s),
                 _ => return Err(EmitError::Sizes),
             },
-            (Host::R16(d), Src::Reg(s)) => match host(s) {
+            (Host::R16(d), Src::Reg(s)) => match host(s)? {
                 Host::R16(s) => bin(a, m, d, s),
                 _ => return Err(EmitError::Sizes),
             },
-            (Host::R8(d), Src::Reg(s)) => match host(s) {
+            (Host::R8(d), Src::Reg(s)) => match host(s)? {
                 Host::R8(s) => bin(a, m, d, s),
                 _ => return Err(EmitError::Sizes),
             },
@@ -169,7 +172,7 @@ fn emit_op(a: &mut CodeAssembler, op: &Op) -> Result<(), EmitError> {
             (Host::R16(d), Src::Imm(v)) => bin(a, m, d, i32::from(v as u16 as i16)),
             (Host::R8(d), Src::Imm(v)) => bin(a, m, d, i32::from(v as u8 as i8)),
         },
-        Op::Unary { m, dst } => match host(dst) {
+        Op::Unary { m, dst } => match host(dst)? {
             Host::R32(d) => unary(a, m, d),
             Host::R16(d) => unary(a, m, d),
             Host::R8(d) => unary(a, m, d),

@@ -141,3 +141,28 @@ fn each_op_matches_the_interpreter() {
         }
     }
 }
+
+#[test]
+fn emitter_refuses_what_the_host_cannot_encode() {
+    let src = select::Source {
+        bytes: &[0x00, 0xC4], // add ah, al
+        eip: 0,
+        code32: true,
+    };
+    let mut plan = select::select(src, |_| false).expect("eligible");
+    assert!(emit::emit(&plan).is_ok());
+    plan.ops[0] = select::Op::Unary {
+        m: iced_x86::Mnemonic::Inc,
+        dst: select::Reg::Hi8(1),
+    };
+    assert!(matches!(
+        emit::emit(&plan),
+        Err(emit::EmitError::NoHostRegister)
+    ));
+    plan.ops[0] = select::Op::Bin {
+        m: iced_x86::Mnemonic::Add,
+        dst: select::Reg::R32(0),
+        src: select::Src::Reg(select::Reg::R16(1)),
+    };
+    assert!(matches!(emit::emit(&plan), Err(emit::EmitError::Sizes)));
+}
