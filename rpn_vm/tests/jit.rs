@@ -397,3 +397,36 @@ fn a_join_with_two_stack_indices_is_refused() {
     assert!(Compiled::new(&program).is_some());
     assert!(Compiled::new(&Program::empty()).is_some());
 }
+
+/// Programs compiled together share one mapping and behave as if each
+/// were compiled alone; those `new` refuses, `new_many` refuses too.
+#[test]
+fn programs_compiled_together_match_programs_compiled_alone() {
+    let mut sources: Vec<String> = EXAMPLES.iter().map(|e| e.source.to_string()).collect();
+    sources.insert(
+        2,
+        "minor=1\nPush EAX\nJmp ZN,l\nPush EBX\nl: Log DN,1\n".into(),
+    );
+    sources.push(SIXTEEN.into());
+    let programs: Vec<(Program, Hit, usize)> = sources.iter().map(|s| assemble(s)).collect();
+    let together = Compiled::new_many(programs.iter().map(|(p, _, _)| p));
+    assert_eq!(together.len(), programs.len());
+    for ((program, hit, nvars), shared) in programs.iter().zip(&together) {
+        let alone = Compiled::new(program);
+        assert_eq!(shared.is_some(), alone.is_some());
+        let (Some(shared), Some(alone)) = (shared, alone) else {
+            continue;
+        };
+        assert_eq!(shared.code(), alone.code(), "same code, another place");
+        let run = |compiled: &Compiled| {
+            let mut interp = Interpreter::new();
+            let mut vars = vec![0; *nvars];
+            let result = summary(compiled.run(&mut interp, &mut sample_machine(), &mut vars, *hit));
+            after(result, vars, &interp)
+        };
+        let (interpreted, _) = both(program, &sample_regs(), &vec![0; *nvars], *hit);
+        assert_eq!(run(shared), interpreted);
+        assert_eq!(run(&alone), interpreted);
+    }
+    assert_eq!(together.iter().filter(|c| c.is_none()).count(), 1);
+}

@@ -250,15 +250,11 @@ impl DynamicTrace {
         for (i, tp) in dto.tracepoints.iter().enumerate() {
             self.by_address.insert(tp.linear, (index, i));
         }
-        let native = dto
-            .tracepoints
-            .iter()
-            .map(|tp| {
-                self.native_enabled
-                    .then(|| Compiled::new(&tp.spec.program))
-                    .flatten()
-            })
-            .collect();
+        let native = if self.native_enabled {
+            Compiled::new_many(dto.tracepoints.iter().map(|tp| &tp.spec.program))
+        } else {
+            dto.tracepoints.iter().map(|_| None).collect()
+        };
         self.native.push(native);
         self.dtos.push(dto);
         emu.intercept(vector::BP, true);

@@ -87,6 +87,40 @@ impl Compiled {
         None
     }
 
+    /// Compiles several programs into one executable mapping (a DTO's
+    /// tracepoints, say), giving each the result [`Compiled::new`] would.
+    #[cfg(target_arch = "x86_64")]
+    pub fn new_many<'p>(programs: impl IntoIterator<Item = &'p Program>) -> Vec<Option<Compiled>> {
+        let compiled: Vec<(&Program, Option<compile::Output>)> = programs
+            .into_iter()
+            .map(|program| (program, compile::compile(program)))
+            .collect();
+        let bytes: Vec<&[u8]> = compiled
+            .iter()
+            .filter_map(|(_, out)| out.as_ref().map(|out| out.code.as_slice()))
+            .collect();
+        let mut codes = native::Code::new_many(&bytes)
+            .unwrap_or_default()
+            .into_iter();
+        compiled
+            .into_iter()
+            .map(|(program, out)| {
+                let out = out?;
+                Some(Compiled {
+                    code: codes.next()?,
+                    vars: out.vars,
+                    program: program.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// Compiles several programs; always `None`s on this host.
+    #[cfg(not(target_arch = "x86_64"))]
+    pub fn new_many<'p>(programs: impl IntoIterator<Item = &'p Program>) -> Vec<Option<Compiled>> {
+        programs.into_iter().map(|_| None).collect()
+    }
+
     /// The machine code (x86-64), for inspection and disassembly.
     pub fn code(&self) -> &[u8] {
         #[cfg(target_arch = "x86_64")]

@@ -37,6 +37,9 @@
 
 #![allow(unsafe_code)]
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use super::callbacks;
 use super::frame::{Exit, Frame};
 use crate::interp::LOG_CAPACITY;
@@ -51,15 +54,21 @@ type Entry = unsafe extern "sysv64" fn(*mut Frame, *mut u32, *mut u8, *mut u32, 
 
 /// A compiled program's machine code, mapped executable.
 pub(crate) struct Code {
-    /// Keeps the mapping alive as long as `entry` may be called.
-    map: memmap2::Mmap,
+    /// Keeps the mapping alive as long as `entry` may be called; shared by
+    /// the programs compiled together ([`Code::new_many`]).
+    map: Arc<memmap2::Mmap>,
+    /// This program's bytes within `map`.
+    range: Range<usize>,
     entry: Entry,
 }
+
+/// Where each program starts in a shared mapping: a multiple of this.
+const ALIGN: usize = 16;
 
 impl std::fmt::Debug for Code {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Code")
-            .field("len", &self.map.len())
+            .field("len", &self.range.len())
             .finish()
     }
 }
@@ -68,21 +77,54 @@ impl Code {
     /// Maps `bytes`, code emitted by `compile.rs` for the [`Frame`] ABI,
     /// read-only and executable; `None` if the mapping fails.
     pub(crate) fn new(bytes: &[u8]) -> Option<Code> {
-        let mut map = memmap2::MmapMut::map_anon(bytes.len().max(1)).ok()?;
-        map[..bytes.len()].copy_from_slice(bytes);
-        let map = map.make_exec().ok()?;
-        // SAFETY: the mapping holds the code `compile.rs` emitted, which
-        // starts with the body of a sysv64 function of the `Entry` type
-        // (frame, stack, log, variables, zero, zero) returning an `Exit` in
-        // RAX:RDX; the function pointer is only called while `map` (stored
-        // beside it) is alive.
-        let entry = unsafe { std::mem::transmute::<*const u8, Entry>(map.as_ptr()) };
-        Some(Code { map, entry })
+        Code::new_many(&[bytes])?.pop()
+    }
+
+    /// Maps the code of several programs into one read-only, executable
+    /// mapping (a page per program would not scale to a TDF's thousands
+    /// of tracepoints); `None` if the mapping fails.
+    pub(crate) fn new_many(programs: &[&[u8]]) -> Option<Vec<Code>> {
+        let mut ranges = Vec::with_capacity(programs.len());
+        let mut end: usize = 0;
+        for bytes in programs {
+            let start = end.next_multiple_of(ALIGN);
+            end = start + bytes.len();
+            ranges.push(start..end);
+        }
+        // Padding between programs is INT3, never reached: each program
+        // ends in RET.
+        let mut map = memmap2::MmapMut::map_anon(end.max(1)).ok()?;
+        map.fill(0xCC);
+        for (bytes, range) in programs.iter().zip(&ranges) {
+            map[range.clone()].copy_from_slice(bytes);
+        }
+        let map = Arc::new(map.make_exec().ok()?);
+        let codes = ranges
+            .into_iter()
+            .map(|range| {
+                // SAFETY: `range.start` is inside the mapping (or its end,
+                // for an empty program, which compile.rs never emits), and
+                // the mapping there holds the code `compile.rs` emitted,
+                // which starts with the body of a sysv64 function of the
+                // `Entry` type (frame, stack, log, variables, zero, zero)
+                // returning an `Exit` in RAX:RDX; the function pointer is
+                // only called while `map` (stored beside it) is alive.
+                let entry = unsafe {
+                    std::mem::transmute::<*const u8, Entry>(map.as_ptr().add(range.start))
+                };
+                Code {
+                    map: Arc::clone(&map),
+                    range,
+                    entry,
+                }
+            })
+            .collect();
+        Some(codes)
     }
 
     /// The machine code, for disassembly.
     pub(crate) fn bytes(&self) -> &[u8] {
-        &self.map
+        &self.map[self.range.clone()]
     }
 
     /// Runs the code on `frame`; returns how the hit ended.
