@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use rpn_vm::fake::PAGE_SIZE;
+use rpn_vm::jit::Compiled;
 use rpn_vm::source::TraceProgramFile;
 use rpn_vm::{FakeMachine, Hit, Interpreter, Outcome, Reg, Segment, object};
 
@@ -71,6 +72,12 @@ struct RunArgs {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// Run the program as native code (rpn_vm::jit) rather than
+    /// interpreted; the result is the same. Exit 1 where it does not
+    /// compile (not an x86-64 host, or jumps that join with two stack
+    /// depths).
+    #[arg(long)]
+    native: bool,
 }
 
 /// Entry point.
@@ -194,7 +201,21 @@ fn run_one(args: &RunArgs) -> Result<i32> {
         logmax: parsed.header.logmax() as usize,
     };
     let mut interp = Interpreter::new();
-    let result = interp.run(&program, machine, &mut vars, hit);
+    let compiled;
+    let result = if args.native {
+        let Some(native) = Compiled::new(&program) else {
+            eprintln!(
+                "{}: minor 0x{:X}: does not compile to native code here",
+                args.file.display(),
+                tp.minor
+            );
+            return Ok(1);
+        };
+        compiled = native;
+        compiled.run(&mut interp, machine, &mut vars, hit)
+    } else {
+        interp.run(&program, machine, &mut vars, hit)
+    };
     let (major, minor, data, incomplete) = match result.outcome {
         Outcome::Logged(r) => (r.major, r.minor, r.data.to_vec(), r.incomplete),
         _ => (hit.major, hit.minor, Vec::new(), false),
