@@ -3,26 +3,18 @@
 //! with exit 1 and nothing written, and one tracepoint run against a fake
 //! machine, interpreted and native.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use common::stdout;
+
+/// Runs `os2trace rpn ARGS` in `dir`.
 fn os2trace(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_os2trace"))
-        .current_dir(dir)
-        .arg("rpn")
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "stdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let mut with_rpn = vec!["rpn"];
+    with_rpn.extend_from_slice(args);
+    common::os2trace(dir, &with_rpn)
 }
 
 /// Reads the word at SS:ESP+4 and logs it with a counter; the second

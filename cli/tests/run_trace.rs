@@ -1,26 +1,9 @@
 //! `os2trace run` with tracing: TRACE ON with a selection, DTRACE APPLY,
 //! TRACEGET, TRSPOOL, TRACEFMT, QUERY and GETVARS over one run.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn os2trace(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_os2trace"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn text(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "stdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::{os2trace, stdout as text};
 
 fn prepared() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
