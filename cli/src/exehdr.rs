@@ -90,7 +90,40 @@ fn address(a: Option<loader::Address>) -> Value {
     )
 }
 
-fn common_json(m: &Module) -> serde_json::Map<String, Value> {
+/// How many fixup records the module's fixup sites come from (consecutive
+/// sites of one record count once).
+fn fixup_records(m: &Module) -> usize {
+    m.fixups
+        .windows(2)
+        .filter(|w| w[0].record != w[1].record)
+        .count()
+        + usize::from(!m.fixups.is_empty())
+}
+
+/// Name of import module `n` (1-based), `?` when there is none.
+fn import_module(m: &Module, n: u16) -> &str {
+    m.imports
+        .get(usize::from(n).wrapping_sub(1))
+        .map_or("?", String::as_str)
+}
+
+/// `oooo:xxxxxxxx`, an object (or segment) and an offset in hex.
+fn object_offset(a: loader::Address) -> String {
+    format!("{:04x}:{:08x}", a.object, a.offset)
+}
+
+/// The name of an OS type code in a module header.
+fn os_name(os: u16) -> String {
+    if os == 1 {
+        "OS/2".to_string()
+    } else {
+        os.to_string()
+    }
+}
+
+/// The JSON dump: the fields every module has, what `specific` inserts for
+/// its format, then imports, resources, entries and fixups.
+fn json_dump(m: &Module, specific: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Value {
     let mut v = serde_json::Map::new();
     v.insert("format".into(), json!(m.format.name()));
     v.insert("name".into(), json!(m.name));
@@ -102,10 +135,7 @@ fn common_json(m: &Module) -> serde_json::Map<String, Value> {
     v.insert("auto_data".into(), json!(m.auto_data));
     v.insert("heap_size".into(), json!(m.heap_size));
     v.insert("stack_size".into(), json!(m.stack_size));
-    v
-}
-
-fn tail_json(m: &Module, v: &mut serde_json::Map<String, Value>) {
+    specific(&mut v);
     v.insert("imports".into(), json!(m.imports));
     let resources: Vec<Value> = m
         .resources
@@ -128,71 +158,64 @@ fn tail_json(m: &Module, v: &mut serde_json::Map<String, Value>) {
         })
         .collect();
     v.insert("entries".into(), Value::Array(entries));
-    let records = m
-        .fixups
-        .windows(2)
-        .filter(|w| w[0].record != w[1].record)
-        .count()
-        + usize::from(!m.fixups.is_empty());
     v.insert(
         "fixups".into(),
-        json!({"sites": m.fixups.len(), "records": records, "kinds": m.fixup_kinds()}),
+        json!({"sites": m.fixups.len(), "records": fixup_records(m), "kinds": m.fixup_kinds()}),
     );
+    Value::Object(v)
 }
 
 fn lx_json(f: &lx::LxFile) -> Value {
     let m = &f.module;
     let ps = m.page_size();
-    let mut v = common_json(m);
-    v.insert("page_size".into(), json!(ps));
-    let objects: Vec<Value> = m
-        .objects
-        .iter()
-        .enumerate()
-        .map(|(i, o)| {
-            let pages: Vec<Value> = o
-                .pages
-                .iter()
-                .map(|p| json!({"kind": p.kind.name(), "sha256": page_sha256(p, ps)}))
-                .collect();
-            json!({
-                "index": i + 1,
-                "flags": o.flags,
-                "size": o.virtual_size,
-                "base": o.base,
-                "bits": bits(m, i),
-                "sha256": image_sha256(o, ps),
-                "pages": pages,
+    json_dump(m, |v| {
+        v.insert("page_size".into(), json!(ps));
+        let objects: Vec<Value> = m
+            .objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let pages: Vec<Value> = o
+                    .pages
+                    .iter()
+                    .map(|p| json!({"kind": p.kind.name(), "sha256": page_sha256(p, ps)}))
+                    .collect();
+                json!({
+                    "index": i + 1,
+                    "flags": o.flags,
+                    "size": o.virtual_size,
+                    "base": o.base,
+                    "bits": bits(m, i),
+                    "sha256": image_sha256(o, ps),
+                    "pages": pages,
+                })
             })
-        })
-        .collect();
-    v.insert("objects".into(), Value::Array(objects));
-    tail_json(m, &mut v);
-    Value::Object(v)
+            .collect();
+        v.insert("objects".into(), Value::Array(objects));
+    })
 }
 
 fn ne_json(f: &ne::NeFile) -> Value {
     let m = &f.module;
-    let mut v = common_json(m);
-    let segments: Vec<Value> = f
-        .segments
-        .iter()
-        .zip(&m.objects)
-        .enumerate()
-        .map(|(i, (s, o))| {
-            json!({
-                "index": i + 1,
-                "flags": s.flags,
-                "size": s.length,
-                "min_alloc": o.virtual_size,
-                "bits": bits(m, i),
-                "sha256": image_sha256(o, 0),
+    json_dump(m, |v| {
+        let segments: Vec<Value> = f
+            .segments
+            .iter()
+            .zip(&m.objects)
+            .enumerate()
+            .map(|(i, (s, o))| {
+                json!({
+                    "index": i + 1,
+                    "flags": s.flags,
+                    "size": s.length,
+                    "min_alloc": o.virtual_size,
+                    "bits": bits(m, i),
+                    "sha256": image_sha256(o, 0),
+                })
             })
-        })
-        .collect();
-    v.insert("segments".into(), Value::Array(segments));
-    tail_json(m, &mut v);
-    Value::Object(v)
+            .collect();
+        v.insert("segments".into(), Value::Array(segments));
+    })
 }
 
 fn lx_object_flags(flags: u32) -> String {
@@ -253,28 +276,36 @@ fn ne_segment_flags(flags: u16) -> String {
     words.join(" ")
 }
 
-fn header_text(out: &mut String, m: &Module) {
-    let _ = writeln!(out, "Module:                   {}", m.name);
+/// One header line: the label, padded to column 26, then the value.
+fn field(out: &mut String, label: &str, value: impl std::fmt::Display) {
+    let _ = writeln!(out, "{label:<26}{value}");
+}
+
+/// The text dump: the header fields every module has, what `specific`
+/// writes for its format, then imports, entries, resources and fixups.
+fn text_dump(m: &Module, specific: impl FnOnce(&mut String)) -> String {
+    let mut out = String::new();
+    field(&mut out, "Module:", &m.name);
     if let Some(d) = &m.description {
-        let _ = writeln!(out, "Description:              {d}");
+        field(&mut out, "Description:", d);
     }
-    let _ = writeln!(out, "Format:                   {}", m.format.name());
-    let _ = writeln!(out, "Module type:              {}", m.module_type().name());
-    let _ = writeln!(out, "Module flags:             {:08x}", m.flags);
-    let addr = |a: Option<loader::Address>| {
-        a.map_or("none".to_string(), |a| {
-            format!("{:04x}:{:08x}", a.object, a.offset)
-        })
-    };
-    let _ = writeln!(out, "Initial CS:IP / EIP:      {}", addr(m.start));
-    let _ = writeln!(out, "Initial SS:SP / ESP:      {}", addr(m.stack));
-    let _ = writeln!(
-        out,
-        "Automatic data:           {}",
-        m.auto_data.map_or("none".into(), |n| n.to_string())
+    field(&mut out, "Format:", m.format.name());
+    field(&mut out, "Module type:", m.module_type().name());
+    field(&mut out, "Module flags:", format_args!("{:08x}", m.flags));
+    let addr = |a: Option<loader::Address>| a.map_or("none".to_string(), object_offset);
+    field(&mut out, "Initial CS:IP / EIP:", addr(m.start));
+    field(&mut out, "Initial SS:SP / ESP:", addr(m.stack));
+    let auto_data = m.auto_data.map_or("none".into(), |n| n.to_string());
+    field(&mut out, "Automatic data:", auto_data);
+    field(&mut out, "Heap size:", format_args!("{:08x}", m.heap_size));
+    field(
+        &mut out,
+        "Stack size:",
+        format_args!("{:08x}", m.stack_size),
     );
-    let _ = writeln!(out, "Heap size:                {:08x}", m.heap_size);
-    let _ = writeln!(out, "Stack size:               {:08x}", m.stack_size);
+    specific(&mut out);
+    tail_text(&mut out, m);
+    out
 }
 
 fn tail_text(out: &mut String, m: &Module) {
@@ -293,18 +324,13 @@ fn tail_text(out: &mut String, m: &Module) {
         let name = m.export_name(e.ordinal).unwrap_or("");
         let place = match &e.point {
             EntryPoint::Forwarder { module, target } => {
-                let module = m
-                    .imports
-                    .get(usize::from(*module).wrapping_sub(1))
-                    .map_or("?", String::as_str);
+                let module = import_module(m, *module);
                 match target {
                     ForwardTarget::Ordinal(o) => format!("-> {module}.{o}"),
                     ForwardTarget::Name(n) => format!("-> {module}.{n}"),
                 }
             }
-            _ => e.address().map_or(String::new(), |a| {
-                format!("{:04x}:{:08x}", a.object, a.offset)
-            }),
+            _ => e.address().map_or(String::new(), object_offset),
         };
         let exported = if e.exported() { "exported" } else { "" };
         let _ = writeln!(out, "  {:5}  {place:<22} {exported:<8} {name}", e.ordinal);
@@ -319,16 +345,11 @@ fn tail_text(out: &mut String, m: &Module) {
             );
         }
     }
-    let records = m
-        .fixups
-        .windows(2)
-        .filter(|w| w[0].record != w[1].record)
-        .count()
-        + usize::from(!m.fixups.is_empty());
     let _ = writeln!(
         out,
-        "\nFixups: {} sites in {records} records",
-        m.fixups.len()
+        "\nFixups: {} sites in {} records",
+        m.fixups.len(),
+        fixup_records(m)
     );
     for (kind, n) in m.fixup_kinds() {
         let _ = writeln!(out, "  {kind:<32} {n:6}");
@@ -336,18 +357,16 @@ fn tail_text(out: &mut String, m: &Module) {
     // (module, ordinal, name) -> sites
     let mut by_import: std::collections::BTreeMap<(String, u32, String), usize> =
         Default::default();
-    let module_name = |n: u16| {
-        m.imports
-            .get(usize::from(n).wrapping_sub(1))
-            .cloned()
-            .unwrap_or("?".into())
-    };
     for f in &m.fixups {
         let key = match &f.target {
-            Target::ImportOrdinal { module, ordinal } => {
-                (module_name(*module), *ordinal, String::new())
+            Target::ImportOrdinal { module, ordinal } => (
+                import_module(m, *module).to_string(),
+                *ordinal,
+                String::new(),
+            ),
+            Target::ImportName { module, name } => {
+                (import_module(m, *module).to_string(), 0, name.clone())
             }
-            Target::ImportName { module, name } => (module_name(*module), 0, name.clone()),
             _ => continue,
         };
         *by_import.entry(key).or_insert(0) += 1;
@@ -368,120 +387,91 @@ fn tail_text(out: &mut String, m: &Module) {
 fn lx_text(f: &lx::LxFile) -> String {
     let m = &f.module;
     let h = &f.header;
-    let mut out = String::new();
-    header_text(&mut out, m);
-    let _ = writeln!(
-        out,
-        "CPU type:                 {}",
-        match h.cpu {
+    text_dump(m, |out| {
+        let cpu = match h.cpu {
             1 => "80286".to_string(),
             2 => "80386".to_string(),
             3 => "80486".to_string(),
             n => format!("{n}"),
+        };
+        field(out, "CPU type:", cpu);
+        field(out, "OS type:", os_name(h.os));
+        field(out, "Module version:", format_args!("{:08x}", h.version));
+        field(out, "Page size:", format_args!("{:08x}", h.page_size));
+        field(out, "Page offset shift:", h.page_shift);
+        field(out, "Pages:", h.npages);
+        if h.debug_off != 0 {
+            let debug = format!("{:08x} ({} bytes)", h.debug_off, h.debug_len);
+            field(out, "Debug info:", debug);
         }
-    );
-    let _ = writeln!(
-        out,
-        "OS type:                  {}",
-        if h.os == 1 {
-            "OS/2".to_string()
-        } else {
-            h.os.to_string()
-        }
-    );
-    let _ = writeln!(out, "Module version:           {:08x}", h.version);
-    let _ = writeln!(out, "Page size:                {:08x}", h.page_size);
-    let _ = writeln!(out, "Page offset shift:        {}", h.page_shift);
-    let _ = writeln!(out, "Pages:                    {}", h.npages);
-    if h.debug_off != 0 {
         let _ = writeln!(
-            out,
-            "Debug info:               {:08x} ({} bytes)",
-            h.debug_off, h.debug_len
+            *out,
+            "\nno. virtual  base     flags    pages bits  attributes"
         );
-    }
-    let _ = writeln!(
-        out,
-        "\nno. virtual  base     flags    pages bits  attributes"
-    );
-    for (i, o) in m.objects.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "{:3} {:08x} {:08x} {:08x} {:5} {:4}  {}",
-            i + 1,
-            o.virtual_size,
-            o.base,
-            o.flags,
-            o.pages.len(),
-            bits(m, i),
-            lx_object_flags(o.flags)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "\nobject page  logical kind        file offset  stored decoded"
-    );
-    let mut logical = 0usize;
-    for (i, o) in m.objects.iter().enumerate() {
-        for (k, p) in o.pages.iter().enumerate() {
-            let e = f.pages[logical];
-            logical += 1;
+        for (i, o) in m.objects.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "{:6} {:4} {:8} {:<11} {:08x} {:8} {:7}",
+                "{:3} {:08x} {:08x} {:08x} {:5} {:4}  {}",
                 i + 1,
-                k + 1,
-                logical,
-                p.kind.name(),
-                e.file_offset,
-                e.data_size,
-                p.data.len()
+                o.virtual_size,
+                o.base,
+                o.flags,
+                o.pages.len(),
+                bits(m, i),
+                lx_object_flags(o.flags)
             );
         }
-    }
-    tail_text(&mut out, m);
-    out
+        let _ = writeln!(
+            *out,
+            "\nobject page  logical kind        file offset  stored decoded"
+        );
+        let mut logical = 0usize;
+        for (i, o) in m.objects.iter().enumerate() {
+            for (k, p) in o.pages.iter().enumerate() {
+                let e = f.pages[logical];
+                logical += 1;
+                let _ = writeln!(
+                    *out,
+                    "{:6} {:4} {:8} {:<11} {:08x} {:8} {:7}",
+                    i + 1,
+                    k + 1,
+                    logical,
+                    p.kind.name(),
+                    e.file_offset,
+                    e.data_size,
+                    p.data.len()
+                );
+            }
+        }
+    })
 }
 
 fn ne_text(f: &ne::NeFile) -> String {
     let m = &f.module;
     let h = &f.header;
-    let mut out = String::new();
-    header_text(&mut out, m);
-    let _ = writeln!(
-        out,
-        "Linker version:           {}.{}",
-        h.linker_version, h.linker_revision
-    );
-    let _ = writeln!(
-        out,
-        "Target OS:                {}",
-        if h.target_os == 1 {
-            "OS/2".to_string()
-        } else {
-            h.target_os.to_string()
-        }
-    );
-    let _ = writeln!(out, "Alignment shift:          {}", h.align);
-    let _ = writeln!(out, "Movable entries:          {}", h.nmovable);
-    let _ = writeln!(
-        out,
-        "\nno. file off  length   loaded min alloc flags relocs  attributes"
-    );
-    for (i, s) in f.segments.iter().enumerate() {
+    text_dump(m, |out| {
+        let linker = format!("{}.{}", h.linker_version, h.linker_revision);
+        field(out, "Linker version:", linker);
+        field(out, "Target OS:", os_name(h.target_os.into()));
+        field(out, "Alignment shift:", h.align);
+        field(out, "Movable entries:", h.nmovable);
         let _ = writeln!(
-            out,
-            "{:3} {:08x} {:6x} {:8x} {:9x} {:04x} {:6}  {}",
-            i + 1,
-            s.file_offset,
-            s.length,
-            m.objects[i].stored_len(0),
-            m.objects[i].virtual_size,
-            s.flags,
-            s.relocations,
-            ne_segment_flags(s.flags)
+            *out,
+            "\nno. file off  length   loaded min alloc flags relocs  attributes"
         );
-    }
-    tail_text(&mut out, m);
-    out
+        for (i, s) in f.segments.iter().enumerate() {
+            let _ = writeln!(
+                *out,
+                "{:3} {:08x} {:6x} {:8x} {:9x} {:04x} {:6}  {}",
+                i + 1,
+                s.file_offset,
+                s.length,
+                m.objects[i].stored_len(0),
+                m.objects[i].virtual_size,
+                s.flags,
+                s.relocations,
+                ne_segment_flags(s.flags)
+            );
+        }
+    })
 }
