@@ -15,12 +15,11 @@
 //! environment, `[esp+16]` the command line (`main` loads EDI from it).
 
 use iced_x86::code_asm::*;
-use loader::Format;
 
 use super::*;
 use crate::Program;
 use crate::error::Result;
-use crate::link::{Spec, TraceSpec, link, lx_base};
+use crate::link::{TraceSpec, link, lx_base};
 use crate::segment::{Code, Data};
 
 pub(crate) fn build_args16() -> Result<Program> {
@@ -29,7 +28,6 @@ pub(crate) fn build_args16() -> Result<Program> {
     let crlf = d.bytes("crlf", b"\r\n");
     let written = d.word("written", 0);
     let data = d.finish("_DATA", "DATA", NE_DATA);
-    let stack_top = data.virtual_size + STACK16;
 
     let mut c = Code::new(P, 16)?;
     let mut fails = [c.label()];
@@ -70,18 +68,10 @@ pub(crate) fn build_args16() -> Result<Program> {
     epilogue(&mut c, &mut fails, &mut exit, 16)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
-    link(Spec {
-        format: Format::Ne,
+    let exe = Exe {
         name: P,
         file_name: "ARGS16.EXE",
         description: "ARGS16.EXE: writes its arguments (os2trace testprogs)",
-        flags: NE_PROGRAM,
-        segments: vec![code, data],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((2, stack_top)),
-        stack_size: STACK16,
-        auto_data: Some(2),
         major: 0xCB,
         tracepoints: vec![
             TraceSpec {
@@ -119,7 +109,8 @@ pub(crate) fn build_args16() -> Result<Program> {
                 ],
             },
         ],
-    })
+    };
+    link(exe.ne(vec![code, data]))
 }
 
 pub(crate) fn build_args32() -> Result<Program> {
@@ -129,9 +120,6 @@ pub(crate) fn build_args32() -> Result<Program> {
     let crlf = base + d.bytes("crlf", b"\r\n");
     let written = base + d.dword("written", 0);
     let data = d.finish("DATA32", "DATA", LX_DATA);
-    let mut s = Data::new();
-    s.zeroed("stack_bottom", STACK32);
-    let stack = s.finish("STACK", "STACK", LX_DATA);
 
     let mut c = Code::new(P, 32)?;
     let mut fails = [c.label()];
@@ -169,18 +157,10 @@ pub(crate) fn build_args32() -> Result<Program> {
     epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
-    link(Spec {
-        format: Format::Lx,
+    let exe = Exe {
         name: P,
         file_name: "ARGS32.EXE",
         description: "ARGS32.EXE: writes its arguments (os2trace testprogs)",
-        flags: LX_PROGRAM,
-        segments: vec![code, data, stack],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((3, STACK32)),
-        stack_size: STACK32,
-        auto_data: None,
         major: 0xCC,
         tracepoints: vec![
             TraceSpec {
@@ -211,5 +191,6 @@ pub(crate) fn build_args32() -> Result<Program> {
                 rpn: &["Push ECX", "Log DN,1", "Push W,64", "Push ESI", "Log ARF"],
             },
         ],
-    })
+    };
+    link(exe.lx(code, data))
 }

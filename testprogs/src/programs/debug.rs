@@ -31,13 +31,12 @@
 //! 2 at `exit` (AX).
 
 use iced_x86::code_asm::*;
-use loader::Format;
 
 use super::*;
 use crate::Program;
 use crate::codeview::{CvModule, Proc, Var, nb09, reg, ty};
 use crate::error::{Result, link_error};
-use crate::link::{Spec, TraceSpec, link};
+use crate::link::{TraceSpec, link};
 use crate::segment::{Code, Data};
 
 /// The C source DBG16 is compiled from (as its line numbers say).
@@ -102,7 +101,6 @@ pub(crate) fn build_dbg16() -> Result<Program> {
     let mut d = Data::new();
     let total = d.word("total", 0);
     let data = d.finish("_DATA", "DATA", NE_DATA);
-    let stack_top = data.virtual_size + STACK16;
 
     let mut c = Code::new(P, 16)?;
     let mut add2 = c.label();
@@ -148,21 +146,14 @@ pub(crate) fn build_dbg16() -> Result<Program> {
     exit16(&mut c)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
-    let mut p = link(Spec {
-        format: Format::Ne,
+    let exe = Exe {
         name: P,
         file_name: "DBG16.EXE",
         description: "DBG16.EXE: CodeView line numbers and symbols (os2trace testprogs)",
-        flags: NE_PROGRAM,
-        segments: vec![code, data],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((2, stack_top)),
-        stack_size: STACK16,
-        auto_data: Some(2),
         major: 0xCE,
         tracepoints: tracepoints("DBG16"),
-    })?;
+    };
+    let mut p = link(exe.ne(vec![code, data]))?;
     let m = debug_module(&p, false, "dbg16.obj", "dbg16.c", "add2", total)?;
     p.bytes.extend_from_slice(&nb09(&m));
     p.source = Some(("dbg16.c", DBG16_C));
@@ -188,9 +179,6 @@ fn dbg32_with(
     let mut d = Data::new();
     let total = d.dword("total", 0);
     let data = d.finish("DATA32", "DATA", LX_DATA);
-    let mut s = Data::new();
-    s.zeroed("stack_bottom", STACK32);
-    let stack = s.finish("STACK", "STACK", LX_DATA);
     let total_at = u64::from(crate::link::lx_base(2) + total);
 
     let mut c = Code::new(p_name, 32)?;
@@ -238,8 +226,7 @@ fn dbg32_with(
     exit32(&mut c)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
-    let mut p = link(Spec {
-        format: Format::Lx,
+    let exe = Exe {
         name: p_name,
         file_name,
         description: if hll {
@@ -247,16 +234,10 @@ fn dbg32_with(
         } else {
             "DBG32.EXE: CodeView line numbers and symbols (os2trace testprogs)"
         },
-        flags: LX_PROGRAM,
-        segments: vec![code, data, stack],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((3, STACK32)),
-        stack_size: STACK32,
-        auto_data: None,
         major,
         tracepoints: tracepoints("DBG32"),
-    })?;
+    };
+    let mut p = link(exe.lx(code, data))?;
     let m = debug_module(&p, true, "dbg32.obj", "dbg32.c", "Add2", total)?;
     let debug = if hll { crate::hll::nb04(&m) } else { nb09(&m) };
     if let Some(lx) = p.module.lx.as_mut() {
@@ -285,15 +266,7 @@ fn tracepoints(p: &'static str) -> Vec<TraceSpec> {
             data: &["REGS=(AX)"],
             rpn: &["Push EAX", "Log WN,1"],
         },
-        TraceSpec {
-            minor: 2,
-            retep: false,
-            at: "exit",
-            desc: d2,
-            fmt: &["rc=%W"],
-            data: &["REGS=(AX)"],
-            rpn: &["Push EAX", "Log WN,1"],
-        },
+        exit_rc16(2, d2),
     ]
 }
 

@@ -181,7 +181,6 @@ pub(crate) fn build_exe() -> Result<Program> {
     greeting.push(0);
     let greet = d.bytes("greeting", &greeting);
     let data = d.finish("_DATA", "DATA", NE_DATA);
-    let stack_top = data.virtual_size + STACK16;
 
     let mut c = Code::new(P, 16)?;
     let mut fails = [c.label(), c.label(), c.label()];
@@ -217,18 +216,10 @@ pub(crate) fn build_exe() -> Result<Program> {
     epilogue(&mut c, &mut fails, &mut exit, 16)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
-    link(Spec {
-        format: Format::Ne,
+    let exe = Exe {
         name: P,
         file_name: "DLLCAL16.EXE",
         description: "DLLCAL16.EXE: calls TPDLL16 (os2trace testprogs)",
-        flags: NE_PROGRAM,
-        segments: vec![code, data],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((2, stack_top)),
-        stack_size: STACK16,
-        auto_data: Some(2),
         major: 0xC4,
         tracepoints: vec![
             TraceSpec {
@@ -249,15 +240,8 @@ pub(crate) fn build_exe() -> Result<Program> {
                 data: &["REGS=(AX)"],
                 rpn: &["Push EAX", "Log WN,1"],
             },
-            TraceSpec {
-                minor: 3,
-                retep: false,
-                at: "exit",
-                desc: "DLLCAL16 exit code",
-                fmt: &["rc=%W"],
-                data: &["REGS=(AX)"],
-                rpn: &["Push EAX", "Log WN,1"],
-            },
+            exit_rc16(3, "DLLCAL16 exit code"),
         ],
-    })
+    };
+    link(exe.ne(vec![code, data]))
 }

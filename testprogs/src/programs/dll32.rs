@@ -197,9 +197,6 @@ pub(crate) fn build_exe() -> Result<Program> {
     greeting.push(0);
     let greet = base + d.bytes("greeting", &greeting);
     let data = d.finish("DATA32", "DATA", LX_DATA);
-    let mut s = Data::new();
-    s.zeroed("stack_bottom", STACK32);
-    let stack = s.finish("STACK", "STACK", LX_DATA);
 
     let mut c = Code::new(P, 32)?;
     let mut fails = [c.label(), c.label(), c.label()];
@@ -236,18 +233,10 @@ pub(crate) fn build_exe() -> Result<Program> {
     epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
-    link(Spec {
-        format: Format::Lx,
+    let exe = Exe {
         name: P,
         file_name: "DLLCAL32.EXE",
         description: "DLLCAL32.EXE: calls TPDLL32 (os2trace testprogs)",
-        flags: LX_PROGRAM,
-        segments: vec![code, data, stack],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((3, STACK32)),
-        stack_size: STACK32,
-        auto_data: None,
         major: 0xC5,
         tracepoints: vec![
             TraceSpec {
@@ -268,15 +257,8 @@ pub(crate) fn build_exe() -> Result<Program> {
                 data: &["REGS=(EAX)"],
                 rpn: &["Push EAX", "Log DN,1"],
             },
-            TraceSpec {
-                minor: 3,
-                retep: false,
-                at: "exit",
-                desc: "DLLCAL32 exit code",
-                fmt: &["rc=%D"],
-                data: &["REGS=(EAX)"],
-                rpn: &["Push EAX", "Log DN,1"],
-            },
+            exit_rc32(3, "DLLCAL32 exit code"),
         ],
-    })
+    };
+    link(exe.lx(code, data))
 }

@@ -18,12 +18,11 @@
 //!    far buffer with DOSCALLS.138; rc 0 expected, else exit 3.
 
 use iced_x86::code_asm::*;
-use loader::Format;
 
 use super::*;
 use crate::Program;
 use crate::error::Result;
-use crate::link::{Spec, TraceSpec, link};
+use crate::link::{TraceSpec, link};
 use crate::segment::{Code, Data};
 
 /// The line FARCAL16 writes through a far pointer.
@@ -39,7 +38,6 @@ pub(crate) fn build() -> Result<Program> {
     let written = d.word("written", 0);
     let data = d.finish("_DATA", "DATA", NE_DATA);
     let len = MESSAGE.len() as i32;
-    let stack_top = data.virtual_size + STACK16;
 
     // Segment 1: main and TWICE.
     let mut c = Code::new(P, 16)?;
@@ -126,18 +124,10 @@ pub(crate) fn build() -> Result<Program> {
     c.op(|a| a.retf_1(6))?;
     let far_text = c.finish("FAR_TEXT", "CODE", NE_CODE)?;
 
-    link(Spec {
-        format: Format::Ne,
+    let exe = Exe {
         name: P,
         file_name: "FARCAL16.EXE",
         description: "FARCAL16.EXE: far calls through 16:16 pointers (os2trace testprogs)",
-        flags: NE_PROGRAM,
-        segments: vec![text, far_text, data],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((3, stack_top)),
-        stack_size: STACK16,
-        auto_data: Some(3),
         major: 0xC6,
         tracepoints: vec![
             TraceSpec {
@@ -184,15 +174,8 @@ pub(crate) fn build() -> Result<Program> {
                     "Log MRS",
                 ],
             },
-            TraceSpec {
-                minor: 5,
-                retep: false,
-                at: "exit",
-                desc: "FARCAL16 exit code",
-                fmt: &["rc=%W"],
-                data: &["REGS=(AX)"],
-                rpn: &["Push EAX", "Log WN,1"],
-            },
+            exit_rc16(5, "FARCAL16 exit code"),
         ],
-    })
+    };
+    link(exe.ne(vec![text, far_text, data]))
 }

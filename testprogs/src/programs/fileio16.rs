@@ -19,12 +19,11 @@
 //! 6. `DosClose(hfile)` (DOSCALLS.59), then `DosExit(1, result)`.
 
 use iced_x86::code_asm::*;
-use loader::Format;
 
 use super::*;
 use crate::Program;
 use crate::error::Result;
-use crate::link::{Spec, TraceSpec, link};
+use crate::link::{TraceSpec, link};
 use crate::segment::{Code, Data};
 
 /// The file FILEIO16 creates in its current directory.
@@ -47,7 +46,6 @@ pub(crate) fn build() -> Result<Program> {
     let len = CONTENT.len() as u32;
     let rbuf = d.zeroed("rbuf", len + 16);
     let data = d.finish("_DATA", "DATA", NE_DATA);
-    let stack_top = data.virtual_size + STACK16;
     let off = |v: u32| v as i32;
     let mem = |v: u32| word_ptr(u64::from(v));
 
@@ -130,18 +128,10 @@ pub(crate) fn build() -> Result<Program> {
     exit16(&mut c)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
-    link(Spec {
-        format: Format::Ne,
+    let exe = Exe {
         name: P,
         file_name: "FILEIO16.EXE",
         description: "FILEIO16.EXE: create, write, read back, compare (os2trace testprogs)",
-        flags: NE_PROGRAM,
-        segments: vec![code, data],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((2, stack_top)),
-        stack_size: STACK16,
-        auto_data: Some(2),
         major: 0xC7,
         tracepoints: vec![
             TraceSpec {
@@ -207,5 +197,6 @@ pub(crate) fn build() -> Result<Program> {
                 rpn: &["Push EAX", "Log WN,1"],
             },
         ],
-    })
+    };
+    link(exe.ne(vec![code, data]))
 }

@@ -16,12 +16,11 @@
 //! 6. `DosClose(hfile)` (DOSCALLS.257), then `DosExit(1, result)`.
 
 use iced_x86::code_asm::*;
-use loader::Format;
 
 use super::*;
 use crate::Program;
 use crate::error::Result;
-use crate::link::{Spec, TraceSpec, link, lx_base};
+use crate::link::{TraceSpec, link, lx_base};
 use crate::segment::{Code, Data};
 
 /// The file FILEIO32 creates in its current directory.
@@ -46,9 +45,6 @@ pub(crate) fn build() -> Result<Program> {
     let len = CONTENT.len() as u32;
     let rbuf = base + d.zeroed("rbuf", len + 16);
     let data = d.finish("DATA32", "DATA", LX_DATA);
-    let mut s = Data::new();
-    s.zeroed("stack_bottom", STACK32);
-    let stack = s.finish("STACK", "STACK", LX_DATA);
     let mem = |v: u32| dword_ptr(u64::from(v));
     let imm = |v: u32| v as i32;
 
@@ -134,18 +130,10 @@ pub(crate) fn build() -> Result<Program> {
     exit32(&mut c)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
-    link(Spec {
-        format: Format::Lx,
+    let exe = Exe {
         name: P,
         file_name: "FILEIO32.EXE",
         description: "FILEIO32.EXE: 32-bit create, write, read back, compare (os2trace testprogs)",
-        flags: LX_PROGRAM,
-        segments: vec![code, data, stack],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((3, STACK32)),
-        stack_size: STACK32,
-        auto_data: None,
         major: 0xC8,
         tracepoints: vec![
             TraceSpec {
@@ -205,5 +193,6 @@ pub(crate) fn build() -> Result<Program> {
                 rpn: &["Push EAX", "Log DN,1"],
             },
         ],
-    })
+    };
+    link(exe.lx(code, data))
 }

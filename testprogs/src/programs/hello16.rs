@@ -14,12 +14,11 @@
 //! `call_doswrite` (the 12 argument bytes at SS:SP), 3 at `exit` (AX).
 
 use iced_x86::code_asm::*;
-use loader::Format;
 
 use super::*;
 use crate::Program;
 use crate::error::Result;
-use crate::link::{Spec, TraceSpec, link};
+use crate::link::{TraceSpec, link};
 use crate::segment::{Code, Data};
 
 /// The line HELLO16 writes to standard output.
@@ -32,7 +31,6 @@ pub(crate) fn build() -> Result<Program> {
     let written = d.word("written", 0);
     let data = d.finish("_DATA", "DATA", NE_DATA);
     let len = MESSAGE.len() as i32;
-    let stack_top = data.virtual_size + STACK16;
 
     let mut c = Code::new(P, 16)?;
     let mut fails = [c.label()];
@@ -55,18 +53,10 @@ pub(crate) fn build() -> Result<Program> {
     epilogue(&mut c, &mut fails, &mut exit, 16)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
-    link(Spec {
-        format: Format::Ne,
+    let exe = Exe {
         name: P,
         file_name: "HELLO16.EXE",
         description: "HELLO16.EXE: DosWrite and DosExit (os2trace testprogs)",
-        flags: NE_PROGRAM,
-        segments: vec![code, data],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((2, stack_top)),
-        stack_size: STACK16,
-        auto_data: Some(2),
         major: 0xC0,
         tracepoints: vec![
             TraceSpec {
@@ -87,15 +77,8 @@ pub(crate) fn build() -> Result<Program> {
                 data: &["MEM=(RSS+SP,DIRECT,12)"],
                 rpn: &["Push W,12", "Push SS", "Push ESP", "Log MRS"],
             },
-            TraceSpec {
-                minor: 3,
-                retep: false,
-                at: "exit",
-                desc: "HELLO16 exit code",
-                fmt: &["rc=%W"],
-                data: &["REGS=(AX)"],
-                rpn: &["Push EAX", "Log WN,1"],
-            },
+            exit_rc16(3, "HELLO16 exit code"),
         ],
-    })
+    };
+    link(exe.ne(vec![code, data]))
 }

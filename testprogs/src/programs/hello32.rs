@@ -13,12 +13,12 @@
 //! 2 at `call_doswrite` (the 16 argument bytes), 3 at `exit` (EAX).
 
 use iced_x86::code_asm::*;
-use loader::{Format, SourceKind};
+use loader::SourceKind;
 
 use super::*;
 use crate::Program;
 use crate::error::Result;
-use crate::link::{Spec, TraceSpec, link, lx_base};
+use crate::link::{TraceSpec, link, lx_base};
 use crate::segment::{Code, Data, Field, Ref};
 
 /// The line HELLO32 writes to standard output.
@@ -31,9 +31,6 @@ pub(crate) fn build() -> Result<Program> {
     let msg = base + d.bytes("msg", MESSAGE);
     let written = base + d.dword("written", 0);
     let data = d.finish("DATA32", "DATA", LX_DATA);
-    let mut s = Data::new();
-    s.zeroed("stack_bottom", STACK32);
-    let stack = s.finish("STACK", "STACK", LX_DATA);
     let len = MESSAGE.len() as i32;
 
     let mut c = Code::new(P, 32)?;
@@ -57,18 +54,10 @@ pub(crate) fn build() -> Result<Program> {
     epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
-    link(Spec {
-        format: Format::Lx,
+    let exe = Exe {
         name: P,
         file_name: "HELLO32.EXE",
         description: "HELLO32.EXE: DosWrite and DosExit (os2trace testprogs)",
-        flags: LX_PROGRAM,
-        segments: vec![code, data, stack],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((3, STACK32)),
-        stack_size: STACK32,
-        auto_data: None,
         major: 0xC1,
         tracepoints: vec![
             TraceSpec {
@@ -89,15 +78,8 @@ pub(crate) fn build() -> Result<Program> {
                 data: &["MEM32=(FESP,DIRECT,16)"],
                 rpn: &["Push W,16", "Push ESP", "Log MRF"],
             },
-            TraceSpec {
-                minor: 3,
-                retep: false,
-                at: "exit",
-                desc: "HELLO32 exit code",
-                fmt: &["rc=%D"],
-                data: &["REGS=(EAX)"],
-                rpn: &["Push EAX", "Log DN,1"],
-            },
+            exit_rc32(3, "HELLO32 exit code"),
         ],
-    })
+    };
+    link(exe.lx(code, data))
 }

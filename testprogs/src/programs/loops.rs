@@ -14,12 +14,11 @@
 //! in EBX.
 
 use iced_x86::code_asm::*;
-use loader::Format;
 
 use super::*;
 use crate::Program;
 use crate::error::Result;
-use crate::link::{Spec, TraceSpec, link};
+use crate::link::{TraceSpec, link};
 use crate::segment::{Code, Data};
 
 /// Iterations of LOOP16 (the sum, 45150, fits 16 bits).
@@ -33,7 +32,6 @@ pub(crate) fn build_loop16() -> Result<Program> {
     let mut d = Data::new();
     d.word("count", n as u16);
     let data = d.finish("_DATA", "DATA", NE_DATA);
-    let stack_top = data.virtual_size + STACK16;
 
     let mut c = Code::new(P, 16)?;
     let mut fails = [c.label()];
@@ -62,18 +60,10 @@ pub(crate) fn build_loop16() -> Result<Program> {
     c.op(|a| a.ret_1(2))?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
-    link(Spec {
-        format: Format::Ne,
+    let exe = Exe {
         name: P,
         file_name: "LOOP16.EXE",
         description: "LOOP16.EXE: a hot loop (os2trace testprogs)",
-        flags: NE_PROGRAM,
-        segments: vec![code, data],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((2, stack_top)),
-        stack_size: STACK16,
-        auto_data: Some(2),
         major: 0xCD,
         tracepoints: vec![
             TraceSpec {
@@ -95,7 +85,8 @@ pub(crate) fn build_loop16() -> Result<Program> {
                 rpn: &["Push EBX", "Push EAX", "Log WN,2"],
             },
         ],
-    })
+    };
+    link(exe.ne(vec![code, data]))
 }
 
 pub(crate) fn build_loop32() -> Result<Program> {
@@ -104,9 +95,6 @@ pub(crate) fn build_loop32() -> Result<Program> {
     let mut d = Data::new();
     d.dword("count", n);
     let data = d.finish("DATA32", "DATA", LX_DATA);
-    let mut s = Data::new();
-    s.zeroed("stack_bottom", STACK32);
-    let stack = s.finish("STACK", "STACK", LX_DATA);
 
     let mut c = Code::new(P, 32)?;
     let mut fails = [c.label()];
@@ -135,18 +123,10 @@ pub(crate) fn build_loop32() -> Result<Program> {
     c.op(|a| a.ret())?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
-    link(Spec {
-        format: Format::Lx,
+    let exe = Exe {
         name: P,
         file_name: "LOOP32.EXE",
         description: "LOOP32.EXE: a hot loop (os2trace testprogs)",
-        flags: LX_PROGRAM,
-        segments: vec![code, data, stack],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((3, STACK32)),
-        stack_size: STACK32,
-        auto_data: None,
         major: 0xCE,
         tracepoints: vec![
             TraceSpec {
@@ -168,5 +148,6 @@ pub(crate) fn build_loop32() -> Result<Program> {
                 rpn: &["Push EBX", "Push EAX", "Log DN,2"],
             },
         ],
-    })
+    };
+    link(exe.lx(code, data))
 }

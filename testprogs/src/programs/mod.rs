@@ -13,6 +13,10 @@ pub mod hello32;
 pub mod loops;
 pub mod msg;
 
+mod layout;
+
+pub(crate) use layout::{Exe, exit_rc16, exit_rc32};
+
 use crate::segment::Ref;
 
 /// NE code segment flags: DPL 3, fixed, not iterated.

@@ -13,12 +13,11 @@
 //! 2. `DosExit(1, 0)` (DOSCALLS.234).
 
 use iced_x86::code_asm::*;
-use loader::Format;
 
 use super::*;
 use crate::Program;
 use crate::error::Result;
-use crate::link::{Spec, TraceSpec, link, lx_base};
+use crate::link::{TraceSpec, link, lx_base};
 use crate::segment::{Code, Data};
 
 /// What MSGVIO16 writes with DosPutMessage.
@@ -34,7 +33,6 @@ pub(crate) fn build_msgvio16() -> Result<Program> {
     let msg = d.bytes("msg", MESSAGE16);
     let vio = d.bytes("vio", VIO_TEXT);
     let data = d.finish("_DATA", "DATA", NE_DATA);
-    let stack_top = data.virtual_size + STACK16;
 
     let mut c = Code::new(P, 16)?;
     let mut fails = [c.label(), c.label()];
@@ -59,18 +57,10 @@ pub(crate) fn build_msgvio16() -> Result<Program> {
     epilogue(&mut c, &mut fails, &mut exit, 16)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
-    link(Spec {
-        format: Format::Ne,
+    let exe = Exe {
         name: P,
         file_name: "MSGVIO16.EXE",
         description: "MSGVIO16.EXE: DosPutMessage and VioWrtTTY (os2trace testprogs)",
-        flags: NE_PROGRAM,
-        segments: vec![code, data],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((2, stack_top)),
-        stack_size: STACK16,
-        auto_data: Some(2),
         major: 0xC9,
         tracepoints: vec![
             TraceSpec {
@@ -99,17 +89,10 @@ pub(crate) fn build_msgvio16() -> Result<Program> {
                     "Log ARS",
                 ],
             },
-            TraceSpec {
-                minor: 3,
-                retep: false,
-                at: "exit",
-                desc: "MSGVIO16 exit code",
-                fmt: &["rc=%W"],
-                data: &["REGS=(AX)"],
-                rpn: &["Push EAX", "Log WN,1"],
-            },
+            exit_rc16(3, "MSGVIO16 exit code"),
         ],
-    })
+    };
+    link(exe.ne(vec![code, data]))
 }
 
 pub(crate) fn build_msg32() -> Result<Program> {
@@ -118,9 +101,6 @@ pub(crate) fn build_msg32() -> Result<Program> {
     let mut d = Data::new();
     let msg = base + d.bytes("msg", MESSAGE32);
     let data = d.finish("DATA32", "DATA", LX_DATA);
-    let mut s = Data::new();
-    s.zeroed("stack_bottom", STACK32);
-    let stack = s.finish("STACK", "STACK", LX_DATA);
 
     let mut c = Code::new(P, 32)?;
     let mut fails = [c.label()];
@@ -137,18 +117,10 @@ pub(crate) fn build_msg32() -> Result<Program> {
     epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
-    link(Spec {
-        format: Format::Lx,
+    let exe = Exe {
         name: P,
         file_name: "MSG32.EXE",
         description: "MSG32.EXE: 32-bit DosPutMessage (os2trace testprogs)",
-        flags: LX_PROGRAM,
-        segments: vec![code, data, stack],
-        exports: Vec::new(),
-        start: "main",
-        stack: Some((3, STACK32)),
-        stack_size: STACK32,
-        auto_data: None,
         major: 0xCA,
         tracepoints: vec![
             TraceSpec {
@@ -160,15 +132,8 @@ pub(crate) fn build_msg32() -> Result<Program> {
                 data: &["MEM32=(FESP,DIRECT,12)"],
                 rpn: &["Push W,12", "Push ESP", "Log MRF"],
             },
-            TraceSpec {
-                minor: 2,
-                retep: false,
-                at: "exit",
-                desc: "MSG32 exit code",
-                fmt: &["rc=%D"],
-                data: &["REGS=(EAX)"],
-                rpn: &["Push EAX", "Log DN,1"],
-            },
+            exit_rc32(2, "MSG32 exit code"),
         ],
-    })
+    };
+    link(exe.lx(code, data))
 }
