@@ -98,17 +98,7 @@ pub fn build(file: &str, text: &str, ov: &Overrides) -> Result<Tdf, BuildError> 
                 )
             })?;
         types.insert(kw.to_ascii_uppercase(), id);
-        entries.push(NameEntry {
-            name: kw
-                .to_ascii_uppercase()
-                .into_bytes()
-                .into_iter()
-                .take(8)
-                .collect(),
-            kind: EntryKind::Type,
-            id,
-            pad: 0,
-        });
+        entries.push(name_entry(kw, EntryKind::Type, id));
     }
     for (kw, v) in &h.groupdefs {
         let id = u16::try_from(*v).ok().filter(|&v| v != 0).ok_or_else(|| {
@@ -118,17 +108,7 @@ pub fn build(file: &str, text: &str, ov: &Overrides) -> Result<Tdf, BuildError> 
             )
         })?;
         groups.insert(kw.to_ascii_uppercase(), id);
-        entries.push(NameEntry {
-            name: kw
-                .to_ascii_uppercase()
-                .into_bytes()
-                .into_iter()
-                .take(8)
-                .collect(),
-            kind: EntryKind::Group,
-            id,
-            pad: 0,
-        });
+        entries.push(name_entry(kw, EntryKind::Group, id));
     }
     let mut records = Vec::with_capacity(prog.tracepoints.len());
     for tp in &prog.tracepoints {
@@ -187,6 +167,22 @@ pub fn build(file: &str, text: &str, ov: &Overrides) -> Result<Tdf, BuildError> 
     })
 }
 
+/// The TYPELIST or GROUPLIST entry for `keyword`: upper case, cut to the
+/// 8 bytes the TDF holds.
+fn name_entry(keyword: &str, kind: EntryKind, id: u16) -> NameEntry {
+    NameEntry {
+        name: keyword
+            .to_ascii_uppercase()
+            .into_bytes()
+            .into_iter()
+            .take(8)
+            .collect(),
+        kind,
+        id,
+        pad: 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +208,13 @@ Abort
         assert_eq!(t.major, 0xC6);
         assert_eq!(t.vars.len(), 2);
         assert_eq!(t.entries.len(), 2);
+        assert_eq!(t.entries[0], name_entry("pre", EntryKind::Type, 2));
+        assert_eq!(t.entries[1].name, b"FS");
+        assert_eq!(t.entries[1].kind, EntryKind::Group);
+        assert_eq!(
+            name_entry("longgroupname", EntryKind::Group, 1).name,
+            b"LONGGROU"
+        );
         assert_eq!(t.records[0].minor, 1);
         assert_eq!(t.records[1].type_mask, 2);
         assert_eq!(t.records[1].group, 3);

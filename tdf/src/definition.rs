@@ -207,11 +207,13 @@ fn trunc((offset, what, needed, available): (usize, &'static str, usize, usize))
     }
 }
 
-fn u16_at(b: &[u8], at: usize) -> u16 {
+/// The little-endian u16 at `at` in `b` (the caller has checked the bounds).
+pub(crate) fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
+/// The little-endian u32 at `at` in `b` (the caller has checked the bounds).
+pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 

@@ -17,7 +17,7 @@
 
 use thiserror::Error;
 
-use crate::definition::{MODULE_NAME_SIZE, Reader, until_nul};
+use crate::definition::{MODULE_NAME_SIZE, Reader, u16_at, u32_at, until_nul};
 
 /// `"TMI\0"`.
 pub const TMI_MAGIC: &[u8; 4] = b"TMI\0";
@@ -95,14 +95,6 @@ fn trunc((offset, what, needed, available): (usize, &'static str, usize, usize))
         needed,
         available,
     }
-}
-
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 /// The ORBIT id TRCUST records for `mask` in `variable`: the variable times

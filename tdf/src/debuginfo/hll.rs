@@ -46,7 +46,8 @@
 //!   a stack variable logs the procedure's word (2 or 4 bytes).
 
 use super::bytes::Cursor;
-use super::{DataSymbol, Location, Procedure, Variable};
+use super::symbols::add_variable;
+use super::{DataSymbol, Location, Procedure};
 use super::{DebugError, DebugInfo, LineEntry, ModuleInfo, SourceFile};
 
 /// Marks a type index as HLL's (see the module doc).
@@ -231,7 +232,7 @@ fn read_symbols(
                 let off = r.u32()? as i32;
                 let type_index = HLL_TYPE | u32::from(r.u16()?);
                 let name = r.name()?;
-                push_var(info, current, name, Location::BpRelative(off), type_index);
+                add_variable(info, current, name, Location::BpRelative(off), type_index);
             }
             0x05 => {
                 let offset = r.u32()?;
@@ -250,7 +251,7 @@ fn read_symbols(
                 let reg = u16::from(r.u8()?);
                 let name = r.name()?;
                 let loc = Location::Register(reg + 1);
-                push_var(info, current, name, loc, type_index);
+                add_variable(info, current, name, loc, type_index);
             }
             0x11 => segment = r.u16()?,
             _ => {}
@@ -258,22 +259,6 @@ fn read_symbols(
         at = end;
     }
     Ok(())
-}
-
-fn push_var(
-    info: &mut DebugInfo,
-    procedure: Option<usize>,
-    name: String,
-    location: Location,
-    type_index: u32,
-) {
-    if let Some(p) = procedure.and_then(|i| info.procedures.get_mut(i)) {
-        p.variables.push(Variable {
-            name,
-            location,
-            type_index,
-        });
-    }
 }
 
 /// A file-name table of `size` bytes at `c`: its names.

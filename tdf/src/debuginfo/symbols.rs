@@ -156,7 +156,7 @@ pub(crate) fn read(
                 };
                 let reg = r.u16()?;
                 let name = r.name()?;
-                push_var(info, current, name, Location::Register(reg), type_index);
+                add_variable(info, current, name, Location::Register(reg), type_index);
             }
             0x0006 => {
                 scopes.pop();
@@ -166,7 +166,7 @@ pub(crate) fn read(
                 let type_index = u32::from(r.u16()?);
                 let name = r.name()?;
                 let loc = Location::BpRelative(i32::from(off));
-                push_var(info, current, name, loc, type_index);
+                add_variable(info, current, name, loc, type_index);
             }
             0x0200 | 0x1006 => {
                 let off = r.u32()? as i32;
@@ -176,7 +176,7 @@ pub(crate) fn read(
                     u32::from(r.u16()?)
                 };
                 let name = r.name()?;
-                push_var(info, current, name, Location::BpRelative(off), type_index);
+                add_variable(info, current, name, Location::BpRelative(off), type_index);
             }
             0x0101 | 0x0102 | 0x0201 | 0x0202 | 0x1007 | 0x1008 => {
                 let (offset, segment, type_index) = match kind {
@@ -241,7 +241,10 @@ pub(crate) fn read(
     Ok(())
 }
 
-fn push_var(
+/// Adds a variable to procedure `procedure` (an index into
+/// `info.procedures`); outside a procedure (`None`, a block scope) it is
+/// dropped. Shared by the CodeView and HLL symbol readers.
+pub(super) fn add_variable(
     info: &mut DebugInfo,
     procedure: Option<usize>,
     name: String,
