@@ -4,9 +4,11 @@
 
 use std::fs;
 
+mod hello;
+
+use hello::{Hello, symbols};
 use proptest::prelude::*;
-use tdf::compile::{ModuleOpenError, ModuleSource, OpenedModule, Options, compile};
-use tdf::target::{MemoryImage, Symbol, SymbolTable};
+use tdf::compile::{Options, compile};
 use tdf::{Tdf, Tmi};
 
 const CORPUS: &str = concat!(
@@ -14,53 +16,14 @@ const CORPUS: &str = concat!(
     "/../../shared/formats/trcust-corpus"
 );
 
-struct Fake;
-
-impl ModuleSource for Fake {
-    fn open(&mut self, _: &str) -> Result<OpenedModule, ModuleOpenError> {
-        Ok(OpenedModule {
-            display: "C:\\HELLO.EXE".into(),
-            image: Box::new(MemoryImage {
-                objects: vec![
-                    (b"Hello world!".to_vec(), true),
-                    (
-                        vec![
-                            0x68, 0, 0, 1, 0, 0x6A, 0x28, 0x6A, 1, 0xE8, 0, 0, 0, 0, 0x83, 0xC4,
-                            0x0C, 0xC3,
-                        ],
-                        true,
-                    ),
-                ],
-                sizes: vec![],
-                debug: None,
-            }),
-        })
-    }
-}
-
-fn map() -> SymbolTable {
-    let s = |n: &str, object, offset| Symbol {
-        name: n.into(),
-        object,
-        offset,
-    };
-    SymbolTable::new(vec![
-        s("msg", 1, 0),
-        s("msgp", 1, 0x10),
-        s("startup", 2, 0),
-        s("push28", 2, 5),
-        s("retsite", 2, 0x11),
-    ])
-}
-
 /// Compiles `src`; whatever comes out must write and read back.
 fn check_compile(src: &[u8]) {
-    let m = map();
+    let m = symbols();
     let opts = Options {
         retep_mask: 7,
         ..Options::default()
     };
-    let out = compile(src, &opts, Some(&m), &mut Fake);
+    let out = compile(src, &opts, Some(&m), &mut Hello);
     if out.aborted {
         assert!(out.tdf.is_none() && out.tff.is_none());
         assert!(out.diagnostics().any(|d| d.severity.aborts()));
