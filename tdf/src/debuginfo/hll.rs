@@ -46,7 +46,7 @@
 //!   a stack variable logs the procedure's word (2 or 4 bytes).
 
 use super::bytes::Cursor;
-use super::symbols::add_variable;
+use super::symbols::{add_procedure, add_variable};
 use super::{DataSymbol, Location, Procedure};
 use super::{DebugError, DebugInfo, LineEntry, ModuleInfo, SourceFile};
 
@@ -206,13 +206,7 @@ fn read_symbols(
                 } else {
                     r.name()?
                 };
-                if debug_start > length || debug_end > length {
-                    return Err(DebugError::Bad {
-                        at,
-                        what: "HLL procedure: prologue or body past its length",
-                    });
-                }
-                info.procedures.push(Procedure {
+                let procedure = Procedure {
                     name,
                     segment,
                     offset,
@@ -222,8 +216,9 @@ fn read_symbols(
                     big: flags & 0x08 != 0,
                     global: true,
                     variables: Vec::new(),
-                });
-                scopes.push(Some(info.procedures.len() - 1));
+                };
+                let what = "HLL procedure: prologue or body past its length";
+                scopes.push(Some(add_procedure(info, procedure, at, what)?));
             }
             0x02 => {
                 scopes.pop();

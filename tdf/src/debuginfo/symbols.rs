@@ -214,13 +214,7 @@ pub(crate) fn read(
                 let _ = type_index;
                 r.u8()?;
                 let name = r.name()?;
-                if debug_start > length || debug_end > length {
-                    return Err(DebugError::Bad {
-                        at,
-                        what: "procedure symbol: debug start or end past its length",
-                    });
-                }
-                info.procedures.push(Procedure {
+                let procedure = Procedure {
                     name,
                     segment,
                     offset,
@@ -230,8 +224,9 @@ pub(crate) fn read(
                     big,
                     global: matches!(kind, 0x0105 | 0x0205 | 0x100B),
                     variables: Vec::new(),
-                });
-                scopes.push(Some(info.procedures.len() - 1));
+                };
+                let what = "procedure symbol: debug start or end past its length";
+                scopes.push(Some(add_procedure(info, procedure, at, what)?));
             }
             0x0106..=0x0108 | 0x0206..=0x0208 => scopes.push(None),
             _ => {}
@@ -239,6 +234,22 @@ pub(crate) fn read(
         at = end;
     }
     Ok(())
+}
+
+/// Adds `procedure` to `info` and gives its index, once its debug start and
+/// end are found within its length (else the error names `what` at `at`).
+/// Shared by the CodeView and HLL symbol readers.
+pub(super) fn add_procedure(
+    info: &mut DebugInfo,
+    procedure: Procedure,
+    at: usize,
+    what: &'static str,
+) -> Result<usize, DebugError> {
+    if procedure.debug_start > procedure.length || procedure.debug_end > procedure.length {
+        return Err(DebugError::Bad { at, what });
+    }
+    info.procedures.push(procedure);
+    Ok(info.procedures.len() - 1)
 }
 
 /// Adds a variable to procedure `procedure` (an index into
@@ -262,7 +273,50 @@ pub(super) fn add_variable(
 
 #[cfg(test)]
 mod tests {
-    use super::primitive_size;
+    use super::*;
+
+    #[test]
+    fn procedures_and_their_variables_are_added_in_range_only() {
+        let mut info = DebugInfo::default();
+        let p = |debug_start, debug_end| Procedure {
+            name: "f".into(),
+            segment: 1,
+            offset: 0,
+            length: 10,
+            debug_start,
+            debug_end,
+            big: true,
+            global: true,
+            variables: Vec::new(),
+        };
+        assert_eq!(add_procedure(&mut info, p(3, 10), 0, "x"), Ok(0));
+        assert_eq!(
+            add_procedure(&mut info, p(3, 11), 0x40, "proc"),
+            Err(DebugError::Bad {
+                at: 0x40,
+                what: "proc"
+            })
+        );
+        assert_eq!(
+            add_procedure(&mut info, p(11, 0), 0x50, "proc"),
+            Err(DebugError::Bad {
+                at: 0x50,
+                what: "proc"
+            })
+        );
+        assert_eq!(info.procedures.len(), 1);
+        add_variable(&mut info, Some(0), "v".into(), Location::Register(3), 0x74);
+        add_variable(&mut info, None, "w".into(), Location::Register(3), 0x74);
+        add_variable(&mut info, Some(1), "w".into(), Location::Register(3), 0x74);
+        assert_eq!(
+            info.procedures[0].variables,
+            [Variable {
+                name: "v".into(),
+                location: Location::Register(3),
+                type_index: 0x74
+            }]
+        );
+    }
 
     #[test]
     fn primitive_sizes() {
