@@ -45,26 +45,25 @@ pub(crate) fn build_args16() -> Result<Program> {
     c.op(|a| a.repne().scasb())?;
     c.op(|a| a.not(cx))?;
     c.op(|a| a.dec(cx))?;
-    // DosWrite(1, ES:SI, CX, DS:written)
-    c.op(|a| a.push(1))?;
-    c.op(|a| a.push(es))?;
-    c.op(|a| a.push(si))?;
-    c.op(|a| a.push(cx))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(written as i32))?;
-    c.public("call_write_args")?;
-    c.call_far_import(DOSWRITE16)?;
-    c.op(|a| a.test(ax, ax))?;
-    c.op(|a| a.jnz(fails[0]))?;
-    c.op(|a| a.push(1))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(crlf as i32))?;
-    c.op(|a| a.push(2))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(written as i32))?;
-    c.call_far_import(DOSWRITE16)?;
-    c.op(|a| a.test(ax, ax))?;
-    c.op(|a| a.jnz(fails[0]))?;
+    let args = [
+        Arg::Imm(1),
+        Arg::Seg(es),
+        Arg::Reg16(si),
+        Arg::Reg16(cx),
+        Arg::Dgroup(written),
+    ];
+    Call::pascal(DOSWRITE16, &args)
+        .public("call_write_args")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
+    let args = [
+        Arg::Imm(1),
+        Arg::Dgroup(crlf),
+        Arg::Imm(2),
+        Arg::Dgroup(written),
+    ];
+    Call::pascal(DOSWRITE16, &args).emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
     epilogue(&mut c, &mut fails, &mut exit, 16)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
@@ -136,24 +135,24 @@ pub(crate) fn build_args32() -> Result<Program> {
     c.op(|a| a.repne().scasb())?;
     c.op(|a| a.not(ecx))?;
     c.op(|a| a.dec(ecx))?;
-    // DosWrite(1, ESI, ECX, &written)
-    c.push_address("written", written)?;
-    c.op(|a| a.push(ecx))?;
-    c.op(|a| a.push(esi))?;
-    c.op(|a| a.push(1))?;
-    c.public("call_write_args")?;
-    c.call_rel32_import(DOSWRITE32)?;
-    c.op(|a| a.add(esp, 16))?;
-    c.op(|a| a.test(eax, eax))?;
-    c.op(|a| a.jnz(fails[0]))?;
-    c.push_address("written", written)?;
-    c.op(|a| a.push(2))?;
-    c.push_address("crlf", crlf)?;
-    c.op(|a| a.push(1))?;
-    c.call_rel32_import(DOSWRITE32)?;
-    c.op(|a| a.add(esp, 16))?;
-    c.op(|a| a.test(eax, eax))?;
-    c.op(|a| a.jnz(fails[0]))?;
+    let args = [
+        Arg::Imm(1),
+        Arg::Reg32(esi),
+        Arg::Reg32(ecx),
+        Arg::Address("written", written),
+    ];
+    Call::system(DOSWRITE32, &args)
+        .public("call_write_args")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
+    let args = [
+        Arg::Imm(1),
+        Arg::Address("crlf", crlf),
+        Arg::Imm(2),
+        Arg::Address("written", written),
+    ];
+    Call::system(DOSWRITE32, &args).emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
     epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 

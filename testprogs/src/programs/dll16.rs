@@ -71,14 +71,16 @@ pub(crate) fn build_dll() -> Result<Program> {
     c.op(|a| a.repne().scasb())?;
     c.op(|a| a.not(cx))?;
     c.op(|a| a.dec(cx))?;
-    c.op(|a| a.push(1))?;
-    c.op(|a| a.push(word_ptr(bp + 8)))?;
-    c.op(|a| a.push(word_ptr(bp + 6)))?;
-    c.op(|a| a.push(cx))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(written as i32))?;
-    c.local("putmsg_doswrite")?;
-    c.call_far_import(DOSWRITE16)?;
+    let args = [
+        Arg::Imm(1),
+        Arg::Mem(word_ptr(bp + 8)),
+        Arg::Mem(word_ptr(bp + 6)),
+        Arg::Reg16(cx),
+        Arg::Dgroup(written),
+    ];
+    Call::pascal(DOSWRITE16, &args)
+        .local("putmsg_doswrite")
+        .emit(&mut c)?;
     c.op(|a| a.pop(di))?;
     c.op(|a| a.pop(ds))?;
     c.op(|a| a.pop(bp))?;
@@ -186,31 +188,32 @@ pub(crate) fn build_exe() -> Result<Program> {
     let mut fails = [c.label(), c.label(), c.label()];
     let mut exit = c.label();
     c.public("main")?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(greet as i32))?;
-    c.public("call_putmsg")?;
-    c.call_far_import(Ref::Named {
+    let putmsg = Ref::Named {
         module: "TPDLL16",
         name: "PUTMSG",
-    })?;
-    c.op(|a| a.test(ax, ax))?;
-    c.op(|a| a.jnz(fails[0]))?;
-    c.op(|a| a.push(2))?;
-    c.op(|a| a.push(3))?;
-    c.public("call_addnums")?;
-    c.call_far_import(Ref::Ordinal {
+    };
+    Call::pascal(putmsg, &[Arg::Dgroup(greet)])
+        .public("call_putmsg")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
+    let addnums = Ref::Ordinal {
         module: "TPDLL16",
         ordinal: 1,
         name: "ADDNUMS",
-    })?;
-    c.local("check_sum")?;
+    };
+    Call::pascal(addnums, &[Arg::Imm(2), Arg::Imm(3)])
+        .public("call_addnums")
+        .after("check_sum")
+        .emit(&mut c)?;
     c.op(|a| a.cmp(ax, 5))?;
     c.op(|a| a.jne(fails[1]))?;
-    c.public("call_getcount")?;
-    c.call_far_import(Ref::Named {
+    let getcount = Ref::Named {
         module: "TPDLL16",
         name: "GETCOUNT",
-    })?;
+    };
+    Call::pascal(getcount, &[])
+        .public("call_getcount")
+        .emit(&mut c)?;
     c.op(|a| a.cmp(ax, 1))?;
     c.op(|a| a.jne(fails[2]))?;
     epilogue(&mut c, &mut fails, &mut exit, 16)?;

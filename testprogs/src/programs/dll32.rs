@@ -74,13 +74,15 @@ pub(crate) fn build_dll() -> Result<Program> {
     c.op(|a| a.repne().scasb())?;
     c.op(|a| a.not(ecx))?;
     c.op(|a| a.dec(ecx))?;
-    c.push_address("written", written)?;
-    c.op(|a| a.push(ecx))?;
-    c.op(|a| a.push(dword_ptr(ebp + 8)))?;
-    c.op(|a| a.push(1))?;
-    c.local("putmsg_doswrite")?;
-    c.call_rel32_import(DOSWRITE32)?;
-    c.op(|a| a.add(esp, 16))?;
+    let args = [
+        Arg::Imm(1),
+        Arg::Mem(dword_ptr(ebp + 8)),
+        Arg::Reg32(ecx),
+        Arg::Address("written", written),
+    ];
+    Call::system(DOSWRITE32, &args)
+        .local("putmsg_doswrite")
+        .emit(&mut c)?;
     c.op(|a| a.pop(edi))?;
     c.op(|a| a.pop(ebp))?;
     c.local("putmsg_ret")?;
@@ -202,32 +204,32 @@ pub(crate) fn build_exe() -> Result<Program> {
     let mut fails = [c.label(), c.label(), c.label()];
     let mut exit = c.label();
     c.public("main")?;
-    c.push_address("greeting", greet)?;
-    c.public("call_putmsg")?;
-    c.call_rel32_import(Ref::Named {
+    let putmsg = Ref::Named {
         module: "TPDLL32",
         name: "PutMsg",
-    })?;
-    c.op(|a| a.add(esp, 4))?;
-    c.op(|a| a.test(eax, eax))?;
-    c.op(|a| a.jnz(fails[0]))?;
-    c.op(|a| a.push(3))?;
-    c.op(|a| a.push(2))?;
-    c.public("call_addnums")?;
-    c.call_rel32_import(Ref::Ordinal {
+    };
+    Call::system(putmsg, &[Arg::Address("greeting", greet)])
+        .public("call_putmsg")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
+    let addnums = Ref::Ordinal {
         module: "TPDLL32",
         ordinal: 1,
         name: "AddNums",
-    })?;
-    c.local("after_addnums")?;
-    c.op(|a| a.add(esp, 8))?;
+    };
+    Call::system(addnums, &[Arg::Imm(2), Arg::Imm(3)])
+        .public("call_addnums")
+        .after("after_addnums")
+        .emit(&mut c)?;
     c.op(|a| a.cmp(eax, 5))?;
     c.op(|a| a.jne(fails[1]))?;
-    c.public("call_getcount")?;
-    c.call_rel32_import(Ref::Named {
+    let getcount = Ref::Named {
         module: "TPDLL32",
         name: "GetCount",
-    })?;
+    };
+    Call::system(getcount, &[])
+        .public("call_getcount")
+        .emit(&mut c)?;
     c.op(|a| a.cmp(eax, 1))?;
     c.op(|a| a.jne(fails[2]))?;
     epilogue(&mut c, &mut fails, &mut exit, 32)?;

@@ -44,10 +44,9 @@ pub(crate) fn build() -> Result<Program> {
     let mut fails = [c.label(), c.label(), c.label()];
     let mut exit = c.label();
     c.public("main")?;
-    c.op(|a| a.push(7))?;
-    c.op(|a| a.push(5))?;
-    c.public("call_faradd")?;
-    c.call_far_to("FARADD")?;
+    Call::pascal(Ref::Symbol("FARADD"), &[Arg::Imm(7), Arg::Imm(5)])
+        .public("call_faradd")
+        .emit(&mut c)?;
     c.op(|a| a.cmp(ax, 12))?;
     c.op(|a| a.jne(fails[0]))?;
     c.op(|a| a.push(ax))?;
@@ -60,13 +59,11 @@ pub(crate) fn build() -> Result<Program> {
     c.op(|a| a.cmp(ax, 576))?;
     c.op(|a| a.jne(fails[1]))?;
     c.op(|a| a.les(bx, dword_ptr(u64::from(msgptr))))?;
-    c.op(|a| a.push(es))?;
-    c.op(|a| a.push(bx))?;
-    c.op(|a| a.push(len))?;
-    c.public("call_printfar")?;
-    c.call_far_to("PRINTFAR")?;
-    c.op(|a| a.test(ax, ax))?;
-    c.op(|a| a.jnz(fails[2]))?;
+    let args = [Arg::Seg(es), Arg::Reg16(bx), Arg::Imm(len)];
+    Call::pascal(Ref::Symbol("PRINTFAR"), &args)
+        .public("call_printfar")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[2])?;
     epilogue(&mut c, &mut fails, &mut exit, 16)?;
     // TWICE(x): AX = 2x.
     c.public("TWICE")?;
@@ -112,14 +109,16 @@ pub(crate) fn build() -> Result<Program> {
     c.public("PRINTFAR")?;
     c.op(|a| a.push(bp))?;
     c.op(|a| a.mov(bp, sp))?;
-    c.op(|a| a.push(1))?;
-    c.op(|a| a.push(word_ptr(bp + 10)))?;
-    c.op(|a| a.push(word_ptr(bp + 8)))?;
-    c.op(|a| a.push(word_ptr(bp + 6)))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(written as i32))?;
-    c.local("printfar_doswrite")?;
-    c.call_far_import(DOSWRITE16)?;
+    let args = [
+        Arg::Imm(1),
+        Arg::Mem(word_ptr(bp + 10)),
+        Arg::Mem(word_ptr(bp + 8)),
+        Arg::Mem(word_ptr(bp + 6)),
+        Arg::Dgroup(written),
+    ];
+    Call::pascal(DOSWRITE16, &args)
+        .local("printfar_doswrite")
+        .emit(&mut c)?;
     c.op(|a| a.pop(bp))?;
     c.op(|a| a.retf_1(6))?;
     let far_text = c.finish("FAR_TEXT", "CODE", NE_CODE)?;

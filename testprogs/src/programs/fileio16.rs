@@ -53,58 +53,63 @@ pub(crate) fn build() -> Result<Program> {
     let mut close = c.label();
     let mut exit = c.label();
     c.public("main")?;
-    // DosOpen
-    for v in [fname, hfile, action] {
-        c.op(|a| a.push(ds))?;
-        c.op(|a| a.push(off(v)))?;
-    }
-    for v in [0, 0, 0, 0x12, 0x42, 0, 0] {
-        c.op(|a| a.push(v))?;
-    }
-    c.public("call_dosopen")?;
-    c.call_far_import(DOSOPEN16)?;
-    c.op(|a| a.test(ax, ax))?;
-    c.op(|a| a.jnz(exit))?;
-    // DosWrite
+    // DosOpen(fname, &hfile, &action, 0L, 0, 0x12, 0x42, 0L)
+    let args = [
+        Arg::Dgroup(fname),
+        Arg::Dgroup(hfile),
+        Arg::Dgroup(action),
+        Arg::Imm(0),
+        Arg::Imm(0),
+        Arg::Imm(0),
+        Arg::Imm(0x12),
+        Arg::Imm(0x42),
+        Arg::Imm(0),
+        Arg::Imm(0),
+    ];
+    Call::pascal(DOSOPEN16, &args)
+        .public("call_dosopen")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, exit)?;
+    // DosWrite(hfile, content, len, &count)
     c.public("write_file")?;
-    c.op(|a| a.push(mem(hfile)))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(off(content)))?;
-    c.op(|a| a.push(off(len)))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(off(count)))?;
-    c.public("call_doswrite")?;
-    c.call_far_import(DOSWRITE16)?;
-    c.op(|a| a.test(ax, ax))?;
-    c.op(|a| a.jnz(close))?;
-    c.op(|a| a.cmp(mem(count), off(len)))?;
-    c.op(|a| a.jne(close))?;
-    // DosChgFilePtr
+    let file = Arg::Mem(mem(hfile));
+    let args = [
+        file,
+        Arg::Dgroup(content),
+        Arg::Imm(off(len)),
+        Arg::Dgroup(count),
+    ];
+    Call::pascal(DOSWRITE16, &args)
+        .public("call_doswrite")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, close)?;
+    fail_unless_var(&mut c, "count", count, off(len), close)?;
+    // DosChgFilePtr(hfile, 0L, FILE_BEGIN, &newpos)
     c.public("seek_file")?;
-    c.op(|a| a.push(mem(hfile)))?;
-    c.op(|a| a.push(0))?;
-    c.op(|a| a.push(0))?;
-    c.op(|a| a.push(0))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(off(newpos)))?;
-    c.public("call_doschgfileptr")?;
-    c.call_far_import(DOSCHGFILEPTR16)?;
-    c.op(|a| a.test(ax, ax))?;
-    c.op(|a| a.jnz(close))?;
-    // DosRead
+    let args = [
+        file,
+        Arg::Imm(0),
+        Arg::Imm(0),
+        Arg::Imm(0),
+        Arg::Dgroup(newpos),
+    ];
+    Call::pascal(DOSCHGFILEPTR16, &args)
+        .public("call_doschgfileptr")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, close)?;
+    // DosRead(hfile, rbuf, len + 16, &count)
     c.public("read_file")?;
-    c.op(|a| a.push(mem(hfile)))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(off(rbuf)))?;
-    c.op(|a| a.push(off(len + 16)))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(off(count)))?;
-    c.public("call_dosread")?;
-    c.call_far_import(DOSREAD16)?;
-    c.op(|a| a.test(ax, ax))?;
-    c.op(|a| a.jnz(close))?;
-    c.op(|a| a.cmp(mem(count), off(len)))?;
-    c.op(|a| a.jne(close))?;
+    let args = [
+        file,
+        Arg::Dgroup(rbuf),
+        Arg::Imm(off(len + 16)),
+        Arg::Dgroup(count),
+    ];
+    Call::pascal(DOSREAD16, &args)
+        .public("call_dosread")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, close)?;
+    fail_unless_var(&mut c, "count", count, off(len), close)?;
     // Compare
     c.public("compare")?;
     c.op(|a| a.push(ds))?;
@@ -119,9 +124,9 @@ pub(crate) fn build() -> Result<Program> {
     // DosClose
     c.place(&mut close)?;
     c.public("close_file")?;
-    c.op(|a| a.push(mem(hfile)))?;
-    c.public("call_dosclose")?;
-    c.call_far_import(DOSCLOSE16)?;
+    Call::pascal(DOSCLOSE16, &[file])
+        .public("call_dosclose")
+        .emit(&mut c)?;
     c.place(&mut exit)?;
     c.public("exit")?;
     c.op(|a| a.mov(ax, mem(result)))?;

@@ -52,59 +52,60 @@ pub(crate) fn build() -> Result<Program> {
     let mut close = c.label();
     let mut exit = c.label();
     c.public("main")?;
-    for v in [0, 0x42, 0x12, 0, 0] {
-        c.op(|a| a.push(v))?;
-    }
-    c.push_address("action", action)?;
-    c.push_address("hfile", hfile)?;
-    c.push_address("fname", fname)?;
-    c.public("call_dosopen")?;
-    c.call_rel32_import(DOSOPEN32)?;
-    c.op(|a| a.add(esp, 32))?;
-    c.op(|a| a.test(eax, eax))?;
-    c.op(|a| a.jnz(exit))?;
-    // DosWrite
+    // DosOpen(fname, &hfile, &action, 0, 0, 0x12, 0x42, NULL)
+    let args = [
+        Arg::Address("fname", fname),
+        Arg::Address("hfile", hfile),
+        Arg::Address("action", action),
+        Arg::Imm(0),
+        Arg::Imm(0),
+        Arg::Imm(0x12),
+        Arg::Imm(0x42),
+        Arg::Imm(0),
+    ];
+    Call::system(DOSOPEN32, &args)
+        .public("call_dosopen")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, exit)?;
+    // DosWrite(hfile, content, len, &count)
     c.public("write_file")?;
-    c.push_address("count", count)?;
-    c.op(|a| a.push(imm(len)))?;
-    c.push_address("content", content)?;
-    c.data_ref("hfile")?;
-    c.op(|a| a.push(mem(hfile)))?;
-    c.public("call_doswrite")?;
-    c.call_rel32_import(DOSWRITE32)?;
-    c.op(|a| a.add(esp, 16))?;
-    c.op(|a| a.test(eax, eax))?;
-    c.op(|a| a.jnz(close))?;
-    c.data_ref("count")?;
-    c.op(|a| a.cmp(mem(count), imm(len)))?;
-    c.op(|a| a.jne(close))?;
-    // DosSetFilePtr
+    let file = Arg::Dword("hfile", hfile);
+    let args = [
+        file,
+        Arg::Address("content", content),
+        Arg::Imm(imm(len)),
+        Arg::Address("count", count),
+    ];
+    Call::system(DOSWRITE32, &args)
+        .public("call_doswrite")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, close)?;
+    fail_unless_var(&mut c, "count", count, imm(len), close)?;
+    // DosSetFilePtr(hfile, 0, FILE_BEGIN, &newpos)
     c.public("seek_file")?;
-    c.push_address("newpos", newpos)?;
-    c.op(|a| a.push(0))?;
-    c.op(|a| a.push(0))?;
-    c.data_ref("hfile")?;
-    c.op(|a| a.push(mem(hfile)))?;
-    c.public("call_dossetfileptr")?;
-    c.call_rel32_import(DOSSETFILEPTR32)?;
-    c.op(|a| a.add(esp, 16))?;
-    c.op(|a| a.test(eax, eax))?;
-    c.op(|a| a.jnz(close))?;
-    // DosRead
+    let args = [
+        file,
+        Arg::Imm(0),
+        Arg::Imm(0),
+        Arg::Address("newpos", newpos),
+    ];
+    Call::system(DOSSETFILEPTR32, &args)
+        .public("call_dossetfileptr")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, close)?;
+    // DosRead(hfile, rbuf, len + 16, &count)
     c.public("read_file")?;
-    c.push_address("count", count)?;
-    c.op(|a| a.push(imm(len + 16)))?;
-    c.push_address("rbuf", rbuf)?;
-    c.data_ref("hfile")?;
-    c.op(|a| a.push(mem(hfile)))?;
-    c.public("call_dosread")?;
-    c.call_rel32_import(DOSREAD32)?;
-    c.op(|a| a.add(esp, 16))?;
-    c.op(|a| a.test(eax, eax))?;
-    c.op(|a| a.jnz(close))?;
-    c.data_ref("count")?;
-    c.op(|a| a.cmp(mem(count), imm(len)))?;
-    c.op(|a| a.jne(close))?;
+    let args = [
+        file,
+        Arg::Address("rbuf", rbuf),
+        Arg::Imm(imm(len + 16)),
+        Arg::Address("count", count),
+    ];
+    Call::system(DOSREAD32, &args)
+        .public("call_dosread")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, close)?;
+    fail_unless_var(&mut c, "count", count, imm(len), close)?;
     // Compare
     c.public("compare")?;
     c.mov_address(esi, "content", content)?;
@@ -118,11 +119,9 @@ pub(crate) fn build() -> Result<Program> {
     // DosClose
     c.place(&mut close)?;
     c.public("close_file")?;
-    c.data_ref("hfile")?;
-    c.op(|a| a.push(mem(hfile)))?;
-    c.public("call_dosclose")?;
-    c.call_rel32_import(DOSCLOSE32)?;
-    c.op(|a| a.add(esp, 4))?;
+    Call::system(DOSCLOSE32, &[file])
+        .public("call_dosclose")
+        .emit(&mut c)?;
     c.place(&mut exit)?;
     c.public("exit")?;
     c.data_ref("result")?;

@@ -13,8 +13,6 @@
 //! Tracepoints (major 0xC0): 1 at `main` (AX, BX, CX), 2 at
 //! `call_doswrite` (the 12 argument bytes at SS:SP), 3 at `exit` (AX).
 
-use iced_x86::code_asm::*;
-
 use super::*;
 use crate::Program;
 use crate::error::Result;
@@ -37,19 +35,18 @@ pub(crate) fn build() -> Result<Program> {
     let mut exit = c.label();
     // DosWrite(1, DS:msg, len, DS:written)
     c.public("main")?;
-    c.op(|a| a.push(1))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(msg as i32))?;
-    c.op(|a| a.push(len))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(written as i32))?;
-    c.public("call_doswrite")?;
-    c.call_far_import(DOSWRITE16)?;
-    c.local("after_doswrite")?;
-    c.op(|a| a.test(ax, ax))?;
-    c.op(|a| a.jnz(fails[0]))?;
-    c.op(|a| a.cmp(word_ptr(u64::from(written)), len))?;
-    c.op(|a| a.jne(fails[0]))?;
+    let args = [
+        Arg::Imm(1),
+        Arg::Dgroup(msg),
+        Arg::Imm(len),
+        Arg::Dgroup(written),
+    ];
+    Call::pascal(DOSWRITE16, &args)
+        .public("call_doswrite")
+        .after("after_doswrite")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
+    fail_unless_var(&mut c, "written", written, len, fails[0])?;
     epilogue(&mut c, &mut fails, &mut exit, 16)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 

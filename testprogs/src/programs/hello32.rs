@@ -12,14 +12,11 @@
 //! Tracepoints (major 0xC1): 1 at `main` (ESP and the 8 bytes there),
 //! 2 at `call_doswrite` (the 16 argument bytes), 3 at `exit` (EAX).
 
-use iced_x86::code_asm::*;
-use loader::SourceKind;
-
 use super::*;
 use crate::Program;
 use crate::error::Result;
 use crate::link::{TraceSpec, link, lx_base};
-use crate::segment::{Code, Data, Field, Ref};
+use crate::segment::{Code, Data};
 
 /// The line HELLO32 writes to standard output.
 pub const MESSAGE: &[u8] = b"Hello from HELLO32, a 32-bit OS/2 testprogs program!\r\n";
@@ -38,19 +35,18 @@ pub(crate) fn build() -> Result<Program> {
     let mut exit = c.label();
     // DosWrite(1, msg, len, &written)
     c.public("main")?;
-    c.push_address("written", written)?;
-    c.op(|a| a.push(len))?;
-    c.push_address("msg", msg)?;
-    c.op(|a| a.push(1))?;
-    c.public("call_doswrite")?;
-    c.call_rel32_import(DOSWRITE32)?;
-    c.local("after_doswrite")?;
-    c.op(|a| a.add(esp, 16))?;
-    c.op(|a| a.test(eax, eax))?;
-    c.op(|a| a.jnz(fails[0]))?;
-    c.fixup(Field::Disp, SourceKind::Off32, Ref::Symbol("written"))?;
-    c.op(|a| a.cmp(dword_ptr(u64::from(written)), len))?;
-    c.op(|a| a.jne(fails[0]))?;
+    let args = [
+        Arg::Imm(1),
+        Arg::Address("msg", msg),
+        Arg::Imm(len),
+        Arg::Address("written", written),
+    ];
+    Call::system(DOSWRITE32, &args)
+        .public("call_doswrite")
+        .after("after_doswrite")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
+    fail_unless_var(&mut c, "written", written, len, fails[0])?;
     epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 

@@ -13,8 +13,10 @@ pub mod hello32;
 pub mod loops;
 pub mod msg;
 
+mod calls;
 mod layout;
 
+pub(crate) use calls::{Arg, Call, fail_unless_ok, fail_unless_var};
 pub(crate) use layout::{Exe, exit_rc16, exit_rc32};
 
 use crate::segment::Ref;

@@ -12,8 +12,6 @@
 //!    sequence as the sample hello.exe); rc ≠ 0 → exit 1;
 //! 2. `DosExit(1, 0)` (DOSCALLS.234).
 
-use iced_x86::code_asm::*;
-
 use super::*;
 use crate::Program;
 use crate::error::Result;
@@ -38,22 +36,24 @@ pub(crate) fn build_msgvio16() -> Result<Program> {
     let mut fails = [c.label(), c.label()];
     let mut exit = c.label();
     c.public("main")?;
-    c.op(|a| a.push(1))?;
-    c.op(|a| a.push(MESSAGE16.len() as i32))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(msg as i32))?;
-    c.public("call_dosputmessage")?;
-    c.call_far_import(DOSPUTMESSAGE16)?;
-    c.op(|a| a.test(ax, ax))?;
-    c.op(|a| a.jnz(fails[0]))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(vio as i32))?;
-    c.op(|a| a.push(VIO_TEXT.len() as i32))?;
-    c.op(|a| a.push(0))?;
-    c.public("call_viowrttty")?;
-    c.call_far_import(VIOWRTTTY16)?;
-    c.op(|a| a.test(ax, ax))?;
-    c.op(|a| a.jnz(fails[1]))?;
+    let args = [
+        Arg::Imm(1),
+        Arg::Imm(MESSAGE16.len() as i32),
+        Arg::Dgroup(msg),
+    ];
+    Call::pascal(DOSPUTMESSAGE16, &args)
+        .public("call_dosputmessage")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
+    let args = [
+        Arg::Dgroup(vio),
+        Arg::Imm(VIO_TEXT.len() as i32),
+        Arg::Imm(0),
+    ];
+    Call::pascal(VIOWRTTTY16, &args)
+        .public("call_viowrttty")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[1])?;
     epilogue(&mut c, &mut fails, &mut exit, 16)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
@@ -106,14 +106,15 @@ pub(crate) fn build_msg32() -> Result<Program> {
     let mut fails = [c.label()];
     let mut exit = c.label();
     c.public("main")?;
-    c.push_address("msg", msg)?;
-    c.op(|a| a.push(MESSAGE32.len() as i32))?;
-    c.op(|a| a.push(1))?;
-    c.public("call_dosputmessage")?;
-    c.call_rel32_import(DOSPUTMESSAGE32)?;
-    c.op(|a| a.add(esp, 12))?;
-    c.op(|a| a.test(eax, eax))?;
-    c.op(|a| a.jnz(fails[0]))?;
+    let args = [
+        Arg::Imm(1),
+        Arg::Imm(MESSAGE32.len() as i32),
+        Arg::Address("msg", msg),
+    ];
+    Call::system(DOSPUTMESSAGE32, &args)
+        .public("call_dosputmessage")
+        .emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
     epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
