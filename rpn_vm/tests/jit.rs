@@ -10,98 +10,11 @@ use proptest::test_runner::TestRunner;
 use rpn_vm::examples::{EXAMPLES, sample_machine};
 use rpn_vm::jit::Compiled;
 use rpn_vm::opcode::{OPCODES, Op};
-use rpn_vm::{FakeMachine, Hit, Instr, Interpreter, Outcome, Program, Reg, Segment, parse};
+use rpn_vm::{Hit, Instr, Interpreter, Outcome, Program, Reg, parse};
 
-/// Everything a hit leaves behind, owned.
-#[derive(Debug, PartialEq)]
-struct After {
-    outcome: String,
-    cycles: u64,
-    vars: Vec<u32>,
-    stack: Vec<u32>,
-    tos: usize,
-}
+mod jit_support;
 
-/// The sample machine plus a not-present selector, a selector whose page
-/// is not present, a not-present page in flat memory, and `regs`.
-fn machine(regs: &[u32; 16]) -> FakeMachine {
-    let mut m = sample_machine();
-    m.add_selector(
-        0x27,
-        Segment {
-            base: 0x5_0000,
-            limit: 0xFFFF,
-            present: false,
-        },
-    )
-    .add_selector(
-        0x2F,
-        Segment {
-            base: 0x6_0000,
-            limit: 0x0FFF,
-            present: true,
-        },
-    )
-    .mark_not_present(0x6_0000)
-    .mark_not_present(0x3_F000 + 0x1000)
-    .write(0x1_0000, b"RPN\0string")
-    .write(0x3_FFF8, &[1, 2, 3, 4, 5, 6, 7, 8]);
-    for (reg, value) in Reg::ALL.into_iter().zip(regs) {
-        m.set_reg(reg, *value);
-    }
-    m
-}
-
-/// The outcome as text, and the cycles.
-fn summary(result: rpn_vm::RunResult<'_>) -> (String, u64) {
-    let outcome = match result.outcome {
-        Outcome::Logged(r) => format!(
-            "logged {:04X}/{:04X} incomplete={} {:02X?}",
-            r.major, r.minor, r.incomplete, r.data
-        ),
-        other => format!("{other:?}"),
-    };
-    (outcome, result.cycles)
-}
-
-fn after((outcome, cycles): (String, u64), vars: Vec<u32>, interp: &Interpreter) -> After {
-    let (stack, tos) = interp.stack();
-    After {
-        outcome,
-        cycles,
-        vars,
-        stack: stack.to_vec(),
-        tos,
-    }
-}
-
-/// Runs `program` interpreted and, if it compiles, native; returns both
-/// (the native one `None` when not compiled).
-fn both(program: &Program, regs: &[u32; 16], vars: &[u32], hit: Hit) -> (After, Option<After>) {
-    let mut m = machine(regs);
-    let mut v = vars.to_vec();
-    let mut interp = Interpreter::new();
-    let result = summary(interp.run(program, &mut m, &mut v, hit));
-    let interpreted = after(result, v, &interp);
-    let native = Compiled::new(program).map(|compiled| {
-        let mut m = machine(regs);
-        let mut v = vars.to_vec();
-        // A used interpreter: the native run must not depend on its state.
-        let mut interp = Interpreter::new();
-        let _ = interp.run(program, &mut machine(regs), &mut vars.to_vec(), hit);
-        let result = summary(compiled.run(&mut interp, &mut m, &mut v, hit));
-        after(result, v, &interp)
-    });
-    (interpreted, native)
-}
-
-fn hit(logmax: usize) -> Hit {
-    Hit {
-        major: 0x10,
-        minor: 7,
-        logmax,
-    }
-}
+use jit_support::{after, both, hit, summary};
 
 /// Register values that make reads, selectors and CRMA hit every case.
 const VALUES: [u32; 16] = [

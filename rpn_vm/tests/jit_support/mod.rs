@@ -1,0 +1,100 @@
+//! What the native-code tests share: the test machine, and running a
+//! program both interpreted and native to compare everything a hit leaves
+//! behind (outcome, record bytes, cycles, variables, stack).
+// Each test crate that includes this module uses part of it.
+#![allow(dead_code)]
+
+use rpn_vm::examples::sample_machine;
+use rpn_vm::jit::Compiled;
+use rpn_vm::{FakeMachine, Hit, Interpreter, Outcome, Program, Reg, Segment};
+
+/// Everything a hit leaves behind, owned.
+#[derive(Debug, PartialEq)]
+pub struct After {
+    pub outcome: String,
+    pub cycles: u64,
+    pub vars: Vec<u32>,
+    pub stack: Vec<u32>,
+    pub tos: usize,
+}
+
+/// The sample machine plus a not-present selector, a selector whose page
+/// is not present, a not-present page in flat memory, and `regs`.
+pub fn machine(regs: &[u32; 16]) -> FakeMachine {
+    let mut m = sample_machine();
+    m.add_selector(
+        0x27,
+        Segment {
+            base: 0x5_0000,
+            limit: 0xFFFF,
+            present: false,
+        },
+    )
+    .add_selector(
+        0x2F,
+        Segment {
+            base: 0x6_0000,
+            limit: 0x0FFF,
+            present: true,
+        },
+    )
+    .mark_not_present(0x6_0000)
+    .mark_not_present(0x3_F000 + 0x1000)
+    .write(0x1_0000, b"RPN\0string")
+    .write(0x3_FFF8, &[1, 2, 3, 4, 5, 6, 7, 8]);
+    for (reg, value) in Reg::ALL.into_iter().zip(regs) {
+        m.set_reg(reg, *value);
+    }
+    m
+}
+
+/// The outcome as text, and the cycles.
+pub fn summary(result: rpn_vm::RunResult<'_>) -> (String, u64) {
+    let outcome = match result.outcome {
+        Outcome::Logged(r) => format!(
+            "logged {:04X}/{:04X} incomplete={} {:02X?}",
+            r.major, r.minor, r.incomplete, r.data
+        ),
+        other => format!("{other:?}"),
+    };
+    (outcome, result.cycles)
+}
+
+pub fn after((outcome, cycles): (String, u64), vars: Vec<u32>, interp: &Interpreter) -> After {
+    let (stack, tos) = interp.stack();
+    After {
+        outcome,
+        cycles,
+        vars,
+        stack: stack.to_vec(),
+        tos,
+    }
+}
+
+/// Runs `program` interpreted and, if it compiles, native; returns both
+/// (the native one `None` when not compiled).
+pub fn both(program: &Program, regs: &[u32; 16], vars: &[u32], hit: Hit) -> (After, Option<After>) {
+    let mut m = machine(regs);
+    let mut v = vars.to_vec();
+    let mut interp = Interpreter::new();
+    let result = summary(interp.run(program, &mut m, &mut v, hit));
+    let interpreted = after(result, v, &interp);
+    let native = Compiled::new(program).map(|compiled| {
+        let mut m = machine(regs);
+        let mut v = vars.to_vec();
+        // A used interpreter: the native run must not depend on its state.
+        let mut interp = Interpreter::new();
+        let _ = interp.run(program, &mut machine(regs), &mut vars.to_vec(), hit);
+        let result = summary(compiled.run(&mut interp, &mut m, &mut v, hit));
+        after(result, v, &interp)
+    });
+    (interpreted, native)
+}
+
+pub fn hit(logmax: usize) -> Hit {
+    Hit {
+        major: 0x10,
+        minor: 7,
+        logmax,
+    }
+}
