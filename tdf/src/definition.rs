@@ -217,6 +217,15 @@ pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
+/// The module-name field of a TDF or TMI header: `module` cut to 255
+/// bytes, NUL-padded to [`MODULE_NAME_SIZE`].
+pub(crate) fn module_name_field(module: &[u8]) -> [u8; MODULE_NAME_SIZE] {
+    let mut name = [0u8; MODULE_NAME_SIZE];
+    let n = module.len().min(MODULE_NAME_SIZE - 1);
+    name[..n].copy_from_slice(&module[..n]);
+    name
+}
+
 /// The bytes of `field` up to its first NUL.
 pub(crate) fn until_nul(field: &[u8]) -> Vec<u8> {
     let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
@@ -282,10 +291,7 @@ impl Tdf {
         out.extend_from_slice(&self.max_data_len.to_le_bytes());
         out.extend_from_slice(&self.reserved_1a.to_le_bytes());
         out.extend_from_slice(&self.major.to_le_bytes());
-        let mut name = [0u8; MODULE_NAME_SIZE];
-        let n = self.module.len().min(MODULE_NAME_SIZE - 1);
-        name[..n].copy_from_slice(&self.module[..n]);
-        out.extend_from_slice(&name);
+        out.extend_from_slice(&module_name_field(&self.module));
         out.extend_from_slice(&(self.entries.len() as u16).to_le_bytes());
         out.extend_from_slice(&self.tdf_id.to_le_bytes());
         out.extend_from_slice(&self.reserved);

@@ -17,7 +17,7 @@
 
 use thiserror::Error;
 
-use crate::definition::{MODULE_NAME_SIZE, Reader, u16_at, u32_at, until_nul};
+use crate::definition::{Reader, module_name_field, u16_at, u32_at, until_nul};
 
 /// `"TMI\0"`.
 pub const TMI_MAGIC: &[u8; 4] = b"TMI\0";
@@ -111,10 +111,7 @@ impl Tmi {
         out.extend_from_slice(TMI_MAGIC);
         out.extend_from_slice(&self.major.to_le_bytes());
         out.extend_from_slice(&(self.records.len() as u16).to_le_bytes());
-        let mut name = [0u8; MODULE_NAME_SIZE];
-        let n = self.module.len().min(MODULE_NAME_SIZE - 1);
-        name[..n].copy_from_slice(&self.module[..n]);
-        out.extend_from_slice(&name);
+        out.extend_from_slice(&module_name_field(&self.module));
         out.extend_from_slice(&self.tdf_id.to_le_bytes());
         out.extend_from_slice(&self.reserved);
         for r in &self.records {

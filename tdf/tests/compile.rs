@@ -316,6 +316,18 @@ fn bad_header_number_is_severe() {
     );
 }
 
+/// Outside the header a bad number is an ERROR that discards the
+/// tracepoint; the run goes on.
+#[test]
+fn bad_tracepoint_number_is_an_error() {
+    let c = run(&format!("{HEAD}TRACE MINOR=ABC, TP=startup\n"));
+    assert!(!c.aborted);
+    assert_eq!(
+        messages(&c),
+        ["TRCUST(3) ERROR: number expected, 'ABC' found"]
+    );
+}
+
 #[test]
 fn unterminated_string_is_severe() {
     let c = run(&format!(

@@ -53,28 +53,27 @@ impl Compiler<'_> {
 
     /// A number token; `number expected, 'x' found` otherwise.
     pub(crate) fn number(&mut self) -> Step<(u64, String)> {
-        let t = self.next()?;
-        let text = t.text();
-        match &t {
-            Token::Word(w) => match parse_number(w) {
-                Some(n) => Ok((n, text)),
-                None => Err(self.error(format!("number expected, '{text}' found"))),
-            },
-            _ => Err(self.error(format!("number expected, '{text}' found"))),
-        }
+        self.number_or(|c, text| c.error(text))
     }
 
     /// `= number` in the header, where a bad number ends the run.
     fn header_number(&mut self) -> Step<(u64, String)> {
         self.expect('=', true)?;
+        self.number_or(|c, text| c.severe(text))
+    }
+
+    /// A number token and its text; otherwise what `fail` makes of
+    /// `number expected, 'x' found`.
+    fn number_or(&mut self, fail: fn(&mut Self, String) -> super::Stop) -> Step<(u64, String)> {
         let t = self.next()?;
         let text = t.text();
-        match &t {
-            Token::Word(w) => match parse_number(w) {
-                Some(n) => Ok((n, text)),
-                None => Err(self.severe(format!("number expected, '{text}' found"))),
-            },
-            _ => Err(self.severe(format!("number expected, '{text}' found"))),
+        let n = match &t {
+            Token::Word(w) => parse_number(w),
+            _ => None,
+        };
+        match n {
+            Some(n) => Ok((n, text)),
+            None => Err(fail(self, format!("number expected, '{text}' found"))),
         }
     }
 
