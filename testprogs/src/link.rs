@@ -297,7 +297,8 @@ mod tests {
     fn an_undefined_label_is_a_link_error() {
         let seg = code(|c| {
             c.public("main").unwrap();
-            c.call_far_to("nowhere").unwrap();
+            c.call_far_import(crate::segment::Ref::Symbol("nowhere"))
+                .unwrap();
         });
         let err = link(spec(vec![seg], "main")).unwrap_err();
         assert!(matches!(err, BuildError::Link { .. }));

@@ -167,15 +167,11 @@ impl Code {
         self.op(|a| a.add_instruction(instruction))
     }
 
-    /// `call far ptr16:16` to an import: `9A` with a ptr16:16 fixup.
+    /// `call far ptr16:16` to an import, or to a label of this module (any
+    /// segment) with [`Ref::Symbol`]: `9A` with a ptr16:16 fixup.
     pub fn call_far_import(&mut self, target: Ref) -> Result<()> {
         self.fixup(Field::Imm, SourceKind::Ptr1616, target)?;
         self.op(|a| a.call_far(0, 0))
-    }
-
-    /// `call far ptr16:16` to a label of this module (any segment).
-    pub fn call_far_to(&mut self, symbol: &'static str) -> Result<()> {
-        self.call_far_import(Ref::Symbol(symbol))
     }
 
     /// `call rel32` to an import (32-bit): `E8` with a self-relative fixup.
@@ -404,7 +400,7 @@ mod tests {
         let mut c = Code::new("T", 16).unwrap();
         c.public("start").unwrap();
         c.op(|a| a.push(1)).unwrap();
-        c.call_far_to("start").unwrap();
+        c.call_far_import(Ref::Symbol("start")).unwrap();
         c.fixup(Field::Disp, SourceKind::Off16, Ref::Symbol("start"))
             .unwrap();
         c.op(|a| a.mov(ax, word_ptr(0x1234))).unwrap();

@@ -174,3 +174,33 @@ pub(crate) fn fail_unless_var(
     }
     c.op(|a| a.jne(fail))
 }
+
+/// How a 16-bit routine returns: `ret n` (near) or `retf n` (far), `n`
+/// the bytes of arguments it pops (pascal).
+#[derive(Clone, Copy)]
+pub(crate) enum Ret16 {
+    /// `ret n`.
+    Near(u32),
+    /// `retf n`.
+    Far(u32),
+}
+
+/// A public 16-bit pascal routine `name` with a BP frame: `push bp;
+/// mov bp, sp`, the `body` (the arguments are at `[bp+4]` and up when
+/// near, `[bp+6]` and up when far), `pop bp` and the return.
+pub(crate) fn routine16(
+    c: &mut Code,
+    name: &'static str,
+    ret: Ret16,
+    body: impl FnOnce(&mut Code) -> Result<()>,
+) -> Result<()> {
+    c.public(name)?;
+    c.op(|a| a.push(bp))?;
+    c.op(|a| a.mov(bp, sp))?;
+    body(c)?;
+    c.op(|a| a.pop(bp))?;
+    match ret {
+        Ret16::Near(n) => c.op(|a| a.ret_1(n)),
+        Ret16::Far(n) => c.op(|a| a.retf_1(n)),
+    }
+}

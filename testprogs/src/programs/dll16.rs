@@ -47,44 +47,38 @@ pub(crate) fn build_dll() -> Result<Program> {
     c.op(|a| a.retf())?;
 
     // ADDNUMS(a, b): [bp+8] = a, [bp+6] = b.
-    c.public("ADDNUMS")?;
-    c.op(|a| a.push(bp))?;
-    c.op(|a| a.mov(bp, sp))?;
-    c.op(|a| a.mov(ax, word_ptr(bp + 8)))?;
-    c.op(|a| a.add(ax, word_ptr(bp + 6)))?;
-    c.op(|a| a.pop(bp))?;
-    c.op(|a| a.retf_1(4))?;
+    routine16(&mut c, "ADDNUMS", Ret16::Far(4), |c| {
+        c.op(|a| a.mov(ax, word_ptr(bp + 8)))?;
+        c.op(|a| a.add(ax, word_ptr(bp + 6)))
+    })?;
 
     // PUTMSG(psz): [bp+8]:[bp+6] = the string.
-    c.public("PUTMSG")?;
-    c.op(|a| a.push(bp))?;
-    c.op(|a| a.mov(bp, sp))?;
-    c.op(|a| a.push(ds))?;
-    c.op(|a| a.push(di))?;
-    c.mov_selector(ax, 2)?;
-    c.op(|a| a.mov(ds, ax))?;
-    c.local("putmsg_strlen")?;
-    c.op(|a| a.les(di, dword_ptr(bp + 6)))?;
-    c.op(|a| a.mov(cx, 0xFFFF))?;
-    c.op(|a| a.xor(al, al))?;
-    c.op(|a| a.cld())?;
-    c.op(|a| a.repne().scasb())?;
-    c.op(|a| a.not(cx))?;
-    c.op(|a| a.dec(cx))?;
-    let args = [
-        Arg::Imm(1),
-        Arg::Mem(word_ptr(bp + 8)),
-        Arg::Mem(word_ptr(bp + 6)),
-        Arg::Reg16(cx),
-        Arg::Dgroup(written),
-    ];
-    Call::pascal(DOSWRITE16, &args)
-        .local("putmsg_doswrite")
-        .emit(&mut c)?;
-    c.op(|a| a.pop(di))?;
-    c.op(|a| a.pop(ds))?;
-    c.op(|a| a.pop(bp))?;
-    c.op(|a| a.retf_1(4))?;
+    routine16(&mut c, "PUTMSG", Ret16::Far(4), |c| {
+        c.op(|a| a.push(ds))?;
+        c.op(|a| a.push(di))?;
+        c.mov_selector(ax, 2)?;
+        c.op(|a| a.mov(ds, ax))?;
+        c.local("putmsg_strlen")?;
+        c.op(|a| a.les(di, dword_ptr(bp + 6)))?;
+        c.op(|a| a.mov(cx, 0xFFFF))?;
+        c.op(|a| a.xor(al, al))?;
+        c.op(|a| a.cld())?;
+        c.op(|a| a.repne().scasb())?;
+        c.op(|a| a.not(cx))?;
+        c.op(|a| a.dec(cx))?;
+        let args = [
+            Arg::Imm(1),
+            Arg::Mem(word_ptr(bp + 8)),
+            Arg::Mem(word_ptr(bp + 6)),
+            Arg::Reg16(cx),
+            Arg::Dgroup(written),
+        ];
+        Call::pascal(DOSWRITE16, &args)
+            .local("putmsg_doswrite")
+            .emit(c)?;
+        c.op(|a| a.pop(di))?;
+        c.op(|a| a.pop(ds))
+    })?;
 
     // GETCOUNT()
     c.public("GETCOUNT")?;

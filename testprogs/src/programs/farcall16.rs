@@ -66,61 +66,46 @@ pub(crate) fn build() -> Result<Program> {
     fail_unless_ok(&mut c, fails[2])?;
     epilogue(&mut c, &mut fails, &mut exit, 16)?;
     // TWICE(x): AX = 2x.
-    c.public("TWICE")?;
-    c.op(|a| a.push(bp))?;
-    c.op(|a| a.mov(bp, sp))?;
-    c.op(|a| a.mov(ax, word_ptr(bp + 6)))?;
-    c.op(|a| a.add(ax, ax))?;
-    c.op(|a| a.pop(bp))?;
-    c.op(|a| a.retf_1(2))?;
+    routine16(&mut c, "TWICE", Ret16::Far(2), |c| {
+        c.op(|a| a.mov(ax, word_ptr(bp + 6)))?;
+        c.op(|a| a.add(ax, ax))
+    })?;
     let text = c.finish("_TEXT", "CODE", NE_CODE)?;
 
     // Segment 2: the far routines.
     let mut c = Code::new(P, 16)?;
     // FARADD(a, b): AX = a + b.
-    c.public("FARADD")?;
-    c.op(|a| a.push(bp))?;
-    c.op(|a| a.mov(bp, sp))?;
-    c.op(|a| a.mov(ax, word_ptr(bp + 8)))?;
-    c.op(|a| a.add(ax, word_ptr(bp + 6)))?;
-    c.op(|a| a.pop(bp))?;
-    c.op(|a| a.retf_1(4))?;
+    routine16(&mut c, "FARADD", Ret16::Far(4), |c| {
+        c.op(|a| a.mov(ax, word_ptr(bp + 8)))?;
+        c.op(|a| a.add(ax, word_ptr(bp + 6)))
+    })?;
     // FARSQUARE(x): AX = x * x (DX is clobbered).
-    c.public("FARSQUARE")?;
-    c.op(|a| a.push(bp))?;
-    c.op(|a| a.mov(bp, sp))?;
-    c.op(|a| a.mov(ax, word_ptr(bp + 6)))?;
-    c.op(|a| a.mul(ax))?;
-    c.op(|a| a.pop(bp))?;
-    c.op(|a| a.retf_1(2))?;
+    routine16(&mut c, "FARSQUARE", Ret16::Far(2), |c| {
+        c.op(|a| a.mov(ax, word_ptr(bp + 6)))?;
+        c.op(|a| a.mul(ax))
+    })?;
     // QUAD(x): TWICE(TWICE(x)), calling back into segment 1.
-    c.public("QUAD")?;
-    c.op(|a| a.push(bp))?;
-    c.op(|a| a.mov(bp, sp))?;
-    c.op(|a| a.push(word_ptr(bp + 6)))?;
-    c.public("quad_call1")?;
-    c.call_far_to("TWICE")?;
-    c.op(|a| a.push(ax))?;
-    c.local("quad_call2")?;
-    c.call_far_to("TWICE")?;
-    c.op(|a| a.pop(bp))?;
-    c.op(|a| a.retf_1(2))?;
+    routine16(&mut c, "QUAD", Ret16::Far(2), |c| {
+        Call::pascal(Ref::Symbol("TWICE"), &[Arg::Mem(word_ptr(bp + 6))])
+            .public("quad_call1")
+            .emit(c)?;
+        Call::pascal(Ref::Symbol("TWICE"), &[Arg::Reg16(ax)])
+            .local("quad_call2")
+            .emit(c)
+    })?;
     // PRINTFAR(PVOID far buf, USHORT len): DosWrite(1, buf, len, &written).
-    c.public("PRINTFAR")?;
-    c.op(|a| a.push(bp))?;
-    c.op(|a| a.mov(bp, sp))?;
-    let args = [
-        Arg::Imm(1),
-        Arg::Mem(word_ptr(bp + 10)),
-        Arg::Mem(word_ptr(bp + 8)),
-        Arg::Mem(word_ptr(bp + 6)),
-        Arg::Dgroup(written),
-    ];
-    Call::pascal(DOSWRITE16, &args)
-        .local("printfar_doswrite")
-        .emit(&mut c)?;
-    c.op(|a| a.pop(bp))?;
-    c.op(|a| a.retf_1(6))?;
+    routine16(&mut c, "PRINTFAR", Ret16::Far(6), |c| {
+        let args = [
+            Arg::Imm(1),
+            Arg::Mem(word_ptr(bp + 10)),
+            Arg::Mem(word_ptr(bp + 8)),
+            Arg::Mem(word_ptr(bp + 6)),
+            Arg::Dgroup(written),
+        ];
+        Call::pascal(DOSWRITE16, &args)
+            .local("printfar_doswrite")
+            .emit(c)
+    })?;
     let far_text = c.finish("FAR_TEXT", "CODE", NE_CODE)?;
 
     let exe = Exe {

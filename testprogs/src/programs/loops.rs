@@ -52,12 +52,9 @@ pub(crate) fn build_loop16() -> Result<Program> {
     epilogue(&mut c, &mut fails, &mut exit, 16)?;
     // STEP(i): AX = i.
     c.place(&mut step)?;
-    c.public("STEP")?;
-    c.op(|a| a.push(bp))?;
-    c.op(|a| a.mov(bp, sp))?;
-    c.op(|a| a.mov(ax, word_ptr(bp + 4)))?;
-    c.op(|a| a.pop(bp))?;
-    c.op(|a| a.ret_1(2))?;
+    routine16(&mut c, "STEP", Ret16::Near(2), |c| {
+        c.op(|a| a.mov(ax, word_ptr(bp + 4)))
+    })?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 
     let exe = Exe {

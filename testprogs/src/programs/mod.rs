@@ -16,7 +16,7 @@ pub mod msg;
 mod calls;
 mod layout;
 
-pub(crate) use calls::{Arg, Call, fail_unless_ok, fail_unless_var};
+pub(crate) use calls::{Arg, Call, Ret16, fail_unless_ok, fail_unless_var, routine16};
 pub(crate) use layout::{Exe, exit_rc16, exit_rc32};
 
 use crate::segment::Ref;
