@@ -30,6 +30,7 @@
 //! Tracepoints (MAP form, majors 0xCE, 0xCF and 0xD0): 1 at `main` (AX),
 //! 2 at `exit` (AX).
 
+use iced_x86::code_asm::asm_traits::{CodeAsmAdd, CodeAsmMov, CodeAsmPop, CodeAsmPush, CodeAsmSub};
 use iced_x86::code_asm::*;
 
 use super::*;
@@ -96,6 +97,115 @@ const LINES: [(u16, &str); 9] = [
     (17, "line_17"),
 ];
 
+/// Where `add2`'s parameters and `scratch` lie in its BP frame: the
+/// offsets its code uses and its debug information names.
+struct Frame {
+    a: i32,
+    b: i32,
+    scratch: i32,
+    /// The argument bytes the routine pops: 4 (pascal) or 0 (`_System`).
+    pops: u32,
+}
+
+/// DBG16's `add2` (near pascal): `a` above `b`.
+const FRAME16: Frame = Frame {
+    a: 6,
+    b: 4,
+    scratch: -2,
+    pops: 4,
+};
+
+/// DBG32's `Add2` (`_System`): `a` below `b`.
+const FRAME32: Frame = Frame {
+    a: 8,
+    b: 12,
+    scratch: -4,
+    pops: 0,
+};
+
+/// The registers `add2` uses in 16-bit (BP, SP, SI, AX) or 32-bit code
+/// (EBP, ...), and the size of its memory operands (`word_ptr` or
+/// `dword_ptr`).
+struct Regs<R> {
+    /// BP / EBP.
+    base: R,
+    /// SP / ESP.
+    stack: R,
+    /// The register variable `sum`: SI / ESI.
+    sum: R,
+    /// The return value: AX / EAX.
+    result: R,
+    /// `word_ptr` / `dword_ptr`.
+    ptr: fn(AsmMemoryOperand) -> AsmMemoryOperand,
+}
+
+/// DBG16's registers.
+const REGS16: Regs<AsmRegister16> = Regs {
+    base: bp,
+    stack: sp,
+    sum: si,
+    result: ax,
+    ptr: word_ptr,
+};
+
+/// DBG32's registers.
+const REGS32: Regs<AsmRegister32> = Regs {
+    base: ebp,
+    stack: esp,
+    sum: esi,
+    result: eax,
+    ptr: dword_ptr,
+};
+
+/// `int name(int a, int b)`: the frame, `sum = a; sum += b; scratch =
+/// sum; return scratch;` with the `line_N`, `add2_body` and
+/// `add2_epilogue` labels of [`LINES`]; returns with `ret`, popping
+/// [`Frame::pops`] bytes.
+fn emit_add2<R>(c: &mut Code, name: &'static str, r: Regs<R>, f: &Frame) -> Result<()>
+where
+    R: Copy + std::ops::Add<i32, Output = AsmMemoryOperand>,
+    CodeAssembler: CodeAsmPush<R>
+        + CodeAsmPop<R>
+        + CodeAsmMov<R, R>
+        + CodeAsmSub<R, i32>
+        + CodeAsmMov<R, AsmMemoryOperand>
+        + CodeAsmAdd<R, AsmMemoryOperand>
+        + CodeAsmMov<AsmMemoryOperand, R>,
+{
+    let Regs {
+        base,
+        stack,
+        sum,
+        result,
+        ptr,
+    } = r;
+    c.public(name)?;
+    c.local("line_5")?;
+    c.op(|a| a.push(base))?;
+    c.op(|a| a.mov(base, stack))?;
+    c.op(|a| a.sub(stack, -f.scratch))?;
+    c.op(|a| a.push(sum))?;
+    c.local("add2_body")?;
+    c.local("line_8")?;
+    c.op(|a| a.mov(sum, ptr(base + f.a)))?;
+    c.local("line_9")?;
+    c.op(|a| a.add(sum, ptr(base + f.b)))?;
+    c.local("line_10")?;
+    c.op(|a| a.mov(ptr(base + f.scratch), sum))?;
+    c.local("line_11")?;
+    c.op(|a| a.mov(result, ptr(base + f.scratch)))?;
+    c.local("add2_epilogue")?;
+    c.local("line_12")?;
+    c.op(|a| a.pop(sum))?;
+    c.op(|a| a.mov(stack, base))?;
+    c.op(|a| a.pop(base))?;
+    if f.pops > 0 {
+        c.op(|a| a.ret_1(f.pops))
+    } else {
+        c.op(|a| a.ret())
+    }
+}
+
 pub(crate) fn build_dbg16() -> Result<Program> {
     const P: &str = "DBG16";
     let mut d = Data::new();
@@ -107,27 +217,7 @@ pub(crate) fn build_dbg16() -> Result<Program> {
     let mut ok = c.label();
     // int add2(int a, int b)
     c.place(&mut add2)?;
-    c.public("add2")?;
-    c.local("line_5")?;
-    c.op(|a| a.push(bp))?;
-    c.op(|a| a.mov(bp, sp))?;
-    c.op(|a| a.sub(sp, 2))?;
-    c.op(|a| a.push(si))?;
-    c.local("add2_body")?;
-    c.local("line_8")?;
-    c.op(|a| a.mov(si, word_ptr(bp + 6)))?;
-    c.local("line_9")?;
-    c.op(|a| a.add(si, word_ptr(bp + 4)))?;
-    c.local("line_10")?;
-    c.op(|a| a.mov(word_ptr(bp - 2), si))?;
-    c.local("line_11")?;
-    c.op(|a| a.mov(ax, word_ptr(bp - 2)))?;
-    c.local("add2_epilogue")?;
-    c.local("line_12")?;
-    c.op(|a| a.pop(si))?;
-    c.op(|a| a.mov(sp, bp))?;
-    c.op(|a| a.pop(bp))?;
-    c.op(|a| a.ret_1(4))?;
+    emit_add2(&mut c, "add2", REGS16, &FRAME16)?;
     // void main(void)
     c.public("main")?;
     c.local("line_15")?;
@@ -185,27 +275,7 @@ fn dbg32_with(
     let mut add2 = c.label();
     let mut ok = c.label();
     c.place(&mut add2)?;
-    c.public("Add2")?;
-    c.local("line_5")?;
-    c.op(|a| a.push(ebp))?;
-    c.op(|a| a.mov(ebp, esp))?;
-    c.op(|a| a.sub(esp, 4))?;
-    c.op(|a| a.push(esi))?;
-    c.local("add2_body")?;
-    c.local("line_8")?;
-    c.op(|a| a.mov(esi, dword_ptr(ebp + 8)))?;
-    c.local("line_9")?;
-    c.op(|a| a.add(esi, dword_ptr(ebp + 12)))?;
-    c.local("line_10")?;
-    c.op(|a| a.mov(dword_ptr(ebp - 4), esi))?;
-    c.local("line_11")?;
-    c.op(|a| a.mov(eax, dword_ptr(ebp - 4)))?;
-    c.local("add2_epilogue")?;
-    c.local("line_12")?;
-    c.op(|a| a.pop(esi))?;
-    c.op(|a| a.mov(esp, ebp))?;
-    c.op(|a| a.pop(ebp))?;
-    c.op(|a| a.ret())?;
+    emit_add2(&mut c, "Add2", REGS32, &FRAME32)?;
     c.public("main")?;
     c.local("line_15")?;
     c.local("line_16")?;
@@ -292,10 +362,10 @@ fn debug_module(
     for (line, label) in LINES {
         lines.push((line, at(label)?));
     }
-    let (reg, int, a, b, scratch) = if big {
-        (reg::ESI, ty::INT4, 8, 12, -4)
+    let (reg, int, f) = if big {
+        (reg::ESI, ty::INT4, FRAME32)
     } else {
-        (reg::SI, ty::SHORT, 6, 4, -2)
+        (reg::SI, ty::SHORT, FRAME16)
     };
     Ok(CvModule {
         object_name,
@@ -314,12 +384,12 @@ fn debug_module(
                 vars: vec![
                     Var::BpRel {
                         name: "a",
-                        offset: a,
+                        offset: f.a,
                         ty: int,
                     },
                     Var::BpRel {
                         name: "b",
-                        offset: b,
+                        offset: f.b,
                         ty: int,
                     },
                     Var::Register {
@@ -329,7 +399,7 @@ fn debug_module(
                     },
                     Var::BpRel {
                         name: "scratch",
-                        offset: scratch,
+                        offset: f.scratch,
                         ty: int,
                     },
                 ],
