@@ -164,12 +164,10 @@ pub(crate) fn build_args32() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
-                retep: false,
                 at: "main",
                 desc: "ARGS32 start stack",
                 fmt: &["ret=%P%F hmod=%D 0=%D env=%F cmdline=%F"],
-                data: &["MEM32=(FESP,DIRECT,20)"],
-                rpn: &["Push W,20", "Push ESP", "Log MRF"],
+                ..stack_bytes32!(20)
             },
             TraceSpec {
                 minor: 2,

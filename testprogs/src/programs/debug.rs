@@ -160,8 +160,8 @@ const REGS32: Regs<AsmRegister32> = Regs {
 /// `int name(int a, int b)`: the frame, `sum = a; sum += b; scratch =
 /// sum; return scratch;` with the `line_N`, `add2_body` and
 /// `add2_epilogue` labels of [`LINES`]; returns with `ret`, popping
-/// [`Frame::pops`] bytes.
-fn emit_add2<R>(c: &mut Code, name: &'static str, r: Regs<R>, f: &Frame) -> Result<()>
+/// [`Frame::pops`] bytes. Gives the routine's label, for `call`.
+fn emit_add2<R>(c: &mut Code, name: &'static str, r: Regs<R>, f: &Frame) -> Result<CodeLabel>
 where
     R: Copy + std::ops::Add<i32, Output = AsmMemoryOperand>,
     CodeAssembler: CodeAsmPush<R>
@@ -179,6 +179,8 @@ where
         result,
         ptr,
     } = r;
+    let mut label = c.label();
+    c.place(&mut label)?;
     c.public(name)?;
     c.local("line_5")?;
     c.op(|a| a.push(base))?;
@@ -200,10 +202,11 @@ where
     c.op(|a| a.mov(stack, base))?;
     c.op(|a| a.pop(base))?;
     if f.pops > 0 {
-        c.op(|a| a.ret_1(f.pops))
+        c.op(|a| a.ret_1(f.pops))?;
     } else {
-        c.op(|a| a.ret())
+        c.op(|a| a.ret())?;
     }
+    Ok(label)
 }
 
 pub(crate) fn build_dbg16() -> Result<Program> {
@@ -213,11 +216,9 @@ pub(crate) fn build_dbg16() -> Result<Program> {
     let data = d.finish("_DATA", "DATA", NE_DATA);
 
     let mut c = Code::new(P, 16)?;
-    let mut add2 = c.label();
     let mut ok = c.label();
     // int add2(int a, int b)
-    c.place(&mut add2)?;
-    emit_add2(&mut c, "add2", REGS16, &FRAME16)?;
+    let add2 = emit_add2(&mut c, "add2", REGS16, &FRAME16)?;
     // void main(void)
     c.public("main")?;
     c.local("line_15")?;
@@ -272,10 +273,8 @@ fn dbg32_with(
     let total_at = u64::from(crate::link::lx_base(2) + total);
 
     let mut c = Code::new(p_name, 32)?;
-    let mut add2 = c.label();
     let mut ok = c.label();
-    c.place(&mut add2)?;
-    emit_add2(&mut c, "Add2", REGS32, &FRAME32)?;
+    let add2 = emit_add2(&mut c, "Add2", REGS32, &FRAME32)?;
     c.public("main")?;
     c.local("line_15")?;
     c.local("line_16")?;

@@ -131,12 +131,10 @@ pub(crate) fn build_dll() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
-                retep: false,
                 at: "ADDNUMS",
                 desc: "TPDLL16 ADDNUMS arguments",
                 fmt: &["ret=%P%A b=%W a=%W"],
-                data: &["MEM=(RSS+SP,DIRECT,8)"],
-                rpn: &["Push W,8", "Push SS", "Push ESP", "Log MRS"],
+                ..stack_bytes16!(8)
             },
             TraceSpec {
                 minor: 3,
@@ -221,12 +219,10 @@ pub(crate) fn build_exe() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
-                retep: false,
                 at: "call_addnums",
                 desc: "DLLCAL16 ADDNUMS arguments",
                 fmt: &["b=%P%W a=%W"],
-                data: &["MEM=(RSS+SP,DIRECT,4)"],
-                rpn: &["Push W,4", "Push SS", "Push ESP", "Log MRS"],
+                ..stack_bytes16!(4)
             },
             TraceSpec {
                 minor: 2,

@@ -126,12 +126,10 @@ pub(crate) fn build_dll() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
-                retep: false,
                 at: "_DLL_InitTerm",
                 desc: "TPDLL32 init/term arguments",
                 fmt: &["ret=%P%F hmod=%D flag=%D"],
-                data: &["MEM32=(FESP,DIRECT,12)"],
-                rpn: &["Push W,12", "Push ESP", "Log MRF"],
+                ..stack_bytes32!(12)
             },
             TraceSpec {
                 minor: 2,
@@ -243,12 +241,10 @@ pub(crate) fn build_exe() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
-                retep: false,
                 at: "call_addnums",
                 desc: "DLLCAL32 AddNums arguments",
                 fmt: &["a=%P%D b=%D"],
-                data: &["MEM32=(FESP,DIRECT,8)"],
-                rpn: &["Push W,8", "Push ESP", "Log MRF"],
+                ..stack_bytes32!(8)
             },
             TraceSpec {
                 minor: 2,

@@ -116,12 +116,10 @@ pub(crate) fn build() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
-                retep: false,
                 at: "FARADD",
                 desc: "FARCAL16 FARADD entered",
                 fmt: &["return %P%A b=%W a=%W"],
-                data: &["MEM=(RSS+SP,DIRECT,8)"],
-                rpn: &["Push W,8", "Push SS", "Push ESP", "Log MRS"],
+                ..stack_bytes16!(8)
             },
             TraceSpec {
                 minor: 2,
@@ -134,12 +132,10 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 3,
-                retep: false,
                 at: "TWICE",
                 desc: "FARCAL16 TWICE from QUAD",
                 fmt: &["return %P%A x=%W"],
-                data: &["MEM=(RSS+SP,DIRECT,6)"],
-                rpn: &["Push W,6", "Push SS", "Push ESP", "Log MRS"],
+                ..stack_bytes16!(6)
             },
             TraceSpec {
                 minor: 4,

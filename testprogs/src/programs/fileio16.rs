@@ -158,21 +158,17 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
-                retep: false,
                 at: "call_doswrite",
                 desc: "FILEIO16 DosWrite arguments",
                 fmt: &["pcb=%P%A cb=%W pBuf=%A hf=%W"],
-                data: &["MEM=(RSS+SP,DIRECT,12)"],
-                rpn: &["Push W,12", "Push SS", "Push ESP", "Log MRS"],
+                ..stack_bytes16!(12)
             },
             TraceSpec {
                 minor: 3,
-                retep: false,
                 at: "call_dosread",
                 desc: "FILEIO16 DosRead arguments",
                 fmt: &["pcb=%P%A cb=%W pBuf=%A hf=%W"],
-                data: &["MEM=(RSS+SP,DIRECT,12)"],
-                rpn: &["Push W,12", "Push SS", "Push ESP", "Log MRS"],
+                ..stack_bytes16!(12)
             },
             TraceSpec {
                 minor: 4,

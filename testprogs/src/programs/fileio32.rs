@@ -146,21 +146,17 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
-                retep: false,
                 at: "call_doswrite",
                 desc: "FILEIO32 DosWrite arguments",
                 fmt: &["hf=%P%D pBuf=%F cb=%D pcb=%F"],
-                data: &["MEM32=(FESP,DIRECT,16)"],
-                rpn: &["Push W,16", "Push ESP", "Log MRF"],
+                ..stack_bytes32!(16)
             },
             TraceSpec {
                 minor: 3,
-                retep: false,
                 at: "call_dosread",
                 desc: "FILEIO32 DosRead arguments",
                 fmt: &["hf=%P%D pBuf=%F cb=%D pcb=%F"],
-                data: &["MEM32=(FESP,DIRECT,16)"],
-                rpn: &["Push W,16", "Push ESP", "Log MRF"],
+                ..stack_bytes32!(16)
             },
             TraceSpec {
                 minor: 4,

@@ -67,12 +67,10 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
-                retep: false,
                 at: "call_doswrite",
                 desc: "HELLO16 DosWrite arguments",
                 fmt: &["pcbWritten=%P%A cb=%W pBuf=%A hf=%W"],
-                data: &["MEM=(RSS+SP,DIRECT,12)"],
-                rpn: &["Push W,12", "Push SS", "Push ESP", "Log MRS"],
+                ..stack_bytes16!(12)
             },
             exit_rc16(3, "HELLO16 exit code"),
         ],

@@ -67,12 +67,10 @@ pub(crate) fn build() -> Result<Program> {
             },
             TraceSpec {
                 minor: 2,
-                retep: false,
                 at: "call_doswrite",
                 desc: "HELLO32 DosWrite arguments",
                 fmt: &["hf=%P%D pBuf=%F cb=%D pcbActual=%F"],
-                data: &["MEM32=(FESP,DIRECT,16)"],
-                rpn: &["Push W,16", "Push ESP", "Log MRF"],
+                ..stack_bytes32!(16)
             },
             exit_rc32(3, "HELLO32 exit code"),
         ],

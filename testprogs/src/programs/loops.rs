@@ -65,12 +65,10 @@ pub(crate) fn build_loop16() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
-                retep: false,
                 at: "STEP",
                 desc: "LOOP16 STEP",
                 fmt: &["return %P%W i=%W"],
-                data: &["MEM=(RSS+SP,DIRECT,4)"],
-                rpn: &["Push W,4", "Push SS", "Push ESP", "Log MRS"],
+                ..stack_bytes16!(4)
             },
             TraceSpec {
                 minor: 2,

@@ -65,12 +65,10 @@ pub(crate) fn build_msgvio16() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
-                retep: false,
                 at: "call_dosputmessage",
                 desc: "MSGVIO16 DosPutMessage arguments",
                 fmt: &["msg=%P%A cb=%W hf=%W"],
-                data: &["MEM=(RSS+SP,DIRECT,8)"],
-                rpn: &["Push W,8", "Push SS", "Push ESP", "Log MRS"],
+                ..stack_bytes16!(8)
             },
             TraceSpec {
                 minor: 2,
@@ -126,12 +124,10 @@ pub(crate) fn build_msg32() -> Result<Program> {
         tracepoints: vec![
             TraceSpec {
                 minor: 1,
-                retep: false,
                 at: "call_dosputmessage",
                 desc: "MSG32 DosPutMessage arguments",
                 fmt: &["hf=%P%D cb=%D msg=%F"],
-                data: &["MEM32=(FESP,DIRECT,12)"],
-                rpn: &["Push W,12", "Push ESP", "Log MRF"],
+                ..stack_bytes32!(12)
             },
             exit_rc32(2, "MSG32 exit code"),
         ],
