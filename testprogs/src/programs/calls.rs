@@ -88,6 +88,16 @@ impl<'a> Call<'a> {
         }
     }
 
+    /// The OS/2 API convention of `bits`-bit code: [`Call::pascal`] for
+    /// 16, [`Call::system`] for 32.
+    pub(crate) fn api(bits: u32, target: Ref, args: &'a [Arg]) -> Call<'a> {
+        if bits == 16 {
+            Call::pascal(target, args)
+        } else {
+            Call::system(target, args)
+        }
+    }
+
     /// Names the call instruction with a public label (in the MAP file).
     pub(crate) fn public(self, name: &'static str) -> Call<'a> {
         Call {
@@ -153,6 +163,17 @@ pub(crate) fn fail_unless_ok(c: &mut Code, fail: CodeLabel) -> Result<()> {
         c.op(|a| a.test(eax, eax))?;
     }
     c.op(|a| a.jnz(fail))
+}
+
+/// `cmp (e)ax, value; jne fail`: go to `fail` unless the call returned
+/// `value`.
+pub(crate) fn fail_unless_returned(c: &mut Code, value: i32, fail: CodeLabel) -> Result<()> {
+    if c.a.bitness() == 16 {
+        c.op(|a| a.cmp(ax, value))?;
+    } else {
+        c.op(|a| a.cmp(eax, value))?;
+    }
+    c.op(|a| a.jne(fail))
 }
 
 /// `cmp (d)word [symbol], value; jne fail`: go to `fail` unless the

@@ -16,11 +16,12 @@
 use iced_x86::code_asm::*;
 use loader::Format;
 
+use super::dllcal::{Dll, call_dll};
 use super::*;
 use crate::Program;
 use crate::error::Result;
 use crate::link::{Export, Spec, TraceSpec, link};
-use crate::segment::{Code, Data, Ref};
+use crate::segment::{Code, Data};
 
 /// The line DLLCAL16 passes to PUTMSG (without its terminating NUL).
 pub const GREETING: &[u8] = b"DLLCAL16 calls TPDLL16: PUTMSG by name, ADDNUMS by ordinal\r\n";
@@ -179,35 +180,14 @@ pub(crate) fn build_exe() -> Result<Program> {
     let mut c = Code::new(P, 16)?;
     let mut fails = [c.label(), c.label(), c.label()];
     let mut exit = c.label();
-    c.public("main")?;
-    let putmsg = Ref::Named {
+    let tpdll16 = Dll {
         module: "TPDLL16",
-        name: "PUTMSG",
+        putmsg: "PUTMSG",
+        addnums: "ADDNUMS",
+        getcount: "GETCOUNT",
+        after_addnums: "check_sum",
     };
-    Call::pascal(putmsg, &[Arg::Dgroup(greet)])
-        .public("call_putmsg")
-        .emit(&mut c)?;
-    fail_unless_ok(&mut c, fails[0])?;
-    let addnums = Ref::Ordinal {
-        module: "TPDLL16",
-        ordinal: 1,
-        name: "ADDNUMS",
-    };
-    Call::pascal(addnums, &[Arg::Imm(2), Arg::Imm(3)])
-        .public("call_addnums")
-        .after("check_sum")
-        .emit(&mut c)?;
-    c.op(|a| a.cmp(ax, 5))?;
-    c.op(|a| a.jne(fails[1]))?;
-    let getcount = Ref::Named {
-        module: "TPDLL16",
-        name: "GETCOUNT",
-    };
-    Call::pascal(getcount, &[])
-        .public("call_getcount")
-        .emit(&mut c)?;
-    c.op(|a| a.cmp(ax, 1))?;
-    c.op(|a| a.jne(fails[2]))?;
+    call_dll(&mut c, &tpdll16, Arg::Dgroup(greet), &fails)?;
     epilogue(&mut c, &mut fails, &mut exit, 16)?;
     let code = c.finish("_TEXT", "CODE", NE_CODE)?;
 

@@ -22,13 +22,14 @@
 //! fixups of `call` instructions.
 
 use iced_x86::code_asm::*;
-use loader::{Format, SourceKind};
+use loader::Format;
 
+use super::dllcal::{Dll, call_dll};
 use super::*;
 use crate::Program;
 use crate::error::Result;
 use crate::link::{Export, Spec, TraceSpec, link, lx_base};
-use crate::segment::{Code, Data, Field, Ref};
+use crate::segment::{Code, Data};
 
 /// The line DLLCAL32 passes to PutMsg (without its terminating NUL).
 pub const GREETING: &[u8] = b"DLLCAL32 calls TPDLL32: PutMsg by name, AddNums by ordinal\r\n";
@@ -46,12 +47,12 @@ pub(crate) fn build_dll() -> Result<Program> {
     let mut done = c.label();
     c.public("_DLL_InitTerm")?;
     c.op(|a| a.mov(eax, dword_ptr(esp + 4)))?;
-    c.fixup(Field::Disp, SourceKind::Off32, Ref::Symbol("hmod"))?;
+    c.data_ref("hmod")?;
     c.op(|a| a.mov(dword_ptr(u64::from(hmod)), eax))?;
     c.op(|a| a.cmp(dword_ptr(esp + 8), 0))?;
     c.op(|a| a.jne(done))?;
     c.local("init_count")?;
-    c.fixup(Field::Disp, SourceKind::Off32, Ref::Symbol("initcount"))?;
+    c.data_ref("initcount")?;
     c.op(|a| a.inc(dword_ptr(u64::from(initcount))))?;
     c.place(&mut done)?;
     c.op(|a| a.mov(eax, 1))?;
@@ -89,7 +90,7 @@ pub(crate) fn build_dll() -> Result<Program> {
     c.op(|a| a.ret())?;
 
     c.public("GetCount")?;
-    c.fixup(Field::Disp, SourceKind::Off32, Ref::Symbol("initcount"))?;
+    c.data_ref("initcount")?;
     c.op(|a| a.mov(eax, dword_ptr(u64::from(initcount))))?;
     c.op(|a| a.ret())?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
@@ -201,35 +202,14 @@ pub(crate) fn build_exe() -> Result<Program> {
     let mut c = Code::new(P, 32)?;
     let mut fails = [c.label(), c.label(), c.label()];
     let mut exit = c.label();
-    c.public("main")?;
-    let putmsg = Ref::Named {
+    let tpdll32 = Dll {
         module: "TPDLL32",
-        name: "PutMsg",
+        putmsg: "PutMsg",
+        addnums: "AddNums",
+        getcount: "GetCount",
+        after_addnums: "after_addnums",
     };
-    Call::system(putmsg, &[Arg::Address("greeting", greet)])
-        .public("call_putmsg")
-        .emit(&mut c)?;
-    fail_unless_ok(&mut c, fails[0])?;
-    let addnums = Ref::Ordinal {
-        module: "TPDLL32",
-        ordinal: 1,
-        name: "AddNums",
-    };
-    Call::system(addnums, &[Arg::Imm(2), Arg::Imm(3)])
-        .public("call_addnums")
-        .after("after_addnums")
-        .emit(&mut c)?;
-    c.op(|a| a.cmp(eax, 5))?;
-    c.op(|a| a.jne(fails[1]))?;
-    let getcount = Ref::Named {
-        module: "TPDLL32",
-        name: "GetCount",
-    };
-    Call::system(getcount, &[])
-        .public("call_getcount")
-        .emit(&mut c)?;
-    c.op(|a| a.cmp(eax, 1))?;
-    c.op(|a| a.jne(fails[2]))?;
+    call_dll(&mut c, &tpdll32, Arg::Address("greeting", greet), &fails)?;
     epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 

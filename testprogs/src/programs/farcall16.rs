@@ -47,8 +47,7 @@ pub(crate) fn build() -> Result<Program> {
     Call::pascal(Ref::Symbol("FARADD"), &[Arg::Imm(7), Arg::Imm(5)])
         .public("call_faradd")
         .emit(&mut c)?;
-    c.op(|a| a.cmp(ax, 12))?;
-    c.op(|a| a.jne(fails[0]))?;
+    fail_unless_returned(&mut c, 12, fails[0])?;
     c.op(|a| a.push(ax))?;
     c.public("call_square")?;
     c.op(|a| a.call(dword_ptr(u64::from(fntab))))?;
@@ -56,8 +55,7 @@ pub(crate) fn build() -> Result<Program> {
     c.public("call_quad")?;
     c.op(|a| a.call(dword_ptr(u64::from(fntab + 4))))?;
     c.local("check_quad")?;
-    c.op(|a| a.cmp(ax, 576))?;
-    c.op(|a| a.jne(fails[1]))?;
+    fail_unless_returned(&mut c, 576, fails[1])?;
     c.op(|a| a.les(bx, dword_ptr(u64::from(msgptr))))?;
     let args = [Arg::Seg(es), Arg::Reg16(bx), Arg::Imm(len)];
     Call::pascal(Ref::Symbol("PRINTFAR"), &args)

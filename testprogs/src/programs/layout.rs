@@ -101,6 +101,23 @@ pub(crate) fn exit_rc32(minor: u16, desc: &'static str) -> TraceSpec {
     }
 }
 
+/// A tracepoint with only its logging (`data`, `rpn`) filled in, for
+/// struct update syntax (see [`stack_bytes16!`]).
+pub(crate) const fn logging(
+    data: &'static [&'static str],
+    rpn: &'static [&'static str],
+) -> TraceSpec {
+    TraceSpec {
+        minor: 0,
+        retep: false,
+        at: "",
+        desc: "",
+        fmt: &[],
+        data,
+        rpn,
+    }
+}
+
 /// `stack_bytes16!(n)`: a tracepoint that logs the `n` bytes at the top
 /// of the 16-bit stack (SS:SP), a call's arguments or a routine's return
 /// address and arguments. The caller gives `minor`, `at`, `desc` and
@@ -108,15 +125,10 @@ pub(crate) fn exit_rc32(minor: u16, desc: &'static str) -> TraceSpec {
 /// (`TraceSpec { minor, .., ..stack_bytes16!(12) }`).
 macro_rules! stack_bytes16 {
     ($n:literal) => {
-        $crate::link::TraceSpec {
-            minor: 0,
-            retep: false,
-            at: "",
-            desc: "",
-            fmt: &[],
-            data: &[concat!("MEM=(RSS+SP,DIRECT,", $n, ")")],
-            rpn: &[concat!("Push W,", $n), "Push SS", "Push ESP", "Log MRS"],
-        }
+        $crate::programs::logging(
+            &[concat!("MEM=(RSS+SP,DIRECT,", $n, ")")],
+            &[concat!("Push W,", $n), "Push SS", "Push ESP", "Log MRS"],
+        )
     };
 }
 pub(crate) use stack_bytes16;
@@ -124,15 +136,10 @@ pub(crate) use stack_bytes16;
 /// `stack_bytes32!(n)`: the same for the `n` bytes at ESP (flat).
 macro_rules! stack_bytes32 {
     ($n:literal) => {
-        $crate::link::TraceSpec {
-            minor: 0,
-            retep: false,
-            at: "",
-            desc: "",
-            fmt: &[],
-            data: &[concat!("MEM32=(FESP,DIRECT,", $n, ")")],
-            rpn: &[concat!("Push W,", $n), "Push ESP", "Log MRF"],
-        }
+        $crate::programs::logging(
+            &[concat!("MEM32=(FESP,DIRECT,", $n, ")")],
+            &[concat!("Push W,", $n), "Push ESP", "Log MRF"],
+        )
     };
 }
 pub(crate) use stack_bytes32;

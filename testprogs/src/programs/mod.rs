@@ -14,10 +14,13 @@ pub mod loops;
 pub mod msg;
 
 mod calls;
+mod dllcal;
 mod layout;
 
-pub(crate) use calls::{Arg, Call, Ret16, fail_unless_ok, fail_unless_var, routine16};
-pub(crate) use layout::{Exe, exit_rc16, exit_rc32, stack_bytes16, stack_bytes32};
+pub(crate) use calls::{
+    Arg, Call, Ret16, fail_unless_ok, fail_unless_returned, fail_unless_var, routine16,
+};
+pub(crate) use layout::{Exe, exit_rc16, exit_rc32, logging, stack_bytes16, stack_bytes32};
 
 use crate::segment::Ref;
 
