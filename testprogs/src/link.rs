@@ -71,6 +71,24 @@ pub(crate) struct Spec {
     pub tracepoints: Vec<TraceSpec>,
 }
 
+/// The import module number of `m` in `module` (added when new); records
+/// the MAP file's `Imp` line, `name` imported as `what` (`DOSCALLS.138`),
+/// once in `imports`.
+fn import(
+    module: &mut Module,
+    imports: &mut Vec<(String, String)>,
+    m: &str,
+    name: &str,
+    what: String,
+) -> u16 {
+    let number = module.import_module(m);
+    let line = (name.to_string(), what);
+    if !imports.contains(&line) {
+        imports.push(line);
+    }
+    number
+}
+
 /// Links the module and writes it.
 pub(crate) fn link(spec: Spec) -> Result<Program> {
     let program = spec.name;
@@ -126,28 +144,14 @@ pub(crate) fn link(spec: Spec) -> Result<Program> {
                     module: m,
                     ordinal,
                     name,
-                } => {
-                    let number = module.import_module(m);
-                    let line = (name.to_string(), format!("{m}.{ordinal}"));
-                    if !imports.contains(&line) {
-                        imports.push(line);
-                    }
-                    Target::ImportOrdinal {
-                        module: number,
-                        ordinal: *ordinal,
-                    }
-                }
-                Ref::Named { module: m, name } => {
-                    let number = module.import_module(m);
-                    let line = (name.to_string(), format!("{m}.{name}"));
-                    if !imports.contains(&line) {
-                        imports.push(line);
-                    }
-                    Target::ImportName {
-                        module: number,
-                        name: name.to_string(),
-                    }
-                }
+                } => Target::ImportOrdinal {
+                    module: import(&mut module, &mut imports, m, name, format!("{m}.{ordinal}")),
+                    ordinal: *ordinal,
+                },
+                Ref::Named { module: m, name } => Target::ImportName {
+                    module: import(&mut module, &mut imports, m, name, format!("{m}.{name}")),
+                    name: name.to_string(),
+                },
             };
             if spec.format == Format::Lx
                 && f.kind == SourceKind::Off32

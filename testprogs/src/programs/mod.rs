@@ -1,5 +1,10 @@
 //! The programs, one module each, and what they share: segment flags,
-//! the system imports they call, and the stack sizes.
+//! the system imports they call, the stack sizes and the common exit
+//! ([`epilogue`]) here; call sequences and result checks in `calls`
+//! ([`Call`], [`Arg`], [`routine16`], `fail_unless_*`); the header
+//! fields, stack object and common tracepoints in `layout` ([`Exe`],
+//! [`exit_rc16`], `stack_bytes16!`); DLLCAL16 and DLLCAL32's shared
+//! `main` in `dllcal`.
 
 pub mod args;
 pub mod debug;
