@@ -9,8 +9,10 @@
 //! `Log WN/DN` (so the log length differs by path), regions balanced by
 //! `Pop N`, `Log WN/DN` or pushes, nested and overlapping jumps, `Jmp N,0`
 //! and jumps to the end; each program runs with several register and
-//! variable sets so that conditions go both ways. Every jump lands where
-//! the straight-line stack index equals its own, so the programs compile.
+//! variable sets so that conditions go both ways. Nearly every jump lands
+//! where the straight-line stack index equals its own, so that most
+//! programs compile; the few others check that two indices at a join are
+//! refused.
 #![cfg(target_arch = "x86_64")]
 
 use proptest::prelude::*;
@@ -35,6 +37,9 @@ enum Aim {
     Shared,
     /// Any later instruction with the same stack index.
     Later,
+    /// Any later instruction: the stack indices may differ, and then the
+    /// compiler must refuse the program.
+    Anywhere,
 }
 
 /// One step of the generator.
@@ -128,7 +133,7 @@ fn arb_plain() -> impl Strategy<Value = Instr> {
         4 => with(vec![Op::LogDn, Op::LogWn], 0..4),
         2 => plain(vec![Op::SetMin, Op::SetMaj, Op::MoveVii, Op::IncVii, Op::PushVii]),
         1 => with(vec![Op::SetMinW, Op::SetMajW], 0..0x10000),
-        1 => plain(vec![Op::LogMrf, Op::LogArf, Op::PushFif, Op::CnvrtFxs]),
+        1 => plain(vec![Op::LogMrf, Op::LogArf, Op::LogMrs, Op::LogArs, Op::PushFif, Op::CnvrtFxs]),
         1 => (any::<prop::sample::Index>(), any::<u32>()).prop_map(|(index, operand)| {
             // Anything else that is not a jump, small counts.
             let list = ops(|op| !op.is_jump());
@@ -164,6 +169,7 @@ fn arb_tokens() -> impl Strategy<Value = Vec<Token>> {
         Aim::Shared,
         Aim::Later,
         Aim::Later,
+        Aim::Anywhere,
     ]);
     // A value that differs between runs, for a condition to test.
     let varying = prop_oneof![
@@ -175,6 +181,20 @@ fn arb_tokens() -> impl Strategy<Value = Vec<Token>> {
         2 => (jump, aim, any::<u32>()).prop_map(|(op, aim, pick)| vec![Token::Loose(op, aim, pick)]),
         2 => cond().prop_map(|op| vec![Token::Open(op)]),
         2 => (varying, cond()).prop_map(|(i, op)| vec![Token::Plain(i), Token::Open(op)]),
+        // A memory or string log that succeeds (the test machine has a
+        // string at 0x10000 and at 0x0F:0): its length is known at run
+        // time only.
+        1 => (0u32..8, prop::sample::select(vec![Op::LogMrf, Op::LogArf, Op::LogMrs, Op::LogArs]))
+            .prop_map(|(len, op)| {
+                let mut list = vec![Instr::with(Op::PushW, len)];
+                if matches!(op, Op::LogMrf | Op::LogArf) {
+                    list.push(Instr::with(Op::PushD, 0x1_0000));
+                } else {
+                    list.extend([Instr::with(Op::PushW, 0x0F), Instr::with(Op::PushW, 0)]);
+                }
+                list.push(Instr::new(op));
+                list.into_iter().map(Token::Plain).collect()
+            }),
         3 => any::<u8>().prop_map(|pad| vec![Token::Close(pad)]),
         // Two regions ending at one label.
         1 => any::<u8>().prop_map(|pad| vec![Token::Close(pad), Token::Close(pad / 3)]),
@@ -284,6 +304,7 @@ fn lay_out(tokens: &[Token]) -> Vec<Instr> {
                     Aim::End => n,
                     Aim::Shared if !shared.is_empty() => from(&shared),
                     Aim::Shared | Aim::Later => from(&later),
+                    Aim::Anywhere => i + 1 + pick as usize % (n - i),
                 };
                 targets.push(t);
                 t
@@ -395,7 +416,7 @@ fn join_programs_load_and_compile() {
     }
     assert_eq!(loaded, codes.len());
     assert!(
-        compiled * 100 >= loaded * 95,
+        compiled * 100 >= loaded * 80,
         "{compiled} of {loaded} compiled"
     );
 }
@@ -459,7 +480,9 @@ fn join_programs_have_the_shapes_aimed_at() {
     );
 
     // Runs with different registers and variables take different paths:
-    // the interpreter's results differ between runs of one program.
+    // the interpreter's cycles differ between the four runs of a program
+    // (for about half of them; the others end early or branch on
+    // constants).
     let mut runner = TestRunner::deterministic();
     let runs = prop::collection::vec(arb_run(), 4);
     let mut varied = 0;
@@ -477,8 +500,98 @@ fn join_programs_have_the_shapes_aimed_at() {
         varied += usize::from(results.iter().any(|r| r.cycles != results[0].cycles));
     }
     assert!(
-        varied * 2 > codes.len(),
+        varied * 5 > codes.len() * 2,
         "{varied} of {} varied",
         codes.len()
     );
+}
+
+/// Joins each of which a planted mistake in the compiler's merge logic
+/// got wrong (the property above found and shrank them): pinned, so that
+/// every run checks them whatever the random seed.
+#[test]
+fn pinned_join_shapes_match() {
+    let cases: &[(&str, &[u8])] = &[
+        // Jmp ZN,L8 / Push W,0 / Pop N,1 / L8: Jmp ZN,L15 / Add /
+        // Push W,0x7E / L15: Or. A constant in a slot on one path only.
+        (
+            "constant slot on one path",
+            &[39, 5, 0, 16, 0, 0, 46, 1, 39, 4, 0, 22, 16, 126, 0, 54],
+        ),
+        // Push W,1 / Jmp PN,L12 / Log DN,2 / Push W,0 / Push EBX /
+        // L12: Add. EAX holds the top on one path, not on the other.
+        (
+            "EAX on one path",
+            &[16, 1, 0, 38, 6, 0, 33, 2, 16, 0, 0, 3, 22],
+        ),
+        // Push EAX / Jmp ZN,end / Push EAX / Jmp PN,L13 / Log DN,1 /
+        // Push W,0 / L13: Log DN,1. The log length differs between the
+        // jump and the fall-through.
+        (
+            "log length by path",
+            &[0, 39, 11, 0, 0, 38, 5, 0, 33, 1, 16, 0, 0, 33, 1],
+        ),
+        // Several jumps to L54 and L56 with different log lengths.
+        (
+            "log lengths of several jumps",
+            &[
+                37, 55, 0, 39, 14, 0, 36, 49, 0, 16, 0, 0, 16, 0, 0, 16, 0, 0, 46, 3, 37, 35, 0, 0,
+                39, 29, 0, 16, 0, 0, 16, 1, 0, 39, 18, 0, 39, 5, 0, 16, 0, 0, 33, 1, 22, 16, 0, 0,
+                37, 0, 0, 36, 0, 0, 46, 2, 33, 1,
+            ],
+        ),
+        // Push W,0 / Push W,0 / Push EAX / Jmp ZN,end / Push EAX /
+        // Jmp NN,L20 / Log DN,1 / Jmp N,+3 / Push EBX / L20: Pop N,1.
+        // A label only jumps reach, one of them after a log.
+        (
+            "label only jumps reach",
+            &[
+                16, 0, 0, 16, 0, 0, 0, 39, 12, 0, 0, 37, 6, 0, 33, 1, 36, 3, 0, 3, 46, 1,
+            ],
+        ),
+        // Log DN,1 / Jmp ZN,+0 / Jmp ZN,end: conditional jumps after a
+        // log whose length only the compiler knows.
+        ("jump after a log", &[33, 1, 39, 0, 0, 39, 0, 0]),
+        // Jmp N after a log, to a label a conditional jump also reaches.
+        (
+            "Jmp N after a log",
+            &[
+                16, 1, 0, 39, 33, 0, 33, 1, 0, 36, 5, 0, 16, 0, 0, 46, 1, 38, 19, 0, 16, 0, 0, 39,
+                11, 0, 16, 0, 0, 16, 0, 0, 16, 0, 0, 46, 3, 33, 1,
+            ],
+        ),
+        // Jmp ZN,L8 / Push W,0 / Pop N,1 / L8: Push W,0. Cycles pending
+        // where the fall-through meets the jump.
+        ("pending cycles", &[39, 5, 0, 16, 0, 0, 46, 1, 16, 0, 0]),
+        // Straight lines around jumps: constants through Xchg and Neg, a
+        // constant pushed over the slot EAX holds, a log past the limit
+        // after one whose length only the compiler knows.
+        (
+            "Xchg of constants",
+            &[16, 0, 0, 16, 0, 0, 37, 6, 0, 16, 1, 0, 62, 33, 1],
+        ),
+        ("Neg of a constant", &[16, 0, 0, 56, 33, 1, 16, 0, 0]),
+        (
+            "constant over EAX",
+            &[16, 0, 0, 0, 46, 1, 16, 0, 0, 42, 0, 0],
+        ),
+        ("log past the limit", &[33, 1, 33, 3, 16, 0, 0, 16, 0, 0]),
+    ];
+    for (name, code) in cases {
+        let program = Program::load_without_stack_limit(code, 4).unwrap();
+        assert!(Compiled::new(&program).is_some(), "{name}");
+        for eax in [0, 1, 0xFFFF_FFFF, 0x7FFF_FFFF] {
+            let mut regs = [0; 16];
+            regs[0] = eax;
+            for logmax in [0, 4, 8, 12, 512] {
+                let (interpreted, native) = both(&program, &regs, &[0; 4], hit(logmax));
+                assert_eq!(
+                    native,
+                    Some(interpreted),
+                    "{name}: eax {eax:#x} logmax {logmax}\n{}",
+                    listing(code)
+                );
+            }
+        }
+    }
 }
