@@ -576,6 +576,16 @@ fn pinned_join_shapes_match() {
             &[16, 0, 0, 0, 46, 1, 16, 0, 0, 42, 0, 0],
         ),
         ("log past the limit", &[33, 1, 33, 3, 16, 0, 0, 16, 0, 0]),
+        // Push W,0 / Jmp ZN,L9 / Move V,0 / L9: Push W,0 (x3) /
+        // Push W,0xF / Push W,0 / Log MRS / Push W,0: a string log after
+        // a join leaves a length only the run knows.
+        (
+            "Log MRS after a join",
+            &[
+                16, 0, 0, 39, 3, 0, 42, 0, 0, 16, 0, 0, 16, 0, 0, 16, 0, 0, 16, 15, 0, 16, 0, 0,
+                21, 16, 0, 0,
+            ],
+        ),
     ];
     for (name, code) in cases {
         let program = Program::load_without_stack_limit(code, 4).unwrap();
@@ -593,5 +603,30 @@ fn pinned_join_shapes_match() {
                 );
             }
         }
+    }
+}
+
+/// Joins with two stack indices, which a planted mistake (no check at the
+/// jump, or none at the label) compiled: refused, so the interpreter runs
+/// them.
+#[test]
+fn pinned_joins_with_two_stack_indices_are_refused() {
+    let cases: &[&[u8]] = &[
+        // Jmp NN,end / Push W,0 / Jmp ZN,L29 / ... / L29: the jump brings
+        // index 1, the fall-through 2.
+        &[
+            37, 31, 0, 16, 0, 0, 39, 20, 0, 16, 0, 0, 26, 0, 0, 1, 0, 34, 16, 0, 0, 16, 0, 0, 42,
+            0, 0, 22, 56, 16, 0, 0, 46, 3,
+        ],
+        // Two jumps bring different indices to L31.
+        &[
+            16, 0, 0, 0, 39, 50, 0, 37, 21, 0, 22, 58, 0, 0, 16, 0, 0, 39, 37, 0, 16, 0, 0, 39, 5,
+            0, 22, 0, 39, 3, 0, 39, 0, 0, 16, 0, 0, 16, 0, 0, 16, 0, 0, 16, 0, 0, 16, 0, 0, 16, 0,
+            0, 16, 0, 0, 33, 8,
+        ],
+    ];
+    for code in cases {
+        let program = Program::load_without_stack_limit(code, 4).unwrap();
+        assert!(Compiled::new(&program).is_none(), "{}", listing(code));
     }
 }
