@@ -98,3 +98,8 @@ pub fn hit(logmax: usize) -> Hit {
         logmax,
     }
 }
+
+/// The program as text, for failure messages.
+pub fn listing(code: &[u8]) -> String {
+    rpn_vm::disasm::disassemble(code, "  ").unwrap_or_else(|e| format!("{e:?}"))
+}
