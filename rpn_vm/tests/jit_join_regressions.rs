@@ -69,6 +69,23 @@ fn pinned_join_shapes_match() {
         // Jmp ZN,L8 / Push W,0 / Pop N,1 / L8: Push W,0. Cycles pending
         // where the fall-through meets the jump.
         ("pending cycles", &[39, 5, 0, 16, 0, 0, 46, 1, 16, 0, 0]),
+        // Push EAX / Jmp ZN,L16 / Log DN,1 (twice) / Push EAX /
+        // Jmp ZN,L16 / L16: Log DN,1 / Push W,0 / Push W,0. Three jumps
+        // to one label: the first two bring different log lengths, the
+        // last the fall-through's.
+        (
+            "three jumps, two log lengths",
+            &[
+                0, 39, 12, 0, 33, 1, 0, 39, 6, 0, 33, 1, 0, 39, 0, 0, 33, 1, 16, 0, 0, 16, 0, 0,
+            ],
+        ),
+        // Push EAX / Jmp NN,L12 / Log DN,1 / Push EAX / Jmp ZN,L12 /
+        // L12: Push EAX / Push W,0 / Push W,0. Jumps with two lengths meet
+        // a fall-through with one of them.
+        (
+            "two jump lengths and a fall-through",
+            &[0, 37, 6, 0, 33, 1, 0, 39, 0, 0, 0, 16, 0, 0, 16, 0, 0],
+        ),
         // Straight lines around jumps: constants through Xchg and Neg, a
         // constant pushed over the slot EAX holds, a log past the limit
         // after one whose length only the compiler knows.

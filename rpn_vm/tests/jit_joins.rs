@@ -53,6 +53,12 @@ enum Token {
     Loose(Op, Aim, u32),
     /// A jump to the end of the region it opens.
     Open(Op),
+    /// Several conditional jumps to one label, right after the last, each
+    /// testing a value it pushed; each but the last is followed by an
+    /// instruction that pops it: `Log DN,1` or `Log WN,1` (so that each
+    /// jump brings another log length) or `Pop N,1` (the same length as
+    /// the next way in).
+    Fan(Vec<(Instr, Op, u8)>),
     /// Ends the innermost open region, first bringing the stack index
     /// back to where the region began: by `Pop N`, `Log DN` or `Log WN`
     /// (chosen by the `u8`) when it grew, by pushes when it shrank.
@@ -175,15 +181,18 @@ fn arb_tokens() -> impl Strategy<Value = Vec<Token>> {
         Aim::Anywhere,
     ]);
     // A value that differs between runs, for a condition to test.
-    let varying = prop_oneof![
-        prop::sample::select(ops(|op| op.pushed_register().is_some())).prop_map(Instr::new),
-        (0u32..4).prop_map(|i| Instr::with(Op::PushV, i)),
-    ];
+    let varying = || {
+        prop_oneof![
+            prop::sample::select(ops(|op| op.pushed_register().is_some())).prop_map(Instr::new),
+            (0u32..4).prop_map(|i| Instr::with(Op::PushV, i)),
+        ]
+    };
+    let cond_only = || prop::sample::select(vec![Op::JmpZn, Op::JmpNn, Op::JmpPn]);
     prop_oneof![
         8 => arb_plain().prop_map(|i| vec![Token::Plain(i)]),
         2 => (jump, aim, any::<u32>()).prop_map(|(op, aim, pick)| vec![Token::Loose(op, aim, pick)]),
         2 => cond().prop_map(|op| vec![Token::Open(op)]),
-        2 => (varying, cond()).prop_map(|(i, op)| vec![Token::Plain(i), Token::Open(op)]),
+        2 => (varying(), cond()).prop_map(|(i, op)| vec![Token::Plain(i), Token::Open(op)]),
         // A memory or string log that succeeds (the test machine has a
         // string at 0x10000 and at 0x0F:0): its length is known at run
         // time only.
@@ -198,6 +207,9 @@ fn arb_tokens() -> impl Strategy<Value = Vec<Token>> {
                 list.push(Instr::new(op));
                 list.into_iter().map(Token::Plain).collect()
             }),
+        // Jumps bringing different log lengths to one label.
+        1 => prop::collection::vec((varying(), cond_only(), any::<u8>()), 2..5)
+            .prop_map(|ways| vec![Token::Fan(ways)]),
         3 => any::<u8>().prop_map(|pad| vec![Token::Close(pad)]),
         // Two regions ending at one label.
         1 => any::<u8>().prop_map(|pad| vec![Token::Close(pad), Token::Close(pad / 3)]),
@@ -254,6 +266,26 @@ fn lay_out(tokens: &[Token]) -> Vec<Instr> {
             Token::Open(op) => {
                 open.push((out.len(), depth));
                 put(&mut out, &mut depth, Instr::new(op), Target::At(0));
+            }
+            Token::Fan(ref ways) => {
+                let jumps: Vec<usize> = ways
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(push, op, pop))| {
+                        put(&mut out, &mut depth, push, Target::None);
+                        let jump = out.len();
+                        put(&mut out, &mut depth, Instr::new(op), Target::At(0));
+                        // The last falls through to the label.
+                        if k + 1 < ways.len() {
+                            let pop = [Op::LogDn, Op::LogWn, Op::PopN][usize::from(pop % 3)];
+                            put(&mut out, &mut depth, Instr::with(pop, 1), Target::None);
+                        }
+                        jump
+                    })
+                    .collect();
+                for jump in jumps {
+                    out[jump].1 = Target::At(out.len());
+                }
             }
             Token::Close(pad) => {
                 // Not an empty region: `Aim::Next` makes those.
