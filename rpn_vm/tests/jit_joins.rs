@@ -53,11 +53,12 @@ enum Token {
     Loose(Op, Aim, u32),
     /// A jump to the end of the region it opens.
     Open(Op),
-    /// Several conditional jumps to one label, right after the last, each
-    /// testing a value it pushed; each but the last is followed by an
-    /// instruction that pops it: `Log DN,1` or `Log WN,1` (so that each
-    /// jump brings another log length) or `Pop N,1` (the same length as
-    /// the next way in).
+    /// Several jumps to one label, right after the last, each testing a
+    /// value it pushed; each but the last is followed by an instruction
+    /// that pops it: `Log DN,1` or `Log WN,1` (so that each jump brings
+    /// another log length) or `Pop N,1` (the same length as the next way
+    /// in). Some are `Jmp N`: the label after a last `Jmp N,0` only jumps
+    /// reach.
     Fan(Vec<(Instr, Op, u8)>),
     /// Ends the innermost open region, first bringing the stack index
     /// back to where the region began: by `Pop N`, `Log DN` or `Log WN`
@@ -187,7 +188,6 @@ fn arb_tokens() -> impl Strategy<Value = Vec<Token>> {
             (0u32..4).prop_map(|i| Instr::with(Op::PushV, i)),
         ]
     };
-    let cond_only = || prop::sample::select(vec![Op::JmpZn, Op::JmpNn, Op::JmpPn]);
     prop_oneof![
         8 => arb_plain().prop_map(|i| vec![Token::Plain(i)]),
         2 => (jump, aim, any::<u32>()).prop_map(|(op, aim, pick)| vec![Token::Loose(op, aim, pick)]),
@@ -208,7 +208,7 @@ fn arb_tokens() -> impl Strategy<Value = Vec<Token>> {
                 list.into_iter().map(Token::Plain).collect()
             }),
         // Jumps bringing different log lengths to one label.
-        1 => prop::collection::vec((varying(), cond_only(), any::<u8>()), 2..5)
+        1 => prop::collection::vec((varying(), cond(), any::<u8>()), 2..5)
             .prop_map(|ways| vec![Token::Fan(ways)]),
         3 => any::<u8>().prop_map(|pad| vec![Token::Close(pad)]),
         // Two regions ending at one label.
