@@ -450,10 +450,17 @@ impl Machine {
                 software: false,
             });
         }
+        let tr = self.cpu.tr.selector;
         match self.deliver(f.vector, f.error, crate::exec::intr::Kind::Exception) {
             Ok(()) => {
                 self.flush_dirty();
                 None
+            }
+            Err(f2) if self.cpu.tr.selector != tr => {
+                // Past a task gate's commit point: `f` was delivered (to
+                // the new task) and `f2` is that task's own exception.
+                self.flush_dirty();
+                self.raise(f2)
             }
             Err(f2) => {
                 if f.vector == vector::DF {

@@ -280,3 +280,75 @@ fn task_switch_by_call_and_iret() {
     m.read_phys(GDT + u32::from(TSS) + 5, &mut b[..1]);
     assert_eq!(b[0], 0x8B, "task 1 still busy");
 }
+
+/// A machine running `code` with a second 386 TSS at GDT selector 0x50
+/// whose DS selector lies beyond the GDT (EIP 0x2400, EAX 0x7777).
+fn machine_with_a_bad_tss(code: &[u8]) -> emu::Machine {
+    let mut m = prot_machine(code);
+    let tss2 = 0x3100u32;
+    m.write_phys(GDT + 0x50, &desc(tss2, 0x67, 0x89, 0).to_le_bytes());
+    m.cpu_mut().gdtr.limit = 0x57;
+    m.write_phys(GDT + u32::from(TSS) + 5, &[0x8B]);
+    let put = |m: &mut emu::Machine, off: u32, v: u32| m.write_phys(tss2 + off, &v.to_le_bytes());
+    put(&mut m, 0x20, 0x2400); // EIP
+    put(&mut m, 0x24, 0x2); // EFLAGS
+    put(&mut m, 0x28, 0x7777); // EAX
+    put(&mut m, 0x38, 0x6000); // ESP
+    for (off, sel) in [
+        (0x48, DATA32),
+        (0x4C, CODE32),
+        (0x50, DATA32),
+        (0x54, BEYOND_GDT), // DS
+    ] {
+        put(&mut m, off, u32::from(sel));
+    }
+    m
+}
+
+const BEYOND_GDT: u16 = 0x60;
+
+/// The fault after the commit point of a switch to the bad TSS: #TS with
+/// the selector, raised in the new task (TR, EIP, registers and NT are the
+/// new task's).
+fn assert_faulted_in_the_new_task(m: &mut emu::Machine) {
+    assert_eq!(run_fault(m, vector::TS), Fault::ts(u32::from(BEYOND_GDT)));
+    let c = m.cpu();
+    assert_eq!(c.tr.selector, 0x50, "TR is the new task's");
+    assert_eq!(c.eip, 0x2400, "EIP is the new task's");
+    assert_eq!(c.gpr[0], 0x7777, "registers are the new task's");
+    assert_ne!(
+        c.eflags & flags::NT,
+        0,
+        "nested, as the CALL or INT made it"
+    );
+}
+
+#[test]
+fn a_bad_selector_in_the_incoming_tss_faults_in_the_new_task() {
+    // call far 0x50:0; hlt
+    let mut m = machine_with_a_bad_tss(&[0x9A, 0, 0, 0, 0, 0x50, 0x00, 0xF4]);
+    assert_faulted_in_the_new_task(&mut m);
+}
+
+#[test]
+fn an_idt_task_gate_to_a_bad_tss_faults_in_the_new_task() {
+    // int 0x40; hlt, with a task gate for 0x40 naming the bad TSS.
+    let mut m = machine_with_a_bad_tss(&[0xCD, 0x40, 0xF4]);
+    m.write_phys(IDT + 8 * 0x40, &gate(0x50, 0, 0x85, 0).to_le_bytes());
+    assert_faulted_in_the_new_task(&mut m);
+}
+
+/// The same for an exception delivered through a task gate: the #TS after
+/// the commit point is a new exception in the new task, not a double fault
+/// (which a contributory #TS while delivering a #GP would otherwise be).
+#[test]
+fn an_exception_through_a_task_gate_to_a_bad_tss_faults_in_the_new_task() {
+    // mov ax, 0x68; mov ds, ax (beyond the GDT: #GP); hlt, with a task
+    // gate for #GP naming the bad TSS.
+    let mut m = machine_with_a_bad_tss(&[0x66, 0xB8, 0x68, 0x00, 0x8E, 0xD8, 0xF4]);
+    m.write_phys(
+        IDT + 8 * u32::from(vector::GP),
+        &gate(0x50, 0, 0x85, 0).to_le_bytes(),
+    );
+    assert_faulted_in_the_new_task(&mut m);
+}

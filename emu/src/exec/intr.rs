@@ -24,19 +24,23 @@ pub(crate) enum Kind {
 }
 
 impl Machine {
-    /// Deliver vector `v`. Registers are restored if delivery faults.
+    /// Deliver vector `v`. Registers are restored if delivery faults before
+    /// a task gate's switch commits.
     #[inline(never)]
     pub(crate) fn deliver(&mut self, v: u8, error: Option<u32>, kind: Kind) -> R<()> {
         let saved_gpr4 = self.cpu.gpr[4];
         let saved_seg = self.cpu.seg;
         let saved_cpl = self.cpu.cpl;
         let saved_flags = self.cpu.eflags;
+        let saved_tr = self.cpu.tr.selector;
         let r = if !self.cpu.protected() {
             self.deliver_real(v)
         } else {
             self.deliver_prot(v, error, kind)
         };
-        if r.is_err() {
+        // A fault after a task gate's switch committed belongs to the new
+        // task: its state stays (see task.rs).
+        if r.is_err() && self.cpu.tr.selector == saved_tr {
             self.cpu.gpr[4] = saved_gpr4;
             self.cpu.seg = saved_seg;
             self.cpu.cpl = saved_cpl;
