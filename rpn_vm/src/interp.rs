@@ -39,7 +39,7 @@
 mod log;
 mod stack;
 
-pub(crate) use log::{LOG_CAPACITY, LogBuffer};
+pub(crate) use log::{ItemAt, LOG_CAPACITY, LogBuffer};
 pub(crate) use stack::Stack;
 
 use crate::fuse::Kind;
@@ -411,35 +411,23 @@ impl Interpreter {
                     let offset = st.pop();
                     let selector = st.pop() as u16;
                     let length = st.pop();
+                    let at = ItemAt::Segmented { selector, offset };
                     let string = matches!(step.kind, Kind::LogArs);
-                    let read =
-                        |m: &mut M, at: u32, buf: &mut [u8]| m.read_segmented(selector, at, buf);
-                    if let Err(stop) = self.data.log_item(
-                        machine,
-                        read,
-                        offset,
-                        length,
-                        string,
-                        logmax,
-                        &mut cycles,
-                    ) {
+                    let logged =
+                        self.data
+                            .log_item(machine, at, length, string, logmax, &mut cycles);
+                    if let Err(stop) = logged {
                         break Some(stop);
                     }
                 }
                 Kind::LogMrf | Kind::LogArf => {
-                    let address = st.pop();
+                    let at = ItemAt::Flat(st.pop());
                     let length = st.pop();
                     let string = matches!(step.kind, Kind::LogArf);
-                    let read = |m: &mut M, at: u32, buf: &mut [u8]| m.read_flat(at, buf);
-                    if let Err(stop) = self.data.log_item(
-                        machine,
-                        read,
-                        address,
-                        length,
-                        string,
-                        logmax,
-                        &mut cycles,
-                    ) {
+                    let logged =
+                        self.data
+                            .log_item(machine, at, length, string, logmax, &mut cycles);
+                    if let Err(stop) = logged {
                         break Some(stop);
                     }
                 }

@@ -112,16 +112,14 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> LogBuffer<B> {
         Stop::Incomplete
     }
 
-    /// Logs a memory or string item read through `read`. Kept out of line,
-    /// with the other memory reads, so that the interpreter loop stays
-    /// small.
-    #[allow(clippy::too_many_arguments)]
+    /// Logs a memory or string item of `length` bytes at `at`. Kept out of
+    /// line, with the other memory reads, so that the interpreter loop
+    /// stays small.
     #[inline(never)]
     pub(crate) fn log_item<M: Machine + ?Sized>(
         &mut self,
         machine: &mut M,
-        read: impl Fn(&mut M, u32, &mut [u8]) -> Result<(), MemFault>,
-        address: u32,
+        at: ItemAt,
         length: u32,
         string: bool,
         logmax: usize,
@@ -144,7 +142,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> LogBuffer<B> {
             }
             let [lo, hi] = (length as u16).to_le_bytes();
             self.put([TOKEN_MEMORY, lo, hi]);
-            if let Err(fault) = read(machine, address, self.extend(length as usize)) {
+            if let Err(fault) = at.read(machine, 0, self.extend(length as usize)) {
                 self.truncate(start);
                 return Err(self.log_fault(fault, logmax));
             }
@@ -155,7 +153,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> LogBuffer<B> {
         let mut logged: u32 = 0;
         while logged < length {
             let mut byte = [0u8];
-            if let Err(fault) = read(machine, address.wrapping_add(logged), &mut byte) {
+            if let Err(fault) = at.read(machine, logged, &mut byte) {
                 self.truncate(start);
                 return Err(self.log_fault(fault, logmax));
             }
@@ -172,5 +170,37 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> LogBuffer<B> {
         }
         self.patch(start + 1, (logged as u16).to_le_bytes());
         Ok(())
+    }
+}
+
+/// Where a memory or string item is read from (`Log MRS/ARS` or
+/// `Log MRF/ARF`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ItemAt {
+    /// `selector:offset`.
+    Segmented {
+        /// The selector.
+        selector: u16,
+        /// The offset of the first byte.
+        offset: u32,
+    },
+    /// A flat address.
+    Flat(u32),
+}
+
+impl ItemAt {
+    /// Reads `buf.len()` bytes starting `skip` bytes into the item.
+    fn read<M: Machine + ?Sized>(
+        self,
+        machine: &mut M,
+        skip: u32,
+        buf: &mut [u8],
+    ) -> Result<(), MemFault> {
+        match self {
+            ItemAt::Segmented { selector, offset } => {
+                machine.read_segmented(selector, offset.wrapping_add(skip), buf)
+            }
+            ItemAt::Flat(address) => machine.read_flat(address.wrapping_add(skip), buf),
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! native code passes into the references [`dispatch`] takes.
 
 use super::frame::*;
-use crate::interp::{LogBuffer, Stack, read_flat, read_segmented};
+use crate::interp::{ItemAt, LogBuffer, Stack, read_flat, read_segmented};
 use crate::machine::{Machine, MemFault};
 use crate::verify::STACK_SLOTS;
 
@@ -56,33 +56,16 @@ pub(crate) fn dispatch<M: Machine + ?Sized>(
             Some(address) => u64::from(address),
             None => FAIL,
         },
-        CB_LOG_MRS | CB_LOG_ARS => {
-            let selector = b as u16;
-            let read = |m: &mut M, at: u32, buf: &mut [u8]| m.read_segmented(selector, at, buf);
-            let string = op == CB_LOG_ARS;
-            let logged = log.log_item(
-                machine,
-                read,
-                a as u32,
-                c as u32,
-                string,
-                logmax,
-                &mut cycles,
-            );
-            if logged.is_ok() { 0 } else { FAIL }
-        }
-        CB_LOG_MRF | CB_LOG_ARF => {
-            let read = |m: &mut M, at: u32, buf: &mut [u8]| m.read_flat(at, buf);
-            let string = op == CB_LOG_ARF;
-            let logged = log.log_item(
-                machine,
-                read,
-                a as u32,
-                c as u32,
-                string,
-                logmax,
-                &mut cycles,
-            );
+        CB_LOG_MRS | CB_LOG_ARS | CB_LOG_MRF | CB_LOG_ARF => {
+            let at = match op {
+                CB_LOG_MRS | CB_LOG_ARS => ItemAt::Segmented {
+                    selector: b as u16,
+                    offset: a as u32,
+                },
+                _ => ItemAt::Flat(a as u32),
+            };
+            let string = matches!(op, CB_LOG_ARS | CB_LOG_ARF);
+            let logged = log.log_item(machine, at, c as u32, string, logmax, &mut cycles);
             if logged.is_ok() { 0 } else { FAIL }
         }
         CB_LOG_WN_PARTIAL | CB_LOG_DN_PARTIAL => {
