@@ -11,7 +11,7 @@ mod jitpair;
 use common::asm;
 use emu::{Exit, Limits, flags, vector};
 use iced_x86::code_asm::*;
-use jitpair::{assert_same, hot_loop, pair, run_both};
+use jitpair::{assert_same, hot_loop, pair, run_both, run_both_for};
 
 #[test]
 fn int3_patch_retires_a_hot_block() {
@@ -152,15 +152,7 @@ fn trap_flag_single_steps_a_hot_block() {
 fn host_call_inside_a_hot_loop_is_reported_every_pass() {
     let code = hot_loop();
     let (mut a, mut b) = pair(&code, [0; 8], 0);
-    run_both(
-        &mut a,
-        &mut b,
-        Limits {
-            instructions: Some(300),
-            cycles: None,
-        },
-        1,
-    );
+    run_both_for(&mut a, &mut b, 300);
     assert_eq!(a.jit_blocks(), 1);
     // A host call on `dec ecx` (0x2008).
     for m in [&mut a, &mut b] {
@@ -198,15 +190,7 @@ fn pending_interrupt_is_taken_at_the_block_boundary() {
         common::set_int_gate(m, 0x30, 0x2100, 0);
         m.cpu_mut().eflags |= flags::IF;
     }
-    run_both(
-        &mut a,
-        &mut b,
-        Limits {
-            instructions: Some(250),
-            cycles: None,
-        },
-        1,
-    );
+    run_both_for(&mut a, &mut b, 250);
     for m in [&mut a, &mut b] {
         m.raise_irq(0x30);
     }
@@ -286,15 +270,7 @@ fn paging_remap_moves_the_block() {
         c.cr3 = pd;
         c.cr0 |= 0x8000_0000;
     }
-    run_both(
-        &mut a,
-        &mut b,
-        Limits {
-            instructions: Some(300),
-            cycles: None,
-        },
-        1,
-    );
+    run_both_for(&mut a, &mut b, 300);
     assert_eq!(a.jit_blocks(), 1);
     for m in [&mut a, &mut b] {
         m.write_phys(0x6000 + 4 * 2, &(0x7000u32 | 3).to_le_bytes());

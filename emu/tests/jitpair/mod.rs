@@ -56,6 +56,15 @@ pub fn run_both(a: &mut Machine, b: &mut Machine, limits: Limits, max_runs: usiz
     max_runs
 }
 
+/// [`run_both`] once, for `instructions` instructions.
+pub fn run_both_for(a: &mut Machine, b: &mut Machine, instructions: u64) {
+    let limits = Limits {
+        instructions: Some(instructions),
+        cycles: None,
+    };
+    run_both(a, b, limits, 1);
+}
+
 /// A hot loop: `inc eax; add ebx,eax; dec ecx; jnz` 200 times, HLT.
 pub fn hot_loop() -> Vec<u8> {
     asm(32, 0x2000, |a| {
