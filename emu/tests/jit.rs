@@ -302,36 +302,19 @@ fn tight_loop_runs_natively_and_stops_where_the_interpreter_does() {
     assert!(s.instructions > 3500, "{s:?}");
     assert_eq!(a.instructions(), 4002);
     for n in 1..40 {
-        let (mut a, mut b) = pair(&code, [0; 8], 0);
-        run_both(
-            &mut a,
-            &mut b,
-            Limits {
-                instructions: Some(n),
-                cycles: None,
-            },
-            10_000,
-        );
-        let (mut a, mut b) = pair(&code, [0; 8], 0);
-        run_both(
-            &mut a,
-            &mut b,
-            Limits {
-                instructions: None,
-                cycles: Some(n),
-            },
-            10_000,
-        );
-        let (mut a, mut b) = pair(&code, [0; 8], 0);
-        run_both(
-            &mut a,
-            &mut b,
-            Limits {
-                instructions: Some(150 + n),
-                cycles: Some(9 * n + 400),
-            },
-            10_000,
-        );
+        let budgets = [
+            (Some(n), None),
+            (None, Some(n)),
+            (Some(150 + n), Some(9 * n + 400)),
+        ];
+        for (instructions, cycles) in budgets {
+            let (mut a, mut b) = pair(&code, [0; 8], 0);
+            let limits = Limits {
+                instructions,
+                cycles,
+            };
+            run_both(&mut a, &mut b, limits, 10_000);
+        }
     }
 }
 
