@@ -16,12 +16,7 @@ use emu::{CpuModel, Descriptor, Exit, Limits, Machine, MachineConfig, SegReg};
 use std::hint::black_box;
 
 fn desc(base: u32, limit: u32, access: u8, flags: u8) -> u64 {
-    u64::from(limit & 0xFFFF)
-        | (u64::from(base & 0xFF_FFFF) << 16)
-        | (u64::from(access) << 40)
-        | (u64::from((limit >> 16) & 0xF) << 48)
-        | (u64::from(flags & 0xF) << 52)
-        | (u64::from(base >> 24) << 56)
+    Descriptor::encode(base, limit, access, flags).0
 }
 
 /// A protected-mode machine with `gdt` at 0x800, CS/DS/SS from `cs`, `ds`.
@@ -52,7 +47,11 @@ fn machine(gdt: &[u64], cs: u16, ds: u16, eip: u32, esp: u32) -> Machine {
 }
 
 fn flat(code: &[u8]) -> Machine {
-    let gdt = [0, desc(0, 0xFFFFF, 0x9A, 0xC), desc(0, 0xFFFFF, 0x92, 0xC)];
+    let gdt = [
+        0,
+        desc(0, u32::MAX, 0x9A, 0x4),
+        desc(0, u32::MAX, 0x92, 0x4),
+    ];
     let mut m = machine(&gdt, 8, 0x10, 0x1000, 0x8000);
     m.write_phys(0x1000, code);
     m

@@ -15,6 +15,25 @@ use crate::machine::Machine;
 pub struct Descriptor(pub u64);
 
 impl Descriptor {
+    /// A code, data or system descriptor for `base` and the byte-granular
+    /// `limit`: above 1 MB the limit is stored in 4 KB units with G set
+    /// (its low 12 bits are then taken as ones). `flags` gives the other
+    /// bits of the flags nibble: D/B (0x4) and AVL (0x1).
+    pub fn encode(base: u32, limit: u32, access: u8, flags: u8) -> Descriptor {
+        let (limit, g) = if limit > 0xF_FFFF {
+            (limit >> 12, 0x8)
+        } else {
+            (limit, 0)
+        };
+        Descriptor(
+            u64::from(limit & 0xFFFF)
+                | (u64::from(base & 0xFF_FFFF) << 16)
+                | (u64::from(access) << 40)
+                | (u64::from((limit >> 16) & 0xF) << 48)
+                | (u64::from((flags | g) & 0xF) << 52)
+                | (u64::from(base >> 24) << 56),
+        )
+    }
     /// Access byte.
     pub fn access(self) -> u8 {
         (self.0 >> 40) as u8

@@ -15,18 +15,7 @@ pub(crate) const CODE3: u8 = 0xFB;
 
 /// Encode a code/data descriptor; limits above 1 MB use 4 KB granularity.
 pub(crate) fn make(base: u32, limit: u32, access: u8, big: bool) -> u64 {
-    let (lim, g) = if limit > 0xF_FFFF {
-        (limit >> 12, 0x8u64)
-    } else {
-        (limit, 0)
-    };
-    let flags = g | if big { 0x4 } else { 0 };
-    u64::from(lim & 0xFFFF)
-        | (u64::from(base & 0xFF_FFFF) << 16)
-        | (u64::from(access) << 40)
-        | (u64::from((lim >> 16) & 0xF) << 48)
-        | (flags << 52)
-        | (u64::from(base >> 24) << 56)
+    Descriptor::encode(base, limit, access, if big { 0x4 } else { 0 }).0
 }
 
 /// Both descriptor tables.

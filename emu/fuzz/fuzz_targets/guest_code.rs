@@ -6,12 +6,7 @@ use emu::{CpuModel, Descriptor, Limits, Machine, MachineConfig, SegReg, Segment}
 use libfuzzer_sys::fuzz_target;
 
 fn desc(base: u32, limit: u32, access: u8, flags: u8) -> u64 {
-    u64::from(limit & 0xFFFF)
-        | (u64::from(base & 0xFF_FFFF) << 16)
-        | (u64::from(access) << 40)
-        | (u64::from((limit >> 16) & 0xF) << 48)
-        | (u64::from(flags & 0xF) << 52)
-        | (u64::from(base >> 24) << 56)
+    Descriptor::encode(base, limit, access, flags).0
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -31,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         }
     } else {
         let big = if mode & 8 != 0 { 0xC } else { 0x8 };
-        let gdt = [0, desc(0, 0xFFFFF, 0x9A, big), desc(0, 0xFFFFF, 0x92, big)];
+        let gdt = [0, desc(0, u32::MAX, 0x9A, big), desc(0, u32::MAX, 0x92, big)];
         for (i, e) in gdt.iter().enumerate() {
             m.write_phys(0x800 + 8 * i as u32, &e.to_le_bytes());
         }

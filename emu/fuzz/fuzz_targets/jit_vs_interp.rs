@@ -9,12 +9,7 @@ use emu::{CpuModel, Descriptor, Exit, Limits, Machine, MachineConfig, SegReg, Se
 use libfuzzer_sys::fuzz_target;
 
 fn desc(base: u32, limit: u32, access: u8, flags: u8) -> u64 {
-    u64::from(limit & 0xFFFF)
-        | (u64::from(base & 0xFF_FFFF) << 16)
-        | (u64::from(access) << 40)
-        | (u64::from((limit >> 16) & 0xF) << 48)
-        | (u64::from(flags & 0xF) << 52)
-        | (u64::from(base >> 24) << 56)
+    Descriptor::encode(base, limit, access, flags).0
 }
 
 /// `mov edi, n; body; dec edi; jnz body; hlt` at 0x1000.
@@ -45,7 +40,7 @@ fn machine(code32: bool, code: &[u8], jit: bool) -> Machine {
     m.set_jit(jit);
     m.write_phys(0x1000, code);
     if code32 {
-        let gdt = [0, desc(0, 0xFFFFF, 0x9A, 0xC), desc(0, 0xFFFFF, 0x92, 0xC)];
+        let gdt = [0, desc(0, u32::MAX, 0x9A, 0x4), desc(0, u32::MAX, 0x92, 0x4)];
         for (i, e) in gdt.iter().enumerate() {
             m.write_phys(0x800 + 8 * i as u32, &e.to_le_bytes());
         }

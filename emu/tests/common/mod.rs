@@ -27,20 +27,9 @@ pub fn real_machine(code: &[u8]) -> Machine {
     m
 }
 
-/// An 8-byte segment descriptor.
+/// An 8-byte segment descriptor (see [`Descriptor::encode`]).
 pub fn desc(base: u32, limit: u32, access: u8, flags: u8) -> u64 {
-    let (limit, g) = if limit > 0xF_FFFF {
-        (limit >> 12, 0x8)
-    } else {
-        (limit, 0)
-    };
-    let mut d = u64::from(limit & 0xFFFF);
-    d |= u64::from(base & 0xFF_FFFF) << 16;
-    d |= u64::from(access) << 40;
-    d |= u64::from((limit >> 16) & 0xF) << 48;
-    d |= u64::from((flags | g) & 0xF) << 52;
-    d |= u64::from(base >> 24) << 56;
-    d
+    Descriptor::encode(base, limit, access, flags).0
 }
 
 /// A call/interrupt/trap gate.
