@@ -3,20 +3,13 @@
 //! executed fused ([`Program::load`]) or one instruction per step
 //! ([`Program::unfused`]).
 
+mod support;
+
 use proptest::prelude::*;
 use rpn_vm::examples::sample_machine;
 use rpn_vm::opcode::{OPCODES, Op};
-use rpn_vm::{Hit, Instr, Interpreter, Outcome, Program, Reg};
-
-/// Everything a hit leaves behind, owned.
-#[derive(Debug, PartialEq)]
-struct After {
-    outcome: String,
-    cycles: u64,
-    vars: Vec<u32>,
-    stack: Vec<u32>,
-    tos: usize,
-}
+use rpn_vm::{Hit, Instr, Interpreter, Program, Reg};
+use support::{After, after, summary};
 
 fn run(program: &Program, regs: &[u32; 16], vars: &[u32], logmax: usize) -> After {
     let mut machine = sample_machine();
@@ -30,23 +23,8 @@ fn run(program: &Program, regs: &[u32; 16], vars: &[u32], logmax: usize) -> Afte
         minor: 7,
         logmax,
     };
-    let result = interp.run(program, &mut machine, &mut vars, hit);
-    let outcome = match result.outcome {
-        Outcome::Logged(r) => format!(
-            "logged {:04X}/{:04X} incomplete={} {:02X?}",
-            r.major, r.minor, r.incomplete, r.data
-        ),
-        other => format!("{other:?}"),
-    };
-    let cycles = result.cycles;
-    let (stack, tos) = interp.stack();
-    After {
-        outcome,
-        cycles,
-        vars,
-        stack: stack.to_vec(),
-        tos,
-    }
+    let result = summary(interp.run(program, &mut machine, &mut vars, hit));
+    after(result, vars, &interp)
 }
 
 /// Ops the fusion pass looks for, so that random programs are full of the
@@ -113,20 +91,8 @@ fn arb_program() -> impl Strategy<Value = Vec<u8>> {
             })
             .count();
         instrs.truncate(keep);
-        let ends: Vec<usize> = instrs
-            .iter()
-            .scan(0, |o, i| {
-                *o += i.len();
-                Some(*o)
-            })
-            .collect();
-        for i in 0..instrs.len() {
-            if instrs[i].op.is_jump() {
-                let later = &ends[i..];
-                let pick = later[instrs[i].operand as usize % later.len()];
-                instrs[i].operand = (pick - ends[i]) as u32;
-            }
-        }
+        // Jumps go to a later boundary chosen by their seed.
+        support::aim_jumps(&mut instrs);
         rpn_vm::instr::encode_all(&instrs)
     })
 }

@@ -12,9 +12,9 @@ use rpn_vm::jit::Compiled;
 use rpn_vm::opcode::{OPCODES, Op};
 use rpn_vm::{Hit, Instr, Interpreter, Outcome, Program, Reg, parse};
 
-mod jit_support;
+mod support;
 
-use jit_support::{after, both, hit, summary};
+use support::{after, both, hit, summary};
 
 /// Register values that make reads, selectors and CRMA hit every case.
 const VALUES: [u32; 16] = [

@@ -7,9 +7,9 @@
 use rpn_vm::Program;
 use rpn_vm::jit::Compiled;
 
-mod jit_support;
+mod support;
 
-use jit_support::{both, hit, listing};
+use support::{both, hit, listing};
 
 /// Joins each of which a planted mistake in the merge logic got wrong
 /// (and a few straight lines around jumps), with EAX 0, 1, -1 and

@@ -23,9 +23,9 @@ use rpn_vm::jit::Compiled;
 use rpn_vm::opcode::{OPCODES, Op};
 use rpn_vm::{Instr, Program};
 
-mod jit_support;
+mod support;
 
-use jit_support::{After, both, hit, listing};
+use support::{After, both, hit, listing};
 
 /// Where a loose jump lands.
 #[derive(Clone, Copy, Debug)]

@@ -1,6 +1,8 @@
 //! Trace program files: parsing, errors with line and column, and the
 //! asm → disasm → asm round trip.
 
+mod support;
+
 use proptest::prelude::*;
 use rpn_vm::disasm::{disassemble, write_file};
 use rpn_vm::examples::EXAMPLES;
@@ -223,21 +225,8 @@ fn arb_program() -> impl Strategy<Value = Vec<u8>> {
             pushes += op.stack_effect(operand).1;
             instrs.push(Instr::with(op, operand));
         }
-        // Fix jumps: distance to a later boundary chosen by the seed.
-        let ends: Vec<usize> = instrs
-            .iter()
-            .scan(0, |o, i| {
-                *o += i.len();
-                Some(*o)
-            })
-            .collect();
-        for i in 0..instrs.len() {
-            if instrs[i].op.is_jump() {
-                let later = &ends[i..];
-                let pick = later[instrs[i].operand as usize % later.len()];
-                instrs[i].operand = (pick - ends[i]) as u32;
-            }
-        }
+        // Jumps go to a later boundary chosen by their seed.
+        support::aim_jumps(&mut instrs);
         let mut code = rpn_vm::instr::encode_all(&instrs);
         code.truncate(255);
         code

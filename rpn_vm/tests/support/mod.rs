@@ -1,12 +1,13 @@
-//! What the native-code tests share: the test machine, and running a
-//! program both interpreted and native to compare everything a hit leaves
-//! behind (outcome, record bytes, cycles, variables, stack).
+//! What the property tests share: the test machine, everything a hit
+//! leaves behind (outcome, record bytes, cycles, variables, stack) in a
+//! comparable form, running a program both interpreted and native, and
+//! aiming random jumps at instruction boundaries.
 // Each test crate that includes this module uses part of it.
 #![allow(dead_code)]
 
 use rpn_vm::examples::sample_machine;
 use rpn_vm::jit::Compiled;
-use rpn_vm::{FakeMachine, Hit, Interpreter, Outcome, Program, Reg, Segment};
+use rpn_vm::{FakeMachine, Hit, Instr, Interpreter, Outcome, Program, Reg, Segment};
 
 /// Everything a hit leaves behind, owned.
 #[derive(Debug, PartialEq)]
@@ -102,4 +103,23 @@ pub fn hit(logmax: usize) -> Hit {
 /// The program as text, for failure messages.
 pub fn listing(code: &[u8]) -> String {
     rpn_vm::disasm::disassemble(code, "  ").unwrap_or_else(|e| format!("{e:?}"))
+}
+
+/// Points every jump of `instrs` at a later instruction boundary (or the
+/// end), chosen by the jump's operand taken as a seed.
+pub fn aim_jumps(instrs: &mut [Instr]) {
+    let ends: Vec<usize> = instrs
+        .iter()
+        .scan(0, |o, i| {
+            *o += i.len();
+            Some(*o)
+        })
+        .collect();
+    for i in 0..instrs.len() {
+        if instrs[i].op.is_jump() {
+            let later = &ends[i..];
+            let pick = later[instrs[i].operand as usize % later.len()];
+            instrs[i].operand = (pick - ends[i]) as u32;
+        }
+    }
 }
