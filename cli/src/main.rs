@@ -19,6 +19,7 @@ mod tdfcmd;
 mod testprogs;
 mod tracefmt;
 mod tracing;
+mod trapred;
 mod trcust;
 mod util;
 
@@ -46,6 +47,11 @@ const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
         "tracefmt",
         "print a saved system trace buffer, formatted with TFF files",
         tracefmt::run,
+    ),
+    (
+        "trapred",
+        "TRAPRED: select and show the records of a CPTRAP file",
+        trapred::run,
     ),
     (
         "trcust",
