@@ -23,8 +23,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use kernel_sim::trace::{Selection, TraceSession, select::split_operand};
-use kernel_sim::{HookAction, Process, TrapHook, TrapKind};
+use kernel_sim::trace::{Selection, TraceSession, TrapKind, select::split_operand};
+use kernel_sim::{HookAction, Process, TrapHook};
 use stda::spool::{SpoolOptions, Spooler, write_poll};
 use stda::{DosDateTime, Stda, StdaFormat, Timestamp, tracefmt};
 

@@ -45,4 +45,4 @@ pub use error::{KernelError, Outcome};
 pub use layout::tile_selector;
 pub use loading::{LoadedModule, LoadedObject};
 pub use process::{ApiLogEntry, ApiLogSink, ConsoleBuffer, Process, ProcessConfig};
-pub use run::{HookAction, TrapHook, TrapKind};
+pub use run::{HookAction, TrapHook};

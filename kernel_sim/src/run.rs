@@ -5,20 +5,13 @@
 
 use emu::{Exit, Fault, Limits, SegReg, vector};
 
+use crate::trace::TrapKind;
+
 use crate::api::thunks::Slot;
 use crate::api::{self, Conv, Stop};
 use crate::error::Outcome;
 use crate::layout::*;
 use crate::process::{ApiLogEntry, Process};
-
-/// Which debug exception reached the hook.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TrapKind {
-    /// INT3 executed: EIP is the byte after the INT3.
-    Breakpoint,
-    /// Single-step trap (#DB with TF): EIP is the next instruction.
-    SingleStep,
-}
 
 /// What the hook did with a trap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,13 +68,8 @@ impl Process {
                         return o;
                     }
                 }
-                Exit::Exception { fault, software } => {
-                    let kind = match fault.vector {
-                        vector::BP if software => Some(TrapKind::Breakpoint),
-                        vector::DB => Some(TrapKind::SingleStep),
-                        _ => None,
-                    };
-                    if let (Some(k), Some(h)) = (kind, hook.as_mut()) {
+                Exit::Exception { fault, .. } => {
+                    if let (Some(k), Some(h)) = (TrapKind::of(&exit), hook.as_mut()) {
                         match h.on_trap(self, k) {
                             HookAction::Resume => continue,
                             HookAction::Stop => return Outcome::Stopped,

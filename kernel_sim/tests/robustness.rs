@@ -3,7 +3,8 @@
 
 mod common;
 
-use kernel_sim::{HookAction, Outcome, Process, ProcessConfig, TrapHook, TrapKind};
+use kernel_sim::trace::TrapKind;
+use kernel_sim::{HookAction, Outcome, Process, ProcessConfig, TrapHook};
 
 fn run_code(code: &[u8], calls: &[(u32, &str, u32)], max: u64) -> (Outcome, Process) {
     let dir = tempfile::tempdir().unwrap();

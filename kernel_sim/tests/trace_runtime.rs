@@ -2,7 +2,9 @@
 //! the original instruction and stay inserted.
 
 use emu::{Exit, Limits, Machine, MachineConfig, SegReg, Segment};
-use kernel_sim::trace::{ApplyError, Dispatch, DtoSpec, DynamicTrace, ObjectMapping};
+use kernel_sim::trace::{
+    ApplyError, Dispatch, DtoSpec, DynamicTrace, Next, ObjectMapping, TrapKind,
+};
 use rpn_vm::parse;
 use stda::{Stda, StdaFormat, Timestamp, TraceBuffer};
 
@@ -47,8 +49,9 @@ fn run(m: &mut Machine, rt: &mut DynamicTrace, buf: &mut TraceBuffer) -> Vec<Dis
         if exit == Exit::Halted {
             return seen;
         }
-        let d = rt.dispatch(m, &exit, buf, Timestamp::new(1, 2, 3, 4), 7);
-        assert_ne!(d, Dispatch::NotOurs, "unexpected exit {exit:?}");
+        let kind = TrapKind::of(&exit).unwrap_or_else(|| panic!("unexpected exit {exit:?}"));
+        let d = rt.on_trap(m, kind, buf, Timestamp::new(1, 2, 3, 4), 7);
+        assert_ne!(d.next, Next::NotOurs, "unexpected exit {exit:?}");
         seen.push(d);
     }
     panic!("no HLT");
@@ -77,7 +80,7 @@ fn a_tracepoint_in_a_loop_logs_every_hit_and_the_instruction_still_runs() {
     let mut byte = [0u8];
     m.read_linear(CODE_BASE + 9, &mut byte).unwrap();
     assert_eq!(byte[0], 0xCC, "INT3 inserted");
-    run(&mut m, &mut rt, &mut buf);
+    let seen = run(&mut m, &mut rt, &mut buf);
     assert_eq!(m.cpu().gpr[0] & 0xFFFF, 0x1234 + 5, "inc ax ran five times");
     let recs = records(&mut buf);
     assert_eq!(recs.len(), 5);
@@ -91,6 +94,18 @@ fn a_tracepoint_in_a_loop_logs_every_hit_and_the_instruction_still_runs() {
     assert_eq!((t.hits, t.logged), (5, 5));
     assert_eq!(rt.dtos()[dto].vars, [5]);
     assert!(rt.overhead_cycles() >= 5 * 2 * 81);
+    assert_eq!(seen.len(), 10, "five INT3s and five single steps");
+    let charged: u64 = seen.iter().map(|d| d.cycles).sum();
+    assert_eq!(
+        charged,
+        rt.overhead_cycles(),
+        "each hit returns its own cost"
+    );
+    assert_eq!(charged, t.cycles);
+    assert!(
+        seen.iter().skip(1).step_by(2).all(|d| d.cycles == 0),
+        "the single step itself is counted by the CPU"
+    );
     m.read_linear(CODE_BASE + 9, &mut byte).unwrap();
     assert_eq!(byte[0], 0xCC, "INT3 back in place after the step");
     rt.remove(&mut m, dto);
@@ -204,9 +219,16 @@ fn a_guest_breakpoint_that_is_not_a_tracepoint_is_the_guests() {
         .unwrap_err();
     m.intercept(emu::vector::BP, true);
     let exit = m.run(Limits::default());
+    assert_eq!(TrapKind::of(&exit), Some(TrapKind::Breakpoint));
     assert_eq!(
-        rt.dispatch(&mut m, &exit, &mut buf, Timestamp::new(0, 0, 0, 0), 1),
-        Dispatch::NotOurs
+        rt.on_trap(
+            &mut m,
+            TrapKind::Breakpoint,
+            &mut buf,
+            Timestamp::new(0, 0, 0, 0),
+            1
+        ),
+        Dispatch::NOT_OURS
     );
 }
 

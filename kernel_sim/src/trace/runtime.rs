@@ -13,14 +13,15 @@
 //! byte back, rewinds EIP onto it and sets TF. The #DB after that one
 //! instruction re-inserts the INT3 and restores TF. A #BP that is not a
 //! tracepoint, and a #DB the guest asked for itself (TF was already set),
-//! are the guest's: [`Dispatch::NotOurs`] tells the kernel to deliver them.
+//! are the guest's: [`Next::NotOurs`] tells the kernel to deliver them.
 //!
 //! Cost: every hit adds to the emulated clock what it cost a 386 in
 //! protected mode, approximately: the INT3 trap and the #DB trap with their
 //! IRETs ([`TRAP_CYCLES`], [`IRET_CYCLES`], each twice), the dispatch to the
 //! DTO ([`DISPATCH_CYCLES`]) and the program's own cycles from the opcode
-//! table. The single-stepped instruction is counted by the CPU. The totals
-//! are kept per tracepoint.
+//! table. The single-stepped instruction is counted by the CPU. Each hit
+//! returns its cost in [`Dispatch::cycles`]; the totals are kept per
+//! tracepoint.
 //!
 //! Programs are compiled to native code when applied ([`rpn_vm::jit`]) and
 //! run by the interpreter where they cannot be; both give the same outcome
@@ -29,12 +30,13 @@
 
 use std::collections::BTreeMap;
 
-use emu::{Exit, Machine as Emu, SegReg, flags, vector};
+use emu::{Machine as Emu, SegReg, flags, vector};
 use rpn_vm::jit::Compiled;
 use rpn_vm::{Hit, Interpreter, Outcome};
 use stda::{RecordFlags, RecordIn, Timestamp, TraceBuffer};
 
 use super::dto::{ActiveTracepoint, Dto, DtoSpec};
+use super::event::{Dispatch, Next, TrapKind};
 use super::guest::GuestView;
 
 /// Cycles of an INT3 or #DB trap through a 386 interrupt gate at the same
@@ -105,20 +107,6 @@ pub enum ApplyError {
     },
 }
 
-/// What the kernel should do after offering an exit to the runtime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dispatch {
-    /// The exit was not the runtime's; handle it as usual.
-    NotOurs,
-    /// Handled; resume the guest.
-    Resume,
-    /// A tracepoint's program asked for a system dump: stop the system.
-    SysDump {
-        /// The tracepoint's linear address.
-        linear: u32,
-    },
-}
-
 /// The single step in flight.
 #[derive(Debug, Clone, Copy)]
 struct Stepping {
@@ -180,7 +168,8 @@ impl DynamicTrace {
         &self.dtos
     }
 
-    /// Cycles all hits have cost so far; the kernel adds them to its clock.
+    /// Cycles all hits have cost so far (the sum of the
+    /// [`Dispatch::cycles`] returned).
     pub fn overhead_cycles(&self) -> u64 {
         self.overhead_cycles
     }
@@ -274,26 +263,20 @@ impl DynamicTrace {
         }
     }
 
-    /// Offers an exit of the CPU to the runtime. `trace` receives the record
-    /// when the tracepoint logs one, stamped `now`; `pid` goes into it.
-    pub fn dispatch(
+    /// Offers a trap of the guest to the runtime. `trace` receives the
+    /// record when the tracepoint logs one, stamped `now`; `pid` goes into
+    /// it. The answer carries the hit's cost for the kernel's clock.
+    pub fn on_trap(
         &mut self,
         emu: &mut Emu,
-        exit: &Exit,
+        kind: TrapKind,
         trace: &mut TraceBuffer,
         now: Timestamp,
         pid: u16,
     ) -> Dispatch {
-        match *exit {
-            Exit::Exception {
-                fault,
-                software: true,
-            } if fault.vector == vector::BP => self.on_breakpoint(emu, trace, now, pid),
-            Exit::Exception {
-                fault,
-                software: false,
-            } if fault.vector == vector::DB => self.on_single_step(emu),
-            _ => Dispatch::NotOurs,
+        match kind {
+            TrapKind::Breakpoint => self.on_breakpoint(emu, trace, now, pid),
+            TrapKind::SingleStep => self.on_single_step(emu),
         }
     }
 
@@ -308,7 +291,7 @@ impl DynamicTrace {
         let cs_base = frame.sreg(SegReg::Cs).base;
         let linear = cs_base.wrapping_add(frame.eip.wrapping_sub(1));
         let Some(&(d, t)) = self.by_address.get(&linear) else {
-            return Dispatch::NotOurs;
+            return Dispatch::NOT_OURS;
         };
         let dto = &mut self.dtos[d];
         let tp = &mut dto.tracepoints[t];
@@ -362,13 +345,21 @@ impl DynamicTrace {
         cpu.eip = frame.eip.wrapping_sub(1);
         if remove {
             remove_one(emu, &mut self.by_address, tp);
-            return Dispatch::Resume;
+            return Dispatch::resume(cost);
         }
         if sysdump {
-            return Dispatch::SysDump { linear };
+            return Dispatch {
+                next: Next::SysDump { linear },
+                cycles: cost,
+            };
         }
         if emu.patch_code(linear, &[tp.original]).is_err() {
-            return Dispatch::NotOurs;
+            // The hit ran (and cost), but the instruction cannot be put
+            // back: the INT3 is the guest's now.
+            return Dispatch {
+                next: Next::NotOurs,
+                cycles: cost,
+            };
         }
         let cpu = emu.cpu_mut();
         let guest_tf = cpu.eflags & flags::TF != 0;
@@ -378,12 +369,12 @@ impl DynamicTrace {
             tracepoint: t,
             guest_tf,
         });
-        Dispatch::Resume
+        Dispatch::resume(cost)
     }
 
     fn on_single_step(&mut self, emu: &mut Emu) -> Dispatch {
         let Some(step) = self.stepping.take() else {
-            return Dispatch::NotOurs;
+            return Dispatch::NOT_OURS;
         };
         let tp = &self.dtos[step.dto].tracepoints[step.tracepoint];
         if tp.active {
@@ -394,11 +385,11 @@ impl DynamicTrace {
         let cpu = emu.cpu_mut();
         if step.guest_tf {
             // The guest single-steps too: this #DB is also its own.
-            return Dispatch::NotOurs;
+            return Dispatch::NOT_OURS;
         }
         cpu.eflags &= !flags::TF;
         cpu.dr[6] &= !0x4000;
-        Dispatch::Resume
+        Dispatch::resume(0)
     }
 }
 

@@ -8,18 +8,18 @@
 //! emulated clock, and charges every hit's cost to that clock. TRACE ON is
 //! recorded in the buffer header when the session starts.
 
-use emu::{Exit, Fault, vector};
 use rpn_vm::source::TraceProgramFile;
 use stda::{StdaFormat, Timestamp, TraceBuffer, TraceDateTime};
 
 use super::dto::{DtoSpec, SpecError, TdfSpecError};
+use super::event::{Next, TrapKind};
 use super::guest::ObjectMapping;
-use super::runtime::{ApplyError, Dispatch, DynamicTrace};
+use super::runtime::{ApplyError, DynamicTrace};
 use super::select::Selection;
 use crate::clock::DateTime;
 use crate::loading::LoadedModule;
 use crate::process::Process;
-use crate::run::{HookAction, TrapHook, TrapKind};
+use crate::run::{HookAction, TrapHook};
 
 /// Why tracepoints could not be put into a process.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -165,32 +165,15 @@ impl TraceSession {
 
 impl TrapHook for TraceSession {
     fn on_trap(&mut self, process: &mut Process, kind: TrapKind) -> HookAction {
-        let exit = match kind {
-            TrapKind::Breakpoint => Exit::Exception {
-                fault: Fault::new(vector::BP),
-                software: true,
-            },
-            TrapKind::SingleStep => Exit::Exception {
-                fault: Fault::new(vector::DB),
-                software: false,
-            },
-        };
         let now = timestamp(process.clock().now(process.machine().cycles()));
-        let before = self.runtime.overhead_cycles();
-        let dispatch = self.runtime.dispatch(
-            process.machine_mut(),
-            &exit,
-            &mut self.buffer,
-            now,
-            self.pid,
-        );
-        process
-            .clock_mut()
-            .add_cycles(self.runtime.overhead_cycles() - before);
-        match dispatch {
-            Dispatch::NotOurs => HookAction::NotMine,
-            Dispatch::Resume => HookAction::Resume,
-            Dispatch::SysDump { linear } => {
+        let dispatch =
+            self.runtime
+                .on_trap(process.machine_mut(), kind, &mut self.buffer, now, self.pid);
+        process.clock_mut().add_cycles(dispatch.cycles);
+        match dispatch.next {
+            Next::NotOurs => HookAction::NotMine,
+            Next::Resume => HookAction::Resume,
+            Next::SysDump { linear } => {
                 // "Normal system execution is terminated immediately."
                 self.sysdump = Some(linear);
                 HookAction::Stop
