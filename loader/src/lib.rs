@@ -10,6 +10,8 @@
 //!   are stored ([`Module::store_chain_words`]).
 //! - [`Module::new_lx`] / [`Module::new_ne`] start a module from scratch.
 //! - [`map::parse`] reads LINK386, MS LINK and Open Watcom WLINK MAP files.
+//! - [`omflib::read`] reads OMF libraries for their imports (IMPDEF records)
+//!   and dictionary.
 //!
 //! Readers never panic and never size an allocation by an unchecked count:
 //! every error is an [`Error`] naming the file offset and the structure.
@@ -48,6 +50,7 @@ pub mod map;
 mod model;
 mod module;
 pub mod ne;
+pub mod omflib;
 pub mod stub;
 
 pub use error::{Error, ErrorKind, Result, WriteError};
