@@ -21,7 +21,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::api::errors::*;
+use crate::rc::*;
 
 /// The largest size DosOpen, DosNewSize and DosSetFileSize give a file:
 /// a guest cannot make the host allocate more (ERROR_DISK_FULL).

@@ -35,8 +35,11 @@ pub mod layout;
 pub mod loading;
 mod memory;
 mod process;
+pub mod rc;
 mod run;
+mod semaphores;
 mod startup;
+pub mod thunks;
 pub mod trace;
 mod xcpt;
 

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 
 use emu::{Fault, Machine, MachineConfig};
 
-use crate::api::thunks::Thunks;
 use crate::clock::Clock;
 use crate::desc::Descriptors;
 use crate::error::KernelError;
@@ -16,6 +15,8 @@ use crate::fs::Files;
 use crate::layout::*;
 use crate::loading::LoadedModule;
 use crate::memory::{Memory, RegionKind};
+use crate::semaphores::Semaphores;
+use crate::thunks::Thunks;
 
 /// What to run and how.
 #[derive(Clone, Debug)]
@@ -167,7 +168,7 @@ pub struct Process {
     /// DLLs whose initialization routine must run, in order.
     pub(crate) pending_init: Vec<usize>,
     /// Event and mutex semaphores (handle 0x1000 + index).
-    pub(crate) sems: Vec<Option<crate::api::sems::Sem>>,
+    pub(crate) sems: Semaphores,
     /// DosExitList routines.
     pub(crate) exit_list: Vec<u32>,
 }
@@ -212,7 +213,7 @@ impl Process {
             exe: 0,
             executed: 0,
             pending_init: Vec::new(),
-            sems: Vec::new(),
+            sems: Semaphores::default(),
             exit_list: Vec::new(),
         };
         p.init_machine()?;

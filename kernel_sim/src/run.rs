@@ -7,11 +7,11 @@ use emu::{Exit, Fault, Limits, SegReg, vector};
 
 use crate::trace::TrapKind;
 
-use crate::api::thunks::Slot;
 use crate::api::{self, Conv, Stop};
 use crate::error::Outcome;
 use crate::layout::*;
 use crate::process::{ApiLogEntry, Process};
+use crate::thunks::Slot;
 
 /// What the hook did with a trap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

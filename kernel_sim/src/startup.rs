@@ -15,12 +15,12 @@
 use emu::SegReg;
 use loader::Format;
 
-use crate::api::thunks::Slot;
 use crate::desc::DATA3;
 use crate::error::{KernelError, Outcome};
 use crate::layout::*;
 use crate::memory::RegionKind;
 use crate::process::Process;
+use crate::thunks::Slot;
 
 fn load_err(module: &str, reason: impl Into<String>) -> KernelError {
     KernelError::Load {

@@ -14,10 +14,10 @@
 
 use emu::{Fault, SegReg, vector};
 
-use crate::api::thunks::Slot;
 use crate::error::Outcome;
 use crate::layout::THUNK_BASE;
 use crate::process::Process;
+use crate::thunks::Slot;
 
 /// XCPT_CONTINUE_EXECUTION.
 const CONTINUE_EXECUTION: u32 = 0xFFFF_FFFF;

@@ -3,16 +3,10 @@
 
 use std::io::Read;
 
-use crate::api::errors::*;
 use crate::api::util::ApiResult;
-use crate::api::{ApiDef, Arg, Call, Conv, Func};
+use crate::api::{ApiDef, Call};
 use crate::process::Process;
-
-macro_rules! api {
-    ($m:literal $o:literal $n:literal $conv:ident [$($a:ident),*] $f:expr) => {
-        ApiDef { module: $m, ordinal: $o, name: $n, conv: Conv::$conv, args: &[$(Arg::$a),*], func: Some(Func::Code($f)) }
-    };
-}
+use crate::rc::*;
 
 /// The console entries.
 pub static DEFS: &[ApiDef] = &[

@@ -1,46 +1,37 @@
 //! DOSCALLS, 16-bit entries (OS/2 1.x far pascal), NLS and the absolute
 //! values DOSHUGESHIFT / DOSHUGEINCR.
 
-use crate::api::errors::*;
 use crate::api::util::ApiResult;
-use crate::api::{ApiDef, Arg, Call, Conv, Func, Stop};
+use crate::api::{ApiDef, Call, Stop};
 use crate::layout::TILE;
 use crate::process::Process;
-
-macro_rules! api {
-    ($m:literal $o:literal $n:literal [$($a:ident),*] raw $f:expr) => {
-        ApiDef { module: $m, ordinal: $o, name: $n, conv: Conv::Far16, args: &[$(Arg::$a),*], func: Some(Func::Raw($f)) }
-    };
-    ($m:literal $o:literal $n:literal [$($a:ident),*] $f:expr) => {
-        ApiDef { module: $m, ordinal: $o, name: $n, conv: Conv::Far16, args: &[$(Arg::$a),*], func: Some(Func::Code($f)) }
-    };
-}
+use crate::rc::*;
 
 /// Huge segment selector shift: consecutive tiles are 8 apart.
 pub const HUGE_SHIFT: u32 = 3;
 
 /// The 16-bit entries.
 pub static DEFS: &[ApiDef] = &[
-    api!("DOSCALLS" 3 "DosEnterCritSec" [] |_, _| Ok(())),
-    api!("DOSCALLS" 5 "DosExit" [W, W] raw |_, c| Err(Stop::Exit(u32::from(c.w(1))))),
-    api!("DOSCALLS" 6 "DosExitCritSec" [] |_, _| Ok(())),
-    api!("DOSCALLS" 8 "DosGetInfoSeg" [P, P] get_info_seg),
-    api!("DOSCALLS" 13 "DosHoldSignal" [W] |_, _| Ok(())),
-    api!("DOSCALLS" 14 "DosSetSigHandler" [P, P, P, W, W] set_sig_handler),
-    api!("DOSCALLS" 32 "DosSleep" [L] |p, c| {
+    api!("DOSCALLS" 3 "DosEnterCritSec" Far16 [] |_, _| Ok(())),
+    api!("DOSCALLS" 5 "DosExit" Far16 [W, W] raw |_, c| Err(Stop::Exit(u32::from(c.w(1))))),
+    api!("DOSCALLS" 6 "DosExitCritSec" Far16 [] |_, _| Ok(())),
+    api!("DOSCALLS" 8 "DosGetInfoSeg" Far16 [P, P] get_info_seg),
+    api!("DOSCALLS" 13 "DosHoldSignal" Far16 [W] |_, _| Ok(())),
+    api!("DOSCALLS" 14 "DosSetSigHandler" Far16 [P, P, P, W, W] set_sig_handler),
+    api!("DOSCALLS" 32 "DosSleep" Far16 [L] |p, c| {
         p.clock.sleep(u64::from(c.l(0)));
         Ok(())
     }),
-    api!("DOSCALLS" 33 "DosGetDateTime" [P] get_date_time),
-    api!("DOSCALLS" 34 "DosAllocSeg" [W, P, W] alloc_seg),
-    api!("DOSCALLS" 35 "DosAllocHuge" [W, W, P, W, W] alloc_huge),
-    api!("DOSCALLS" 38 "DosReallocSeg" [W, W] |p, c| p.resize_segment(c.w(1), u32::from(c.w(0)))),
-    api!("DOSCALLS" 39 "DosFreeSeg" [W] |p, c| p.free_segment(c.w(0))),
-    api!("DOSCALLS" 40 "DosReallocHuge" [W, W, W] realloc_huge),
-    api!("DOSCALLS" 41 "DosGetHugeShift" [P] |p, c| p.put_u16(c, 0, HUGE_SHIFT as u16)),
-    api!("DOSCALLS" 47 "DosError" [W] |_, _| Ok(())),
-    api!("DOSCALLS" 49 "DosGetMachineMode" [P] |p, c| p.put_bytes(c, 0, &[1])),
-    api!("DOSCALLS" 50 "DosBeep" [W, W] |p, c| {
+    api!("DOSCALLS" 33 "DosGetDateTime" Far16 [P] get_date_time),
+    api!("DOSCALLS" 34 "DosAllocSeg" Far16 [W, P, W] alloc_seg),
+    api!("DOSCALLS" 35 "DosAllocHuge" Far16 [W, W, P, W, W] alloc_huge),
+    api!("DOSCALLS" 38 "DosReallocSeg" Far16 [W, W] |p, c| p.resize_segment(c.w(1), u32::from(c.w(0)))),
+    api!("DOSCALLS" 39 "DosFreeSeg" Far16 [W] |p, c| p.free_segment(c.w(0))),
+    api!("DOSCALLS" 40 "DosReallocHuge" Far16 [W, W, W] realloc_huge),
+    api!("DOSCALLS" 41 "DosGetHugeShift" Far16 [P] |p, c| p.put_u16(c, 0, HUGE_SHIFT as u16)),
+    api!("DOSCALLS" 47 "DosError" Far16 [W] |_, _| Ok(())),
+    api!("DOSCALLS" 49 "DosGetMachineMode" Far16 [P] |p, c| p.put_bytes(c, 0, &[1])),
+    api!("DOSCALLS" 50 "DosBeep" Far16 [W, W] |p, c| {
         if !(0x25..=0x7FFF).contains(&c.w(0)) {
             return Err(ERROR_INVALID_PARAMETER);
         }
@@ -48,45 +39,45 @@ pub static DEFS: &[ApiDef] = &[
         p.clock.sleep(u64::from(c.w(1)));
         Ok(())
     }),
-    api!("DOSCALLS" 57 "DosChDir" [S, L] |p, c| {
+    api!("DOSCALLS" 57 "DosChDir" Far16 [S, L] |p, c| {
         let s = p.arg_sz(c, 0)?;
         p.files.chdir(&s)
     }),
-    api!("DOSCALLS" 58 "DosChgFilePtr" [W, L, W, P] |p, c| {
+    api!("DOSCALLS" 58 "DosChgFilePtr" Far16 [W, L, W, P] |p, c| {
         let pos = p.files.seek(c.w(0), i64::from(c.l(1) as i32), u32::from(c.w(2)))?;
         p.put_u32_opt(c, 3, pos as u32)
     }),
-    api!("DOSCALLS" 59 "DosClose" [W] |p, c| p.files.close(c.w(0))),
-    api!("DOSCALLS" 60 "DosDelete" [S, L] |p, c| {
+    api!("DOSCALLS" 59 "DosClose" Far16 [W] |p, c| p.files.close(c.w(0))),
+    api!("DOSCALLS" 60 "DosDelete" Far16 [S, L] |p, c| {
         let s = p.arg_sz(c, 0)?;
         p.files.delete(&s)
     }),
-    api!("DOSCALLS" 63 "DosFindClose" [W] |p, c| p.find_close(u32::from(c.w(0)))),
-    api!("DOSCALLS" 64 "DosFindFirst" [S, P, W, P, W, P, L] |p, c| p.find_first(c, 1)),
-    api!("DOSCALLS" 65 "DosFindNext" [W, P, W, P] |p, c| p.find_next(c)),
-    api!("DOSCALLS" 66 "DosMkDir" [S, L] |p, c| {
+    api!("DOSCALLS" 63 "DosFindClose" Far16 [W] |p, c| p.find_close(u32::from(c.w(0)))),
+    api!("DOSCALLS" 64 "DosFindFirst" Far16 [S, P, W, P, W, P, L] |p, c| p.find_first(c, 1)),
+    api!("DOSCALLS" 65 "DosFindNext" Far16 [W, P, W, P] |p, c| p.find_next(c)),
+    api!("DOSCALLS" 66 "DosMkDir" Far16 [S, L] |p, c| {
         let s = p.arg_sz(c, 0)?;
         p.files.mkdir(&s)
     }),
-    api!("DOSCALLS" 68 "DosNewSize" [W, L] |p, c| p.files.set_size(c.w(0), u64::from(c.l(1)))),
-    api!("DOSCALLS" 70 "DosOpen" [S, P, P, L, W, W, W, L] dos_open),
-    api!("DOSCALLS" 71 "DosQCurDir" [W, P, P] q_cur_dir),
-    api!("DOSCALLS" 72 "DosQCurDisk" [P, P] |p, c| {
+    api!("DOSCALLS" 68 "DosNewSize" Far16 [W, L] |p, c| p.files.set_size(c.w(0), u64::from(c.l(1)))),
+    api!("DOSCALLS" 70 "DosOpen" Far16 [S, P, P, L, W, W, W, L] dos_open),
+    api!("DOSCALLS" 71 "DosQCurDir" Far16 [W, P, P] q_cur_dir),
+    api!("DOSCALLS" 72 "DosQCurDisk" Far16 [P, P] |p, c| {
         p.put_u16(c, 0, 3)?;
         p.put_u32(c, 1, 0b100)
     }),
-    api!("DOSCALLS" 74 "DosQFileInfo" [W, W, P, W] q_file_info),
-    api!("DOSCALLS" 75 "DosQFileMode" [S, P, L] |p, c| {
+    api!("DOSCALLS" 74 "DosQFileInfo" Far16 [W, W, P, W] q_file_info),
+    api!("DOSCALLS" 75 "DosQFileMode" Far16 [S, P, L] |p, c| {
         let s = p.arg_sz(c, 0)?;
         let a = p.files.file_mode(&s)?;
         p.put_u16(c, 1, a)
     }),
-    api!("DOSCALLS" 77 "DosQHandType" [W, P, P] |p, c| {
+    api!("DOSCALLS" 77 "DosQHandType" Far16 [W, P, P] |p, c| {
         let (t, a) = p.files.handle_type(c.w(0))?;
         p.put_u16_opt(c, 1, t)?;
         p.put_u16_opt(c, 2, a)
     }),
-    api!("DOSCALLS" 85 "DosSetMaxFH" [W] |p, c| {
+    api!("DOSCALLS" 85 "DosSetMaxFH" Far16 [W] |p, c| {
         let n = usize::from(c.w(0));
         if !(20..=32768).contains(&n) {
             return Err(ERROR_INVALID_PARAMETER);
@@ -94,48 +85,34 @@ pub static DEFS: &[ApiDef] = &[
         p.files.max_handles = n;
         Ok(())
     }),
-    api!("DOSCALLS" 89 "DosSetVec" [W, P, P] set_vec),
-    api!("DOSCALLS" 91 "DosGetEnv" [P, P] |p, c| {
+    api!("DOSCALLS" 89 "DosSetVec" Far16 [W, P, P] set_vec),
+    api!("DOSCALLS" 91 "DosGetEnv" Far16 [P, P] |p, c| {
         let (sel, off) = (p.env_sel, p.cmd_offset);
         p.put_u16(c, 0, sel)?;
         p.put_u16(c, 1, off)
     }),
-    api!("DOSCALLS" 92 "DosGetVersion" [P] |p, c| p.put_u16(c, 0, 0x1428)),
-    api!("DOSCALLS" 94 "DosGetPID" [P] |p, c| p.put_bytes(c, 0, &[1, 0, 1, 0, 0, 0])),
-    api!("DOSCALLS" 130 "DosGetCP" [W, P, P] |p, c| {
+    api!("DOSCALLS" 92 "DosGetVersion" Far16 [P] |p, c| p.put_u16(c, 0, 0x1428)),
+    api!("DOSCALLS" 94 "DosGetPID" Far16 [P] |p, c| p.put_bytes(c, 0, &[1, 0, 1, 0, 0, 0])),
+    api!("DOSCALLS" 130 "DosGetCP" Far16 [W, P, P] |p, c| {
         if c.w(0) < 2 {
             return Err(ERROR_CPLIST_TOO_SMALL);
         }
         p.put_u16(c, 1, 437)?;
         p.put_u16_opt(c, 2, 2)
     }),
-    ApiDef {
-        module: "DOSCALLS",
-        ordinal: 135,
-        name: "DOSHUGESHIFT",
-        conv: Conv::Value(HUGE_SHIFT),
-        args: &[],
-        func: None,
-    },
-    ApiDef {
-        module: "DOSCALLS",
-        ordinal: 136,
-        name: "DOSHUGEINCR",
-        conv: Conv::Value(1 << HUGE_SHIFT),
-        args: &[],
-        func: None,
-    },
-    api!("DOSCALLS" 137 "DosRead" [W, P, W, P] |p, c| {
+    api!("DOSCALLS" 135 "DOSHUGESHIFT" value HUGE_SHIFT),
+    api!("DOSCALLS" 136 "DOSHUGEINCR" value 1 << HUGE_SHIFT),
+    api!("DOSCALLS" 137 "DosRead" Far16 [W, P, W, P] |p, c| {
         let data = p.read_handle(c.w(0), usize::from(c.w(2)))?;
         p.put_bytes(c, 1, &data)?;
         p.put_u16(c, 3, data.len() as u16)
     }),
-    api!("DOSCALLS" 138 "DosWrite" [W, P, W, P] |p, c| {
+    api!("DOSCALLS" 138 "DosWrite" Far16 [W, P, W, P] |p, c| {
         let data = p.arg_bytes(c, 1, u32::from(c.w(2)))?;
         let n = p.write_handle(c.w(0), &data)?;
         p.put_u16(c, 3, n as u16)
     }),
-    api!("DOSCALLS" 151 "DosSearchPath" [W, S, S, P, W] |p, c| {
+    api!("DOSCALLS" 151 "DosSearchPath" Far16 [W, S, S, P, W] |p, c| {
         let path = p.arg_sz(c, 1)?;
         let name = p.arg_sz(c, 2)?;
         let mut full = p.search_path(u32::from(c.w(0)), &path, &name)?;
@@ -145,12 +122,12 @@ pub static DEFS: &[ApiDef] = &[
         }
         p.put_bytes(c, 3, &full)
     }),
-    api!("NLS" 1 "DosCaseMap" [W, P, P] |p, c| {
+    api!("NLS" 1 "DosCaseMap" Far16 [W, P, P] |p, c| {
         let mut s = p.arg_bytes(c, 2, u32::from(c.w(0)))?;
         s.make_ascii_uppercase();
         p.put_bytes(c, 2, &s)
     }),
-    api!("NLS" 4 "DosGetDBCSEv" [W, P, P] |p, c| {
+    api!("NLS" 4 "DosGetDBCSEv" Far16 [W, P, P] |p, c| {
         let zeros = vec![0u8; usize::from(c.w(0))];
         p.put_bytes(c, 2, &zeros)
     }),

@@ -1,27 +1,18 @@
 //! DOSCALLS, 32-bit entries (OS/2 2.x `_System`).
 
-use crate::api::errors::*;
 use crate::api::util::ApiResult;
-use crate::api::{ApiDef, Arg, Call, Conv, Func, Stop};
+use crate::api::{ApiDef, Call, Stop};
 use crate::layout::{PAGE, round_up};
 use crate::memory::RegionKind;
 use crate::process::Process;
-
-macro_rules! api {
-    ($o:literal $n:literal [$($a:ident),*] raw $f:expr) => {
-        ApiDef { module: "DOSCALLS", ordinal: $o, name: $n, conv: Conv::Sys32, args: &[$(Arg::$a),*], func: Some(Func::Raw($f)) }
-    };
-    ($o:literal $n:literal [$($a:ident),*] $f:expr) => {
-        ApiDef { module: "DOSCALLS", ordinal: $o, name: $n, conv: Conv::Sys32, args: &[$(Arg::$a),*], func: Some(Func::Code($f)) }
-    };
-}
+use crate::rc::*;
 
 const PAG_COMMIT: u32 = 0x10;
 const PAG_DECOMMIT: u32 = 0x20;
 
 /// The 32-bit entries.
 pub static DEFS: &[ApiDef] = &[
-    api!(209 "DosSetMaxFH" [L] |p, c| {
+    api!("DOSCALLS" 209 "DosSetMaxFH" Sys32 [L] |p, c| {
         let n = c.l(0) as usize;
         if !(20..=32768).contains(&n) {
             return Err(ERROR_INVALID_PARAMETER);
@@ -29,7 +20,7 @@ pub static DEFS: &[ApiDef] = &[
         p.files.max_handles = n;
         Ok(())
     }),
-    api!(223 "DosQueryPathInfo" [S, L, P, L] |p, c| {
+    api!("DOSCALLS" 223 "DosQueryPathInfo" Sys32 [S, L, P, L] |p, c| {
         let s = p.arg_sz(c, 0)?;
         match c.l(1) {
             1 => {
@@ -57,12 +48,12 @@ pub static DEFS: &[ApiDef] = &[
             _ => Err(ERROR_INVALID_PARAMETER),
         }
     }),
-    api!(224 "DosQueryHType" [L, P, P] |p, c| {
+    api!("DOSCALLS" 224 "DosQueryHType" Sys32 [L, P, P] |p, c| {
         let (t, a) = p.files.handle_type(c.l(0) as u16)?;
         p.put_u32(c, 1, u32::from(t))?;
         p.put_u32(c, 2, u32::from(a))
     }),
-    api!(227 "DosScanEnv" [S, P] |p, c| {
+    api!("DOSCALLS" 227 "DosScanEnv" Sys32 [S, P] |p, c| {
         let key = String::from_utf8_lossy(&p.arg_sz(c, 0)?).to_string();
         let mut off = 0u32;
         for (k, v) in p.cfg.env.clone() {
@@ -75,7 +66,7 @@ pub static DEFS: &[ApiDef] = &[
         }
         Err(ERROR_ENVVAR_NOT_FOUND)
     }),
-    api!(228 "DosSearchPath" [L, S, S, P, L] |p, c| {
+    api!("DOSCALLS" 228 "DosSearchPath" Sys32 [L, S, S, P, L] |p, c| {
         let path = p.arg_sz(c, 1)?;
         let name = p.arg_sz(c, 2)?;
         let mut full = p.search_path(c.l(0), &path, &name)?;
@@ -85,43 +76,43 @@ pub static DEFS: &[ApiDef] = &[
         }
         p.put_bytes(c, 3, &full)
     }),
-    api!(229 "DosSleep" [L] |p, c| {
+    api!("DOSCALLS" 229 "DosSleep" Sys32 [L] |p, c| {
         p.clock.sleep(u64::from(c.l(0)));
         Ok(())
     }),
-    api!(230 "DosGetDateTime" [P] |p, c| {
+    api!("DOSCALLS" 230 "DosGetDateTime" Sys32 [P] |p, c| {
         let b = crate::api::doscalls16::date_time_bytes(p);
         p.put_bytes(c, 0, &b)
     }),
-    api!(234 "DosExit" [L, L] raw |_, c| Err(Stop::Exit(c.l(1)))),
-    api!(255 "DosSetCurrentDir" [S] |p, c| {
+    api!("DOSCALLS" 234 "DosExit" Sys32 [L, L] raw |_, c| Err(Stop::Exit(c.l(1)))),
+    api!("DOSCALLS" 255 "DosSetCurrentDir" Sys32 [S] |p, c| {
         let s = p.arg_sz(c, 0)?;
         p.files.chdir(&s)
     }),
-    api!(256 "DosSetFilePtr" [L, L, L, P] |p, c| {
+    api!("DOSCALLS" 256 "DosSetFilePtr" Sys32 [L, L, L, P] |p, c| {
         let pos = p.files.seek(c.l(0) as u16, i64::from(c.l(1) as i32), c.l(2))?;
         p.put_u32_opt(c, 3, pos as u32)
     }),
-    api!(257 "DosClose" [L] |p, c| p.files.close(c.l(0) as u16)),
-    api!(259 "DosDelete" [S] |p, c| {
+    api!("DOSCALLS" 257 "DosClose" Sys32 [L] |p, c| p.files.close(c.l(0) as u16)),
+    api!("DOSCALLS" 259 "DosDelete" Sys32 [S] |p, c| {
         let s = p.arg_sz(c, 0)?;
         p.files.delete(&s)
     }),
-    api!(263 "DosFindClose" [L] |p, c| p.find_close(c.l(0))),
-    api!(264 "DosFindFirst" [S, P, L, P, L, P, L] |p, c| p.find_first(c, c.l(6))),
-    api!(265 "DosFindNext" [L, P, L, P] |p, c| p.find_next(c)),
-    api!(270 "DosCreateDir" [S, P] |p, c| {
+    api!("DOSCALLS" 263 "DosFindClose" Sys32 [L] |p, c| p.find_close(c.l(0))),
+    api!("DOSCALLS" 264 "DosFindFirst" Sys32 [S, P, L, P, L, P, L] |p, c| p.find_first(c, c.l(6))),
+    api!("DOSCALLS" 265 "DosFindNext" Sys32 [L, P, L, P] |p, c| p.find_next(c)),
+    api!("DOSCALLS" 270 "DosCreateDir" Sys32 [S, P] |p, c| {
         let s = p.arg_sz(c, 0)?;
         p.files.mkdir(&s)
     }),
-    api!(272 "DosSetFileSize" [L, L] |p, c| p.files.set_size(c.l(0) as u16, u64::from(c.l(1)))),
-    api!(273 "DosOpen" [S, P, P, L, L, L, L, P] |p, c| {
+    api!("DOSCALLS" 272 "DosSetFileSize" Sys32 [L, L] |p, c| p.files.set_size(c.l(0) as u16, u64::from(c.l(1)))),
+    api!("DOSCALLS" 273 "DosOpen" Sys32 [S, P, P, L, L, L, L, P] |p, c| {
         let name = p.arg_sz(c, 0)?;
         let (h, action) = p.files.open(&name, c.l(5) as u16, c.l(6) as u16, u64::from(c.l(3)))?;
         p.put_u32(c, 1, u32::from(h))?;
         p.put_u32(c, 2, action)
     }),
-    api!(274 "DosQueryCurrentDir" [L, P, P] |p, c| {
+    api!("DOSCALLS" 274 "DosQueryCurrentDir" Sys32 [L, P, P] |p, c| {
         if !matches!(c.l(0), 0 | 3) {
             return Err(ERROR_INVALID_DRIVE);
         }
@@ -135,11 +126,11 @@ pub static DEFS: &[ApiDef] = &[
         }
         p.put_bytes(c, 1, &dir)
     }),
-    api!(275 "DosQueryCurrentDisk" [P, P] |p, c| {
+    api!("DOSCALLS" 275 "DosQueryCurrentDisk" Sys32 [P, P] |p, c| {
         p.put_u32(c, 0, 3)?;
         p.put_u32(c, 1, 0b100)
     }),
-    api!(279 "DosQueryFileInfo" [L, L, P, L] |p, c| {
+    api!("DOSCALLS" 279 "DosQueryFileInfo" Sys32 [L, L, P, L] |p, c| {
         if c.l(1) != 1 {
             return Err(ERROR_INVALID_PARAMETER);
         }
@@ -150,18 +141,18 @@ pub static DEFS: &[ApiDef] = &[
         }
         p.put_bytes(c, 2, &v)
     }),
-    api!(281 "DosRead" [L, P, L, P] |p, c| {
+    api!("DOSCALLS" 281 "DosRead" Sys32 [L, P, L, P] |p, c| {
         let n = c.l(2).min(0x100_0000) as usize;
         let data = p.read_handle(c.l(0) as u16, n)?;
         p.put_bytes(c, 1, &data)?;
         p.put_u32(c, 3, data.len() as u32)
     }),
-    api!(282 "DosWrite" [L, P, L, P] |p, c| {
+    api!("DOSCALLS" 282 "DosWrite" Sys32 [L, P, L, P] |p, c| {
         let data = p.arg_bytes(c, 1, c.l(2).min(0x100_0000))?;
         let n = p.write_handle(c.l(0) as u16, &data)?;
         p.put_u32(c, 3, n as u32)
     }),
-    api!(286 "DosBeep" [L, L] |p, c| {
+    api!("DOSCALLS" 286 "DosBeep" Sys32 [L, L] |p, c| {
         if !(0x25..=0x7FFF).contains(&c.l(0)) {
             return Err(ERROR_INVALID_PARAMETER);
         }
@@ -169,14 +160,14 @@ pub static DEFS: &[ApiDef] = &[
         p.clock.sleep(u64::from(c.l(1)));
         Ok(())
     }),
-    api!(291 "DosQueryCp" [L, P, P] |p, c| {
+    api!("DOSCALLS" 291 "DosQueryCp" Sys32 [L, P, P] |p, c| {
         if c.l(0) < 4 {
             return Err(ERROR_CPLIST_TOO_SMALL);
         }
         p.put_u32(c, 1, 437)?;
         p.put_u32_opt(c, 2, 4)
     }),
-    api!(299 "DosAllocMem" [P, L, L] |p, c| {
+    api!("DOSCALLS" 299 "DosAllocMem" Sys32 [P, L, L] |p, c| {
         let size = c.l(1);
         if size == 0 {
             return Err(ERROR_INVALID_PARAMETER);
@@ -198,7 +189,7 @@ pub static DEFS: &[ApiDef] = &[
         }
         p.put_u32(c, 0, base)
     }),
-    api!(304 "DosFreeMem" [P] |p, c| {
+    api!("DOSCALLS" 304 "DosFreeMem" Sys32 [P] |p, c| {
         let base = c.l(0);
         match p.mem.region(base) {
             Some(r) if r.kind == RegionKind::Mem => {
@@ -210,7 +201,7 @@ pub static DEFS: &[ApiDef] = &[
             _ => Err(ERROR_INVALID_ADDRESS),
         }
     }),
-    api!(305 "DosSetMem" [P, L, L] |p, c| {
+    api!("DOSCALLS" 305 "DosSetMem" Sys32 [P, L, L] |p, c| {
         let (base, size, flags) = (c.l(0), c.l(1), c.l(2));
         let inside = p
             .mem
@@ -233,13 +224,13 @@ pub static DEFS: &[ApiDef] = &[
         }
         Ok(())
     }),
-    api!(312 "DosGetInfoBlocks" [P, P] |p, c| {
+    api!("DOSCALLS" 312 "DosGetInfoBlocks" Sys32 [P, P] |p, c| {
         let (tib, pib) = (p.tib, p.pib);
         p.put_u32_opt(c, 0, tib)?;
         p.put_u32_opt(c, 1, pib)
     }),
-    api!(348 "DosQuerySysInfo" [L, L, P, L] query_sys_info),
-    api!(354 "DosSetExceptionHandler" [P] |p, c| {
+    api!("DOSCALLS" 348 "DosQuerySysInfo" Sys32 [L, L, P, L] query_sys_info),
+    api!("DOSCALLS" 354 "DosSetExceptionHandler" Sys32 [P] |p, c| {
         // Link the registration record at the head of the TIB's chain.
         let rec = p.arg_ptr(c, 0, 8)?;
         let tib = p.tib;
@@ -249,7 +240,7 @@ pub static DEFS: &[ApiDef] = &[
         }
         Ok(())
     }),
-    api!(355 "DosUnsetExceptionHandler" [P] |p, c| {
+    api!("DOSCALLS" 355 "DosUnsetExceptionHandler" Sys32 [P] |p, c| {
         let rec = p.arg_ptr(c, 0, 8)?;
         let tib = p.tib;
         let head = p.read_mem(tib, 4).ok_or(ERROR_INVALID_ADDRESS)?;
@@ -262,9 +253,9 @@ pub static DEFS: &[ApiDef] = &[
         }
         Ok(())
     }),
-    api!(380 "DosEnterMustComplete" [P] |p, c| p.put_u32_opt(c, 0, 1)),
-    api!(381 "DosExitMustComplete" [P] |p, c| p.put_u32_opt(c, 0, 0)),
-    api!(382 "DosSetRelMaxFH" [P, P] |p, c| {
+    api!("DOSCALLS" 380 "DosEnterMustComplete" Sys32 [P] |p, c| p.put_u32_opt(c, 0, 1)),
+    api!("DOSCALLS" 381 "DosExitMustComplete" Sys32 [P] |p, c| p.put_u32_opt(c, 0, 0)),
+    api!("DOSCALLS" 382 "DosSetRelMaxFH" Sys32 [P, P] |p, c| {
         let lin = p.arg_ptr(c, 0, 4)?;
         let b = p.read_mem(lin, 4).ok_or(ERROR_INVALID_ADDRESS)?;
         let delta = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);

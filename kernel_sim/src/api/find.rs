@@ -5,10 +5,10 @@
 //! FILEFINDBUF3 with `oNextEntryOffset` (0 in the last), packed likewise.
 
 use crate::api::Call;
-use crate::api::errors::*;
 use crate::api::util::ApiResult;
 use crate::fs::{FindEntry, FindState};
 use crate::process::Process;
+use crate::rc::*;
 
 fn entry_bytes(e: &FindEntry, far16: bool) -> Vec<u8> {
     let mut v = Vec::new();

@@ -2,7 +2,7 @@
 //!
 //! Every imported entry of a system DLL (DOSCALLS, MSG, VIOCALLS, NLS,
 //! KBDCALLS, ...) is bound at load time to a thunk slot in the system
-//! region (see [`thunks`]); a call reaches the host before the instruction
+//! region (see [`crate::thunks`]); a call reaches the host before the instruction
 //! at the slot runs. The API table ([`ApiDef`]) gives each entry its real
 //! ordinal, name, calling convention and argument list:
 //! - [`Conv::Far16`]: 16-bit far pascal. Arguments are pushed left to
@@ -19,15 +19,68 @@
 //! when called (not when loaded, as a program may import more than it
 //! uses).
 
+/// The one way to write an entry of a system DLL's table:
+///
+/// - `api!(MODULE ORDINAL NAME CONV [ARGS] f)`: `f` returns `Ok(())` or
+///   `Err(rc)` ([`Func::Code`]);
+/// - `api!(MODULE ORDINAL NAME CONV [ARGS] raw f)`: `f` returns the code
+///   itself or stops the run ([`Func::Raw`]);
+/// - `api!(MODULE ORDINAL NAME value N)`: an absolute value import;
+/// - `api! { named MODULE ORDINAL NAME, ... }`: entries named but not
+///   implemented (a slice).
+///
+/// CONV is a [`Conv`] variant (`Far16`, `Sys32`), ARGS are [`Arg`]
+/// variants in declaration order.
+macro_rules! api {
+    (named $($m:literal $o:literal $n:literal,)*) => {
+        &[$($crate::api::ApiDef {
+            module: $m,
+            ordinal: $o,
+            name: $n,
+            conv: $crate::api::Conv::Far16,
+            args: &[],
+            func: None,
+        },)*]
+    };
+    ($m:literal $o:literal $n:literal value $v:expr) => {
+        $crate::api::ApiDef {
+            module: $m,
+            ordinal: $o,
+            name: $n,
+            conv: $crate::api::Conv::Value($v),
+            args: &[],
+            func: None,
+        }
+    };
+    ($m:literal $o:literal $n:literal $conv:ident [$($a:ident),*] raw $f:expr) => {
+        $crate::api::ApiDef {
+            module: $m,
+            ordinal: $o,
+            name: $n,
+            conv: $crate::api::Conv::$conv,
+            args: &[$($crate::api::Arg::$a),*],
+            func: Some($crate::api::Func::Raw($f)),
+        }
+    };
+    ($m:literal $o:literal $n:literal $conv:ident [$($a:ident),*] $f:expr) => {
+        $crate::api::ApiDef {
+            module: $m,
+            ordinal: $o,
+            name: $n,
+            conv: $crate::api::Conv::$conv,
+            args: &[$($crate::api::Arg::$a),*],
+            func: Some($crate::api::Func::Code($f)),
+        }
+    };
+}
+
 pub mod console;
 pub mod doscalls16;
 pub mod doscalls32;
-pub mod errors;
 mod find;
 pub mod modules;
 pub mod names;
 pub mod sems;
-pub mod thunks;
 mod util;
 
 use crate::error::Outcome;

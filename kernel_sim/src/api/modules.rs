@@ -7,30 +7,20 @@
 //! slots; a loaded DLL's initialization routine runs inside DosLoadModule;
 //! DosFreeModule succeeds and unloads nothing.
 
-use crate::api::errors::*;
 use crate::api::util::ApiResult;
-use crate::api::{ApiDef, Arg, Call, Conv, Func, SYSTEM_DLLS};
+use crate::api::{ApiDef, Call, SYSTEM_DLLS};
 use crate::process::Process;
+use crate::rc::*;
 
-/// Module not found.
-const ERROR_MOD_NOT_FOUND: u32 = 126;
-/// Procedure not found.
-const ERROR_PROC_NOT_FOUND: u32 = 127;
 const SYSTEM_HANDLE: u32 = 0x8000;
-
-macro_rules! api {
-    ($o:literal $n:literal $conv:ident [$($a:ident),*] $f:expr) => {
-        ApiDef { module: "DOSCALLS", ordinal: $o, name: $n, conv: Conv::$conv, args: &[$(Arg::$a),*], func: Some(Func::Code($f)) }
-    };
-}
 
 /// The entries.
 pub static DEFS: &[ApiDef] = &[
-    api!(44 "DosLoadModule" Far16 [P, W, S, P] |p, c| {
+    api!("DOSCALLS" 44 "DosLoadModule" Far16 [P, W, S, P] |p, c| {
         let h = p.load_module_api(c)?;
         p.put_u16(c, 3, h as u16)
     }),
-    api!(45 "DosGetProcAddr" Far16 [W, P, P] |p, c| {
+    api!("DOSCALLS" 45 "DosGetProcAddr" Far16 [W, P, P] |p, c| {
         let raw = c.l(1);
         let (ordinal, name) = if raw >> 16 == 0 {
             (raw & 0xFFFF, None)
@@ -40,39 +30,39 @@ pub static DEFS: &[ApiDef] = &[
         let a = p.proc_addr(u32::from(c.w(0)), ordinal, name, true)?;
         p.put_u32(c, 2, a)
     }),
-    api!(46 "DosFreeModule" Far16 [W] |p, c| p.module_name(u32::from(c.w(0))).map(|_| ())),
-    api!(47 "DosGetModHandle" Far16 [S, P] |p, c| {
+    api!("DOSCALLS" 46 "DosFreeModule" Far16 [W] |p, c| p.module_name(u32::from(c.w(0))).map(|_| ())),
+    api!("DOSCALLS" 47 "DosGetModHandle" Far16 [S, P] |p, c| {
         let h = p.module_handle(c)?;
         p.put_u16(c, 1, h as u16)
     }),
-    api!(48 "DosGetModName" Far16 [W, W, P] |p, c| {
+    api!("DOSCALLS" 48 "DosGetModName" Far16 [W, W, P] |p, c| {
         let n = p.module_name(u32::from(c.w(0)))?;
         if n.len() > usize::from(c.w(1)) {
             return Err(ERROR_BUFFER_OVERFLOW);
         }
         p.put_bytes(c, 2, &n)
     }),
-    api!(318 "DosLoadModule" Sys32 [P, L, S, P] |p, c| {
+    api!("DOSCALLS" 318 "DosLoadModule" Sys32 [P, L, S, P] |p, c| {
         let h = p.load_module_api(c)?;
         p.put_u32(c, 3, h)
     }),
-    api!(319 "DosQueryModuleHandle" Sys32 [S, P] |p, c| {
+    api!("DOSCALLS" 319 "DosQueryModuleHandle" Sys32 [S, P] |p, c| {
         let h = p.module_handle(c)?;
         p.put_u32(c, 1, h)
     }),
-    api!(320 "DosQueryModuleName" Sys32 [L, L, P] |p, c| {
+    api!("DOSCALLS" 320 "DosQueryModuleName" Sys32 [L, L, P] |p, c| {
         let n = p.module_name(c.l(0))?;
         if n.len() > c.l(1) as usize {
             return Err(ERROR_BUFFER_OVERFLOW);
         }
         p.put_bytes(c, 2, &n)
     }),
-    api!(321 "DosQueryProcAddr" Sys32 [L, L, S, P] |p, c| {
+    api!("DOSCALLS" 321 "DosQueryProcAddr" Sys32 [L, L, S, P] |p, c| {
         let name = if c.l(1) == 0 { Some(p.arg_sz(c, 2)?) } else { None };
         let a = p.proc_addr(c.l(0), c.l(1), name, false)?;
         p.put_u32(c, 3, a)
     }),
-    api!(322 "DosFreeModule" Sys32 [L] |p, c| p.module_name(c.l(0)).map(|_| ())),
+    api!("DOSCALLS" 322 "DosFreeModule" Sys32 [L] |p, c| p.module_name(c.l(0)).map(|_| ())),
 ];
 
 /// The module part of a name: `C:\DIR\FOO.DLL` and `foo` are both `FOO`.

@@ -2,16 +2,10 @@
 //! toolkit's ordinal header spells them (`ORD_` dropped): what an
 //! unimplemented call is called in the stop message.
 
-use crate::api::{ApiDef, Conv};
-
-macro_rules! named {
-    ($($m:literal $o:literal $n:literal,)*) => {
-        &[$(ApiDef { module: $m, ordinal: $o, name: $n, conv: Conv::Far16, args: &[], func: None },)*]
-    };
-}
+use crate::api::ApiDef;
 
 /// Every named entry, by module and ordinal.
-static NAMES: &[ApiDef] = named! {
+static NAMES: &[ApiDef] = api! { named
     "DOSCALLS" 1 "DOSMAKENMPIPE",
     "DOSCALLS" 2 "DOSQNMPIPEINFO",
     "DOSCALLS" 3 "DOSCONNECTNMPIPE",

@@ -4,11 +4,11 @@
 use std::io::Write;
 
 use crate::api::Call;
-use crate::api::errors::*;
 use crate::desc::DATA3;
 use crate::layout::*;
 use crate::memory::RegionKind;
 use crate::process::Process;
+use crate::rc::*;
 
 /// An API result: the return code on error.
 pub type ApiResult<T> = Result<T, u32>;

@@ -1,4 +1,5 @@
-//! OS/2 error codes (bseerr.h) the APIs return.
+//! OS/2 return codes (bseerr.h): every error code an API returns, in
+//! one place.
 
 /// No error.
 pub const NO_ERROR: u32 = 0;
@@ -54,3 +55,17 @@ pub const ERROR_INVALID_ADDRESS: u32 = 487;
 pub const ERROR_CPLIST_TOO_SMALL: u32 = 471;
 /// Invalid selector.
 pub const ERROR_INVALID_SEGMENT_NUMBER: u32 = 180;
+/// Semaphore timed out (16-bit).
+pub const ERROR_SEM_TIMEOUT: u32 = 121;
+/// Module not found.
+pub const ERROR_MOD_NOT_FOUND: u32 = 126;
+/// Procedure not found.
+pub const ERROR_PROC_NOT_FOUND: u32 = 127;
+/// Not owner.
+pub const ERROR_NOT_OWNER: u32 = 288;
+/// Already posted.
+pub const ERROR_ALREADY_POSTED: u32 = 299;
+/// Already reset.
+pub const ERROR_ALREADY_RESET: u32 = 300;
+/// Wait timed out.
+pub const ERROR_TIMEOUT: u32 = 640;
