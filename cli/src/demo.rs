@@ -22,12 +22,12 @@ use tdf::trcust::PathStyle;
 
 use crate::util::hex_spaced;
 
+/// `demo`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct Args {}
+
 /// Entry point.
-pub fn run(args: &[String]) -> Result<i32> {
-    if !args.is_empty() {
-        eprintln!("usage: os2trace demo");
-        return Ok(2);
-    }
+pub fn run(_args: Args) -> Result<i32> {
     let dir = tempfile::tempdir().context("cannot create a scratch directory")?;
     let root = dir.path();
     println!("== 1. The sample modules, built into drive C:");

@@ -20,33 +20,20 @@ use loader::digest::{image_sha256, page_sha256};
 use loader::{Bitness, EntryPoint, Format, ForwardTarget, Module, Target, lx, ne};
 use serde_json::{Value, json};
 
-const USAGE: &str = "usage: os2trace exehdr MODULE [--json]
-  MODULE    an OS/2 LX or NE executable or DLL
-  --json    one JSON object instead of the text dump
-";
+/// `exehdr`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// An OS/2 LX or NE executable or DLL.
+    module: String,
+    /// One JSON object instead of the text dump (also /JSON).
+    #[arg(long)]
+    json: bool,
+}
 
 /// Entry point of the subcommand.
-pub fn run(args: &[String]) -> Result<i32> {
-    let mut file = None;
-    let mut as_json = false;
-    for arg in args {
-        match arg.as_str() {
-            "--json" | "/JSON" | "/json" => as_json = true,
-            "-h" | "--help" => {
-                print!("{USAGE}");
-                return Ok(0);
-            }
-            a if a.starts_with('-') || file.is_some() => {
-                eprint!("os2trace exehdr: unexpected argument '{a}'\n{USAGE}");
-                return Ok(2);
-            }
-            a => file = Some(a.to_string()),
-        }
-    }
-    let Some(file) = file else {
-        eprint!("{USAGE}");
-        return Ok(2);
-    };
+pub fn run(args: Args) -> Result<i32> {
+    let file = args.module;
+    let as_json = args.json;
     let bytes = std::fs::read(&file).with_context(|| format!("cannot read {file}"))?;
     let (format, _) =
         loader::detect(&bytes).with_context(|| format!("{file} is not an LX or NE module"))?;

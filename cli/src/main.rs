@@ -1,14 +1,23 @@
 //! The `os2trace` binary: argument parsing and printing only.
 //!
-//! Each subcommand lives in its own module with one entry point,
-//! `run(args: &[String]) -> anyhow::Result<i32>`, which receives the
-//! arguments after the subcommand name and returns the process exit code.
-//! Subcommands parse their own arguments because the OS/2 tools they mirror
-//! use option spellings (`/M=`, `/W2`, `/T=DIR`) that do not fit one parser.
-//! Exit codes: 0 success, 1 the work failed (message on stderr), 2 bad usage.
+//! One argument layer for every subcommand: clap (derive). Each subcommand
+//! module has an `Args` struct and `run(Args) -> anyhow::Result<i32>`,
+//! which returns the process exit code. The OS/2 spellings (`/M=`, `/W2`,
+//! `/T=DIR`, `/C=`) are translated to long options before clap parses
+//! (`args.rs`).
+//!
+//! Exit codes: 0 success, 1 the work failed (message on stderr), 2 bad
+//! usage (clap's errors and [`util::UsageError`]), 130 interrupted
+//! (SIGINT); `run` passes on the program's exit code and `trcust`
+//! TRCUST's. A panic is 101.
 
+use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::{CommandFactory, Parser, Subcommand};
+
+mod args;
 mod demo;
 mod dtrace;
 mod exehdr;
@@ -23,87 +32,142 @@ mod trapred;
 mod trcust;
 mod util;
 
-type Subcommand = fn(&[String]) -> anyhow::Result<i32>;
+/// os2trace: the OS/2 dynamic trace facility in an emulated x86 machine.
+#[derive(Parser, Debug)]
+#[command(
+    name = "os2trace",
+    version,
+    propagate_version = true,
+    arg_required_else_help = true,
+    after_help = "Exit codes: 0 success, 1 the work failed (message on stderr), 2 bad usage, \
+130 interrupted; `run` passes on the program's exit code (see --exit-code-file) and \
+`trcust` TRCUST's.\nOS/2 switches (/M=, /W2, /T=, /C=) are accepted where the OS/2 tool took \
+them; an argument after `--`, or a /path that exists, is always a path."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-/// The subcommand table: name, one-line summary, entry point.
-const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
-    (
-        "demo",
-        "the main job: trace the sample programs and print the trace",
-        demo::run,
-    ),
-    (
-        "exehdr",
-        "dump an LX or NE module (--json for JSON)",
-        exehdr::run,
-    ),
-    ("rpn", "trace programs: asm, disasm, verify, run", rpn::run),
-    (
-        "run",
-        "run an OS/2 program in the emulated machine",
-        runcmd::run,
-    ),
-    (
-        "tracefmt",
-        "print a saved system trace buffer, formatted with TFF files",
-        tracefmt::run,
-    ),
-    (
-        "trapred",
-        "TRAPRED: select and show the records of a CPTRAP file",
-        trapred::run,
-    ),
-    (
-        "trcust",
-        "TRCUST: compile a TSF to TDF/TFF/TMI, or combine TFFs",
-        trcust::run,
-    ),
-    (
-        "dtrace",
-        "DTRACE BUILDTDF: a trace program file to a TDF",
-        dtrace::run,
-    ),
-    (
-        "tdf",
-        "show a TDF/TFF/TMI, or verify a TDF against its module",
-        tdfcmd::run,
-    ),
-    (
-        "testprogs",
-        "write the sample NE/LX modules with MAP, TSF and RPN files",
-        testprogs::run,
-    ),
-];
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// The main job: trace the sample programs and print the trace.
+    Demo(demo::Args),
+    /// Dump an LX or NE module (--json for JSON).
+    Exehdr(exehdr::Args),
+    /// Trace programs: asm, disasm, verify, run.
+    Rpn(rpn::Args),
+    /// Run an OS/2 program in the emulated machine, optionally traced.
+    #[command(long_about = runcmd::LONG_ABOUT, after_help = runcmd::AFTER_HELP)]
+    Run(runcmd::Args),
+    /// Print a saved system trace buffer, formatted with TFF files.
+    Tracefmt(tracefmt::Args),
+    /// TRAPRED: select and show the records of a CPTRAP file.
+    Trapred(trapred::Args),
+    /// TRCUST: compile a TSF to TDF/TFF/TMI, or combine TFFs.
+    #[command(long_about = trcust::LONG_ABOUT, after_help = trcust::AFTER_HELP)]
+    Trcust(trcust::Args),
+    /// DTRACE BUILDTDF: a trace program file to a TDF.
+    Dtrace(dtrace::Args),
+    /// Show a TDF/TFF/TMI, or verify a TDF against its module.
+    Tdf(tdfcmd::Args),
+    /// Write the sample NE/LX modules with MAP, TSF and RPN files.
+    Testprogs(testprogs::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (os2trace.1, os2trace-run.1, ...) into DIR.
+    Manpages {
+        /// The directory (created when needed).
+        dir: PathBuf,
+    },
+}
 
-fn usage() -> String {
-    let mut text = String::from("usage: os2trace <command> [args...]\n\ncommands:\n");
-    for (name, summary, _) in SUBCOMMANDS {
-        text.push_str(&format!("  {name:<10} {summary}\n"));
+impl Command {
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Demo(_) => "demo",
+            Command::Exehdr(_) => "exehdr",
+            Command::Rpn(_) => "rpn",
+            Command::Run(_) => "run",
+            Command::Tracefmt(_) => "tracefmt",
+            Command::Trapred(_) => "trapred",
+            Command::Trcust(_) => "trcust",
+            Command::Dtrace(_) => "dtrace",
+            Command::Tdf(_) => "tdf",
+            Command::Testprogs(_) => "testprogs",
+            Command::Completions { .. } => "completions",
+            Command::Manpages { .. } => "manpages",
+        }
     }
-    text
+}
+
+fn dispatch(command: Command) -> anyhow::Result<i32> {
+    match command {
+        Command::Demo(a) => demo::run(a),
+        Command::Exehdr(a) => exehdr::run(a),
+        Command::Rpn(a) => rpn::run(a),
+        Command::Run(a) => runcmd::run(a),
+        Command::Tracefmt(a) => tracefmt::run(a),
+        Command::Trapred(a) => trapred::run(a),
+        Command::Trcust(a) => trcust::run(a),
+        Command::Dtrace(a) => dtrace::run(a),
+        Command::Tdf(a) => tdfcmd::run(a),
+        Command::Testprogs(a) => testprogs::run(a),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "os2trace", &mut std::io::stdout());
+            Ok(0)
+        }
+        Command::Manpages { dir } => util::manpages(&Cli::command(), &dir),
+    }
+}
+
+/// Parses the command line (OS/2 spellings translated first).
+fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
+    let cmd = Cli::command();
+    let args = args::translate(&cmd, args).map_err(|e| e.with_cmd(&cmd))?;
+    Cli::try_parse_from(args)
 }
 
 fn main() -> ExitCode {
     sigpipe::restore_default();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(command) = args.first() else {
-        eprint!("{}", usage());
-        return ExitCode::from(2);
+    let cli = match parse(std::env::args_os().collect()) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
     };
-    if command == "--help" || command == "-h" || command == "help" {
-        print!("{}", usage());
-        return ExitCode::SUCCESS;
-    }
-    let Some((_, _, entry)) = SUBCOMMANDS.iter().find(|(name, _, _)| name == command) else {
-        eprintln!("os2trace: unknown command '{command}'");
-        eprint!("{}", usage());
-        return ExitCode::from(2);
-    };
-    match entry(&args[1..]) {
+    let name = cli.command.name();
+    match dispatch(cli.command) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(err) => {
-            eprintln!("os2trace {command}: {err:#}");
-            ExitCode::from(1)
+            eprintln!("os2trace {name}: {}", util::chain(&err));
+            let code = if err.is::<util::UsageError>() { 2 } else { 1 };
+            ExitCode::from(code)
         }
+    }
+}
+
+/// Parses `os2trace ARGS` as main does (for the subcommands' unit tests).
+#[cfg(test)]
+fn parse_for_test(args: &[&str]) -> Result<Command, clap::Error> {
+    let v = std::iter::once("os2trace")
+        .chain(args.iter().copied())
+        .map(OsString::from);
+    parse(v.collect()).map(|cli| cli.command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
     }
 }

@@ -4,18 +4,17 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand};
+use clap::Subcommand;
 use rpn_vm::fake::PAGE_SIZE;
 use rpn_vm::jit::Compiled;
 use rpn_vm::source::TraceProgramFile;
 use rpn_vm::{FakeMachine, Hit, Interpreter, Outcome, Reg, Segment, object};
 
-use crate::util::{parse_u32, write_atomically};
+use crate::util::parse_u32;
 
 /// Trace program tools.
-#[derive(Parser, Debug)]
-#[command(name = "os2trace rpn", about = "RPN trace program tools")]
-struct Args {
+#[derive(clap::Args, Debug)]
+pub struct Args {
     #[command(subcommand)]
     command: Command,
 }
@@ -81,17 +80,7 @@ struct RunArgs {
 }
 
 /// Entry point.
-pub fn run(args: &[String]) -> Result<i32> {
-    let args = match Args::try_parse_from(
-        std::iter::once("os2trace rpn".to_string()).chain(args.iter().cloned()),
-    ) {
-        Ok(a) => a,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            e.print().ok();
-            return Ok(code);
-        }
-    };
+pub fn run(args: Args) -> Result<i32> {
     match args.command {
         Command::Asm { file, out } => asm(&file, out.as_deref()),
         Command::Disasm { file } => disasm(&file),
@@ -102,8 +91,7 @@ pub fn run(args: &[String]) -> Result<i32> {
 
 /// Parses a trace program file; on errors prints them and yields `None`.
 fn load(file: &Path) -> Result<Option<TraceProgramFile>> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text = crate::util::read_source(file)?;
     match rpn_vm::parse(&file.display().to_string(), &text) {
         Ok(parsed) => Ok(Some(parsed)),
         Err(errors) => {
@@ -141,7 +129,8 @@ fn asm(file: &Path, out: Option<&Path>) -> Result<i32> {
     }
     print!("{listing}");
     if let Some(out) = out {
-        write_atomically(out, &object::write(&parsed))?;
+        crate::util::refuse_overwrite(out, &[file])?;
+        outfile::write_atomic(out, &object::write(&parsed))?;
     }
     Ok(0)
 }

@@ -9,88 +9,66 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use kernel_sim::{Outcome, Process, ProcessConfig};
 
 use crate::tracing::{TraceOptions, Tracer};
 
-const USAGE: &str = "usage: os2trace run [--root DIR] [--env K=V ...] [--api-log] [--max-insns N] PROGRAM [ARGS...]";
+/// `run --help`'s explanation.
+pub const LONG_ABOUT: &str = "Run an OS/2 program (LX or NE) in the emulated machine, \
+optionally traced.
 
-/// Parsed command line.
-struct Options {
+Options come first; PROGRAM and everything after it go to the program (an argument after \
+PROGRAM is never taken as an os2trace option). DIR is drive C: and the current directory \
+(default: PROGRAM's host directory when PROGRAM is a host file, else `.`).";
+
+/// `run --help`'s closing lines.
+pub const AFTER_HELP: &str = "Exit code: the program's; 1 when the run \
+ended another way (an unimplemented API, a fault, a limit), with the reason on stderr; 2 bad \
+usage. --exit-code-file tells the program's exit code from os2trace's own failures.";
+
+/// `run`'s command line.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The host directory that is drive C: and the current directory.
+    #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// An environment variable for the program (repeatable).
+    #[arg(long, value_name = "K=V", value_parser = parse_env)]
     env: Vec<(String, String)>,
+    /// Print every API call on stderr, and the run's totals.
+    #[arg(long)]
     api_log: bool,
+    /// Stop after N guest instructions.
+    #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
-    trace: TraceOptions,
+    /// Write the program's exit code (decimal) to FILE when it exits; the
+    /// file is not written when the run ends any other way.
+    #[arg(long, value_name = "FILE")]
+    exit_code_file: Option<PathBuf>,
+    /// The program: an OS/2 path in the sandbox, or a host file.
+    #[arg(value_name = "PROGRAM")]
     program: String,
+    /// Arguments for the program.
+    #[arg(
+        value_name = "ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     args: Vec<String>,
+    #[command(flatten)]
+    trace: TraceOptions,
 }
 
-fn parse(args: &[String]) -> anyhow::Result<Options> {
-    let mut o = Options {
-        root: None,
-        env: Vec::new(),
-        api_log: false,
-        max_insns: None,
-        trace: TraceOptions::default(),
-        program: String::new(),
-        args: Vec::new(),
-    };
-    let mut i = 0;
-    while i < args.len() {
-        let used = o.trace.take(args, i)?;
-        if used > 0 {
-            i += used;
-            continue;
-        }
-        let a = &args[i];
-        let mut value = || -> anyhow::Result<String> {
-            i += 1;
-            args.get(i)
-                .cloned()
-                .with_context(|| format!("{a} needs a value"))
-        };
-        match a.as_str() {
-            "--root" => o.root = Some(PathBuf::from(value()?)),
-            "--env" => {
-                let kv = value()?;
-                let Some((k, v)) = kv.split_once('=') else {
-                    bail!("--env wants K=V, got {kv:?}");
-                };
-                o.env.push((k.to_string(), v.to_string()));
-            }
-            "--api-log" => o.api_log = true,
-            "--max-insns" => {
-                o.max_insns = Some(value()?.parse().context("--max-insns wants a number")?)
-            }
-            s if s.starts_with("--") => bail!("unknown option {s}"),
-            _ => {
-                o.program = a.clone();
-                o.args = args[i + 1..].to_vec();
-                return Ok(o);
-            }
-        }
-        i += 1;
+fn parse_env(kv: &str) -> Result<(String, String), String> {
+    match kv.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("wants K=V, got {kv:?}")),
     }
-    bail!("no PROGRAM given")
 }
 
 /// Entry point.
-pub fn run(args: &[String]) -> anyhow::Result<i32> {
-    if args.iter().any(|a| a == "--help" || a == "-h")
-        && args.first().is_some_and(|a| a.starts_with('-'))
-    {
-        println!("{USAGE}\n{}", crate::tracing::USAGE);
-        return Ok(0);
-    }
-    let o = match parse(args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("os2trace run: {e}\n{USAGE}\n{}", crate::tracing::USAGE);
-            return Ok(2);
-        }
-    };
+pub fn run(o: Args) -> anyhow::Result<i32> {
     let (root, program) = match o.root {
         Some(r) => (r, o.program.clone()),
         None => {
@@ -136,7 +114,12 @@ pub fn run(args: &[String]) -> anyhow::Result<i32> {
         );
     }
     match outcome {
-        Outcome::Exited(code) => Ok(code as i32),
+        Outcome::Exited(code) => {
+            if let Some(file) = &o.exit_code_file {
+                outfile::write_atomic(file, format!("{code}\n").as_bytes())?;
+            }
+            Ok(code as i32)
+        }
         other => {
             eprintln!("os2trace run: {other}");
             Ok(1)
@@ -148,13 +131,18 @@ pub fn run(args: &[String]) -> anyhow::Result<i32> {
 mod tests {
     use super::*;
 
-    fn args(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
+    fn parse(a: &[&str]) -> Result<Args, clap::Error> {
+        let mut all = vec!["run"];
+        all.extend_from_slice(a);
+        match crate::parse_for_test(&all)? {
+            crate::Command::Run(a) => Ok(a),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
     fn options_come_first_and_the_rest_goes_to_the_program() {
-        let o = parse(&args(&[
+        let o = parse(&[
             "--root",
             "/r",
             "--env",
@@ -165,23 +153,25 @@ mod tests {
             "P.EXE",
             "--root",
             "x",
-        ]))
+        ])
         .unwrap();
         assert_eq!(o.root, Some(PathBuf::from("/r")));
         assert_eq!(o.env, vec![("A".to_string(), "1".to_string())]);
         assert!(o.api_log);
         assert_eq!(o.max_insns, Some(99));
         assert_eq!(o.program, "P.EXE");
-        assert_eq!(o.args, args(&["--root", "x"]));
+        assert_eq!(o.args, ["--root", "x"]);
     }
 
     #[test]
     fn bad_usage_is_an_error() {
-        assert!(parse(&args(&[])).is_err());
-        assert!(parse(&args(&["--env", "NOEQUALS", "P.EXE"])).is_err());
-        assert!(parse(&args(&["--max-insns", "many", "P.EXE"])).is_err());
-        assert!(parse(&args(&["--bogus", "P.EXE"])).is_err());
-        assert!(parse(&args(&["--root"])).is_err());
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["--env", "NOEQUALS", "P.EXE"]).is_err());
+        assert!(parse(&["--max-insns", "many", "P.EXE"]).is_err());
+        assert!(parse(&["--bogus", "P.EXE"]).is_err());
+        assert!(parse(&["--root"]).is_err());
+        assert!(parse(&["--tracebuf", "0", "P.EXE"]).is_err());
+        assert!(parse(&["--tracebuf", "64", "P.EXE"]).is_err());
     }
 
     #[test]
@@ -193,10 +183,13 @@ mod tests {
         );
         std::fs::copy(sample, dir.path().join("TEST.EXE")).unwrap();
         let root = dir.path().to_string_lossy().into_owned();
-        assert_eq!(run(&args(&["--root", &root, "TEST.EXE"])).unwrap(), 0);
-        assert!(run(&args(&["--root", &root, "MISSING.EXE"])).is_err());
         assert_eq!(
-            run(&args(&["--max-insns", "0", "--root", &root, "TEST.EXE"])).unwrap(),
+            run(parse(&["--root", &root, "TEST.EXE"]).unwrap()).unwrap(),
+            0
+        );
+        assert!(run(parse(&["--root", &root, "MISSING.EXE"]).unwrap()).is_err());
+        assert_eq!(
+            run(parse(&["--max-insns", "0", "--root", &root, "TEST.EXE"]).unwrap()).unwrap(),
             1
         );
     }

@@ -15,25 +15,41 @@ use stda::tff::Tff;
 use tdf::definition::EntryKind;
 use tdf::{Tdf, Tmi};
 
-const USAGE: &str = "usage: os2trace tdf show FILE [--json]
-       os2trace tdf verify FILE.TDF MODULE [/M=map]
-  show      decode a TDF, TFF or TMI file
-  verify    check each tracepoint against the module (exit 1 on problems)
-";
+/// `tdf`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    command: TdfCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum TdfCommand {
+    /// Decode a TDF, TFF or TMI file.
+    Show {
+        /// The file (its magic says which kind).
+        file: String,
+        /// One JSON object with `kind` and the fields of the file's model.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check each tracepoint against the module (exit 1 on problems).
+    #[command(after_help = "/M=map is accepted for --map.")]
+    Verify {
+        /// The TDF.
+        tdf: String,
+        /// The LX or NE module it traces.
+        module: String,
+        /// /M=: the module's linker MAP file, for symbol checks.
+        #[arg(long)]
+        map: Option<String>,
+    },
+}
 
 /// Entry point of the subcommand.
-pub fn run(args: &[String]) -> Result<i32> {
-    match args.first().map(String::as_str) {
-        Some("show") => show(&args[1..]),
-        Some("verify") => verify(&args[1..]),
-        Some("-h" | "--help") => {
-            print!("{USAGE}");
-            Ok(0)
-        }
-        _ => {
-            eprint!("{USAGE}");
-            Ok(2)
-        }
+pub fn run(args: Args) -> Result<i32> {
+    match args.command {
+        TdfCommand::Show { file, json } => show(&file, json),
+        TdfCommand::Verify { tdf, module, map } => verify(&tdf, &module, map.as_deref()),
     }
 }
 
@@ -57,23 +73,8 @@ fn text(bytes: &[u8]) -> String {
     s
 }
 
-fn show(args: &[String]) -> Result<i32> {
-    let mut file = None;
-    let mut as_json = false;
-    for a in args {
-        match a.as_str() {
-            "--json" => as_json = true,
-            f if file.is_none() && !f.starts_with('-') => file = Some(f.to_string()),
-            other => {
-                eprint!("os2trace tdf show: unexpected argument '{other}'\n{USAGE}");
-                return Ok(2);
-            }
-        }
-    }
-    let Some(file) = file else {
-        eprint!("{USAGE}");
-        return Ok(2);
-    };
+fn show(file: &str, as_json: bool) -> Result<i32> {
+    let file = file.to_string();
     let bytes = std::fs::read(&file).with_context(|| format!("cannot read {file}"))?;
     let (out, value) = match bytes.get(..4) {
         Some(b"TDF\0") => show_tdf(&Tdf::parse(&bytes).with_context(|| file.clone())?),
@@ -213,33 +214,16 @@ fn show_tmi(t: &Tmi) -> (String, Value) {
     )
 }
 
-fn verify(args: &[String]) -> Result<i32> {
-    let mut files = Vec::new();
-    let mut map = None;
-    for a in args {
-        let up = a.to_ascii_uppercase();
-        if up.starts_with("/M=") || up.starts_with("-M=") || up.starts_with("--MAP=") {
-            map = a.split_once('=').map(|(_, v)| v.to_string());
-        } else if a.starts_with('/') || a.starts_with('-') {
-            eprint!("os2trace tdf verify: unexpected argument '{a}'\n{USAGE}");
-            return Ok(2);
-        } else {
-            files.push(a.clone());
-        }
-    }
-    let [tdf_file, module_file] = files.as_slice() else {
-        eprint!("{USAGE}");
-        return Ok(2);
-    };
+fn verify(tdf_file: &str, module_file: &str, map: Option<&str>) -> Result<i32> {
     let bytes = std::fs::read(tdf_file).with_context(|| format!("cannot read {tdf_file}"))?;
-    let tdf = Tdf::parse(&bytes).with_context(|| tdf_file.clone())?;
+    let tdf = Tdf::parse(&bytes).with_context(|| tdf_file.to_string())?;
     let module =
         std::fs::read(module_file).with_context(|| format!("cannot read {module_file}"))?;
-    let image = tdf::module::image_from_bytes(&module).with_context(|| module_file.clone())?;
-    let symbols = match &map {
+    let image = tdf::module::image_from_bytes(&module).with_context(|| module_file.to_string())?;
+    let symbols = match map {
         Some(m) => {
             let b = std::fs::read(m).with_context(|| format!("cannot read {m}"))?;
-            Some(tdf::module::symbols_from_map(&b).with_context(|| m.clone())?)
+            Some(tdf::module::symbols_from_map(&b).with_context(|| m.to_string())?)
         }
         None => None,
     };

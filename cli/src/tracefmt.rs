@@ -13,18 +13,28 @@ use stda::Stda;
 use stda::savefile::SaveFile;
 use stda::tracefmt::{Rules, format_stda, json_line, raw_line};
 
-const USAGE: &str = "usage: os2trace tracefmt FILE [/T=DIR] [--raw] [--json]
-  FILE      a TRACEFMT save file (TRACEGET, TRSPOOL's TRACEBUF.nnn) or a bare STDA
-  /T=DIR    directory of the TRC00xx.TFF formatting files (also --tff DIR)
-  --raw     one line per record: seq time major minor pid flags len data
-  --json    the same as JSON lines (seq, time, major, minor, pid, flags, len, data)
-";
-
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
 enum Mode {
     Formatted,
     Raw,
     Json,
+}
+
+/// `tracefmt`'s arguments.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "/T=DIR is accepted for --tff DIR.")]
+pub struct Args {
+    /// A TRACEFMT save file (TRACEGET, TRSPOOL's TRACEBUF.nnn) or a bare STDA.
+    file: String,
+    /// /T=: the directory of the TRC00xx.TFF formatting files.
+    #[arg(long, value_name = "DIR")]
+    tff: Option<String>,
+    /// One line per record: seq time major minor pid flags len data.
+    #[arg(long, conflicts_with = "json")]
+    raw: bool,
+    /// The same as JSON lines (seq, time, major, minor, pid, flags, len, data).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug)]
@@ -34,34 +44,21 @@ struct Options {
     mode: Mode,
 }
 
-fn parse_args(args: &[String]) -> Result<Options, String> {
-    let mut file = None;
-    let mut tff_dir = None;
-    let mut mode = Mode::Formatted;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let upper = a.to_ascii_uppercase();
-        if upper.starts_with("/T=") || upper.starts_with("-T=") {
-            tff_dir = Some(a[3..].to_string());
-        } else if a == "--tff" {
-            tff_dir = Some(it.next().ok_or("--tff needs a directory")?.clone());
-        } else if a == "--raw" {
-            mode = Mode::Raw;
-        } else if a == "--json" {
-            mode = Mode::Json;
-        } else if a.starts_with("--") {
-            return Err(format!("unknown option '{a}'"));
-        } else if file.is_none() {
-            file = Some(a.clone());
+impl From<Args> for Options {
+    fn from(a: Args) -> Options {
+        let mode = if a.raw {
+            Mode::Raw
+        } else if a.json {
+            Mode::Json
         } else {
-            return Err(format!("unexpected argument '{a}'"));
+            Mode::Formatted
+        };
+        Options {
+            file: a.file,
+            tff_dir: a.tff,
+            mode,
         }
     }
-    Ok(Options {
-        file: file.ok_or("no FILE given")?,
-        tff_dir,
-        mode,
-    })
 }
 
 /// The text to print, and warnings for stderr.
@@ -110,19 +107,8 @@ fn render(opts: &Options) -> Result<(String, Vec<String>)> {
 }
 
 /// Entry point.
-pub fn run(args: &[String]) -> Result<i32> {
-    if args.iter().any(|a| a == "--help" || a == "-h" || a == "/?") {
-        print!("{USAGE}");
-        return Ok(0);
-    }
-    let opts = match parse_args(args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("os2trace tracefmt: {e}");
-            eprint!("{USAGE}");
-            return Ok(2);
-        }
-    };
+pub fn run(args: Args) -> Result<i32> {
+    let opts = Options::from(args);
     let (out, warnings) = render(&opts)?;
     for w in warnings {
         eprintln!("os2trace tracefmt: {w}");
@@ -140,8 +126,13 @@ mod tests {
     use stda::tff::{Tff, TffRecord};
     use stda::{DosDateTime, RecordFlags, RecordIn, StdaFormat, Timestamp, TraceBuffer};
 
-    fn args(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
+    fn parse_args(v: &[&str]) -> Result<Options, clap::Error> {
+        let mut all = vec!["tracefmt"];
+        all.extend_from_slice(v);
+        match crate::parse_for_test(&all)? {
+            crate::Command::Tracefmt(a) => Ok(Options::from(a)),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// A save file with three records (one with no rule) and a TFF for 0xC5.
@@ -185,7 +176,7 @@ mod tests {
     #[test]
     fn formats_raw_and_json() {
         let (_dir, file, tffs) = fixture();
-        let opts = parse_args(&args(&[&file, &format!("/T={tffs}")])).unwrap();
+        let opts = parse_args(&[&file, &format!("/T={tffs}")]).unwrap();
         let (out, warnings) = render(&opts).unwrap();
         assert!(warnings.is_empty());
         assert_eq!(
@@ -199,13 +190,13 @@ mod tests {
              \x20   2  12:00:01.00  MAJ=00C5 MIN=0002 PID=0003 CONTEXT=API:PROTECT DYNAMIC\n\
              \x20  Data [+0000  FF                                               . ]\n"
         );
-        let opts = parse_args(&args(&[&file, "--raw"])).unwrap();
+        let opts = parse_args(&[&file, "--raw"]).unwrap();
         assert_eq!(
             render(&opts).unwrap().0,
             "1 12:00:00.05 00C5 0001 0003 0D 8 3412000300616263\n\
              2 12:00:01.00 00C5 0002 0003 0D 1 ff\n"
         );
-        let opts = parse_args(&args(&[&file, "--json"])).unwrap();
+        let opts = parse_args(&[&file, "--json"]).unwrap();
         let out = render(&opts).unwrap().0;
         let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
         assert_eq!(
@@ -218,13 +209,13 @@ mod tests {
     #[test]
     fn bad_usage_and_bad_files() {
         assert!(parse_args(&[]).is_err());
-        assert!(parse_args(&args(&["a", "b"])).is_err());
-        assert!(parse_args(&args(&["a", "--bogus"])).is_err());
-        assert_eq!(run(&args(&["--bogus"])).unwrap(), 2);
+        assert!(parse_args(&["a", "b"]).is_err());
+        assert!(parse_args(&["a", "--bogus"]).is_err());
+        assert!(parse_args(&["a", "/bogus"]).is_err());
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("junk");
         std::fs::write(&f, b"not a trace file at all, no").unwrap();
-        let opts = parse_args(&args(&[f.to_str().unwrap()])).unwrap();
+        let opts = parse_args(&[f.to_str().unwrap()]).unwrap();
         let err = render(&opts).unwrap_err();
         assert!(format!("{err:#}").contains("check key"), "{err:#}");
     }

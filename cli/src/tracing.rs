@@ -28,98 +28,49 @@ use kernel_sim::{HookAction, Process, TrapHook};
 use stda::spool::{SpoolOptions, Spooler, write_poll};
 use stda::{DosDateTime, Stda, StdaFormat, Timestamp, tracefmt};
 
-use crate::util::write_atomically;
-
 /// The tracing options given to `run`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, clap::Args)]
+#[command(next_help_heading = "Tracing")]
 pub struct TraceOptions {
-    traces: Vec<String>,
-    applies: Vec<String>,
-    tracebuf: Option<u32>,
-    old_format: bool,
-    save: Option<PathBuf>,
-    tracefmt: Option<Option<PathBuf>>,
-    spool: Option<(PathBuf, Vec<String>)>,
-    query: bool,
-    getvars: bool,
+    /// TRACE ON for the tracepoints of a TDF that the spec selects
+    /// (minors 1,2-10; groups FS,TK:PRE+POST; types). A bare NAME finds
+    /// NAME.TDF in the current directory or the root.
+    #[arg(long = "trace", value_name = "TDF[(spec)]")]
+    pub traces: Vec<String>,
+    /// DTRACE APPLY of a trace program file (`.RPN` assumed) to a loaded
+    /// module (default: the file's name=).
+    #[arg(long = "apply", value_name = "FILE[@MODULE]")]
+    pub applies: Vec<String>,
+    /// The system trace buffer's size in KB (1..63, default 4).
+    #[arg(long, value_name = "KB", value_parser = clap::value_parser!(u32).range(1..=63))]
+    pub tracebuf: Option<u32>,
+    /// The old (OS/2 2.x) buffer format.
+    #[arg(long)]
+    pub old_format: bool,
+    /// TRACEGET: write the buffer as a TRACEFMT save file after the run.
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+    /// Print the buffer formatted after the run, with the TFFs in DIR
+    /// (default: the directory of each --trace TDF and the root).
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    tracefmt: Option<String>,
+    /// TRSPOOL during the run into DIR/TRACEBUF.nnn; TRSPOOL's options
+    /// (/Fn /Tn /An ...) follow DIR.
+    #[arg(long, value_name = "DIR")]
+    spool: Option<PathBuf>,
+    /// One TRSPOOL option (what follows --spool DIR becomes these).
+    #[arg(long, value_name = "OPTION", requires = "spool")]
+    spool_opt: Vec<String>,
+    /// DTRACE QUERY after the run: each DTO's tracepoints with hits,
+    /// records and cycles.
+    #[arg(long)]
+    pub query: bool,
+    /// GETVARS after the run: each DTO's variables.
+    #[arg(long)]
+    pub getvars: bool,
 }
 
-/// The usage lines of the tracing options.
-pub const USAGE: &str = "  tracing: [--trace TDF[(spec)]] [--apply FILE.rpn[@MODULE]] [--tracebuf KB] [--old-format]\n           [--save FILE] [--tracefmt [DIR]] [--spool DIR [/Fn /Tn /An ...]] [--query] [--getvars]";
-
 impl TraceOptions {
-    /// Takes the tracing option at `args[i]`, if it is one; returns how
-    /// many arguments it used (0: not a tracing option).
-    ///
-    /// # Errors
-    /// A missing or malformed value.
-    pub fn take(&mut self, args: &[String], i: usize) -> Result<usize> {
-        let value = |what: &str| {
-            args.get(i + 1)
-                .cloned()
-                .with_context(|| format!("{} wants {what}", args[i]))
-        };
-        Ok(match args[i].as_str() {
-            "--trace" => {
-                self.traces.push(value("a TDF")?);
-                2
-            }
-            "--apply" => {
-                self.applies.push(value("a trace program file")?);
-                2
-            }
-            "--tracebuf" => {
-                let kb = value("a size in KB")?;
-                let kb: u32 = kb
-                    .parse()
-                    .with_context(|| format!("--tracebuf wants 1..63, got {kb:?}"))?;
-                self.tracebuf = Some(kb);
-                2
-            }
-            "--old-format" => {
-                self.old_format = true;
-                1
-            }
-            "--save" => {
-                self.save = Some(PathBuf::from(value("a file")?));
-                2
-            }
-            "--tracefmt" => match args
-                .get(i + 1)
-                .filter(|a| !a.starts_with("--") && Path::new(a).is_dir())
-            {
-                Some(dir) => {
-                    self.tracefmt = Some(Some(PathBuf::from(dir)));
-                    2
-                }
-                None => {
-                    self.tracefmt = Some(None);
-                    1
-                }
-            },
-            "--spool" => {
-                let dir = PathBuf::from(value("a directory")?);
-                let opts: Vec<String> = args[i + 2..]
-                    .iter()
-                    .take_while(|a| a.starts_with('/'))
-                    .cloned()
-                    .collect();
-                let used = 2 + opts.len();
-                self.spool = Some((dir, opts));
-                used
-            }
-            "--query" => {
-                self.query = true;
-                1
-            }
-            "--getvars" => {
-                self.getvars = true;
-                1
-            }
-            _ => 0,
-        })
-    }
-
     /// Whether any tracing was asked for.
     pub fn active(&self) -> bool {
         !self.traces.is_empty()
@@ -129,6 +80,13 @@ impl TraceOptions {
             || self.spool.is_some()
             || self.query
             || self.getvars
+    }
+
+    /// `--tracefmt`: None not asked, Some(None) without a directory.
+    fn tracefmt_dir(&self) -> Option<Option<PathBuf>> {
+        self.tracefmt
+            .as_ref()
+            .map(|d| (!d.is_empty()).then(|| PathBuf::from(d)))
     }
 }
 
@@ -205,13 +163,13 @@ impl Tracer {
                 .with_context(|| format!("DTRACE APPLY {file}"))?;
         }
         tff_dirs.push(root.to_path_buf());
-        if let Some(dir) = opts.tracefmt.clone().flatten() {
+        if let Some(dir) = opts.tracefmt_dir().flatten() {
             tff_dirs.insert(0, dir);
         }
         let spool = match &opts.spool {
-            Some((dir, args)) => {
-                let options =
-                    SpoolOptions::parse(args).map_err(|e| anyhow::anyhow!("TRSPOOL: {}", e.0))?;
+            Some(dir) => {
+                let options = SpoolOptions::parse(&opts.spool_opt)
+                    .map_err(|e| anyhow::anyhow!("TRSPOOL: {}", e.0))?;
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
                 Some((Spooler::new(options, process.now_millis()), dir.clone()))
@@ -264,7 +222,7 @@ impl Tracer {
         if let Some(path) = &opts.save {
             let (_, now) = now_parts(process);
             let save = stda::savefile::traceget(&mut self.session.buffer.clone(), now);
-            write_atomically(path, &save.to_bytes())?;
+            outfile::write_atomic(path, &save.to_bytes())?;
         }
         if opts.tracefmt.is_some() {
             let bytes = self.session.buffer.as_bytes().to_vec();

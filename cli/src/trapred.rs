@@ -16,39 +16,29 @@ use anyhow::{Context, Result};
 use cptrap::CptrapFile;
 use cptrap::trapred::{DialogueOptions, Outcome, run_dialogue};
 
-const USAGE: &str = "usage: os2trace trapred FILE [-f SCRIPT] [--print PRINTFILE] [--hold]
-  FILE        a CPTRAP file (os2trace run --cptrap FILE)
-  -f SCRIPT   read the commands from SCRIPT ('-' is stdin) and echo them
-  --print P   the print file of PRINTER (default FILE.print)
-  --hold      the file is held: STOP keeps it
-Commands (HELP lists them): SELect, TOP, BOTtom, RECord n, Locate text,
-TYPE n, TYPEBack n, Printer n, Query, HOLD, NOHOLD, QUIT, STOP.
-";
-
-#[derive(Debug, Default)]
-struct Options {
+/// `trapred`'s arguments.
+#[derive(clap::Args, Debug, Default)]
+#[command(
+    after_help = "Commands (HELP lists them): SELect, TOP, BOTtom, RECord n, Locate text, \
+TYPE n, TYPEBack n, Printer n, Query, HOLD, NOHOLD, QUIT, STOP."
+)]
+pub struct Args {
+    /// A CPTRAP file (os2trace run --cptrap FILE).
     file: String,
+    /// Read the commands from SCRIPT ('-' is stdin) and echo them.
+    #[arg(
+        short = 'f',
+        long = "script",
+        value_name = "SCRIPT",
+        allow_hyphen_values = true
+    )]
     script: Option<String>,
+    /// The print file of PRINTER (default FILE.print).
+    #[arg(long, value_name = "PRINTFILE")]
     print: Option<String>,
+    /// The file is held: STOP keeps it.
+    #[arg(long)]
     hold: bool,
-}
-
-fn parse_args(args: &[String]) -> Result<Options, String> {
-    let mut opts = Options::default();
-    let mut file = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "-f" | "--script" => opts.script = Some(it.next().ok_or("-f needs a SCRIPT")?.clone()),
-            "--print" => opts.print = Some(it.next().ok_or("--print needs a file")?.clone()),
-            "--hold" => opts.hold = true,
-            s if s.starts_with('-') && s != "-" => return Err(format!("unknown option '{s}'")),
-            _ if file.is_none() => file = Some(a.clone()),
-            _ => return Err(format!("unexpected argument '{a}'")),
-        }
-    }
-    opts.file = file.ok_or("no FILE given")?;
-    Ok(opts)
 }
 
 /// The print file, made at the first byte written to it.
@@ -71,18 +61,7 @@ impl Write for PrintFile {
 }
 
 /// Entry point of `os2trace trapred`.
-pub fn run(args: &[String]) -> Result<i32> {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{USAGE}");
-        return Ok(0);
-    }
-    let opts = match parse_args(args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprint!("os2trace trapred: {e}\n{USAGE}");
-            return Ok(2);
-        }
-    };
+pub fn run(opts: Args) -> Result<i32> {
     let bytes = std::fs::read(&opts.file).with_context(|| format!("cannot read {}", opts.file))?;
     let file = CptrapFile::parse(&bytes).with_context(|| opts.file.clone())?;
     let mut printer = PrintFile {
@@ -121,21 +100,28 @@ pub fn run(args: &[String]) -> Result<i32> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
+    fn parse_args(v: &[&str]) -> Result<super::Args, clap::Error> {
+        let mut all = vec!["trapred"];
+        all.extend_from_slice(v);
+        match crate::parse_for_test(&all)? {
+            crate::Command::Trapred(a) => Ok(a),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
     fn options() {
-        let o = parse_args(&args(&["T.CPTRAP", "-f", "s.txt", "--hold"])).unwrap();
+        let o = parse_args(&["T.CPTRAP", "-f", "s.txt", "--hold"]).unwrap();
         assert_eq!(o.file, "T.CPTRAP");
         assert_eq!(o.script.as_deref(), Some("s.txt"));
         assert!(o.hold);
-        assert!(parse_args(&args(&["-x"])).is_err());
-        assert!(parse_args(&args(&[])).is_err());
-        assert!(parse_args(&args(&["a", "b"])).is_err());
-        assert!(parse_args(&args(&["a", "-f"])).is_err());
+        assert_eq!(
+            parse_args(&["T", "-f", "-"]).unwrap().script.as_deref(),
+            Some("-")
+        );
+        assert!(parse_args(&["-x"]).is_err());
+        assert!(parse_args(&[]).is_err());
+        assert!(parse_args(&["a", "b"]).is_err());
+        assert!(parse_args(&["a", "-f"]).is_err());
     }
 }

@@ -114,7 +114,7 @@ fn json_output_matches_golden_and_the_analyses() {
 fn errors_and_usage() {
     let (code, _, err) = exehdr(&[]);
     assert_eq!(code, 2);
-    assert!(err.contains("usage"));
+    assert!(err.to_lowercase().contains("usage"));
     let (code, _, _) = exehdr(&["a", "b"]);
     assert_eq!(code, 2);
     let (code, _, err) = exehdr(&["/nonexistent/module.exe"]);

@@ -122,7 +122,8 @@ fn bad_tracing_options_fail_clearly() {
             "DLLCAL16.EXE",
         ],
     );
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    // A value clap checks: bad usage, exit 2 (issue 13).
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
     let out = os2trace(dir.path(), &["run", "--root", ".", "--tracebuf"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }

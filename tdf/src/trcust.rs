@@ -11,8 +11,9 @@
 //! second argument (`.TDF` added when it has none) or the TSF's base name
 //! with `.TDF`; the TFF is `TRC%04X.TFF` after the major; the TMI is the TDF
 //! name with `.TMI`. Files are found case-insensitively. Every file is
-//! written to a temporary file in the directory and renamed into place, so
-//! nothing half-written is left; nothing is written when the run aborts.
+//! written with [`outfile::write_atomic`], so nothing half-written is left;
+//! nothing is written when the run aborts, and when one output cannot be
+//! written the outputs written before it are removed.
 //!
 //! Paths are shown as host paths, or as `C:\NAME` ([`PathStyle::Dos`]),
 //! which is how TRCUST shows them when run in `C:\`.
@@ -157,27 +158,6 @@ pub fn display(dir: &Path, path: &Path, style: PathStyle) -> String {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory.
-///
-/// # Errors
-/// The I/O error.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    fs::write(&tmp, bytes)?;
-    match fs::rename(&tmp, path) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
-}
-
 /// `name` with `ext` added when its last component has no extension.
 pub fn with_default_ext(name: &str, ext: &str) -> String {
     let base = name.rsplit(['\\', '/']).next().unwrap_or(name);
@@ -239,7 +219,22 @@ struct Run<'a> {
     out: RunOutcome,
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    /// A run that has printed TRCUST's banner.
+    fn new(dir: &'a Path, style: PathStyle) -> Run<'a> {
+        let mut r = Run {
+            dir,
+            style,
+            out: RunOutcome {
+                level: 2,
+                ..RunOutcome::default()
+            },
+        };
+        r.text("");
+        r.text(BANNER);
+        r
+    }
+
     fn text(&mut self, t: impl Into<String>) {
         self.out.console.push(ConsoleLine::Text(t.into()));
     }
@@ -265,15 +260,19 @@ impl Run<'_> {
         display(self.dir, path, self.style)
     }
 
-    /// Writes a file; a failure is FATAL 5.
+    /// Writes a file; a failure is FATAL 5, and the files this run wrote
+    /// before it are removed (a TFF without its TDF is half a result).
     fn write(&mut self, name: &str, bytes: &[u8]) -> bool {
         let path = self.dir.join(name);
-        match write_atomic(&path, bytes) {
+        match outfile::write_atomic(&path, bytes) {
             Ok(()) => {
                 self.out.written.push(path);
                 true
             }
             Err(_) => {
+                for done in self.out.written.drain(..) {
+                    let _ = fs::remove_file(done);
+                }
                 self.fatal(format!("error writing to file : {name}"));
                 false
             }
@@ -283,24 +282,21 @@ impl Run<'_> {
 
 /// Runs TRCUST with `args` in `dir`.
 pub fn run(args: &[String], dir: &Path, style: PathStyle) -> RunOutcome {
-    let mut r = Run {
-        dir,
-        style,
-        out: RunOutcome {
-            level: 2,
-            ..RunOutcome::default()
-        },
-    };
-    r.text("");
-    r.text(BANNER);
     if args.is_empty() {
+        let mut r = Run::new(dir, style);
         r.text("");
         for l in USAGE {
             r.text(*l);
         }
         return r.out;
     }
-    let cmd = parse_args(args);
+    run_parsed(&parse_args(args), dir, style)
+}
+
+/// Runs TRCUST with a parsed command line (`os2trace trcust` parses its
+/// own, with long options beside TRCUST's switches).
+pub fn run_parsed(cmd: &CommandLine, dir: &Path, style: PathStyle) -> RunOutcome {
+    let mut r = Run::new(dir, style);
     r.out.level = cmd.level;
     for bad in &cmd.invalid {
         r.diag(
@@ -309,10 +305,10 @@ pub fn run(args: &[String], dir: &Path, style: PathStyle) -> RunOutcome {
         );
     }
     if cmd.combine.is_some() {
-        crate::combine::run(&mut CombineRun { run: &mut r }, &cmd);
+        crate::combine::run(&mut CombineRun { run: &mut r }, cmd);
         return r.out;
     }
-    tsf_mode(&mut r, &cmd);
+    tsf_mode(&mut r, cmd);
     r.out
 }
 

@@ -234,9 +234,9 @@ impl Program {
         let source = self.source.map(|(n, t)| (n.to_string(), t.as_bytes()));
         for (name, bytes) in files.into_iter().chain(source) {
             let path = dir.join(name);
-            std::fs::write(&path, bytes).map_err(|source| BuildError::Io {
+            outfile::write_atomic(&path, bytes).map_err(|e| BuildError::Io {
                 path: path.clone(),
-                source,
+                source: e.into_cause(),
             })?;
             paths.push(path);
         }
