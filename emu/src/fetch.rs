@@ -78,6 +78,17 @@ impl Machine {
             buf[n] = self.mem.read8(p);
             n += 1;
         }
+        // A tracepoint's INT3 still in memory: decode what it replaced.
+        let tracepoint = n > 0
+            && buf[0] == crate::tracepoint::INT3
+            && !self.tracepoints.is_empty()
+            && match self.tracepoints.get(&lin) {
+                Some(&original) => {
+                    buf[0] = original;
+                    true
+                }
+                None => false,
+            };
         let bitness = if code32 { 32 } else { 16 };
         let mut dec = Decoder::with_ip(bitness, &buf[..n], 0, self.decoder_options());
         let mut insn = Instruction::default();
@@ -125,6 +136,7 @@ impl Machine {
             phys: phys0,
             cycles: crate::cycles::base_cycles(&insn, u32::from(has67) + u32::from(has66)),
             hostcall: self.hostcalls.contains(&lin),
+            tracepoint,
             addr32: code32 ^ has67,
             uncacheable: false,
         };

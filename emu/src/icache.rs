@@ -24,6 +24,9 @@ pub(crate) struct Decoded {
     pub cycles: u16,
     /// The instruction starts at a registered host-call address.
     pub hostcall: bool,
+    /// `insn` is the original instruction of a tracepoint, whose INT3 is
+    /// in memory (tracepoint.rs).
+    pub tracepoint: bool,
     /// Decoded for one use only (it straddles a page boundary).
     pub uncacheable: bool,
     /// Address size is 32 bits.
@@ -65,6 +68,7 @@ impl Default for ICache {
                 phys: 0,
                 cycles: 0,
                 hostcall: false,
+                tracepoint: false,
                 addr32: false,
                 uncacheable: false,
             },

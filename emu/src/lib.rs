@@ -58,6 +58,7 @@ mod mem;
 mod mmu;
 mod paging;
 mod seg;
+mod tracepoint;
 #[cfg(feature = "unicorn")]
 pub mod unicorn;
 
@@ -67,3 +68,4 @@ pub use fault::{Fault, vector};
 pub use machine::{Exit, JitStats, Limits, Machine, MachineConfig};
 pub use mem::PhysMem;
 pub use seg::Descriptor;
+pub use tracepoint::INT3;

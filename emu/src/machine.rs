@@ -16,7 +16,7 @@ use crate::fault::{Fault, vector};
 use crate::icache::ICache;
 use crate::mem::PhysMem;
 use crate::paging::Tlb;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Why [`Machine::run`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,6 +97,13 @@ pub struct Machine {
     pub(crate) skip_hostcall: Option<u32>,
     /// The host-call address of the last [`Exit::HostCall`], until the next run.
     reported_hostcall: Option<u32>,
+    /// Tracepoints (`tracepoint.rs`): linear address to the byte the INT3
+    /// replaced.
+    pub(crate) tracepoints: HashMap<u32, u8>,
+    /// The tracepoint whose original instruction the next step there runs.
+    pub(crate) skip_tracepoint: Option<u32>,
+    /// INT3, decoded once: what a step at a tracepoint runs.
+    int3: iced_x86::Instruction,
     pub(crate) halted: bool,
     pub(crate) pending_irq: Option<u8>,
     /// Interrupts (and TF traps) are held off for one instruction.
@@ -145,6 +152,12 @@ impl Machine {
             hostcalls: HashSet::new(),
             skip_hostcall: None,
             reported_hostcall: None,
+            tracepoints: HashMap::new(),
+            skip_tracepoint: None,
+            int3: {
+                let mut d = iced_x86::Decoder::new(32, &[crate::tracepoint::INT3], 0);
+                d.decode()
+            },
             halted: false,
             pending_irq: None,
             inhibit: false,
@@ -366,7 +379,17 @@ impl Machine {
             Err(f) => return self.raise(f),
         };
         let d = self.icache.at(slot);
-        let (insn, hostcall, addr32, cycles) = (d.insn, d.hostcall, d.addr32, d.cycles);
+        let (mut insn, hostcall, addr32, mut cycles) = (d.insn, d.hostcall, d.addr32, d.cycles);
+        if d.tracepoint {
+            // The INT3 the guest sees, unless the host resumed here to run
+            // the original instruction (see tracepoint.rs).
+            if self.skip_tracepoint == Some(lin) {
+                self.skip_tracepoint = None;
+            } else {
+                insn = self.int3;
+                cycles = crate::cycles::base_cycles(&insn, 0);
+            }
+        }
         if hostcall && self.skip_hostcall != Some(lin) {
             self.reported_hostcall = Some(lin);
             return Some(Exit::HostCall { linear: lin });
