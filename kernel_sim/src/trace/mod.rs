@@ -1,6 +1,7 @@
-//! Dynamic trace: DTOs, INT3 patching, TRAP3 dispatch, the trace program
-//! run against the interrupted guest, and the single step of the original
-//! instruction (warp-debug-dtrace.txt §1.3.3).
+//! Dynamic trace: DTOs, INT3 insertion, TRAP3 dispatch, the trace program
+//! run against the interrupted guest, and the original instruction, which
+//! OS/2 single-steps (warp-debug-dtrace.txt §1.3.3) and the emulator runs
+//! out of line at the same cost.
 //!
 //! * [`DtoSpec`] / [`Dto`]: a module's tracepoints, variables and limits;
 //! * [`DynamicTrace`]: applies DTOs to the emulated machine and handles the

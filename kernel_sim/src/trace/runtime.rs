@@ -1,25 +1,29 @@
-//! The dynamic trace runtime: INT3 patching, TRAP3 dispatch, the trace
-//! program run, logging, and single-stepping the original instruction.
+//! The dynamic trace runtime: tracepoint insertion, TRAP3 dispatch, the
+//! trace program run and logging.
 //!
 //! Applying a DTO reads the byte at each tracepoint's address (object flat
 //! base + offset), checks it against `opcode=` and against the opcodes that
 //! cannot be traced (PUSHF, INT3, INT n, INTO, BOUND, IMUL with immediate and
-//! the F6/F7 group, as TRCUST rejects them), saves it and patches an INT3.
-//! The runtime then asks the CPU to report #BP and #DB to the host.
+//! the F6/F7 group, as TRCUST rejects them), and has the CPU insert an INT3
+//! there ([`Emu::insert_tracepoint`]): guest memory holds the INT3 and the
+//! CPU keeps the original instruction, decoded once. The runtime then asks
+//! the CPU to report #BP and #DB to the host.
 //!
 //! On a #BP at a known tracepoint the runtime snapshots the trap frame (EIP
 //! is the INT3's address plus one), runs the tracepoint's program against a
-//! [`GuestView`], logs the record in the system trace, puts the original
-//! byte back, rewinds EIP onto it and sets TF. The #DB after that one
-//! instruction re-inserts the INT3 and restores TF. A #BP that is not a
-//! tracepoint, and a #DB the guest asked for itself (TF was already set),
-//! are the guest's: [`Next::NotOurs`] tells the kernel to deliver them.
+//! [`GuestView`], logs the record in the system trace and moves EIP back
+//! onto the tracepoint ([`Emu::resume_at_tracepoint`]): the CPU runs the
+//! original instruction out of line, with the guest's own TF. Nothing is
+//! patched back, nothing invalidated. A #BP that is not a tracepoint, and
+//! every #DB, are the guest's: [`Next::NotOurs`] tells the kernel to
+//! deliver them.
 //!
 //! Cost: every hit adds to the emulated clock what it cost a 386 in
 //! protected mode, approximately: the INT3 trap and the #DB trap with their
-//! IRETs ([`TRAP_CYCLES`], [`IRET_CYCLES`], each twice), the dispatch to the
-//! DTO ([`DISPATCH_CYCLES`]) and the program's own cycles from the opcode
-//! table. The single-stepped instruction is counted by the CPU. Each hit
+//! IRETs ([`TRAP_CYCLES`], [`IRET_CYCLES`], each twice, as when the original
+//! instruction was single-stepped), the dispatch to the DTO
+//! ([`DISPATCH_CYCLES`]) and the program's own cycles from the opcode
+//! table. The INT3 and the original instruction are counted by the CPU. Each hit
 //! returns its cost in [`Dispatch::cycles`]; the totals are kept per
 //! tracepoint.
 //!
@@ -30,7 +34,7 @@
 
 use std::collections::BTreeMap;
 
-use emu::{Machine as Emu, SegReg, flags, vector};
+use emu::{Machine as Emu, SegReg, vector};
 use rpn_vm::jit::Compiled;
 use rpn_vm::{Hit, Interpreter, Outcome};
 use stda::{RecordFlags, RecordIn, Timestamp, TraceBuffer};
@@ -107,14 +111,6 @@ pub enum ApplyError {
     },
 }
 
-/// The single step in flight.
-#[derive(Debug, Clone, Copy)]
-struct Stepping {
-    dto: usize,
-    tracepoint: usize,
-    guest_tf: bool,
-}
-
 /// The runtime: applied DTOs, the address map, the step in flight.
 #[derive(Debug)]
 pub struct DynamicTrace {
@@ -124,7 +120,6 @@ pub struct DynamicTrace {
     /// Whether DTOs applied from now on get native code.
     native_enabled: bool,
     by_address: BTreeMap<u32, (usize, usize)>,
-    stepping: Option<Stepping>,
     interp: Interpreter,
     overhead_cycles: u64,
 }
@@ -136,7 +131,6 @@ impl Default for DynamicTrace {
             native: Vec::new(),
             native_enabled: true,
             by_address: BTreeMap::new(),
-            stepping: None,
             interp: Interpreter::new(),
             overhead_cycles: 0,
         }
@@ -227,9 +221,9 @@ impl DynamicTrace {
             });
         }
         for tp in &dto.tracepoints {
-            // Checked readable above; patch_code fails only on a page that
+            // Checked readable above; inserting fails only on a page that
             // is not present, which read_linear would have reported.
-            emu.patch_code(tp.linear, &[INT3])
+            emu.insert_tracepoint(tp.linear)
                 .map_err(|_| ApplyError::Unreadable {
                     minor: tp.spec.minor,
                     linear: tp.linear,
@@ -257,7 +251,6 @@ impl DynamicTrace {
         let Some(dto) = self.dtos.get_mut(index) else {
             return;
         };
-        // A step in flight finishes without re-inserting: see on_single_step.
         for tp in dto.tracepoints.iter_mut().filter(|tp| tp.active) {
             remove_one(emu, &mut self.by_address, tp);
         }
@@ -340,9 +333,9 @@ impl DynamicTrace {
             Outcome::SysDump => sysdump = true,
             Outcome::Error(_) => dto.errors += 1,
         }
-        // Back onto the original instruction.
-        let cpu = emu.cpu_mut();
-        cpu.eip = frame.eip.wrapping_sub(1);
+        // Back onto the tracepoint, whose original instruction the CPU
+        // runs next, out of line: nothing is patched or flushed.
+        emu.resume_at_tracepoint();
         if remove {
             remove_one(emu, &mut self.by_address, tp);
             return Dispatch::resume(cost);
@@ -353,43 +346,13 @@ impl DynamicTrace {
                 cycles: cost,
             };
         }
-        if emu.patch_code(linear, &[tp.original]).is_err() {
-            // The hit ran (and cost), but the instruction cannot be put
-            // back: the INT3 is the guest's now.
-            return Dispatch {
-                next: Next::NotOurs,
-                cycles: cost,
-            };
-        }
-        let cpu = emu.cpu_mut();
-        let guest_tf = cpu.eflags & flags::TF != 0;
-        cpu.eflags |= flags::TF;
-        self.stepping = Some(Stepping {
-            dto: d,
-            tracepoint: t,
-            guest_tf,
-        });
         Dispatch::resume(cost)
     }
 
-    fn on_single_step(&mut self, emu: &mut Emu) -> Dispatch {
-        let Some(step) = self.stepping.take() else {
-            return Dispatch::NOT_OURS;
-        };
-        let tp = &self.dtos[step.dto].tracepoints[step.tracepoint];
-        if tp.active {
-            // The page was present a moment ago; if the instruction made it
-            // not present, the tracepoint is lost rather than the guest.
-            let _ = emu.patch_code(tp.linear, &[INT3]);
-        }
-        let cpu = emu.cpu_mut();
-        if step.guest_tf {
-            // The guest single-steps too: this #DB is also its own.
-            return Dispatch::NOT_OURS;
-        }
-        cpu.eflags &= !flags::TF;
-        cpu.dr[6] &= !0x4000;
-        Dispatch::resume(0)
+    /// A #DB: never the runtime's since tracepoints no longer single-step
+    /// (the guest's own TF steps are delivered as before).
+    fn on_single_step(&mut self, _emu: &mut Emu) -> Dispatch {
+        Dispatch::NOT_OURS
     }
 }
 
@@ -398,7 +361,7 @@ fn remove_one(
     by_address: &mut BTreeMap<u32, (usize, usize)>,
     tp: &mut ActiveTracepoint,
 ) {
-    let _ = emu.patch_code(tp.linear, &[tp.original]);
+    let _ = emu.remove_tracepoint(tp.linear);
     by_address.remove(&tp.linear);
     tp.active = false;
 }
