@@ -1,0 +1,58 @@
+//! Solaris Trace Normal Form (TNF) for os2trace: typed probes, the binary
+//! TNF trace file, prex's command language and tnfdump's output.
+//!
+//! * [`probe`]: a probe as TNF_PROBE_n declares it ([`ProbeDesc`]), its
+//!   typed arguments ([`ArgType`], [`ArgValue`]) and the attribute string
+//!   prex matches.
+//! * [`writer`]: [`TnfWriter`], the trace file of reference §1.5 built in
+//!   memory: file header, directory of forwarding cells, tag blocks of
+//!   self-describing type records, 512-byte data blocks reused LRU in whole
+//!   blocks with generations, schedule records, events with `time_delta`.
+//! * [`reader`]: [`TnfFile`], which reads any file of that format, in
+//!   either byte order, with errors naming the byte offset.
+//! * [`dump`]: tnfdump's cooked (default), raw (`-r`) and hex (`-x`)
+//!   output.
+//! * [`prex`]: prex's command language (lexer, parser, ed-style regular
+//!   expressions, attribute matching) and a session over a probe table.
+//!
+//! The crate knows nothing of the emulator: kernel_sim finds the probes in
+//! the guest's modules, asks the session which are enabled and hands the
+//! events to the writer. Nothing here reads the host clock or touches the
+//! file system (prex's `source` and `.prexrc` go through a callback).
+//!
+//! ```
+//! use tnf::{ArgType, ArgValue, Endian, ProbeDesc, TnfFile, TnfWriter};
+//!
+//! let probe = ProbeDesc {
+//!     name: "inloop".into(),
+//!     keys: "cookie main loop".into(),
+//!     detail: "sunw%debug 'in the loop'".into(),
+//!     file: "cookie2.c".into(),
+//!     line: 50,
+//!     args: vec![(ArgType::Long, "loop_count".into())],
+//!     debug: false,
+//! };
+//! let mut w = TnfWriter::new(128 * 1024, Endian::Little)?;
+//! w.event(1, &probe, (42, 1, 1), 1_000, &[ArgValue::Int(7)])?;
+//! let bytes = w.into_bytes();
+//! let file = TnfFile::parse(&bytes)?;
+//! let text = tnf::dump::cooked(&file, false)?;
+//! assert!(text.contains("inloop"));
+//! assert!(text.contains("loop_count: 7"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod bytes;
+pub mod dump;
+pub mod layout;
+pub mod prex;
+pub mod probe;
+pub mod reader;
+pub mod refs;
+pub mod types;
+pub mod writer;
+
+pub use bytes::Endian;
+pub use probe::{ArgType, ArgValue, ProbeDesc, ProbeError};
+pub use reader::{ReadError, ReadErrorKind, TnfFile};
+pub use writer::{TnfWriter, WriteError, WriterStats};

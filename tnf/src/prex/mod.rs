@@ -1,0 +1,1 @@
+//! prex's command language and session.

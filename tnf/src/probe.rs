@@ -1,0 +1,229 @@
+//! Probes as TNF_PROBE_n declares them: a name, keys, a detail string, the
+//! file and line, and up to five typed, named arguments; and the attribute
+//! string prex matches against (reference §1.1).
+
+use std::fmt;
+
+/// The most arguments a probe carries (`TNF_PROBE_5`).
+pub const MAX_ARGS: usize = 5;
+
+/// The predefined argument types of TNF_PROBE(3TNF), with the sizes of an
+/// ILP32 program (OS/2 16:32 and 16:16 programs alike pass 32-bit ints).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ArgType {
+    /// `int`
+    Int,
+    /// `unsigned int`
+    UInt,
+    /// `long`
+    Long,
+    /// `unsigned long`
+    ULong,
+    /// `long long`
+    LongLong,
+    /// `unsigned long long`
+    ULongLong,
+    /// `float`
+    Float,
+    /// `double`
+    Double,
+    /// `char *`, logged as a string record
+    String,
+    /// `void *`, printed in hex
+    Opaque,
+}
+
+impl ArgType {
+    /// Every type, in the order of their codes.
+    pub const ALL: [ArgType; 10] = [
+        ArgType::Int,
+        ArgType::UInt,
+        ArgType::Long,
+        ArgType::ULong,
+        ArgType::LongLong,
+        ArgType::ULongLong,
+        ArgType::Float,
+        ArgType::Double,
+        ArgType::String,
+        ArgType::Opaque,
+    ];
+
+    /// The type's code in a guest probe descriptor (its index in [`ALL`](Self::ALL)).
+    pub fn code(self) -> u8 {
+        Self::ALL.iter().position(|t| *t == self).unwrap_or(0) as u8
+    }
+
+    /// The type of a descriptor code.
+    pub fn from_code(code: u8) -> Option<ArgType> {
+        Self::ALL.get(usize::from(code)).copied()
+    }
+
+    /// The macro spelling (`tnf_long`).
+    pub fn c_name(self) -> &'static str {
+        match self {
+            ArgType::Int => "tnf_int",
+            ArgType::UInt => "tnf_uint",
+            ArgType::Long => "tnf_long",
+            ArgType::ULong => "tnf_ulong",
+            ArgType::LongLong => "tnf_longlong",
+            ArgType::ULongLong => "tnf_ulonglong",
+            ArgType::Float => "tnf_float",
+            ArgType::Double => "tnf_double",
+            ArgType::String => "tnf_string",
+            ArgType::Opaque => "tnf_opaque",
+        }
+    }
+
+    /// The type from its macro spelling.
+    pub fn from_c_name(name: &str) -> Option<ArgType> {
+        Self::ALL.into_iter().find(|t| t.c_name() == name)
+    }
+
+    /// The TNF type the writer logs it as.
+    pub fn tnf_type(self) -> &'static str {
+        match self {
+            ArgType::Int | ArgType::Long => "tnf_int32",
+            ArgType::UInt | ArgType::ULong => "tnf_uint32",
+            ArgType::LongLong => "tnf_int64",
+            ArgType::ULongLong => "tnf_uint64",
+            ArgType::Float => "tnf_float32",
+            ArgType::Double => "tnf_float64",
+            ArgType::String => "tnf_string",
+            ArgType::Opaque => "tnf_opaque",
+        }
+    }
+
+    /// Bytes the value takes in the event record (a string is a reference).
+    pub fn slot_size(self) -> u32 {
+        match self {
+            ArgType::LongLong | ArgType::ULongLong | ArgType::Double => 8,
+            _ => 4,
+        }
+    }
+}
+
+/// One argument value as the probe site passed it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgValue {
+    /// A signed integer (int, long, long long).
+    Int(i64),
+    /// An unsigned integer (unsigned, unsigned long, unsigned long long).
+    UInt(u64),
+    /// A float or double.
+    Float(f64),
+    /// A string (cut to 255 characters when written).
+    Str(Vec<u8>),
+    /// A pointer.
+    Opaque(u64),
+}
+
+/// A probe as compiled into a program: what TNF_PROBE_n declares.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ProbeDesc {
+    /// The probe name (a C identifier).
+    pub name: String,
+    /// Space-separated keys (groups).
+    pub keys: String,
+    /// The detail string (`attr value; ...`).
+    pub detail: String,
+    /// The source file.
+    pub file: String,
+    /// The source line.
+    pub line: u32,
+    /// The arguments' types and names.
+    pub args: Vec<(ArgType, String)>,
+    /// True for TNF_PROBE_n_DEBUG probes (`debug;` before the detail).
+    pub debug: bool,
+}
+
+/// Why a probe declaration is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeError {
+    /// The name is not a C identifier.
+    #[error("probe name {0:?} is not a C identifier")]
+    BadName(String),
+    /// An argument name is not a C identifier.
+    #[error("argument name {0:?} is not a C identifier")]
+    BadArgName(String),
+    /// Keys hold `;`, `'` or `=`.
+    #[error("keys {0:?} contain ';', quote or '='")]
+    BadKeys(String),
+    /// More than five arguments.
+    #[error("{0} arguments (TNF_PROBE_5 is the most)")]
+    TooManyArgs(usize),
+    /// A string holds a NUL or a newline.
+    #[error("{0} holds a NUL or a newline")]
+    BadText(&'static str),
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl ProbeDesc {
+    /// Checks what the C macro would refuse at compile time.
+    pub fn validate(&self) -> Result<(), ProbeError> {
+        if !is_ident(&self.name) {
+            return Err(ProbeError::BadName(self.name.clone()));
+        }
+        if self.keys.contains([';', '\'', '=']) {
+            return Err(ProbeError::BadKeys(self.keys.clone()));
+        }
+        if self.args.len() > MAX_ARGS {
+            return Err(ProbeError::TooManyArgs(self.args.len()));
+        }
+        for (_, n) in &self.args {
+            if !is_ident(n) {
+                return Err(ProbeError::BadArgName(n.clone()));
+            }
+        }
+        for (what, s) in [("keys", &self.keys), ("detail", &self.detail), ("file", &self.file)] {
+            if s.contains(['\0', '\n']) {
+                return Err(ProbeError::BadText(what));
+            }
+        }
+        Ok(())
+    }
+
+    /// The detail as the macro stores it (`debug;` first for debug probes).
+    pub fn full_detail(&self) -> String {
+        if self.debug {
+            format!("debug;{}", self.detail)
+        } else {
+            self.detail.clone()
+        }
+    }
+
+    /// The attribute string the macro builds at compile time:
+    /// `name N;slots a b ;keys K;file F;line L;DETAIL`.
+    pub fn attributes(&self) -> String {
+        let mut slots = String::new();
+        for (_, n) in &self.args {
+            slots.push_str(n);
+            slots.push(' ');
+        }
+        format!(
+            "name {};slots {};keys {};file {};line {};{}",
+            self.name,
+            slots,
+            self.keys,
+            self.file,
+            self.line,
+            self.full_detail()
+        )
+    }
+
+    /// The string of the probe type record, what tnfdump prints as
+    /// `tnf_string`: the attributes after `slots ...;`.
+    pub fn type_string(&self) -> String {
+        format!("keys {};file {};line {};{}", self.keys, self.file, self.line, self.full_detail())
+    }
+}
+
+impl fmt::Display for ProbeDesc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.attributes())
+    }
+}
