@@ -56,7 +56,8 @@ impl<'a> View<'a> {
             .checked_add(len)
             .and_then(|end| self.data.get(start..end))
             .ok_or(ReadError {
-                offset: start,
+                // Past the end, the error is where the file ends.
+                offset: start.min(self.data.len()),
                 kind: ReadErrorKind::PastEnd { need: len },
             })
     }

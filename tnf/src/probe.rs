@@ -179,7 +179,11 @@ impl ProbeDesc {
                 return Err(ProbeError::BadArgName(n.clone()));
             }
         }
-        for (what, s) in [("keys", &self.keys), ("detail", &self.detail), ("file", &self.file)] {
+        for (what, s) in [
+            ("keys", &self.keys),
+            ("detail", &self.detail),
+            ("file", &self.file),
+        ] {
             if s.contains(['\0', '\n']) {
                 return Err(ProbeError::BadText(what));
             }
@@ -218,12 +222,73 @@ impl ProbeDesc {
     /// The string of the probe type record, what tnfdump prints as
     /// `tnf_string`: the attributes after `slots ...;`.
     pub fn type_string(&self) -> String {
-        format!("keys {};file {};line {};{}", self.keys, self.file, self.line, self.full_detail())
+        format!(
+            "keys {};file {};line {};{}",
+            self.keys,
+            self.file,
+            self.line,
+            self.full_detail()
+        )
     }
 }
 
 impl fmt::Display for ProbeDesc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.attributes())
+    }
+}
+
+/// The line the `&debug` function writes to stderr when a probe fires
+/// (debug_funcs.c): `probe <name>; sunw%debug "<v>"; arg=<value>; ...`.
+pub fn debug_line(desc: &ProbeDesc, args: &[ArgValue]) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!("probe {}; ", desc.name);
+    let detail = crate::prex::matching::units(&desc.detail);
+    if let Some(u) = detail.iter().find(|u| u.attr == "sunw%debug") {
+        write!(out, "sunw%debug \"{}\"; ", u.raw.trim_matches('\'')).ok();
+    }
+    for ((ty, name), v) in desc.args.iter().zip(args) {
+        let text = match (ty, v) {
+            (_, ArgValue::Str(s)) => format!("\"{}\"", String::from_utf8_lossy(s)),
+            (ArgType::Opaque, ArgValue::Opaque(u) | ArgValue::UInt(u)) => format!("0x{u:x}"),
+            (ArgType::Float | ArgType::Double, ArgValue::Float(f)) => format!("{f:.6}"),
+            (_, ArgValue::Int(i)) => i.to_string(),
+            (_, ArgValue::UInt(u) | ArgValue::Opaque(u)) => u.to_string(),
+            (_, ArgValue::Float(f)) => format!("{f:.6}"),
+        };
+        write!(out, "{name}={text}; ").ok();
+    }
+    out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_line_as_the_man_page_shows() {
+        let d = ProbeDesc {
+            name: "input_values".into(),
+            keys: "input".into(),
+            detail: "sunw%debug 'have read input values successfully'".into(),
+            file: "t.c".into(),
+            line: 1,
+            args: vec![
+                (ArgType::Int, "int_input".into()),
+                (ArgType::String, "string_input".into()),
+            ],
+            debug: false,
+        };
+        assert_eq!(
+            debug_line(
+                &d,
+                &[ArgValue::Int(100), ArgValue::Str(b"success".to_vec())]
+            ),
+            "probe input_values; sunw%debug \"have read input values successfully\"; int_input=100; string_input=\"success\";"
+        );
+        assert_eq!(
+            d.attributes(),
+            "name input_values;slots int_input string_input ;keys input;file t.c;line 1;sunw%debug 'have read input values successfully'"
+        );
     }
 }

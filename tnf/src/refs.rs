@@ -107,12 +107,25 @@ mod tests {
 
     #[test]
     fn reclaimable_round_trips_both_ways() {
-        for (s, t, g) in [(0x18010, 0x18040, 0), (0x18400, 0x18010, 0), (0x18010, 0x1FE00, -1)] {
+        for (s, t, g) in [
+            (0x18010, 0x18040, 0),
+            (0x18400, 0x18010, 0),
+            (0x18010, 0x1FE00, -1),
+        ] {
             let w = reclaimable(s, t, g, 17, FULL).unwrap();
             assert_eq!(w & PERMANENT, 0);
-            assert_eq!(decode(w, s, 17), Target::Reclaimable { offset: t, gen_delta: g });
+            assert_eq!(
+                decode(w, s, 17),
+                Target::Reclaimable {
+                    offset: t,
+                    gen_delta: g
+                }
+            );
         }
-        assert_eq!(decode(permanent(0x10010, TAG), 0, 17), Target::Permanent(0x10010));
+        assert_eq!(
+            decode(permanent(0x10010, TAG), 0, 17),
+            Target::Permanent(0x10010)
+        );
         assert!(reclaimable(0, 8, 1 << 13, 17, FULL).is_none());
     }
 }

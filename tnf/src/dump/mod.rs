@@ -10,7 +10,12 @@ use crate::reader::{ReadError, Record, RecordKind, TnfFile, Value};
 
 /// The three header lines of the cooked table.
 pub fn cooked_header() -> String {
-    let row = |c: [&str; 8]| format!("{:>16} {:>16} {:>5} {:>5} {:>10} {:>3} {:<25} {}\n", c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
+    let row = |c: [&str; 8]| {
+        format!(
+            "{:>16} {:>16} {:>5} {:>5} {:>10} {:>3} {:<25} {}\n",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
+        )
+    };
     let dashes = row([
         "----------------",
         "----------------",
@@ -68,7 +73,12 @@ fn sched(file: &TnfFile<'_>, offset: u32) -> Result<Sched, ReadError> {
 }
 
 /// A value as the cooked output prints it.
-fn cooked_value(file: &TnfFile<'_>, v: &Value, hex: bool, depth: usize) -> Result<String, ReadError> {
+fn cooked_value(
+    file: &TnfFile<'_>,
+    v: &Value,
+    hex: bool,
+    depth: usize,
+) -> Result<String, ReadError> {
     Ok(match v {
         Value::Int(i) => i.to_string(),
         Value::UInt(u) if hex => format!("0x{u:x}"),
@@ -82,7 +92,12 @@ fn cooked_value(file: &TnfFile<'_>, v: &Value, hex: bool, depth: usize) -> Resul
         Value::Ref { offset, type_name } if depth < 4 => {
             let mut out = format!("{{ type: {type_name}");
             for (name, member) in file.record_slots(*offset)?.iter().skip(1) {
-                write!(out, " {name}: {}", cooked_value(file, member, hex, depth + 1)?).ok();
+                write!(
+                    out,
+                    " {name}: {}",
+                    cooked_value(file, member, hex, depth + 1)?
+                )
+                .ok();
             }
             out.push_str(" }");
             out
@@ -118,7 +133,11 @@ pub fn cooked(file: &TnfFile<'_>, hex: bool) -> Result<String, ReadError> {
                 for (name, v) in file.record_slots(r.offset)? {
                     if matches!(
                         name.as_str(),
-                        "tnf_tag" | "tnf_properties" | "tnf_slot_types" | "tnf_type_size" | "tnf_slot_names"
+                        "tnf_tag"
+                            | "tnf_properties"
+                            | "tnf_slot_types"
+                            | "tnf_type_size"
+                            | "tnf_slot_names"
                     ) {
                         continue;
                     }
@@ -141,12 +160,20 @@ pub fn cooked(file: &TnfFile<'_>, hex: bool) -> Result<String, ReadError> {
     let first = events.first().map(|e| e.0).unwrap_or(0);
     let mut prev = first;
     for (time, r, s) in &events {
-        let elapsed = (time - first) as f64 / 1e6;
-        let delta = (time - prev) as f64 / 1e6;
+        let elapsed = time.wrapping_sub(first) as f64 / 1e6;
+        let delta = time.wrapping_sub(prev) as f64 / 1e6;
         prev = *time;
         match s.cpu {
-            None => write!(out, "{elapsed:16.6} {delta:16.6} {:5} {:5} {:10} {:>3}", s.pid, s.lwpid, s.tid, "-"),
-            Some(cpu) => write!(out, "{elapsed:16.6} {delta:16.6} {:5} {:5} 0x{:<8x} {cpu:3}", s.pid, s.lwpid, s.tid),
+            None => write!(
+                out,
+                "{elapsed:16.6} {delta:16.6} {:5} {:5} {:10} {:>3}",
+                s.pid, s.lwpid, s.tid, "-"
+            ),
+            Some(cpu) => write!(
+                out,
+                "{elapsed:16.6} {delta:16.6} {:5} {:5} 0x{:<8x} {cpu:3}",
+                s.pid, s.lwpid, s.tid
+            ),
         }
         .ok();
         write!(out, " {:<25}", file.type_name(r.ty)).ok();
@@ -168,7 +195,12 @@ pub fn raw(file: &TnfFile<'_>, hex: bool) -> Result<String, ReadError> {
     Ok(out)
 }
 
-fn raw_record(out: &mut String, file: &TnfFile<'_>, r: &Record, hex: bool) -> Result<(), ReadError> {
+fn raw_record(
+    out: &mut String,
+    file: &TnfFile<'_>,
+    r: &Record,
+    hex: bool,
+) -> Result<(), ReadError> {
     writeln!(out, "0x{:<8x}: {{", r.offset).ok();
     for (name, v) in file.slots(r)? {
         writeln!(out, "{name:>24} {}", raw_value(&v, hex)).ok();

@@ -138,8 +138,15 @@ pub struct TnfFile<'a> {
 impl<'a> TnfFile<'a> {
     /// Parses a whole file.
     pub fn parse(data: &'a [u8]) -> Result<Self, ReadError> {
-        let magic_bytes = data.get(..4).ok_or(ReadError::at(0, ReadErrorKind::PastEnd { need: 4 }))?;
-        let magic = u32::from_be_bytes([magic_bytes[0], magic_bytes[1], magic_bytes[2], magic_bytes[3]]);
+        let magic_bytes = data
+            .get(..4)
+            .ok_or(ReadError::at(0, ReadErrorKind::PastEnd { need: 4 }))?;
+        let magic = u32::from_be_bytes([
+            magic_bytes[0],
+            magic_bytes[1],
+            magic_bytes[2],
+            magic_bytes[3],
+        ]);
         let endian = match magic {
             layout::MAGIC => Endian::Big,
             layout::MAGIC_SWAPPED => Endian::Little,
@@ -159,24 +166,40 @@ impl<'a> TnfFile<'a> {
             blocks_valid: view.u32(h::BLOCKS_VALID)?,
         };
         let check = |ok: bool, at: u32, field: &'static str, value: u32| {
-            if ok { Ok(()) } else { Err(ReadError::at(at as usize, ReadErrorKind::BadHeader { field, value })) }
+            if ok {
+                Ok(())
+            } else {
+                Err(ReadError::at(
+                    at as usize,
+                    ReadErrorKind::BadHeader { field, value },
+                ))
+            }
         };
-        check(header.block_size == BLOCK_SIZE, h::BLOCK_SIZE, "block_size", header.block_size)?;
         check(
-            (4..=64).contains(&header.block_header_size) && header.block_header_size % 4 == 0,
+            header.block_size == BLOCK_SIZE,
+            h::BLOCK_SIZE,
+            "block_size",
+            header.block_size,
+        )?;
+        check(
+            (4..=64).contains(&header.block_header_size)
+                && header.block_header_size.is_multiple_of(4),
             h::BLOCK_HEADER_SIZE,
             "block_header_size",
             header.block_header_size,
         )?;
         check(
-            header.directory_size >= 1024 && header.directory_size % BLOCK_SIZE == 0 && header.directory_size <= 1 << 20,
+            header.directory_size >= 1024
+                && header.directory_size.is_multiple_of(BLOCK_SIZE)
+                && header.directory_size <= 1 << 20,
             h::DIRECTORY_SIZE,
             "directory_size",
             header.directory_size,
         )?;
         let file_blocks = (data.len() / BLOCK_SIZE as usize) as u64;
         check(
-            u64::from(header.block_count) <= file_blocks && header.block_count * BLOCK_SIZE > header.directory_size,
+            u64::from(header.block_count) <= file_blocks
+                && header.block_count * BLOCK_SIZE > header.directory_size,
             h::BLOCK_COUNT,
             "block_count",
             header.block_count,
@@ -188,7 +211,12 @@ impl<'a> TnfFile<'a> {
             "file_log_size",
             header.log_size,
         )?;
-        let mut file = TnfFile { view, header, types: BTreeMap::new(), records: Vec::new() };
+        let mut file = TnfFile {
+            view,
+            header,
+            types: BTreeMap::new(),
+            records: Vec::new(),
+        };
         file.read_records()?;
         Ok(file)
     }

@@ -87,7 +87,12 @@ impl TnfFile<'_> {
     pub(super) fn read_records(&mut self) -> Result<(), ReadError> {
         let fh_type = self.record_type(4)?;
         let size = self.struct_size(fh_type, 4)?;
-        self.records.push(Record { offset: 4, ty: fh_type, size, kind: RecordKind::FileHeader });
+        self.records.push(Record {
+            offset: 4,
+            ty: fh_type,
+            size,
+            kind: RecordKind::FileHeader,
+        });
         let first = self.header.directory_size / BLOCK_SIZE;
         for block in first..self.header.block_count {
             let b = block * BLOCK_SIZE;
@@ -97,9 +102,17 @@ impl TnfFile<'_> {
             let ty = self.record_type(b)?;
             let valid = self.view.u16(b + 8)?;
             if u32::from(valid) < self.header.block_header_size || u32::from(valid) > BLOCK_SIZE {
-                return Err(ReadError::at(b as usize + 8, ReadErrorKind::BadBytesValid(valid)));
+                return Err(ReadError::at(
+                    b as usize + 8,
+                    ReadErrorKind::BadBytesValid(valid),
+                ));
             }
-            self.records.push(Record { offset: b, ty, size: self.header.block_header_size, kind: RecordKind::BlockHeader });
+            self.records.push(Record {
+                offset: b,
+                ty,
+                size: self.header.block_header_size,
+                kind: RecordKind::BlockHeader,
+            });
             let end = b + u32::from(valid);
             let mut p = b + self.header.block_header_size;
             while p + 4 <= end {
@@ -109,12 +122,20 @@ impl TnfFile<'_> {
                         p += 4;
                         continue;
                     }
-                    RefType::Reserved => return Err(ReadError::at(p as usize, ReadErrorKind::Reserved(w))),
+                    RefType::Reserved => {
+                        return Err(ReadError::at(p as usize, ReadErrorKind::Reserved(w)));
+                    }
                     RefType::Tag => self.tagged_record(p)?,
                     RefType::Pair => self.event_record(p, w)?,
                 };
                 if record.size > end - p {
-                    return Err(ReadError::at(p as usize, ReadErrorKind::PastBlock { size: record.size, left: end - p }));
+                    return Err(ReadError::at(
+                        p as usize,
+                        ReadErrorKind::PastBlock {
+                            size: record.size,
+                            left: end - p,
+                        },
+                    ));
                 }
                 p += round8(record.size.max(4));
                 self.records.push(record);
@@ -125,7 +146,9 @@ impl TnfFile<'_> {
 
     /// Loads the type a record's tag at `at` points to.
     fn record_type(&mut self, at: u32) -> Result<u32, ReadError> {
-        let ty = self.permanent_target(at)?.ok_or(ReadError::at(at as usize, ReadErrorKind::NullType))?;
+        let ty = self
+            .permanent_target(at)?
+            .ok_or(ReadError::at(at as usize, ReadErrorKind::NullType))?;
         self.check_in_file(ty, at)?;
         self.load_type(ty, 0)
     }
@@ -140,13 +163,19 @@ impl TnfFile<'_> {
     fn struct_size(&self, ty: u32, at: u32) -> Result<u32, ReadError> {
         match self.types.get(&self.base_of(ty)).map(|t| &t.kind) {
             Some(TypeKind::Struct { size, .. }) => Ok(*size),
-            _ => Err(ReadError::at(at as usize, ReadErrorKind::NotARecord(self.type_name(ty)))),
+            _ => Err(ReadError::at(
+                at as usize,
+                ReadErrorKind::NotARecord(self.type_name(ty)),
+            )),
         }
     }
 
     /// A type's name ("?" if unknown).
     pub fn type_name(&self, ty: u32) -> String {
-        self.types.get(&ty).map(|t| t.name.clone()).unwrap_or_else(|| "?".to_string())
+        self.types
+            .get(&ty)
+            .map(|t| t.name.clone())
+            .unwrap_or_else(|| "?".to_string())
     }
 
     fn tagged_record(&mut self, p: u32) -> Result<Record, ReadError> {
@@ -161,19 +190,33 @@ impl TnfFile<'_> {
                 }
                 s
             }
-            _ => return Err(ReadError::at(p as usize, ReadErrorKind::NotARecord(self.type_name(ty)))),
+            _ => {
+                return Err(ReadError::at(
+                    p as usize,
+                    ReadErrorKind::NotARecord(self.type_name(ty)),
+                ));
+            }
         };
         let meta = self.type_name(ty);
         let kind = if matches!(
             meta.as_str(),
-            "tnf_struct_type" | "tnf_probe_type" | "tnf_scalar_type" | "tnf_array_type" | "tnf_derived_type"
+            "tnf_struct_type"
+                | "tnf_probe_type"
+                | "tnf_scalar_type"
+                | "tnf_array_type"
+                | "tnf_derived_type"
         ) {
             self.load_type(p, 0)?;
             RecordKind::Type
         } else {
             RecordKind::Other
         };
-        Ok(Record { offset: p, ty, size, kind })
+        Ok(Record {
+            offset: p,
+            ty,
+            size,
+            kind,
+        })
     }
 
     fn event_record(&mut self, p: u32, w: u32) -> Result<Record, ReadError> {
@@ -198,7 +241,16 @@ impl TnfFile<'_> {
         }
         let sched = self.reclaim(p + (ref16 & !3))?;
         let time_delta = self.view.u32(p + 4)?;
-        Ok(Record { offset: p, ty: probe, size, kind: RecordKind::Event(Event { probe, sched, time_delta }) })
+        Ok(Record {
+            offset: p,
+            ty: probe,
+            size,
+            kind: RecordKind::Event(Event {
+                probe,
+                sched,
+                time_delta,
+            }),
+        })
     }
 
     /// Resolves the reference at `at`: NULL, or overwritten, gives None.
@@ -221,7 +273,11 @@ impl TnfFile<'_> {
                 let alive = target_gen == source_gen.wrapping_add(gen_delta as u32)
                     && in_block >= self.header.block_header_size
                     && in_block < valid;
-                if alive { self.chase(offset).map(Some) } else { Ok(None) }
+                if alive {
+                    self.chase(offset).map(Some)
+                } else {
+                    Ok(None)
+                }
             }
         }
     }
@@ -233,13 +289,22 @@ impl TnfFile<'_> {
         self.slots_at(record.offset, record.ty, record.kind, 0)
     }
 
-    fn slots_at(&self, offset: u32, ty: u32, kind: RecordKind, depth: usize) -> Result<Vec<(String, Value)>, ReadError> {
+    fn slots_at(
+        &self,
+        offset: u32,
+        ty: u32,
+        kind: RecordKind,
+        depth: usize,
+    ) -> Result<Vec<(String, Value)>, ReadError> {
         if depth > MAX_DEPTH {
             return Err(ReadError::at(offset as usize, ReadErrorKind::Loop));
         }
         let base = self.base_of(ty);
         let Some(info) = self.types.get(&base) else {
-            return Err(ReadError::at(offset as usize, ReadErrorKind::BadType("not a loaded type")));
+            return Err(ReadError::at(
+                offset as usize,
+                ReadErrorKind::BadType("not a loaded type"),
+            ));
         };
         let mut out = Vec::new();
         match &info.kind {
@@ -260,38 +325,67 @@ impl TnfFile<'_> {
                     out.push((slot.name.clone(), self.value(slot.ty, at)?));
                 }
             }
-            TypeKind::Array { element, header_size } => {
+            TypeKind::Array {
+                element,
+                header_size,
+            } => {
                 out.push(("tnf_tag".to_string(), self.type_ref(ty)));
                 let self_size = self.view.u32(offset + 4)?;
-                out.push(("tnf_self_size".to_string(), Value::UInt(u64::from(self_size))));
+                out.push((
+                    "tnf_self_size".to_string(),
+                    Value::UInt(u64::from(self_size)),
+                ));
                 let leaf = self.leaf(*element)?;
                 if leaf == Leaf::Char {
-                    out.push(("chars".to_string(), Value::Str { offset, text: self.string_at(offset)? }));
+                    out.push((
+                        "chars".to_string(),
+                        Value::Str {
+                            offset,
+                            text: self.string_at(offset)?,
+                        },
+                    ));
                 } else {
                     let (size, _) = leaf.layout();
                     let n = self_size.saturating_sub(*header_size) / size.max(1);
                     for i in 0..n.min(1024) {
-                        out.push((i.to_string(), self.value(*element, offset + header_size + i * size)?));
+                        out.push((
+                            i.to_string(),
+                            self.value(*element, offset + header_size + i * size)?,
+                        ));
                     }
                 }
             }
-            _ => return Err(ReadError::at(offset as usize, ReadErrorKind::NotARecord(info.name.clone()))),
+            _ => {
+                return Err(ReadError::at(
+                    offset as usize,
+                    ReadErrorKind::NotARecord(info.name.clone()),
+                ));
+            }
         }
         Ok(out)
     }
 
     fn type_ref(&self, ty: u32) -> Value {
-        Value::TypeRef { offset: ty, name: self.type_name(ty) }
+        Value::TypeRef {
+            offset: ty,
+            name: self.type_name(ty),
+        }
     }
 
     /// What a reference to the record at `target` shows.
     fn describe(&self, target: u32) -> Result<Value, ReadError> {
         if let Some(t) = self.types.get(&target) {
-            return Ok(Value::TypeRef { offset: target, name: t.name.clone() });
+            return Ok(Value::TypeRef {
+                offset: target,
+                name: t.name.clone(),
+            });
         }
         let tag = self.view.u32(target)?;
         if refs::ref_type(tag) != RefType::Tag {
-            return Ok(Value::Ref { offset: target, type_name: "?".to_string() });
+            return Ok(Value::Ref {
+                offset: target,
+                type_name: "?".to_string(),
+            });
         }
         let Some(ty) = self.permanent_target(target)? else {
             return Ok(Value::Null);
@@ -300,9 +394,15 @@ impl TnfFile<'_> {
         if let Some(TypeKind::Array { element, .. }) = self.types.get(&base).map(|t| &t.kind)
             && self.leaf(*element)? == Leaf::Char
         {
-            return Ok(Value::Str { offset: target, text: self.string_at(target)? });
+            return Ok(Value::Str {
+                offset: target,
+                text: self.string_at(target)?,
+            });
         }
-        Ok(Value::Ref { offset: target, type_name: self.type_name(ty) })
+        Ok(Value::Ref {
+            offset: target,
+            type_name: self.type_name(ty),
+        })
     }
 
     /// The value of type `ty` stored at `at`.
@@ -332,7 +432,9 @@ impl TnfFile<'_> {
     /// The named slots of the record at `offset` (for schedule records and
     /// user records referenced from events).
     pub fn record_slots(&self, offset: u32) -> Result<Vec<(String, Value)>, ReadError> {
-        let ty = self.permanent_target(offset)?.ok_or(ReadError::at(offset as usize, ReadErrorKind::NullType))?;
+        let ty = self
+            .permanent_target(offset)?
+            .ok_or(ReadError::at(offset as usize, ReadErrorKind::NullType))?;
         self.slots_at(offset, ty, RecordKind::Other, 1)
     }
 }

@@ -102,6 +102,12 @@ impl TnfFile<'_> {
     /// Follows forwarding cells from `offset` to a record.
     pub(crate) fn chase(&self, mut offset: u32) -> Result<u32, ReadError> {
         for _ in 0..MAX_DEPTH {
+            if offset as usize + 4 > self.view.data.len() {
+                return Err(ReadError::at(
+                    self.view.data.len(),
+                    ReadErrorKind::OutOfFile(offset),
+                ));
+            }
             let w = self.view.u32(offset)?;
             if refs::ref_type(w) != refs::RefType::Full || w == 0 {
                 return Ok(offset);
@@ -120,20 +126,29 @@ impl TnfFile<'_> {
         let w = self.view.u32(at)?;
         match refs::decode(w, at, self.header.log_size) {
             Target::Null => Ok(None),
+            Target::Permanent(t) if t as usize + 4 > self.view.data.len() => {
+                Err(ReadError::at(at as usize, ReadErrorKind::OutOfFile(t)))
+            }
             Target::Permanent(t) => self.chase(t).map(Some),
-            Target::Reclaimable { .. } => Err(ReadError::at(at as usize, ReadErrorKind::NotPermanent(w))),
+            Target::Reclaimable { .. } => {
+                Err(ReadError::at(at as usize, ReadErrorKind::NotPermanent(w)))
+            }
         }
     }
 
     fn required_target(&self, at: u32) -> Result<u32, ReadError> {
-        self.permanent_target(at)?.ok_or(ReadError::at(at as usize, ReadErrorKind::NullType))
+        self.permanent_target(at)?
+            .ok_or(ReadError::at(at as usize, ReadErrorKind::NullType))
     }
 
     /// A string record's characters (up to its NUL or its self_size).
     pub(crate) fn string_at(&self, offset: u32) -> Result<String, ReadError> {
         let size = self.view.u32(offset + 4)?;
         if !(8..=8 + 4096).contains(&size) {
-            return Err(ReadError::at(offset as usize + 4, ReadErrorKind::BadSize(size)));
+            return Err(ReadError::at(
+                offset as usize + 4,
+                ReadErrorKind::BadSize(size),
+            ));
         }
         let chars = self.view.bytes(offset + 8, (size - 8) as usize)?;
         let end = chars.iter().position(|b| *b == 0).unwrap_or(chars.len());
@@ -144,9 +159,14 @@ impl TnfFile<'_> {
     fn ref_array(&self, offset: u32) -> Result<Vec<u32>, ReadError> {
         let size = self.view.u32(offset + 4)?;
         if !(8..=4096).contains(&size) || size % 4 != 0 {
-            return Err(ReadError::at(offset as usize + 4, ReadErrorKind::BadSize(size)));
+            return Err(ReadError::at(
+                offset as usize + 4,
+                ReadErrorKind::BadSize(size),
+            ));
         }
-        (0..(size - 8) / 4).map(|i| self.required_target(offset + 8 + 4 * i)).collect()
+        (0..(size - 8) / 4)
+            .map(|i| self.required_target(offset + 8 + 4 * i))
+            .collect()
     }
 
     /// Decodes the type record at `offset` (memoised).
@@ -203,7 +223,11 @@ impl TnfFile<'_> {
                     self.load_type(ty, depth + 1)?;
                     let (sz, align) = self.leaf(ty)?.layout();
                     at = at.next_multiple_of(align);
-                    slots.push(Slot { name: self.string_at(name)?, ty, offset: at });
+                    slots.push(Slot {
+                        name: self.string_at(name)?,
+                        ty,
+                        offset: at,
+                    });
                     at += sz;
                 }
                 if at > size || size > 4096 {
@@ -217,7 +241,11 @@ impl TnfFile<'_> {
                 } else {
                     None
                 };
-                TypeKind::Struct { slots, size, string }
+                TypeKind::Struct {
+                    slots,
+                    size,
+                    string,
+                }
             }
             "tnf_array_type" => {
                 let header_size = self.view.u32(offset + 16)?;
@@ -226,7 +254,10 @@ impl TnfFile<'_> {
                 if !(8..=64).contains(&header_size) {
                     return Err(bad("array header_size outside 8..=64"));
                 }
-                TypeKind::Array { element, header_size }
+                TypeKind::Array {
+                    element,
+                    header_size,
+                }
             }
             "tnf_derived_type" => {
                 let base = self.required_target(offset + 12)?;
@@ -241,7 +272,11 @@ impl TnfFile<'_> {
                 }
                 TypeKind::Scalar { size, align }
             }
-            _ => return Err(bad("its metatype is none of struct, probe, array, derived, scalar")),
+            _ => {
+                return Err(bad(
+                    "its metatype is none of struct, probe, array, derived, scalar",
+                ));
+            }
         };
         if let Some(t) = self.types.get_mut(&offset) {
             t.kind = kind;
@@ -260,12 +295,16 @@ impl TnfFile<'_> {
         let mut opaque = false;
         for _ in 0..MAX_DEPTH {
             let Some(info) = self.types.get(&t) else {
-                return Err(ReadError::at(t as usize, ReadErrorKind::BadType("not a loaded type")));
+                return Err(ReadError::at(
+                    t as usize,
+                    ReadErrorKind::BadType("not a loaded type"),
+                ));
             };
             if info.properties.iter().any(|p| p == "tnf_tagged") {
                 return Ok(Leaf::Reference);
             }
-            opaque |= info.properties.iter().any(|p| p == "tnf_opaque") || info.name == "tnf_opaque";
+            opaque |=
+                info.properties.iter().any(|p| p == "tnf_opaque") || info.name == "tnf_opaque";
             match &info.kind {
                 TypeKind::Derived { base } => t = *base,
                 TypeKind::Struct { .. } | TypeKind::Array { .. } => return Ok(Leaf::Reference),

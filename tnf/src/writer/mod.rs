@@ -136,7 +136,10 @@ impl TnfWriter {
             w.image[..4].reverse();
         }
         use layout::header as h;
-        w.put_u32(layout::FILE_HEADER, refs::permanent(layout::FW_FILE_HEADER, TAG));
+        w.put_u32(
+            layout::FILE_HEADER,
+            refs::permanent(layout::FW_FILE_HEADER, TAG),
+        );
         w.put_u32(h::VERSION, layout::FILE_VERSION);
         w.put_u32(h::HEADER_SIZE, FILE_HEADER_SIZE);
         w.put_u32(h::LOG_SIZE, w.log);
@@ -206,7 +209,11 @@ impl TnfWriter {
                 self.generation += 1;
             }
             let block = DATA_START + index * BLOCK_SIZE;
-            if self.threads.iter().any(|(k, t)| *k != key && t.block == block) {
+            if self
+                .threads
+                .iter()
+                .any(|(k, t)| *k != key && t.block == block)
+            {
                 continue;
             }
             if generation > 1 {
@@ -214,8 +221,20 @@ impl TnfWriter {
             }
             self.stats.blocks += 1;
             self.block_header(block, generation);
-            self.threads.insert(key, Thread { block, generation, used: BLOCK_HEADER_SIZE, sched: None });
-            let used_blocks = if generation > 1 { self.data_blocks } else { index + 1 };
+            self.threads.insert(
+                key,
+                Thread {
+                    block,
+                    generation,
+                    used: BLOCK_HEADER_SIZE,
+                    sched: None,
+                },
+            );
+            let used_blocks = if generation > 1 {
+                self.data_blocks
+            } else {
+                index + 1
+            };
             self.blocks_valid = self.blocks_valid.max(DATA_START / BLOCK_SIZE + used_blocks);
             use layout::header as h;
             self.put_u32(h::BLOCKS_VALID, self.blocks_valid);
@@ -233,7 +252,10 @@ impl TnfWriter {
         if size > BLOCK_SIZE - BLOCK_HEADER_SIZE {
             return Err(WriteError::RecordTooLarge(size));
         }
-        let fits = self.threads.get(&key).is_some_and(|t| t.used + size <= BLOCK_SIZE);
+        let fits = self
+            .threads
+            .get(&key)
+            .is_some_and(|t| t.used + size <= BLOCK_SIZE);
         if !fits {
             self.take_block(key)?;
         }
@@ -248,7 +270,14 @@ impl TnfWriter {
     /// Writes one event of `desc` (registered under `probe_id`) for the
     /// thread `key` at `time` ns. The probe's type record is written on its
     /// first event.
-    pub fn event(&mut self, probe_id: u64, desc: &ProbeDesc, key: ThreadKey, time: i64, args: &[ArgValue]) -> Result<(), WriteError> {
+    pub fn event(
+        &mut self,
+        probe_id: u64,
+        desc: &ProbeDesc,
+        key: ThreadKey,
+        time: i64,
+        args: &[ArgValue],
+    ) -> Result<(), WriteError> {
         let cell = match self.probes.get(&probe_id) {
             Some(c) => *c,
             None => {
@@ -263,7 +292,11 @@ impl TnfWriter {
         for (i, (ty, _)) in desc.args.iter().enumerate() {
             if *ty == ArgType::String {
                 let Some(ArgValue::Str(s)) = args.get(i) else {
-                    return Err(WriteError::ArgMismatch { probe: desc.name.clone(), index: i, expected: "string" });
+                    return Err(WriteError::ArgMismatch {
+                        probe: desc.name.clone(),
+                        index: i,
+                        expected: "string",
+                    });
                 };
                 let s = &s[..s.len().min(layout::STRING_LIMIT)];
                 let self_size = 8 + s.len() as u32 + 1;
@@ -281,8 +314,15 @@ impl TnfWriter {
         let event_size = round8(struct_size(types.iter().copied()));
         // Event and its forwarding cell; a schedule record first if needed.
         let need = event_size + 8;
-        let room = self.threads.get(&key).map(|t| BLOCK_SIZE - t.used).unwrap_or(0);
-        let sched_ok = |t: &Thread| t.sched.is_some_and(|(_, base)| time >= base && time - base <= i64::from(u32::MAX));
+        let room = self
+            .threads
+            .get(&key)
+            .map(|t| BLOCK_SIZE - t.used)
+            .unwrap_or(0);
+        let sched_ok = |t: &Thread| {
+            t.sched
+                .is_some_and(|(_, base)| time >= base && time - base <= i64::from(u32::MAX))
+        };
         let has_sched = self.threads.get(&key).is_some_and(sched_ok);
         if room < need || (!has_sched && room < need + 24) {
             self.take_block(key)?;
@@ -299,14 +339,19 @@ impl TnfWriter {
             }
         }
         let (at, generation, _) = self.data_alloc(key, need)?;
-        let (sched_at, base) = self.threads.get(&key).and_then(|t| t.sched).ok_or(WriteError::NoFreeBlock)?;
+        let (sched_at, base) = self
+            .threads
+            .get(&key)
+            .and_then(|t| t.sched)
+            .ok_or(WriteError::NoFreeBlock)?;
         let fw = at + event_size;
         let tag16 = (cell & !3) | PAIR;
         let ref16 = (fw - at) | PAIR;
         self.put_u32(at, (tag16 << 16) | ref16);
         debug_assert_eq!(refs::ref_type(tag16 << 16 | ref16), refs::RefType::Pair);
         self.put_u32(at + 4, (time - base) as u32);
-        let sched_ref = refs::reclaimable(fw, sched_at, 0, self.log, FULL).ok_or(WriteError::NoFreeBlock)?;
+        let sched_ref =
+            refs::reclaimable(fw, sched_at, 0, self.log, FULL).ok_or(WriteError::NoFreeBlock)?;
         self.put_u32(fw, sched_ref);
         let mut offset = 8u32;
         let mut strings = strings.into_iter();
@@ -314,7 +359,11 @@ impl TnfWriter {
             let (size, align) = crate::types::slot_layout(tnf);
             offset = offset.next_multiple_of(align);
             let slot = at + offset;
-            let mismatch = || WriteError::ArgMismatch { probe: desc.name.clone(), index: i, expected: ty.c_name() };
+            let mismatch = || WriteError::ArgMismatch {
+                probe: desc.name.clone(),
+                index: i,
+                expected: ty.c_name(),
+            };
             let value = args.get(i).ok_or_else(mismatch)?;
             match ty {
                 ArgType::String => {

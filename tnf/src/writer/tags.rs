@@ -3,7 +3,10 @@
 //! they reference. Type records are written once and never reclaimed.
 
 use super::{TnfWriter, WriteError};
-use crate::layout::{self, BLOCK_HEADER_SIZE, BLOCK_SIZE, DATA_START, DIRECTORY_SIZE, STRING_LIMIT, TAG_GENERATION, round8};
+use crate::layout::{
+    self, BLOCK_HEADER_SIZE, BLOCK_SIZE, DATA_START, DIRECTORY_SIZE, STRING_LIMIT, TAG_GENERATION,
+    round8,
+};
 use crate::probe::ProbeDesc;
 use crate::refs::{self, FULL, TAG};
 use crate::types::{BUILTINS, Def, PROBE_TYPE_SLOTS, struct_size};
@@ -18,7 +21,11 @@ impl TnfWriter {
         let block_start = self.tag_next & !(BLOCK_SIZE - 1);
         if self.tag_next == block_start || self.tag_next + size > block_start + BLOCK_SIZE {
             // Start a new tag block (the first, or the current one is full).
-            let start = if self.tag_next == block_start { block_start } else { block_start + BLOCK_SIZE };
+            let start = if self.tag_next == block_start {
+                block_start
+            } else {
+                block_start + BLOCK_SIZE
+            };
             if start + BLOCK_SIZE > DATA_START {
                 return Err(WriteError::TagAreaFull);
             }
@@ -35,7 +42,10 @@ impl TnfWriter {
 
     /// The record offset of a type already in the file.
     pub(super) fn type_offset(&self, name: &str) -> Result<u32, WriteError> {
-        self.types.get(name).copied().ok_or_else(|| WriteError::UnknownType(name.to_string()))
+        self.types
+            .get(name)
+            .copied()
+            .ok_or_else(|| WriteError::UnknownType(name.to_string()))
     }
 
     /// A permanent TAG reference to the type `name`.
@@ -75,12 +85,21 @@ impl TnfWriter {
     }
 
     fn type_array(&mut self, names: &[&str]) -> Result<u32, WriteError> {
-        let offsets = names.iter().map(|n| self.type_offset(n)).collect::<Result<Vec<_>, _>>()?;
+        let offsets = names
+            .iter()
+            .map(|n| self.type_offset(n))
+            .collect::<Result<Vec<_>, _>>()?;
         self.tag_array("tnf_type_array", &offsets)
     }
 
     /// The common head of a type record: tag, name, properties.
-    fn type_head(&mut self, at: u32, metatype: &str, name: &str, props: &[&str]) -> Result<(), WriteError> {
+    fn type_head(
+        &mut self,
+        at: u32,
+        metatype: &str,
+        name: &str,
+        props: &[&str],
+    ) -> Result<(), WriteError> {
         self.put_u32(at, self.tag_of(metatype)?);
         let name = self.tag_string("tnf_name", name.as_bytes())?;
         self.put_u32(at + 4, refs::permanent(name, FULL));
@@ -150,7 +169,12 @@ impl TnfWriter {
             return Err(WriteError::DirectoryFull);
         }
         let at = self.tag_alloc(28)?;
-        self.type_head(at, "tnf_probe_type", &desc.name, &["tnf_struct", "tnf_tagged"])?;
+        self.type_head(
+            at,
+            "tnf_probe_type",
+            &desc.name,
+            &["tnf_struct", "tnf_tagged"],
+        )?;
         let mut types = vec!["tnf_probe_event", "tnf_time_delta"];
         types.extend(desc.args.iter().map(|(t, _)| t.tnf_type()));
         let mut names = vec!["tnf_tag", "time_delta"];
