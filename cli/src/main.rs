@@ -25,6 +25,7 @@ mod rpn;
 mod runcmd;
 mod sigpipe;
 mod tdfcmd;
+mod testcmd;
 mod testprogs;
 mod tracefmt;
 mod tracing;
@@ -71,6 +72,9 @@ enum Command {
     Dtrace(dtrace::Args),
     /// Show a TDF/TFF/TMI, or verify a TDF against its module.
     Tdf(tdfcmd::Args),
+    /// Run regression suites of traced programs against golden files.
+    #[command(after_help = testcmd::AFTER_HELP)]
+    Test(testcmd::Args),
     /// Write the sample NE/LX modules with MAP, TSF and RPN files.
     Testprogs(testprogs::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -97,6 +101,7 @@ impl Command {
             Command::Trcust(_) => "trcust",
             Command::Dtrace(_) => "dtrace",
             Command::Tdf(_) => "tdf",
+            Command::Test(_) => "test",
             Command::Testprogs(_) => "testprogs",
             Command::Completions { .. } => "completions",
             Command::Manpages { .. } => "manpages",
@@ -115,6 +120,7 @@ fn dispatch(command: Command) -> anyhow::Result<i32> {
         Command::Trcust(a) => trcust::run(a),
         Command::Dtrace(a) => dtrace::run(a),
         Command::Tdf(a) => tdfcmd::run(a),
+        Command::Test(a) => testcmd::run(a),
         Command::Testprogs(a) => testprogs::run(a),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
