@@ -201,6 +201,17 @@ fn switch(command: &str, body: &str) -> Option<Switch> {
             "H" | "?" => flag("help"),
             _ => None,
         },
+        "tdf list" => match up.as_str() {
+            _ if up.starts_with("M=") => long("map"),
+            _ if up.starts_with("T=") => long("tff"),
+            "H" | "?" => flag("help"),
+            _ => None,
+        },
+        "export" | "browse" => match up.as_str() {
+            _ if up.starts_with("T=") => long("tff"),
+            "H" | "?" => flag("help"),
+            _ => None,
+        },
         "tracefmt" => match up.as_str() {
             _ if up.starts_with("T=") => long("tff"),
             "H" | "?" => flag("help"),

@@ -32,6 +32,7 @@ mod tracing;
 mod trapred;
 mod trcust;
 mod util;
+mod views;
 
 /// os2trace: the OS/2 dynamic trace facility in an emulated x86 machine.
 #[derive(Parser, Debug)]
@@ -70,11 +71,15 @@ enum Command {
     Trcust(trcust::Args),
     /// DTRACE BUILDTDF: a trace program file to a TDF.
     Dtrace(dtrace::Args),
-    /// Show a TDF/TFF/TMI, or verify a TDF against its module.
+    /// Show a TDF/TFF/TMI, verify a TDF against its module, or list its tracepoints.
     Tdf(tdfcmd::Args),
     /// Run regression suites of traced programs against golden files.
     #[command(after_help = testcmd::AFTER_HELP)]
     Test(testcmd::Args),
+    /// Export traces for Perfetto (--perfetto), Chrome (--chrome) or as SVG (--svg).
+    Export(views::ExportArgs),
+    /// Browse trace files in the terminal (? shows the keys).
+    Browse(views::BrowseArgs),
     /// Write the sample NE/LX modules with MAP, TSF and RPN files.
     Testprogs(testprogs::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -102,6 +107,8 @@ impl Command {
             Command::Dtrace(_) => "dtrace",
             Command::Tdf(_) => "tdf",
             Command::Test(_) => "test",
+            Command::Export(_) => "export",
+            Command::Browse(_) => "browse",
             Command::Testprogs(_) => "testprogs",
             Command::Completions { .. } => "completions",
             Command::Manpages { .. } => "manpages",
@@ -121,6 +128,8 @@ fn dispatch(command: Command) -> anyhow::Result<i32> {
         Command::Dtrace(a) => dtrace::run(a),
         Command::Tdf(a) => tdfcmd::run(a),
         Command::Test(a) => testcmd::run(a),
+        Command::Export(a) => views::export(a),
+        Command::Browse(a) => views::browse(a),
         Command::Testprogs(a) => testprogs::run(a),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();

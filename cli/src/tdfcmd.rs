@@ -2,7 +2,8 @@
 //! types and groups, records, RPN disassembled, FMT strings with their
 //! controls shown as `{%X}`); `os2trace tdf verify FILE.TDF MODULE [/M=map]`
 //! checks each tracepoint against the module and exits 1 when there is a
-//! problem (see `tdf::verify`).
+//! problem (see `tdf::verify`); `os2trace tdf list` lists the tracepoints
+//! (see `views`).
 //!
 //! `--json` prints one object with `kind` (`"TDF"`, `"TFF"`, `"TMI"`) and the
 //! fields of the file's model.
@@ -43,6 +44,9 @@ enum TdfCommand {
         #[arg(long)]
         map: Option<String>,
     },
+    /// One line per tracepoint: names, address, MAP symbol, DESC.
+    #[command(after_help = crate::views::LIST_AFTER_HELP)]
+    List(crate::views::ListArgs),
 }
 
 /// Entry point of the subcommand.
@@ -50,6 +54,7 @@ pub fn run(args: Args) -> Result<i32> {
     match args.command {
         TdfCommand::Show { file, json } => show(&file, json),
         TdfCommand::Verify { tdf, module, map } => verify(&tdf, &module, map.as_deref()),
+        TdfCommand::List(a) => crate::views::tdf_list(a),
     }
 }
 

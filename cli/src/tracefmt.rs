@@ -1,122 +1,218 @@
-//! `os2trace tracefmt FILE [/T=DIR] [--raw] [--json]`: prints the records
-//! of a TRACEFMT save file (or a bare STDA), oldest first.
+//! `os2trace tracefmt FILE... [/T=DIR] [--raw|--json] [filters] [--follow]`:
+//! prints the records of TRACEFMT save files (or bare STDAs), oldest
+//! first; the reading, filtering and formatting are the `view` crate's.
 //!
-//! Without `--raw` or `--json` the records are formatted with the TFF rules
-//! found as `TRC00xx.TFF` in the `/T=` directory (`--tff DIR` also works);
-//! without that directory every record prints as a hex dump. The output
-//! layouts are described in the `stda::tracefmt` module docs.
+//! * Several files print in the order given; a directory stands for its
+//!   TRSPOOL files `TRACEBUF.nnn`, put in capture order. With more than one
+//!   file, each starts with a `--- FILE` line: capture time, record count,
+//!   records lost to wraps (from the sidecar `FILE.idx`) and the spool
+//!   files missing before it.
+//! * Without `--raw` or `--json` the records are formatted with the TFF
+//!   rules found as `TRC00xx.TFF` in the `/T=` directories (`--tff DIR`
+//!   also works); a major with no rule prints as a hex dump, and a hint on
+//!   stderr says so ("no TFF found for major 00C2 in DIR").
+//! * `--json`: one object per line, the raw fields beside the DESC, the
+//!   formatted lines and the decoded fields (name, control, value) when a
+//!   rule formats the record, and the fine time when a sidecar is there
+//!   (see `view::render`).
+//! * `--major/--minor/--pid/--from/--to/--grep` select records
+//!   (`view::filter`); sequence numbers stay those of the whole trace.
+//! * `--follow DIR`: formats the spool files of a running `run --spool DIR`
+//!   as they appear, polling every `--poll-ms`, until `--idle-exit SECS`
+//!   pass with no new file (or for ever).
 
+use std::collections::HashMap;
 use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{Context, Result, bail};
-use stda::Stda;
-use stda::savefile::SaveFile;
-use stda::tracefmt::{Rules, format_stda, json_line, raw_line};
+use anyhow::Result;
+use view::render::{Formatter, series_line};
+use view::trace::Trace;
 
-#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+use crate::views::{FilterArgs, load, select};
+
+/// `tracefmt`'s arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "/T=DIR is accepted for --tff DIR.")]
+pub struct Args {
+    /// Save files (TRACEGET, TRSPOOL's TRACEBUF.nnn), bare STDAs, or TRSPOOL
+    /// directories.
+    #[arg(required_unless_present = "follow")]
+    files: Vec<PathBuf>,
+    /// Directory of the TRC00xx.TFF formatting files (also /T=DIR);
+    /// repeatable, earlier ones first.
+    #[arg(long)]
+    tff: Vec<PathBuf>,
+    /// One line per record: seq time major minor pid flags len data.
+    #[arg(long, conflicts_with = "json")]
+    raw: bool,
+    /// One JSON object per record, with decoded fields.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// Format the spool files of DIR as they are written.
+    #[arg(long, value_name = "DIR")]
+    follow: Option<PathBuf>,
+    /// How often --follow looks, ms.
+    #[arg(long, default_value_t = 200)]
+    poll_ms: u64,
+    /// Stop --follow after SECS with no new spool file.
+    #[arg(long, value_name = "SECS")]
+    idle_exit: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Formatted,
     Raw,
     Json,
 }
 
-/// `tracefmt`'s arguments.
-#[derive(clap::Args, Debug)]
-#[command(after_help = "/T=DIR is accepted for --tff DIR.")]
-pub struct Args {
-    /// A TRACEFMT save file (TRACEGET, TRSPOOL's TRACEBUF.nnn) or a bare STDA.
-    file: String,
-    /// /T=: the directory of the TRC00xx.TFF formatting files.
-    #[arg(long, value_name = "DIR")]
-    tff: Option<String>,
-    /// One line per record: seq time major minor pid flags len data.
-    #[arg(long, conflicts_with = "json")]
-    raw: bool,
-    /// The same as JSON lines (seq, time, major, minor, pid, flags, len, data).
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Debug)]
-struct Options {
-    file: String,
-    tff_dir: Option<String>,
-    mode: Mode,
-}
-
-impl From<Args> for Options {
-    fn from(a: Args) -> Options {
-        let mode = if a.raw {
-            Mode::Raw
-        } else if a.json {
-            Mode::Json
-        } else {
-            Mode::Formatted
-        };
-        Options {
-            file: a.file,
-            tff_dir: a.tff,
-            mode,
-        }
+fn mode(a: &Args) -> Mode {
+    if a.raw {
+        Mode::Raw
+    } else if a.json {
+        Mode::Json
+    } else {
+        Mode::Formatted
     }
 }
 
-/// The text to print, and warnings for stderr.
-fn render(opts: &Options) -> Result<(String, Vec<String>)> {
-    let bytes = std::fs::read(&opts.file).with_context(|| format!("cannot read {}", opts.file))?;
-    let save;
-    let stda_bytes: &[u8] = if bytes.starts_with(stda::MAGIC) {
-        &bytes
-    } else {
-        save = SaveFile::parse(&bytes).with_context(|| opts.file.clone())?;
-        &save.stda
-    };
-    let stda = Stda::parse(stda_bytes).with_context(|| opts.file.clone())?;
-    let mut warnings = Vec::new();
-    let out = match opts.mode {
-        Mode::Raw | Mode::Json => {
-            let mut out = String::new();
-            for (i, rec) in stda.forward().enumerate() {
-                out.push_str(&if opts.mode == Mode::Raw {
-                    raw_line(i + 1, &rec)
-                } else {
-                    json_line(i + 1, &rec)
-                });
+/// The text of the kept records, with the series lines of a multi-file
+/// trace.
+fn render(trace: &Trace, fmt: &Formatter, a: &Args, series: bool) -> String {
+    let filter = a.filter.filter();
+    let kept = select(trace, fmt, &filter);
+    let mode = mode(a);
+    let mut out = String::new();
+    let mut next_source = 0;
+    for e in kept {
+        while next_source <= e.source {
+            let s = &trace.sources[next_source];
+            if series && mode != Mode::Json {
+                out.push_str(&series_line(s));
                 out.push('\n');
             }
-            out
+            if mode == Mode::Formatted
+                && let Some(t) = s.times
+            {
+                out.push_str(&format!("Trace On at {}\nTrace Off at {}\n", t.on, t.off));
+            }
+            next_source += 1;
         }
-        Mode::Formatted => {
-            let rules = match &opts.tff_dir {
-                None => Rules::new(),
-                Some(dir) => {
-                    let dir = std::path::Path::new(dir);
-                    if !dir.is_dir() {
-                        bail!("/T={}: not a directory", dir.display());
-                    }
-                    let majors = stda.walk_back().map(|r| r.major);
-                    let (rules, errors) = Rules::load_dir(dir, majors);
-                    warnings.extend(errors.iter().map(|e| format!("warning: {e}")));
-                    rules
+        match mode {
+            Mode::Raw => {
+                out.push_str(&stda::tracefmt::raw_line(e.seq, &e.record));
+                if let Some(f) = e.fine {
+                    out.push_str(&format!(" {} {:04X}", f.ns, f.tid));
                 }
-            };
-            format_stda(&stda, &rules)
+            }
+            Mode::Json => out.push_str(&fmt.json(e, &trace.sources).to_string()),
+            Mode::Formatted => out.push_str(&fmt.lines(e).join("\n")),
         }
-    };
-    Ok((out, warnings))
+        out.push('\n');
+    }
+    // Files with no kept records still show their series line.
+    if series && mode != Mode::Json {
+        for s in &trace.sources[next_source.min(trace.sources.len())..] {
+            out.push_str(&series_line(s));
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Entry point.
-pub fn run(args: Args) -> Result<i32> {
-    let opts = Options::from(args);
-    let (out, warnings) = render(&opts)?;
-    for w in warnings {
-        eprintln!("os2trace tracefmt: {w}");
+pub fn run(a: Args) -> Result<i32> {
+    if let Some(dir) = a.follow.clone() {
+        return follow(&a, dir);
     }
+    let (trace, fmt) = load(&a.files, &a.tff)?;
+    if mode(&a) == Mode::Formatted {
+        for h in fmt.hints(&trace) {
+            eprintln!("os2trace tracefmt: {h}");
+        }
+    }
+    let out = render(&trace, &fmt, &a, trace.sources.len() > 1);
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
     Ok(0)
+}
+
+/// `--follow DIR`: prints each spool file once it is written (and again
+/// when the cycle overwrites it), sequence numbers running on.
+fn follow(a: &Args, dir: PathBuf) -> Result<i32> {
+    let mut seen: HashMap<PathBuf, (SystemTime, u64)> = HashMap::new();
+    let mut last_new = Instant::now();
+    let mut seq = 0usize;
+    let mut hinted = false;
+    let mut stdout = std::io::stdout();
+    loop {
+        let mut fresh = Vec::new();
+        if let Ok(rd) = std::fs::read_dir(&dir) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if view::trace::spool_number(&p).is_none() {
+                    continue;
+                }
+                let Ok(md) = e.metadata() else { continue };
+                let stamp = (md.modified().unwrap_or(SystemTime::UNIX_EPOCH), md.len());
+                if seen.get(&p) != Some(&stamp) {
+                    fresh.push((p, stamp));
+                }
+            }
+        }
+        // A file being written may not parse yet: try it again next time.
+        let mut loaded = Vec::new();
+        for (p, stamp) in fresh {
+            if let Ok(t) = view::trace::load(std::slice::from_ref(&p)) {
+                seen.insert(p, stamp);
+                loaded.push(t);
+            }
+        }
+        loaded.sort_by_key(|t| {
+            t.sources.first().map(|s| {
+                let d = s.captured.unwrap_or_default();
+                (
+                    d.year,
+                    d.month,
+                    d.day,
+                    d.time.hours,
+                    d.time.minutes,
+                    d.time.seconds,
+                    d.time.hundredths,
+                )
+            })
+        });
+        for mut t in loaded {
+            for e in &mut t.entries {
+                seq += 1;
+                e.seq = seq;
+            }
+            let (fmt, warnings) = Formatter::load(&a.tff, &t);
+            for w in warnings {
+                eprintln!("os2trace tracefmt: {w}");
+            }
+            if !hinted && mode(a) == Mode::Formatted {
+                for h in fmt.hints(&t) {
+                    eprintln!("os2trace tracefmt: {h}");
+                    hinted = true;
+                }
+            }
+            stdout.write_all(render(&t, &fmt, a, true).as_bytes())?;
+            stdout.flush()?;
+            last_new = Instant::now();
+        }
+        if let Some(idle) = a.idle_exit
+            && last_new.elapsed() >= Duration::from_secs_f64(idle.max(0.0))
+        {
+            return Ok(0);
+        }
+        std::thread::sleep(Duration::from_millis(a.poll_ms.max(10)));
+    }
 }
 
 #[cfg(test)]
@@ -126,13 +222,20 @@ mod tests {
     use stda::tff::{Tff, TffRecord};
     use stda::{DosDateTime, RecordFlags, RecordIn, StdaFormat, Timestamp, TraceBuffer};
 
-    fn parse_args(v: &[&str]) -> Result<Options, clap::Error> {
+    fn parse_args(v: &[&str]) -> Result<Args, clap::Error> {
         let mut all = vec!["tracefmt"];
         all.extend_from_slice(v);
         match crate::parse_for_test(&all)? {
-            crate::Command::Tracefmt(a) => Ok(Options::from(a)),
+            crate::Command::Tracefmt(a) => Ok(a),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// The output and warnings of a command line.
+    fn output(a: &Args) -> Result<(String, Vec<String>)> {
+        let (trace, fmt) = load(&a.files, &a.tff)?;
+        let hints = fmt.hints(&trace);
+        Ok((render(&trace, &fmt, a, trace.sources.len() > 1), hints))
     }
 
     /// A save file with three records (one with no rule) and a TFF for 0xC5.
@@ -177,8 +280,11 @@ mod tests {
     fn formats_raw_and_json() {
         let (_dir, file, tffs) = fixture();
         let opts = parse_args(&[&file, &format!("/T={tffs}")]).unwrap();
-        let (out, warnings) = render(&opts).unwrap();
-        assert!(warnings.is_empty());
+        let (out, hints) = output(&opts).unwrap();
+        assert_eq!(
+            hints,
+            ["hint: TRC00C5.TFF has no rule for some minors of major 00C5: those print as hex"]
+        );
         assert_eq!(
             out,
             "Trace On at 0000-00-00 00:00:00.00\n\
@@ -192,12 +298,12 @@ mod tests {
         );
         let opts = parse_args(&[&file, "--raw"]).unwrap();
         assert_eq!(
-            render(&opts).unwrap().0,
+            output(&opts).unwrap().0,
             "1 12:00:00.05 00C5 0001 0003 0D 8 3412000300616263\n\
              2 12:00:01.00 00C5 0002 0003 0D 1 ff\n"
         );
         let opts = parse_args(&[&file, "--json"]).unwrap();
-        let out = render(&opts).unwrap().0;
+        let out = output(&opts).unwrap().0;
         let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
         assert_eq!(
             first,
@@ -209,14 +315,14 @@ mod tests {
     #[test]
     fn bad_usage_and_bad_files() {
         assert!(parse_args(&[]).is_err());
-        assert!(parse_args(&["a", "b"]).is_err());
+        assert!(parse_args(&["a", "--raw", "--json"]).is_err());
         assert!(parse_args(&["a", "--bogus"]).is_err());
         assert!(parse_args(&["a", "/bogus"]).is_err());
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("junk");
         std::fs::write(&f, b"not a trace file at all, no").unwrap();
         let opts = parse_args(&[f.to_str().unwrap()]).unwrap();
-        let err = render(&opts).unwrap_err();
+        let err = output(&opts).unwrap_err();
         assert!(format!("{err:#}").contains("check key"), "{err:#}");
     }
 }

@@ -8,6 +8,8 @@
 //! * [`savefile`]: TRACEFMT save files and the TRACEGET capture;
 //!   [`spool`]: TRSPOOL's cyclic `TRACEBUF.nnn` files and polling.
 //! * [`tff`]: the TFF binary format (reader and writer).
+//! * [`fields`]: the decoded fields (name, control, value) of a formatted
+//!   record; [`sidecar`]: os2trace's fine-time file beside a save file.
 //! * [`fmt`]: the FMT formatting engine and the TSF-to-TFF encoding of FMT
 //!   strings; [`tracefmt`]: TRACEFMT's output (formatted, raw, JSON lines).
 //!
@@ -54,10 +56,12 @@
 //! ```
 
 mod buffer;
+pub mod fields;
 pub mod fmt;
 mod reader;
 mod record;
 pub mod savefile;
+pub mod sidecar;
 pub mod spool;
 pub mod tff;
 mod time;
