@@ -57,7 +57,8 @@ impl std::str::FromStr for Bound {
                     .and_then(|s| s.checked_add(v))
                     .ok_or_else(bad)?;
             }
-            return Ok(Bound::Hundredths(secs * 100 + hh));
+            let h = secs.checked_mul(100).and_then(|s| s.checked_add(hh));
+            return h.map(Bound::Hundredths).ok_or_else(bad);
         }
         t.parse().map(Bound::Seq).map_err(|_| bad())
     }
@@ -185,5 +186,6 @@ mod tests {
         assert_eq!("2s".parse(), Ok(Bound::Ns(2_000_000_000)));
         assert!("soon".parse::<Bound>().is_err());
         assert!("1.500".parse::<Bound>().is_err());
+        assert!("99999999999999999:99:99.99".parse::<Bound>().is_err());
     }
 }
