@@ -12,7 +12,7 @@
 //! `cargo bench -p benches --features unicorn --bench emu`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use emu::{CpuModel, Descriptor, Exit, Limits, Machine, MachineConfig, SegReg};
+use emu::{CpuModel, Descriptor, Exit, Gpr, Limits, Machine, MachineConfig, SegReg};
 use std::hint::black_box;
 
 fn desc(base: u32, limit: u32, access: u8, flags: u8) -> u64 {
@@ -29,12 +29,12 @@ fn machine(gdt: &[u64], cs: u16, ds: u16, eip: u32, esp: u32) -> Machine {
         m.write_phys(0x800 + 8 * i as u32, &e.to_le_bytes());
     }
     {
-        let c = m.cpu_mut();
+        let c = m.cpu_mut_flush_tlb();
         c.cr0 |= 1;
         c.gdtr.base = 0x800;
         c.gdtr.limit = (gdt.len() * 8 - 1) as u16;
         c.eip = eip;
-        c.gpr[4] = esp;
+        c.gpr[Gpr::Esp] = esp;
     }
     m.set_segment(
         SegReg::Cs,
@@ -123,13 +123,13 @@ fn run(build: Build, jit: bool) -> impl FnMut() {
     m.set_jit(jit);
     let start = m.cpu().clone();
     move || {
-        *m.cpu_mut() = start.clone();
+        *m.cpu_mut_flush_tlb() = start.clone();
         m.set_halted(false);
         let before = m.instructions();
         let e = m.run(Limits::default());
         assert_eq!(e, Exit::Halted);
         assert_eq!(m.instructions() - before, n);
-        black_box(m.cpu().gpr[0]);
+        black_box(m.cpu().gpr[Gpr::Eax]);
     }
 }
 
@@ -199,7 +199,7 @@ mod uni {
             u.set_halted(false);
             let e = u.run(Limits::default()).expect("unicorn run");
             assert_eq!(e, Exit::Halted);
-            black_box(u.cpu().expect("registers").gpr[0]);
+            black_box(u.cpu().expect("registers").gpr[Gpr::Eax]);
         }
     }
 }

@@ -9,7 +9,7 @@
 //! port P (test386.asm's OUT_PORT); `--trace N [--stop-at EIP]` single-steps
 //! and prints the last N CS:EIP values.
 
-use emu::{CpuModel, Exit, Limits, Machine, MachineConfig, PortBus};
+use emu::{CpuModel, Exit, Gpr, Limits, Machine, MachineConfig, PortBus, SegReg};
 use std::cell::Cell;
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -162,7 +162,7 @@ fn main() -> ExitCode {
             if ring.len() == trace {
                 ring.pop_front();
             }
-            ring.push_back((m.cpu().seg[1].selector, m.cpu().eip));
+            ring.push_back((m.cpu().seg[SegReg::Cs].selector, m.cpu().eip));
             if let Some(e) = m.step() {
                 break e;
             }
@@ -170,7 +170,14 @@ fn main() -> ExitCode {
         let c = m.cpu();
         eprintln!(
             "cr0 {:08X} cr3 {:08X} cpl {} ss {:04X} base {:08X} esp {:08X} eflags {:08X} gpr {:08X?}",
-            c.cr0, c.cr3, c.cpl, c.seg[2].selector, c.seg[2].base, c.gpr[4], c.eflags, c.gpr
+            c.cr0,
+            c.cr3,
+            c.cpl,
+            c.seg[SegReg::Ss].selector,
+            c.seg[SegReg::Ss].base,
+            c.gpr[Gpr::Esp],
+            c.eflags,
+            c.gpr
         );
         for (cs, eip) in ring {
             eprintln!("  {cs:04X}:{eip:08X}");
@@ -184,7 +191,7 @@ fn main() -> ExitCode {
         m.instructions(),
         m.cycles(),
         secs,
-        c.seg[1].selector,
+        c.seg[SegReg::Cs].selector,
         c.eip
     );
     drop(m);

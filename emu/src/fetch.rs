@@ -4,11 +4,11 @@
 //! (a fetch fault is raised, and CR2 written, only if the decoder needed
 //! the missing bytes).
 
-use crate::cpu::CpuModel;
+use crate::cpu::{CpuModel, SegReg};
 use crate::fault::{Fault, R};
 use crate::icache::{Decoded, key};
 use crate::machine::Machine;
-use crate::paging::Access;
+use crate::paging::PageAccess;
 use iced_x86::{Decoder, DecoderError, DecoderOptions, Instruction};
 
 impl Machine {
@@ -20,14 +20,14 @@ impl Machine {
         if let Some(i) = self.icache.lookup(k) {
             let d = self.icache.at(i);
             let (len, phys) = (d.insn.len() as u64, d.phys);
-            if u64::from(self.cpu.eip) + len - 1 > u64::from(self.cpu.seg[1].limit) {
+            if u64::from(self.cpu.eip) + len - 1 > u64::from(self.cpu.seg[SegReg::Cs].limit) {
                 return Err(Fault::gp(0));
             }
             if !self.cpu.paging() {
                 return Ok(i);
             }
             let user = self.cpu.cpl == 3;
-            if self.translate(lin, Access { write: false, user })? == phys {
+            if self.translate(lin, PageAccess { write: false, user })? == phys {
                 return Ok(i);
             }
         }
@@ -43,7 +43,7 @@ impl Machine {
         let mut phys0 = 0;
         let mut pages_cross = false;
         let user = self.cpu.cpl == 3;
-        let limit = u64::from(self.cpu.seg[1].limit);
+        let limit = u64::from(self.cpu.seg[SegReg::Cs].limit);
         let mut cur_page = u32::MAX;
         let mut cur_phys = 0;
         // A look-ahead walk that fails writes CR2; that only stands if the
@@ -57,7 +57,7 @@ impl Machine {
             }
             let l = lin.wrapping_add(n as u32);
             if l >> 12 != cur_page {
-                match self.translate(l, Access { write: false, user }) {
+                match self.translate(l, PageAccess { write: false, user }) {
                     Ok(p) => {
                         cur_phys = p & !0xFFF;
                         if cur_page != u32::MAX {

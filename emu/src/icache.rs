@@ -33,6 +33,11 @@ pub(crate) struct Decoded {
     pub addr32: bool,
 }
 
+// Size checks on the hot structs (as iced-x86 does): the cache holds
+// SLOTS of these, so growing one shows up here rather than in a bench.
+const _: () = assert!(size_of::<Decoded>() == 56);
+const _: () = assert!(size_of::<Slot>() == 72);
+
 const SLOTS: usize = 1 << 15;
 /// The extra slot that holds an uncacheable decode for one step.
 const SCRATCH: usize = SLOTS;

@@ -5,8 +5,11 @@
 //! clock.
 //!
 //! Entry points: [`Machine`] (construction, [`Machine::run`] to an
-//! [`Exit`], registers through [`Machine::cpu`]/[`Machine::cpu_mut`],
-//! guest memory through [`Machine::read_linear`], [`Machine::write_virt`],
+//! [`Exit`], registers through [`Machine::cpu`], [`Machine::set_eip`],
+//! [`Machine::eflags_mut`], [`Machine::gpr_mut`] (cheap) and
+//! [`Machine::cpu_mut_flush_tlb`] (control registers; flushes the TLB),
+//! host-side address checks through [`Machine::resolve`], guest memory
+//! through [`Machine::read_linear`], [`Machine::write_virt`],
 //! [`Machine::read_phys`], [`Machine::patch_code`], events through
 //! [`Machine::deliver_interrupt`] and [`Machine::intercept`]).
 //!
@@ -63,7 +66,7 @@ mod tracepoint;
 pub mod unicorn;
 
 pub use bus::{NullBus, PortBus, RecordingBus};
-pub use cpu::{CpuModel, CpuState, DescTable, SegReg, Segment, flags};
+pub use cpu::{Access, CpuModel, CpuState, DescTable, Gpr, SegReg, Segment, flags};
 pub use fault::{Fault, vector};
 pub use machine::{Exit, JitStats, Limits, Machine, MachineConfig};
 pub use mem::PhysMem;

@@ -45,6 +45,11 @@ pub enum Exit {
     Shutdown,
 }
 
+// Size checks: every step returns an `Option<Exit>` and every memory access
+// a `Result<_, Fault>`.
+const _: () = assert!(size_of::<Exit>() == 16);
+const _: () = assert!(size_of::<Fault>() == 12);
+
 /// Budgets for one [`Machine::run`] call (`None` = unlimited).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Limits {
@@ -187,12 +192,44 @@ impl Machine {
     pub fn cpu(&self) -> &CpuState {
         &self.cpu
     }
-    /// Mutable register file. The TLB is flushed (the host may change
-    /// CR0/CR3); the decoded-instruction cache stays valid (it is keyed by
-    /// linear address and checked against the current translation).
-    pub fn cpu_mut(&mut self) -> &mut CpuState {
+    /// The whole mutable register file, control registers included, so
+    /// the TLB is flushed (the host may change CR0/CR3): a cost paid on
+    /// every call. To move EIP, flags or a general register use
+    /// [`Machine::set_eip`], [`Machine::eflags_mut`] or
+    /// [`Machine::gpr_mut`], and segment registers through
+    /// [`Machine::set_segment`]. The decoded-instruction cache stays valid
+    /// (it is keyed by linear address and checked against the current
+    /// translation).
+    pub fn cpu_mut_flush_tlb(&mut self) -> &mut CpuState {
         self.tlb.flush();
         &mut self.cpu
+    }
+    /// Move EIP (no cache is affected).
+    #[inline]
+    pub fn set_eip(&mut self, eip: u32) {
+        self.cpu.eip = eip;
+    }
+    /// EFLAGS, to flip TF or a status flag (no cache is affected; VM is
+    /// the caller's business, as with a POPFD at CPL 0).
+    #[inline]
+    pub fn eflags_mut(&mut self) -> &mut u32 {
+        &mut self.cpu.eflags
+    }
+    /// The eight general registers, indexed by [`crate::Gpr`] (no cache is
+    /// affected).
+    #[inline]
+    pub fn gpr_mut(&mut self) -> &mut [u32; 8] {
+        &mut self.cpu.gpr
+    }
+    /// DR0..DR7 (only stored: no breakpoint is modelled, so no cache is
+    /// affected), e.g. to clear DR6's single-step bit after a #DB.
+    #[inline]
+    pub fn dr_mut(&mut self) -> &mut [u32; 8] {
+        &mut self.cpu.dr
+    }
+    /// Drop every TLB entry, as after the host edits a page table.
+    pub fn flush_tlb(&mut self) {
+        self.tlb.flush();
     }
     /// Physical memory.
     pub fn mem(&self) -> &PhysMem {
@@ -330,7 +367,7 @@ impl Machine {
         // Only a host call just reported at this very address is skipped:
         // a run resumed there after any other exit (a single-step #DB that
         // landed on a host-call address, say) must still report it.
-        let here = self.cpu.seg[1].base.wrapping_add(self.cpu.eip);
+        let here = self.cpu.seg[SegReg::Cs].base.wrapping_add(self.cpu.eip);
         self.skip_hostcall = self.reported_hostcall.take().filter(|&l| l == here);
         loop {
             if let Some(s) = istop
@@ -372,7 +409,7 @@ impl Machine {
         }
         self.steps += 1;
         let inhibited = std::mem::take(&mut self.inhibit);
-        let cs = self.cpu.seg[1];
+        let cs = self.cpu.seg[SegReg::Cs];
         let lin = cs.base.wrapping_add(self.cpu.eip);
         let slot = match self.fetch(lin, cs.big()) {
             Ok(i) => i,
@@ -522,7 +559,7 @@ impl Machine {
     /// in protected mode. Loading CS also sets CPL from its RPL (DPL for
     /// conforming segments is not considered).
     pub fn set_segment(&mut self, s: SegReg, seg: Segment) {
-        self.cpu.seg[s as usize] = seg;
+        self.cpu.seg[s] = seg;
         if s == SegReg::Cs && self.cpu.protected() {
             self.cpu.cpl = (seg.selector & 3) as u8;
         }

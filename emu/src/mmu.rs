@@ -8,15 +8,15 @@
 //! type (readable / writable). A failure is #SS(0) for SS and #GP(0)
 //! otherwise. Real and V86 mode check only the limit, as the 386 does.
 
-use crate::cpu::{CpuModel, SegReg};
+use crate::cpu::{Access, CpuModel, SegReg};
 use crate::fault::{Fault, R};
 use crate::machine::Machine;
-use crate::paging::Access;
+use crate::paging::PageAccess;
 
 impl Machine {
     /// Linear to physical for one byte's page.
     #[inline]
-    pub(crate) fn translate(&mut self, lin: u32, acc: Access) -> R<u32> {
+    pub(crate) fn translate(&mut self, lin: u32, acc: PageAccess) -> R<u32> {
         if !self.cpu.paging() {
             return Ok(lin);
         }
@@ -33,7 +33,7 @@ impl Machine {
     /// Read `n` bytes at a linear address.
     #[inline]
     pub(crate) fn lin_read(&mut self, lin: u32, n: u32, user: bool) -> R<u32> {
-        let acc = Access { write: false, user };
+        let acc = PageAccess { write: false, user };
         if (lin & 0xFFF) + n <= 0x1000 {
             let p = self.translate(lin, acc)?;
             return Ok(self.mem.read(p, n));
@@ -49,7 +49,7 @@ impl Machine {
     /// Write `n` bytes at a linear address (all pages are checked first).
     #[inline]
     pub(crate) fn lin_write(&mut self, lin: u32, n: u32, v: u32, user: bool) -> R<()> {
-        let acc = Access { write: true, user };
+        let acc = PageAccess { write: true, user };
         if (lin & 0xFFF) + n <= 0x1000 {
             let p = self.translate(lin, acc)?;
             self.mem.write(p, n, v);
@@ -82,23 +82,13 @@ impl Machine {
     /// Check an access to `s:off` of `n` bytes and return its linear address.
     #[inline]
     pub(crate) fn seg_linear(&self, s: SegReg, off: u32, n: u32, write: bool) -> R<u32> {
-        let seg = &self.cpu.seg[s as usize];
-        let last = u64::from(off) + u64::from(n) - 1;
-        if seg.access & 0x1C == 0x14 {
-            let top = if seg.big() { 0xFFFF_FFFF } else { 0xFFFF };
-            if off <= seg.limit || last > top {
-                return Err(self.seg_fault(s));
-            }
-        } else if last > u64::from(seg.limit) {
+        let seg = &self.cpu.seg[s];
+        if !seg.contains(off, n) {
             return Err(self.seg_fault(s));
         }
         if self.cpu.protected() && !self.cpu.v86() {
-            let ok = if write {
-                seg.writable()
-            } else {
-                seg.readable()
-            };
-            if !ok {
+            let access = if write { Access::Write } else { Access::Read };
+            if !seg.permits(access) {
                 return Err(self.seg_fault(s));
             }
         }
@@ -149,6 +139,22 @@ impl Machine {
         r
     }
 
+    /// Host: read guest memory at a linear address without side effects:
+    /// no TLB fill, no accessed bits, CR2 untouched (a supervisor read;
+    /// a not-present page is #PF).
+    pub(crate) fn peek_linear(&self, lin: u32, out: &mut [u8]) -> Result<(), Fault> {
+        for (i, b) in out.iter_mut().enumerate() {
+            let l = lin.wrapping_add(i as u32);
+            let p = if self.cpu.paging() {
+                crate::paging::peek(&self.mem, self.cpu.cr3, l)?
+            } else {
+                l
+            };
+            *b = self.mem.read8(p);
+        }
+        Ok(())
+    }
+
     /// Host: write guest memory at a linear address (supervisor access, so
     /// on a 386 read-only pages are writable unless CR0.WP).
     pub fn write_linear(&mut self, lin: u32, data: &[u8]) -> Result<(), Fault> {
@@ -174,7 +180,7 @@ impl Machine {
             let l = lin.wrapping_add(i as u32);
             match self.translate(
                 l,
-                Access {
+                PageAccess {
                     write: false,
                     user: false,
                 },

@@ -29,6 +29,9 @@ struct Entry {
     dirty: bool,
 }
 
+// Size check on a hot struct: every translation reads one.
+const _: () = assert!(size_of::<Entry>() == 12);
+
 const EMPTY: Entry = Entry {
     tag: 0,
     phys: 0,
@@ -53,7 +56,7 @@ impl Default for Tlb {
 
 /// One page access request.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Access {
+pub(crate) struct PageAccess {
     pub write: bool,
     pub user: bool,
 }
@@ -81,7 +84,7 @@ impl Tlb {
         cr3: u32,
         cr2: &mut u32,
         lin: u32,
-        acc: Access,
+        acc: PageAccess,
     ) -> R<u32> {
         let page = lin >> 12;
         let slot = (page as usize) % TLB_SIZE;
@@ -92,22 +95,21 @@ impl Tlb {
         {
             return Ok(e.phys | (lin & 0xFFF));
         }
-        let pde_addr = (cr3 & !0xFFF).wrapping_add((lin >> 22) * 4);
-        let pde = mem.read(pde_addr, 4);
         let fault = |present: bool, cr2: &mut u32| {
             *cr2 = lin;
             let code =
                 u32::from(present) | (u32::from(acc.write) << 1) | (u32::from(acc.user) << 2);
             Err(Fault::code(vector::PF, code))
         };
-        if pde & 1 == 0 {
+        let Some(w) = Walk::new(mem, cr3, lin) else {
             return fault(false, cr2);
-        }
-        let pte_addr = (pde & !0xFFF).wrapping_add(((lin >> 12) & 0x3FF) * 4);
-        let pte = mem.read(pte_addr, 4);
-        if pte & 1 == 0 {
-            return fault(false, cr2);
-        }
+        };
+        let Walk {
+            pde_addr,
+            pde,
+            pte_addr,
+            pte,
+        } = w;
         let entry = Entry {
             tag: page + 1,
             phys: pte & !0xFFF,
@@ -136,7 +138,49 @@ impl Tlb {
     }
 }
 
+/// The two table entries of a present page: the one walk rule, for the
+/// TLB's misses and the host's side-effect-free reads.
+struct Walk {
+    pde_addr: u32,
+    pde: u32,
+    pte_addr: u32,
+    pte: u32,
+}
+
+impl Walk {
+    /// Walk the tables at `cr3` for `lin`; None when either level is not
+    /// present.
+    fn new(mem: &PhysMem, cr3: u32, lin: u32) -> Option<Walk> {
+        let pde_addr = (cr3 & !0xFFF).wrapping_add((lin >> 22) * 4);
+        let pde = mem.read(pde_addr, 4);
+        if pde & 1 == 0 {
+            return None;
+        }
+        let pte_addr = (pde & !0xFFF).wrapping_add(((lin >> 12) & 0x3FF) * 4);
+        let pte = mem.read(pte_addr, 4);
+        if pte & 1 == 0 {
+            return None;
+        }
+        Some(Walk {
+            pde_addr,
+            pde,
+            pte_addr,
+            pte,
+        })
+    }
+}
+
+/// The physical address of `lin` for a supervisor read, walking the
+/// tables without touching the TLB, the accessed bits or CR2 (host-side
+/// checks must not change the guest). #PF(0) when not present.
+pub(crate) fn peek(mem: &PhysMem, cr3: u32, lin: u32) -> R<u32> {
+    match Walk::new(mem, cr3, lin) {
+        Some(w) => Ok((w.pte & !0xFFF) | (lin & 0xFFF)),
+        None => Err(Fault::code(vector::PF, 0)),
+    }
+}
+
 #[inline]
-fn ok_write(e: Entry, acc: Access, cr0: u32) -> bool {
+fn ok_write(e: Entry, acc: PageAccess, cr0: u32) -> bool {
     e.write || (!acc.user && cr0 & CR0_WP == 0)
 }

@@ -6,7 +6,7 @@
 //! keeping limit and attributes, as the 386 does ("unreal" mode works).
 //! Protected-mode loads set the descriptor's accessed bit in memory.
 
-use crate::cpu::{SegReg, Segment};
+use crate::cpu::{Access, SegReg, Segment};
 use crate::fault::{Fault, R};
 use crate::machine::Machine;
 
@@ -97,8 +97,9 @@ impl Descriptor {
 }
 
 impl Machine {
-    /// Read the descriptor for `sel` (#GP(sel) beyond the table limit).
-    pub(crate) fn read_desc(&mut self, sel: u16) -> R<(Descriptor, u32)> {
+    /// The linear address of `sel`'s descriptor in the GDT or LDT
+    /// (#GP(sel) without an LDT or beyond the table limit).
+    fn desc_addr(&self, sel: u16) -> R<u32> {
         let (base, limit) = if sel & 4 != 0 {
             let l = self.cpu.ldtr;
             if l.selector & !3 == 0 || !l.present() {
@@ -112,7 +113,12 @@ impl Machine {
         if idx + 7 > limit {
             return Err(Fault::gp(u32::from(sel & !3)));
         }
-        let addr = base.wrapping_add(idx);
+        Ok(base.wrapping_add(idx))
+    }
+
+    /// Read the descriptor for `sel` (#GP(sel) beyond the table limit).
+    pub(crate) fn read_desc(&mut self, sel: u16) -> R<(Descriptor, u32)> {
+        let addr = self.desc_addr(sel)?;
         let lo = self.sys_read(addr, 4)?;
         let hi = self.sys_read(addr.wrapping_add(4), 4)?;
         Ok((Descriptor(u64::from(lo) | (u64::from(hi) << 32)), addr))
@@ -130,7 +136,7 @@ impl Machine {
     pub(crate) fn load_sreg(&mut self, s: SegReg, sel: u16) -> R<()> {
         if !self.cpu.protected() || self.cpu.v86() {
             let v86 = self.cpu.v86();
-            let seg = &mut self.cpu.seg[s as usize];
+            let seg = &mut self.cpu.seg[s];
             seg.selector = sel;
             seg.base = u32::from(sel) << 4;
             if v86 {
@@ -159,11 +165,11 @@ impl Machine {
                 return Err(Fault::ss(err));
             }
             self.touch_desc(d, addr)?;
-            self.cpu.seg[2] = Descriptor(d.0 | (1 << 40)).to_segment(sel);
+            self.cpu.seg[SegReg::Ss] = Descriptor(d.0 | (1 << 40)).to_segment(sel);
             return Ok(());
         }
         if sel & !3 == 0 {
-            self.cpu.seg[s as usize] = Segment::null(sel);
+            self.cpu.seg[s] = Segment::null(sel);
             return Ok(());
         }
         let (d, addr) = self.read_desc(sel)?;
@@ -178,7 +184,7 @@ impl Machine {
             return Err(Fault::np(err));
         }
         self.touch_desc(d, addr)?;
-        self.cpu.seg[s as usize] = Descriptor(d.0 | (1 << 40)).to_segment(sel);
+        self.cpu.seg[s] = Descriptor(d.0 | (1 << 40)).to_segment(sel);
         Ok(())
     }
 
@@ -187,10 +193,10 @@ impl Machine {
     pub(crate) fn scrub_data_segs(&mut self) {
         let cpl = self.cpu.cpl;
         for s in [SegReg::Es, SegReg::Ds, SegReg::Fs, SegReg::Gs] {
-            let seg = self.cpu.seg[s as usize];
+            let seg = self.cpu.seg[s];
             let data_or_nc = !seg.is_code() || !seg.conforming();
             if seg.present() && data_or_nc && seg.dpl() < cpl {
-                self.cpu.seg[s as usize] = Segment::null(0);
+                self.cpu.seg[s] = Segment::null(0);
             }
         }
     }
@@ -253,8 +259,67 @@ impl Machine {
     /// Load CS with a checked code descriptor at privilege `cpl`.
     pub(crate) fn set_cs(&mut self, d: Descriptor, addr: u32, sel: u16, cpl: u8) -> R<()> {
         self.touch_desc(d, addr)?;
-        self.cpu.seg[1] = Descriptor(d.0 | (1 << 40)).to_segment((sel & !3) | u16::from(cpl));
+        self.cpu.seg[SegReg::Cs] =
+            Descriptor(d.0 | (1 << 40)).to_segment((sel & !3) | u16::from(cpl));
         self.cpu.cpl = cpl;
         Ok(())
+    }
+}
+
+/// Host-side address checks: what the kernel and the trace runtime ask of
+/// a guest selector. They use the CPU's own descriptor lookup and limit
+/// rule ([`Segment::contains`]) but change nothing: no accessed bit, no
+/// TLB fill, CR2 untouched.
+impl Machine {
+    /// The segment a data-segment register load of `selector` would give,
+    /// checked for `access` but not loaded. The host is the kernel, so
+    /// privilege (RPL, CPL, DPL) is not checked. Errors: #GP(0) for a null
+    /// selector; #GP(selector) past the table, for a system descriptor or
+    /// a type that does not allow `access` (execute-only code for a read,
+    /// code or read-only data for a write); #NP(selector) when not
+    /// present; #PF(0) when the table itself is not mapped. In real and
+    /// V86 mode a selector is a paragraph with a 64 KB limit.
+    pub fn segment_of(&self, selector: u16, access: Access) -> Result<Segment, Fault> {
+        if !self.cpu.protected() || self.cpu.v86() {
+            return Ok(Segment::real(selector, false));
+        }
+        if selector & !3 == 0 {
+            return Err(Fault::gp(0));
+        }
+        let addr = self.desc_addr(selector)?;
+        let mut raw = [0u8; 8];
+        self.peek_linear(addr, &mut raw)?;
+        let seg = Descriptor(u64::from_le_bytes(raw)).to_segment(selector);
+        // Type first, as the CPU checks it: present is asked of a
+        // usable type only.
+        let typed = Segment {
+            access: seg.access | 0x80,
+            ..seg
+        };
+        if !typed.permits(access) {
+            return Err(Fault::gp(u32::from(selector & !3)));
+        }
+        if !seg.present() {
+            return Err(Fault::np(u32::from(selector & !3)));
+        }
+        Ok(seg)
+    }
+
+    /// The linear address of `selector:offset` if `len` bytes there may be
+    /// accessed as `access` (see [`Machine::segment_of`] for the selector
+    /// errors; outside the limit, expand-down segments included, is
+    /// #GP(0)). An empty range checks only the selector.
+    pub fn resolve(
+        &self,
+        selector: u16,
+        offset: u32,
+        len: u32,
+        access: Access,
+    ) -> Result<u32, Fault> {
+        let seg = self.segment_of(selector, access)?;
+        if !seg.contains(offset, len) {
+            return Err(Fault::gp(0));
+        }
+        Ok(seg.base.wrapping_add(offset))
     }
 }

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{asm, real_machine};
-use emu::{Exit, Fault, Limits, flags, vector};
+use emu::{Exit, Fault, Gpr, Limits, flags, vector};
 use iced_x86::code_asm::*;
 
 #[test]
@@ -17,7 +17,7 @@ fn halt_exit_and_registers() {
     });
     let mut m = real_machine(&code);
     assert_eq!(m.run(Limits::default()), Exit::Halted);
-    assert_eq!(m.cpu().gpr[0] & 0xFFFF, 0x2345);
+    assert_eq!(m.cpu().gpr[Gpr::Eax] & 0xFFFF, 0x2345);
     assert_eq!(m.cpu().eip, 0x100 + code.len() as u32);
     assert_eq!(m.instructions(), 3);
     assert!(m.cycles() > 0);
@@ -39,7 +39,7 @@ fn instruction_and_cycle_budgets() {
         cycles: None,
     });
     assert_eq!(r, Exit::InstructionLimit);
-    assert_eq!(m.cpu().gpr[1] & 0xFFFF, 5);
+    assert_eq!(m.cpu().gpr[Gpr::Ecx] & 0xFFFF, 5);
     let c0 = m.cycles();
     let r = m.run(Limits {
         instructions: None,
@@ -62,17 +62,17 @@ fn host_call_exit_and_resume() {
     assert_eq!(m.run(Limits::default()), Exit::HostCall { linear: 0x500 });
     assert_eq!(m.cpu().eip, 0x500);
     // Emulate the function on the host: AX = 42, then RET.
-    let stk = m.cpu().gpr[4];
+    let stk = m.cpu().gpr[Gpr::Esp];
     let mut ret = [0u8; 2];
     m.read_phys(stk, &mut ret);
     {
-        let c = m.cpu_mut();
-        c.gpr[0] = 42;
+        let c = m.cpu_mut_flush_tlb();
+        c.gpr[Gpr::Eax] = 42;
         c.eip = u32::from(u16::from_le_bytes(ret));
-        c.gpr[4] = stk + 2;
+        c.gpr[Gpr::Esp] = stk + 2;
     }
     assert_eq!(m.run(Limits::default()), Exit::Halted);
-    assert_eq!(m.cpu().gpr[0], 42);
+    assert_eq!(m.cpu().gpr[Gpr::Eax], 42);
 
     // Running again without moving EIP executes the guest code there.
     let mut m = real_machine(&code);
@@ -80,7 +80,7 @@ fn host_call_exit_and_resume() {
     m.add_host_call(0x500);
     assert_eq!(m.run(Limits::default()), Exit::HostCall { linear: 0x500 });
     assert_eq!(m.run(Limits::default()), Exit::Halted);
-    assert_eq!(m.cpu().gpr[0] & 0xFFFF, 7);
+    assert_eq!(m.cpu().gpr[Gpr::Eax] & 0xFFFF, 7);
 }
 
 #[test]
@@ -95,7 +95,7 @@ fn int3_patching_invalidates_cached_code() {
     });
     let mut m = real_machine(&code);
     assert_eq!(m.run(Limits::default()), Exit::Halted);
-    assert_eq!(m.cpu().gpr[0] & 0xFFFF, 3);
+    assert_eq!(m.cpu().gpr[Gpr::Eax] & 0xFFFF, 3);
     assert!(m.icache_len() >= 4, "the loop was cached");
     // Patch INT3 over the CMP (offset 1) and intercept #BP.
     let cmp_at = 0x101;
@@ -104,8 +104,8 @@ fn int3_patching_invalidates_cached_code() {
     m.patch_code(cmp_at, &[0xCC]).unwrap();
     m.intercept(vector::BP, true);
     m.set_halted(false);
-    m.cpu_mut().eip = 0x100;
-    m.cpu_mut().gpr[0] = 0;
+    m.set_eip(0x100);
+    m.gpr_mut()[Gpr::Eax] = 0;
     let r = m.run(Limits::default());
     assert_eq!(
         r,
@@ -115,12 +115,12 @@ fn int3_patching_invalidates_cached_code() {
         }
     );
     assert_eq!(m.cpu().eip, cmp_at + 1, "INT3 is a trap: EIP after it");
-    assert_eq!(m.cpu().gpr[0] & 0xFFFF, 1);
+    assert_eq!(m.cpu().gpr[Gpr::Eax] & 0xFFFF, 1);
     // Remove the breakpoint and re-execute the original instruction.
     m.patch_code(cmp_at, &orig).unwrap();
-    m.cpu_mut().eip = cmp_at;
+    m.set_eip(cmp_at);
     assert_eq!(m.run(Limits::default()), Exit::Halted);
-    assert_eq!(m.cpu().gpr[0] & 0xFFFF, 3);
+    assert_eq!(m.cpu().gpr[Gpr::Eax] & 0xFFFF, 3);
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn int3_without_intercept_goes_through_the_ivt() {
     m.write_phys(0x300, &[0xF4]);
     assert_eq!(m.run(Limits::default()), Exit::Halted);
     assert_eq!(m.cpu().eip, 0x301);
-    let stk = m.cpu().gpr[4];
+    let stk = m.cpu().gpr[Gpr::Esp];
     let mut ip = [0u8; 2];
     m.read_phys(stk, &mut ip);
     assert_eq!(u16::from_le_bytes(ip), 0x101);
@@ -152,14 +152,18 @@ fn self_modifying_code_is_seen() {
     ];
     let mut m = real_machine(&code);
     assert_eq!(m.run(Limits::default()), Exit::Halted);
-    assert_eq!(m.cpu().gpr[3] & 0xFF, 6, "second pass ran the modified MOV");
+    assert_eq!(
+        m.cpu().gpr[Gpr::Ebx] & 0xFF,
+        6,
+        "second pass ran the modified MOV"
+    );
 }
 
 #[test]
 fn single_step_traps_after_each_instruction() {
     let code = [0x90, 0x40, 0xF4];
     let mut m = real_machine(&code);
-    m.cpu_mut().eflags |= flags::TF;
+    *m.eflags_mut() |= flags::TF;
     m.intercept(vector::DB, true);
     for want in [0x101, 0x102] {
         let r = m.run(Limits::default());
@@ -182,7 +186,7 @@ fn single_step_traps_after_each_instruction() {
     assert_eq!(m.cpu().eip, 0x301);
     assert_eq!(m.cpu().eflags & flags::TF, 0);
     let mut fl = [0u8; 2];
-    m.read_phys(m.cpu().gpr[4] + 4, &mut fl);
+    m.read_phys(m.cpu().gpr[Gpr::Esp] + 4, &mut fl);
     assert_ne!(u16::from_le_bytes(fl) as u32 & flags::TF, 0);
 }
 
@@ -195,7 +199,7 @@ fn divide_error_pushes_faulting_ip() {
     assert_eq!(m.run(Limits::default()), Exit::Halted);
     assert_eq!(m.cpu().eip, 0x301);
     let mut ip = [0u8; 2];
-    m.read_phys(m.cpu().gpr[4], &mut ip);
+    m.read_phys(m.cpu().gpr[Gpr::Esp], &mut ip);
     assert_eq!(u16::from_le_bytes(ip), 0x102);
     // Intercepted, the registers are those of the faulting instruction.
     let mut m = real_machine(&code);
@@ -254,9 +258,9 @@ fn instruction_straddling_a_page_sees_writes_to_either_page() {
         0xF4,
     ];
     m.write_phys(0xFFC, &code);
-    m.cpu_mut().eip = 0xFFC;
+    m.set_eip(0xFFC);
     assert_eq!(m.run(Limits::default()), Exit::Halted);
-    assert_eq!(m.cpu().gpr[3], 0x4433_2211 + 0x5533_2211);
+    assert_eq!(m.cpu().gpr[Gpr::Ebx], 0x4433_2211 + 0x5533_2211);
 }
 
 /// Regression (differential test): XADD with one register on both sides
@@ -264,7 +268,7 @@ fn instruction_straddling_a_page_sees_writes_to_either_page() {
 #[test]
 fn xadd_same_register() {
     let mut m = real_machine(&[0x0F, 0xC1, 0xD2, 0xF4]); // xadd dx,dx
-    m.cpu_mut().gpr[2] = 8;
+    m.gpr_mut()[Gpr::Edx] = 8;
     assert_eq!(m.run(Limits::default()), Exit::Halted);
-    assert_eq!(m.cpu().gpr[2] & 0xFFFF, 16);
+    assert_eq!(m.cpu().gpr[Gpr::Edx] & 0xFFFF, 16);
 }

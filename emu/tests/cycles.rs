@@ -4,11 +4,11 @@
 mod common;
 
 use common::real_machine;
-use emu::{Limits, Machine};
+use emu::{Gpr, Limits, Machine};
 
 fn cycles_of(code: &[u8]) -> u64 {
     let mut m: Machine = real_machine(code);
-    m.cpu_mut().gpr[3] = 0x1000; // BX: a divisor and an address
+    m.gpr_mut()[Gpr::Ebx] = 0x1000; // BX: a divisor and an address
     let c0 = m.cycles();
     let _ = m.run(Limits {
         instructions: Some(1),
@@ -37,8 +37,8 @@ fn table_values_and_adders() {
 fn rep_adds_per_iteration() {
     let one = {
         let mut m = real_machine(&[0xF3, 0xAA]); // rep stosb
-        m.cpu_mut().gpr[1] = 10;
-        m.cpu_mut().gpr[7] = 0x2000;
+        m.gpr_mut()[Gpr::Ecx] = 10;
+        m.gpr_mut()[Gpr::Edi] = 0x2000;
         let _ = m.run(Limits {
             instructions: Some(1),
             cycles: None,

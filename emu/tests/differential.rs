@@ -15,7 +15,7 @@ use common::asm;
 use diff::random::{self, Rng};
 use diff::{CODE_BASE, Mode, Pair};
 use emu::unicorn::UnicornMachine;
-use emu::{Exit, Limits, MachineConfig};
+use emu::{Exit, Gpr, Limits, MachineConfig};
 use iced_x86::code_asm::*;
 
 /// Run `steps` random instructions in `mode`; the divergences found.
@@ -36,7 +36,7 @@ fn random_run(mode: Mode, seed: u64, steps: u64, keep_going: bool) -> (u64, Vec<
         p.write(CODE_BASE + eip, &bytes);
         match p.step() {
             Ok(Exit::Exception { .. }) => {
-                p.m.cpu_mut().eip = eip + bytes.len() as u32;
+                p.m.set_eip(eip + bytes.len() as u32);
                 p.sync();
             }
             Ok(_) => {}
@@ -45,7 +45,7 @@ fn random_run(mode: Mode, seed: u64, steps: u64, keep_going: bool) -> (u64, Vec<
                 if !keep_going {
                     break;
                 }
-                p.m.cpu_mut().eip = eip + bytes.len() as u32;
+                p.m.set_eip(eip + bytes.len() as u32);
                 p.sync();
             }
         }
@@ -261,7 +261,7 @@ fn regression_xadd_same_register() {
             a.hlt().unwrap();
         });
         let p = run_program(mode, &code, 10);
-        assert_eq!(p.m.cpu().gpr[2] & 0xFFFF, 0x10);
+        assert_eq!(p.m.cpu().gpr[Gpr::Edx] & 0xFFFF, 0x10);
     }
 }
 
@@ -308,7 +308,7 @@ fn unicorn_api() {
     u.write_phys(0x100, &code).unwrap();
     let mut s = u.cpu().unwrap();
     s.eip = 0x100;
-    s.gpr[4] = 0x8000;
+    s.gpr[Gpr::Esp] = 0x8000;
     u.set_cpu(&s).unwrap();
     u.intercept(3, true);
     u.add_host_call(0x103).unwrap();
@@ -322,14 +322,14 @@ fn unicorn_api() {
         u.run(Limits::default()).unwrap(),
         Exit::HostCall { linear: 0x103 }
     );
-    assert_eq!(u.cpu().unwrap().gpr[0], 1);
+    assert_eq!(u.cpu().unwrap().gpr[Gpr::Eax], 1);
     let e = u.run(Limits::default()).unwrap();
     assert!(
         matches!(e, Exit::Exception { fault, software: true } if fault.vector == 3),
         "{e:?}"
     );
     assert_eq!(u.cpu().unwrap().eip, 0x107);
-    assert_eq!(u.cpu().unwrap().gpr[0], 3);
+    assert_eq!(u.cpu().unwrap().gpr[Gpr::Eax], 3);
     // Patch the INC into INT3 and run again from it.
     u.patch_code(0x107, &[0xCC]).unwrap();
     let e = u.run(Limits::default()).unwrap();
@@ -363,11 +363,14 @@ fn unicorn_real_mode_ivt_delivery() {
     u.write_phys(0, &[0x00, 0x02, 0x00, 0x00]).unwrap();
     let mut s = u.cpu().unwrap();
     s.eip = 0x100;
-    s.gpr[4] = 0x8000;
+    s.gpr[Gpr::Esp] = 0x8000;
     u.set_cpu(&s).unwrap();
     assert_eq!(u.run(Limits::default()).unwrap(), Exit::Halted);
     let s = u.cpu().unwrap();
-    assert_eq!((s.gpr[1], s.eip, s.gpr[4]), (0x55, 0x204, 0x7FFA));
+    assert_eq!(
+        (s.gpr[Gpr::Ecx], s.eip, s.gpr[Gpr::Esp]),
+        (0x55, 0x204, 0x7FFA)
+    );
     let mut ret = [0u8; 2];
     u.read_linear(0x7FFA, &mut ret).unwrap();
     assert_eq!(u16::from_le_bytes(ret), 0x102, "#DE pushes the DIV's IP");

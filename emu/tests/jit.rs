@@ -15,7 +15,7 @@ mod common;
 mod jitpair;
 
 use common::asm;
-use emu::{Exit, Limits};
+use emu::{Exit, Gpr, Limits};
 use iced_x86::code_asm::*;
 use jitpair::{assert_same, pair, pair_in, run_both};
 use proptest::prelude::*;
@@ -215,9 +215,9 @@ proptest! {
         let bits = if sixteen { 16 } else { 32 };
         let code = program(bits, &body1, &mid, &body2, n2, close);
         let mut gpr = gpr;
-        gpr[7] = n1;
+        gpr[Gpr::Edi] = n1;
         if sixteen {
-            gpr[4] = 0x8000;
+            gpr[Gpr::Esp] = 0x8000;
         }
         let (mut a, mut b) = pair_in(bits, &code, gpr, fl);
         let limits = match limit_kind {
@@ -263,7 +263,7 @@ proptest! {
     ) {
         let bits = if sixteen { 16 } else { 32 };
         let mut gpr = gpr;
-        gpr[4] = 0x8000;
+        gpr[Gpr::Esp] = 0x8000;
         let (mut a, mut b) = pair_in(bits, &looped(bits, &body, n), gpr, fl);
         for m in [&mut a, &mut b] {
             for v in 0..=255 {
@@ -333,12 +333,12 @@ fn sixteen_bit_loop_in_real_mode() {
         a.hlt().unwrap();
     });
     let mut gpr = [0xFFFF_0000; 8];
-    gpr[0] = 0xFF00;
-    gpr[4] = 0x8000;
+    gpr[Gpr::Eax] = 0xFF00;
+    gpr[Gpr::Esp] = 0x8000;
     let (mut a, mut b) = pair_in(16, &code, gpr, 0);
     run_both(&mut a, &mut b, Limits::default(), 1);
     assert!(a.jit_stats().instructions > 1000, "{:?}", a.jit_stats());
-    assert_eq!(a.cpu().gpr[0], (0xFF00 + 300 * 301 / 2) & 0xFFFF);
+    assert_eq!(a.cpu().gpr[Gpr::Eax], (0xFF00 + 300 * 301 / 2) & 0xFFFF);
     let (mut a, mut b) = pair_in(16, &code, gpr, 0);
     run_both(
         &mut a,

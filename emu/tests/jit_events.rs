@@ -9,7 +9,7 @@ mod common;
 mod jitpair;
 
 use common::asm;
-use emu::{Exit, Limits, flags, vector};
+use emu::{Exit, Gpr, Limits, flags, vector};
 use iced_x86::code_asm::*;
 use jitpair::{assert_same, hot_loop, pair, run_both, run_both_for};
 
@@ -45,10 +45,10 @@ fn int3_patch_retires_a_hot_block() {
     // debugger would): the loop finishes identically.
     for m in [&mut a, &mut b] {
         m.patch_code(0x2006, &[0x01]).unwrap();
-        m.cpu_mut().eip = 0x2006;
+        m.set_eip(0x2006);
     }
     run_both(&mut a, &mut b, Limits::default(), 1);
-    assert_eq!(a.cpu().gpr[0], 200);
+    assert_eq!(a.cpu().gpr[Gpr::Eax], 200);
 }
 
 #[test]
@@ -81,7 +81,7 @@ fn self_modifying_code_retires_a_hot_block() {
     run_both(&mut a, &mut b, Limits::default(), 1);
     // 1+..+100 added, then 101+..+200 subtracted.
     let want = (5050u32).wrapping_sub((101..=200).sum::<u32>());
-    assert_eq!(a.cpu().gpr[3], want);
+    assert_eq!(a.cpu().gpr[Gpr::Ebx], want);
     assert!(a.jit_stats().translated >= 2, "{:?}", a.jit_stats());
 }
 
@@ -104,7 +104,10 @@ fn host_write_through_mem_mut_retires_a_hot_block() {
     }
     run_both(&mut a, &mut b, Limits::default(), 1);
     let sum = |r: std::ops::RangeInclusive<u32>| r.sum::<u32>();
-    assert_eq!(a.cpu().gpr[3], sum(1..=99).wrapping_sub(sum(100..=200)));
+    assert_eq!(
+        a.cpu().gpr[Gpr::Ebx],
+        sum(1..=99).wrapping_sub(sum(100..=200))
+    );
 }
 
 #[test]
@@ -121,7 +124,7 @@ fn trap_flag_single_steps_a_hot_block() {
     run_both(&mut a, &mut b, l, 1);
     assert!(a.jit_stats().entries > 0);
     for m in [&mut a, &mut b] {
-        m.cpu_mut().eflags |= flags::TF;
+        *m.eflags_mut() |= flags::TF;
     }
     let before = a.jit_stats();
     for i in 0..20 {
@@ -143,7 +146,7 @@ fn trap_flag_single_steps_a_hot_block() {
         "no native pass under TF"
     );
     for m in [&mut a, &mut b] {
-        m.cpu_mut().eflags &= !flags::TF;
+        *m.eflags_mut() &= !flags::TF;
     }
     run_both(&mut a, &mut b, Limits::default(), 1);
 }
@@ -184,11 +187,11 @@ fn pending_interrupt_is_taken_at_the_block_boundary() {
     code.resize(0x100, 0x90);
     code.extend([0x42, 0xCF]);
     let mut gpr = [0; 8];
-    gpr[4] = 0x8000;
+    gpr[Gpr::Esp] = 0x8000;
     let (mut a, mut b) = pair(&code, gpr, 0);
     for m in [&mut a, &mut b] {
         common::set_int_gate(m, 0x30, 0x2100, 0);
-        m.cpu_mut().eflags |= flags::IF;
+        *m.eflags_mut() |= flags::IF;
     }
     run_both_for(&mut a, &mut b, 250);
     for m in [&mut a, &mut b] {
@@ -198,8 +201,8 @@ fn pending_interrupt_is_taken_at_the_block_boundary() {
     assert_eq!(e, b.run(Limits::default()));
     assert_same(&a, &b, "after the interrupt");
     assert_eq!(e, Exit::Halted);
-    assert_eq!(a.cpu().gpr[2], 1, "the handler ran once");
-    assert_eq!(a.cpu().gpr[0], 200);
+    assert_eq!(a.cpu().gpr[Gpr::Edx], 1, "the handler ran once");
+    assert_eq!(a.cpu().gpr[Gpr::Eax], 200);
 }
 
 #[test]
@@ -220,7 +223,7 @@ fn paging_remap_finds_a_block_where_a_memo_was() {
             m.write_phys(pt + 4 * i, &((i << 12) | 3).to_le_bytes());
         }
         m.write_phys(0x7000, &code);
-        let c = m.cpu_mut();
+        let c = m.cpu_mut_flush_tlb();
         c.cr3 = pd;
         c.cr0 |= 0x8000_0000;
     }
@@ -228,18 +231,18 @@ fn paging_remap_finds_a_block_where_a_memo_was() {
     let before = a.jit_stats();
     for m in [&mut a, &mut b] {
         m.write_phys(0x6000 + 4 * 2, &(0x7000u32 | 3).to_le_bytes());
-        let c = m.cpu_mut();
+        let c = m.cpu_mut_flush_tlb();
         c.eip = 0x2000;
         c.gpr = [0; 8];
         m.set_halted(false);
     }
     run_both(&mut a, &mut b, Limits::default(), 1);
-    assert_eq!(a.cpu().gpr[0], 200);
+    assert_eq!(a.cpu().gpr[Gpr::Eax], 200);
     assert!(a.jit_stats().entries > before.entries);
     // The loop head's memo gave way to a self-looping block: a third run
     // enters it once for the whole loop.
     for m in [&mut a, &mut b] {
-        let c = m.cpu_mut();
+        let c = m.cpu_mut_flush_tlb();
         c.eip = 0x2000;
         c.gpr = [0; 8];
         m.set_halted(false);
@@ -266,7 +269,7 @@ fn paging_remap_moves_the_block() {
         let mut copy = code.clone();
         copy[6] = 0x29;
         m.write_phys(0x7000, &copy);
-        let c = m.cpu_mut();
+        let c = m.cpu_mut_flush_tlb();
         c.cr3 = pd;
         c.cr0 |= 0x8000_0000;
     }
@@ -282,7 +285,7 @@ fn paging_remap_moves_the_block() {
     // read from the copy.
     for m in [&mut a, &mut b] {
         m.write_phys(0x6000 + 4 * 2, &(0x2000u32 | 3).to_le_bytes());
-        m.cpu_mut().eip = 0x2000;
+        m.set_eip(0x2000);
         m.set_halted(false);
     }
     run_both(&mut a, &mut b, Limits::default(), 1);
@@ -303,14 +306,14 @@ fn eip_past_the_cs_limit_faults_without_touching_paging() {
         let mut code_seg = *m.cpu().sreg(emu::SegReg::Cs);
         code_seg.limit = 0x2FFF;
         m.set_segment(emu::SegReg::Cs, code_seg);
-        let c = m.cpu_mut();
+        let c = m.cpu_mut_flush_tlb();
         c.cr3 = pd;
         c.cr0 |= 0x8000_0000;
         m.intercept(vector::GP, true);
     }
     for _ in 0..100 {
         for m in [&mut a, &mut b] {
-            m.cpu_mut().eip = 0x3000;
+            m.set_eip(0x3000);
         }
         let e = a.run(Limits::default());
         assert_eq!(e, b.run(Limits::default()));

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use emu::{Exit, Fault, Limits, vector};
+use emu::{Exit, Fault, Gpr, Limits, vector};
 use iced_x86::code_asm::*;
 
 const PD: u32 = 0x10_0000;
@@ -27,7 +27,7 @@ fn paged(code: &[u8]) -> emu::Machine {
     for p in 0..1024 {
         set_pte(&mut m, p, (p << 12) | 7);
     }
-    let c = m.cpu_mut();
+    let c = m.cpu_mut_flush_tlb();
     c.cr3 = PD;
     c.cr0 |= 0x8000_0000;
     m
@@ -69,7 +69,7 @@ fn write_protection_386_and_wp() {
     // With CR0.WP (486) it faults: present | write.
     let mut m = paged(&code);
     set_pte(&mut m, 6, 0x6005);
-    m.cpu_mut().cr0 |= 1 << 16;
+    m.cpu_mut_flush_tlb().cr0 |= 1 << 16;
     assert_eq!(fault(&mut m), Fault::code(vector::PF, 3));
     assert_eq!(m.cpu().cr2, 0x6000);
 }
@@ -120,7 +120,7 @@ fn tlb_keeps_stale_translations_until_cr3_reload() {
     m.write_phys(0xC000, &0x1111_1111u32.to_le_bytes());
     m.write_phys(0xD000, &0x2222_2222u32.to_le_bytes());
     assert_eq!(m.run(Limits::default()), Exit::Halted);
-    assert_eq!(m.cpu().gpr[0], 0x1111_1111);
+    assert_eq!(m.cpu().gpr[Gpr::Eax], 0x1111_1111);
     // Remap page C to frame D behind the guest's back (no flush).
     set_pte(&mut m, 0xC, 0xD007);
     m.set_halted(false);
@@ -132,9 +132,13 @@ fn tlb_keeps_stale_translations_until_cr3_reload() {
         }),
         Exit::InstructionLimit
     );
-    assert_eq!(m.cpu().gpr[0], 0x1111_1111, "stale TLB entry used");
+    assert_eq!(m.cpu().gpr[Gpr::Eax], 0x1111_1111, "stale TLB entry used");
     assert_eq!(m.run(Limits::default()), Exit::Halted);
-    assert_eq!(m.cpu().gpr[0], 0x2222_2222, "MOV CR3 flushed the TLB");
+    assert_eq!(
+        m.cpu().gpr[Gpr::Eax],
+        0x2222_2222,
+        "MOV CR3 flushed the TLB"
+    );
 }
 
 #[test]
@@ -145,12 +149,12 @@ fn instruction_at_a_page_end_before_a_missing_page_leaves_cr2() {
     let mut m = paged(&[]);
     m.write_phys(0x2FFE, &[0x40, 0xF4]);
     set_pte(&mut m, 3, 0);
-    m.cpu_mut().eip = 0x2FFE;
+    m.set_eip(0x2FFE);
     m.intercept(vector::PF, true);
     assert_eq!(m.run(Limits::default()), Exit::Halted);
-    assert_eq!((m.cpu().gpr[0], m.cpu().cr2), (1, 0));
+    assert_eq!((m.cpu().gpr[Gpr::Eax], m.cpu().cr2), (1, 0));
     m.write_phys(0x2FF0, &[0xEB, 0x0E]); // jmp 0x3000
-    m.cpu_mut().eip = 0x2FF0;
+    m.set_eip(0x2FF0);
     m.set_halted(false);
     assert_eq!(fault(&mut m), Fault::code(vector::PF, 0));
     assert_eq!(m.cpu().cr2, 0x3000);

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use emu::{Exit, Fault, Limits, SegReg, flags, vector};
+use emu::{Exit, Fault, Gpr, Limits, SegReg, flags, vector};
 use iced_x86::code_asm::*;
 
 fn run_fault(m: &mut emu::Machine, v: u8) -> Fault {
@@ -117,7 +117,7 @@ fn call_gate_switches_stacks_and_returns() {
     let c = m.cpu();
     assert_eq!(c.cpl, 0);
     assert_eq!(c.seg[SegReg::Ss as usize].selector, DATA32);
-    assert_eq!(c.gpr[4], 0x9000 - 16);
+    assert_eq!(c.gpr[Gpr::Esp], 0x9000 - 16);
     let mut frame = [0u8; 16];
     m.read_phys(0x9000 - 16, &mut frame);
     let w = |i: usize| u32::from_le_bytes(frame[4 * i..4 * i + 4].try_into().unwrap());
@@ -130,7 +130,7 @@ fn call_gate_switches_stacks_and_returns() {
     let c = m.cpu();
     assert_eq!(c.cpl, 3);
     assert_eq!(c.eip, 0x2107);
-    assert_eq!(c.gpr[4], 0x7000);
+    assert_eq!(c.gpr[Gpr::Esp], 0x7000);
     assert_eq!(c.seg[SegReg::Ss as usize].selector, DATA3);
 }
 
@@ -155,7 +155,7 @@ fn software_interrupt_from_ring3_through_the_idt() {
     let c = m.cpu();
     assert_eq!(c.cpl, 0);
     assert_eq!(c.eflags & flags::IF, 0, "interrupt gate clears IF");
-    assert_eq!(c.gpr[4], 0x9000 - 20);
+    assert_eq!(c.gpr[Gpr::Esp], 0x9000 - 20);
     // IRETD back to ring 3; INT 81h's gate has DPL 0: #GP(81h*8+2).
     assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0x81 * 8 + 2));
     let c = m.cpu();
@@ -175,7 +175,7 @@ fn exception_through_idt_pushes_error_code() {
     m.write_phys(0x2C00, &[0xF4]);
     assert_eq!(m.run(Limits::default()), Exit::Halted);
     let mut st = [0u8; 8];
-    m.read_phys(m.cpu().gpr[4], &mut st);
+    m.read_phys(m.cpu().gpr[Gpr::Esp], &mut st);
     assert_eq!(
         u32::from_le_bytes(st[0..4].try_into().unwrap()),
         u32::from(ABSENT)
@@ -231,7 +231,7 @@ fn iopl_rules_for_cli_and_io() {
     m.write_phys(0x3000 + 0x68 + 12, &[0xFE]);
     let mut tr = m.cpu().tr;
     tr.limit = 0x68 + 32;
-    m.cpu_mut().tr = tr;
+    m.cpu_mut_flush_tlb().tr = tr;
     assert_eq!(run_fault(&mut m, vector::GP), Fault::gp(0));
     assert_eq!(m.cpu().eip, 0x2102);
 }
@@ -245,7 +245,7 @@ fn task_switch_by_call_and_iret() {
     let mut m = prot_machine(&call);
     let tss2 = 0x3100u32;
     m.write_phys(GDT + 0x50, &desc(tss2, 0x67, 0x89, 0).to_le_bytes());
-    m.cpu_mut().gdtr.limit = 0x57;
+    m.cpu_mut_flush_tlb().gdtr.limit = 0x57;
     // Mark the running task's TSS busy, as LTR would have.
     m.write_phys(GDT + u32::from(TSS) + 5, &[0x8B]);
     let put = |m: &mut emu::Machine, off: u32, v: u32| m.write_phys(tss2 + off, &v.to_le_bytes());
@@ -262,11 +262,15 @@ fn task_switch_by_call_and_iret() {
     }
     // Task 2: mov eax, 0x1234 ; iretd
     m.write_phys(0x2400, &[0xB8, 0x34, 0x12, 0, 0, 0xCF]);
-    m.cpu_mut().gpr[0] = 0x55;
+    m.gpr_mut()[Gpr::Eax] = 0x55;
     assert_eq!(m.run(Limits::default()), Exit::Halted);
     let c = m.cpu().clone();
     assert_eq!(c.eip, 0x2008, "back in task 1 after the CALL");
-    assert_eq!(c.gpr[0], 0x55, "task 1 registers restored from its TSS");
+    assert_eq!(
+        c.gpr[Gpr::Eax],
+        0x55,
+        "task 1 registers restored from its TSS"
+    );
     assert_eq!(c.tr.selector, TSS);
     assert_ne!(c.cr0 & 8, 0, "CR0.TS set by the switch");
     assert_eq!(c.eflags & flags::NT, 0);
@@ -287,7 +291,7 @@ fn machine_with_a_bad_tss(code: &[u8]) -> emu::Machine {
     let mut m = prot_machine(code);
     let tss2 = 0x3100u32;
     m.write_phys(GDT + 0x50, &desc(tss2, 0x67, 0x89, 0).to_le_bytes());
-    m.cpu_mut().gdtr.limit = 0x57;
+    m.cpu_mut_flush_tlb().gdtr.limit = 0x57;
     m.write_phys(GDT + u32::from(TSS) + 5, &[0x8B]);
     let put = |m: &mut emu::Machine, off: u32, v: u32| m.write_phys(tss2 + off, &v.to_le_bytes());
     put(&mut m, 0x20, 0x2400); // EIP
@@ -315,7 +319,7 @@ fn assert_faulted_in_the_new_task(m: &mut emu::Machine) {
     let c = m.cpu();
     assert_eq!(c.tr.selector, 0x50, "TR is the new task's");
     assert_eq!(c.eip, 0x2400, "EIP is the new task's");
-    assert_eq!(c.gpr[0], 0x7777, "registers are the new task's");
+    assert_eq!(c.gpr[Gpr::Eax], 0x7777, "registers are the new task's");
     assert_ne!(
         c.eflags & flags::NT,
         0,

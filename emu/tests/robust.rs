@@ -40,7 +40,7 @@ proptest! {
             for p in 0..512u32 {
                 m.write_phys(0x10_1000 + p * 4, &((p << 12) | 7).to_le_bytes());
             }
-            let c = m.cpu_mut();
+            let c = m.cpu_mut_flush_tlb();
             c.cr3 = 0x10_0000;
             c.cr0 |= 0x8000_0000;
         }

@@ -45,7 +45,7 @@ impl Descriptors {
             LDT_SEL,
             make(LDT_BASE, (LDT_ENTRIES * 8 - 1) as u32, 0x82, false),
         );
-        let cpu = m.cpu_mut();
+        let cpu = m.cpu_mut_flush_tlb();
         cpu.gdtr = emu::DescTable {
             base: GDT_BASE,
             limit: (GDT_ENTRIES * 8 - 1) as u16,
@@ -88,20 +88,6 @@ impl Descriptors {
     /// The segment cache the CPU would load for `sel`.
     pub fn segment(&self, sel: u16) -> Option<Segment> {
         Some(self.get(sel)?.to_segment(sel))
-    }
-
-    /// Linear address of `sel:off` if `len` bytes there are inside the
-    /// segment's limit.
-    pub fn linear(&self, sel: u16, off: u32, len: u32) -> Option<u32> {
-        let d = self.get(sel)?;
-        if !d.is_segment() {
-            return None;
-        }
-        let last = u64::from(off) + u64::from(len.max(1)) - 1;
-        if last > u64::from(d.limit()) {
-            return None;
-        }
-        Some(d.base().wrapping_add(off))
     }
 
     /// Load a segment register of the CPU from the model.

@@ -135,7 +135,7 @@ impl Memory {
             m.write_phys(pte, &(f | flags).to_le_bytes());
             self.pages.insert(page, f);
         }
-        m.cpu_mut();
+        m.flush_tlb();
         Ok(())
     }
 
@@ -166,7 +166,7 @@ impl Memory {
                 self.free_frames.push(f);
             }
         }
-        m.cpu_mut();
+        m.flush_tlb();
     }
 
     /// Is the page of `lin` mapped (present or not)?
@@ -187,7 +187,7 @@ impl Memory {
         let old = u32::from_le_bytes(b);
         let new = (f & !0xFFF) | (old & 0xFFE) | u32::from(present);
         m.write_phys(at, &new.to_le_bytes());
-        m.cpu_mut();
+        m.flush_tlb();
         true
     }
 

@@ -241,7 +241,7 @@ impl Process {
 
     fn init_machine(&mut self) -> Result<(), KernelError> {
         let cr3 = self.mem.cr3();
-        let cpu = self.m.cpu_mut();
+        let cpu = self.m.cpu_mut_flush_tlb();
         cpu.cr3 = cr3;
         cpu.cr0 = 0x8000_0011;
         cpu.idtr = emu::DescTable { base: 0, limit: 0 };
@@ -368,9 +368,11 @@ impl Process {
         self.m.patch_code(lin, data)
     }
 
-    /// Linear address of `sel:off` if `len` bytes fit in the segment.
+    /// Linear address of `sel:off` if `len` bytes (at least one) fit in
+    /// the segment, checked as the CPU checks a read
+    /// ([`emu::Machine::resolve`]).
     pub fn selector_to_linear(&self, sel: u16, off: u32, len: u32) -> Option<u32> {
-        self.desc.linear(sel, off, len)
+        self.m.resolve(sel, off, len.max(1), emu::Access::Read).ok()
     }
 
     /// Mark the page holding `lin` present or not present (the frame is
@@ -411,7 +413,7 @@ impl Process {
             return None;
         }
         if far16 {
-            self.desc.linear((raw >> 16) as u16, raw & 0xFFFF, len)
+            self.selector_to_linear((raw >> 16) as u16, raw & 0xFFFF, len)
         } else {
             Some(raw)
         }

@@ -3,7 +3,7 @@
 //! turns every other guest exception into a handler call (DosSetVec) or an
 //! [`Outcome::GuestFault`].
 
-use emu::{Exit, Fault, Limits, SegReg, vector};
+use emu::{Exit, Fault, Gpr, Limits, SegReg, vector};
 
 use crate::trace::TrapKind;
 
@@ -130,7 +130,7 @@ impl Process {
         {
             return false;
         }
-        self.m.cpu_mut().eip = handler & 0xFFFF;
+        self.m.set_eip(handler & 0xFFFF);
         true
     }
 
@@ -142,7 +142,7 @@ impl Process {
             .m
             .write_linear(ss.base.wrapping_add(u32::from(sp)), &v.to_le_bytes())
             .is_ok();
-        let e = &mut self.m.cpu_mut().gpr[4];
+        let e = &mut self.m.gpr_mut()[Gpr::Esp];
         *e = (*e & 0xFFFF_0000) | u32::from(sp);
         ok
     }
@@ -155,7 +155,7 @@ impl Process {
             .m
             .write_linear(ss.base.wrapping_add(esp), &v.to_le_bytes())
             .is_ok();
-        self.m.cpu_mut().gpr[4] = esp;
+        self.m.gpr_mut()[Gpr::Esp] = esp;
         ok
     }
 
@@ -300,19 +300,19 @@ impl Process {
                     cr2: None,
                 });
             }
-            let cpu = self.m.cpu_mut();
-            cpu.gpr[4] = if ss.big() {
+            let gpr = self.m.gpr_mut();
+            gpr[Gpr::Esp] = if ss.big() {
                 new_sp
             } else {
-                (cpu.gpr[4] & 0xFFFF_0000) | (new_sp & 0xFFFF)
+                (gpr[Gpr::Esp] & 0xFFFF_0000) | (new_sp & 0xFFFF)
             };
-            cpu.gpr[0] = (cpu.gpr[0] & 0xFFFF_0000) | (rc & 0xFFFF);
-            cpu.eip = ret_ip & 0xFFFF;
+            gpr[Gpr::Eax] = (gpr[Gpr::Eax] & 0xFFFF_0000) | (rc & 0xFFFF);
+            self.m.set_eip(ret_ip & 0xFFFF);
         } else {
-            let cpu = self.m.cpu_mut();
-            cpu.gpr[4] = sp.wrapping_add(4);
-            cpu.gpr[0] = rc;
-            cpu.eip = ret_ip;
+            let gpr = self.m.gpr_mut();
+            gpr[Gpr::Esp] = sp.wrapping_add(4);
+            gpr[Gpr::Eax] = rc;
+            self.m.set_eip(ret_ip);
         }
         None
     }

@@ -12,7 +12,7 @@
 //!   return address is a kernel thunk that ends the process with EAX;
 //!   CS/DS/ES/SS flat, FS the TIB.
 
-use emu::SegReg;
+use emu::{Gpr, SegReg};
 use loader::Format;
 
 use crate::desc::DATA3;
@@ -84,7 +84,9 @@ impl Process {
             if exe.module.format == Format::Lx {
                 sp
             } else {
-                self.desc.linear(sel, 0, 1).unwrap_or(0).wrapping_add(sp)
+                self.selector_to_linear(sel, 0, 1)
+                    .unwrap_or(0)
+                    .wrapping_add(sp)
             }
         });
         (top.saturating_sub(exe.module.stack_size.max(1)), top)
@@ -126,9 +128,9 @@ impl Process {
             .initial_sp()
             .ok_or_else(|| load_err(&exe.name, "no stack"))?;
         {
-            let cpu = self.m.cpu_mut();
-            cpu.gpr = [0; 8];
-            cpu.gpr[4] = sp;
+            let gpr = self.m.gpr_mut();
+            *gpr = [0; 8];
+            gpr[Gpr::Esp] = sp;
         }
         let d = &self.desc;
         let mut ok =
@@ -138,7 +140,7 @@ impl Process {
                 && d.load(&mut self.m, SegReg::Es, FLAT_DS)
                 && d.load(&mut self.m, SegReg::Fs, TIB_SEL)
                 && d.load(&mut self.m, SegReg::Gs, 0);
-            self.m.cpu_mut().eip = cs.base.wrapping_add(start.offset);
+            self.m.set_eip(cs.base.wrapping_add(start.offset));
             let ret = THUNK_BASE + 4 * self.thunks.special(Slot::EntryReturn);
             self.m.add_host_call(ret);
             let cmd = self.env_base + u32::from(self.cmd_offset);
@@ -158,11 +160,11 @@ impl Process {
                 && d.load(&mut self.m, SegReg::Es, 0)
                 && d.load(&mut self.m, SegReg::Fs, 0)
                 && d.load(&mut self.m, SegReg::Gs, 0);
-            let cpu = self.m.cpu_mut();
-            cpu.eip = start.offset & 0xFFFF;
-            cpu.gpr[0] = u32::from(self.env_sel);
-            cpu.gpr[3] = u32::from(self.cmd_offset);
-            cpu.gpr[1] = cx & 0xFFFF;
+            self.m.set_eip(start.offset & 0xFFFF);
+            let gpr = self.m.gpr_mut();
+            gpr[Gpr::Eax] = u32::from(self.env_sel);
+            gpr[Gpr::Ebx] = u32::from(self.cmd_offset);
+            gpr[Gpr::Ecx] = cx & 0xFFFF;
         }
         if !ok {
             return Err(load_err(&exe.name, "start selectors are not valid"));
@@ -193,7 +195,7 @@ impl Process {
                 ok &= self.push32(0)
                     && self.push32(u32::from(lm.handle))
                     && self.push32(THUNK_BASE + 4 * ret_slot);
-                self.m.cpu_mut().eip = o.base.wrapping_add(start.offset);
+                self.m.set_eip(o.base.wrapping_add(start.offset));
             } else {
                 let ds = lm
                     .module
@@ -204,11 +206,11 @@ impl Process {
                     && d.load(&mut self.m, SegReg::Ds, ds)
                     && d.load(&mut self.m, SegReg::Es, 0);
                 ok &= self.push16(THUNK_CS) && self.push16((4 * ret_slot) as u16);
-                let cpu = self.m.cpu_mut();
-                cpu.eip = start.offset & 0xFFFF;
-                cpu.gpr[0] = u32::from(lm.handle);
-                cpu.gpr[7] = u32::from(lm.handle);
-                cpu.gpr[1] = lm.module.heap_size & 0xFFFF;
+                self.m.set_eip(start.offset & 0xFFFF);
+                let gpr = self.m.gpr_mut();
+                gpr[Gpr::Eax] = u32::from(lm.handle);
+                gpr[Gpr::Edi] = u32::from(lm.handle);
+                gpr[Gpr::Ecx] = lm.module.heap_size & 0xFFFF;
             }
             if !ok {
                 return Err(load_err(
@@ -217,7 +219,7 @@ impl Process {
                 ));
             }
             let outcome = self.run_loop(None);
-            *self.m.cpu_mut() = saved;
+            *self.m.cpu_mut_flush_tlb() = saved;
             let good = match outcome {
                 Outcome::Returned(v) if lm.module.format == Format::Lx => v != 0,
                 Outcome::Returned(v) => v & 0xFFFF != 0,

@@ -102,7 +102,7 @@ impl Process {
             }
             let handler = self.read_u32(rec.wrapping_add(4))?;
             {
-                let cpu = self.m.cpu_mut();
+                let cpu = self.m.cpu_mut_flush_tlb();
                 *cpu = saved.clone();
                 cpu.gpr[4] = report.wrapping_sub(4);
             }
@@ -112,7 +112,7 @@ impl Process {
             if !ok {
                 break;
             }
-            self.m.cpu_mut().eip = handler;
+            self.m.set_eip(handler);
             match self.run_loop(None) {
                 Outcome::Returned(CONTINUE_EXECUTION) => {
                     if self.restore_context(ctx) {
@@ -125,7 +125,7 @@ impl Process {
                 other => return Some(Some(other)),
             }
         }
-        *self.m.cpu_mut() = saved;
+        *self.m.cpu_mut_flush_tlb() = saved;
         None
     }
 
@@ -152,10 +152,9 @@ impl Process {
         }
         ok &= self.desc.load(&mut self.m, SegReg::Cs, v(12) as u16)
             && self.desc.load(&mut self.m, SegReg::Ss, v(15) as u16);
-        let cpu = self.m.cpu_mut();
-        cpu.gpr = [v(6), v(8), v(9), v(7), v(14), v(10), v(5), v(4)];
-        cpu.eip = v(11);
-        cpu.eflags = (v(13) & 0x0000_0CD5) | emu::flags::RESERVED1 | emu::flags::IF;
+        *self.m.gpr_mut() = [v(6), v(8), v(9), v(7), v(14), v(10), v(5), v(4)];
+        self.m.set_eip(v(11));
+        *self.m.eflags_mut() = (v(13) & 0x0000_0CD5) | emu::flags::RESERVED1 | emu::flags::IF;
         ok
     }
 }

@@ -1,7 +1,7 @@
 //! The runtime against the emulated CPU: tracepoints hit, log, run the
 //! original instruction out of line and stay inserted.
 
-use emu::{Exit, Limits, Machine, MachineConfig, SegReg, Segment};
+use emu::{Exit, Gpr, Limits, Machine, MachineConfig, SegReg, Segment};
 use kernel_sim::trace::{
     ApplyError, Dispatch, DtoSpec, DynamicTrace, Next, ObjectMapping, TrapKind,
 };
@@ -17,9 +17,8 @@ fn machine(code: &[u8]) -> Machine {
     m.set_segment(SegReg::Cs, Segment::real(0x1000, true));
     m.set_segment(SegReg::Ss, Segment::real(0x2000, false));
     m.set_segment(SegReg::Ds, Segment::real(0x3000, false));
-    let cpu = m.cpu_mut();
-    cpu.eip = 0;
-    cpu.gpr[4] = 0xFFFE;
+    m.set_eip(0);
+    m.gpr_mut()[Gpr::Esp] = 0xFFFE;
     m
 }
 
@@ -81,7 +80,7 @@ fn a_tracepoint_in_a_loop_logs_every_hit_and_the_instruction_still_runs() {
     m.read_linear(CODE_BASE + 9, &mut byte).unwrap();
     assert_eq!(byte[0], 0xCC, "INT3 inserted");
     let seen = run(&mut m, &mut rt, &mut buf);
-    assert_eq!(m.cpu().gpr[0] & 0xFFFF, 0x1234 + 5, "inc ax ran five times");
+    assert_eq!(m.cpu().gpr[Gpr::Eax] & 0xFFFF, 0x1234 + 5, "inc ax ran five times");
     let recs = records(&mut buf);
     assert_eq!(recs.len(), 5);
     for (i, (major, minor, data, flags)) in recs.iter().enumerate() {
@@ -127,7 +126,7 @@ fn remove_and_abort_outcomes() {
         )
         .unwrap();
     run(&mut m, &mut rt, &mut buf);
-    assert_eq!(m.cpu().gpr[0] & 0xFFFF, 3);
+    assert_eq!(m.cpu().gpr[Gpr::Eax] & 0xFFFF, 3);
     assert_eq!(rt.dtos()[dto].tracepoints[0].hits, 1);
     assert!(!rt.dtos()[dto].tracepoints[0].active);
     assert!(records(&mut buf).is_empty(), "Remove logs nothing");
@@ -156,7 +155,7 @@ fn memory_is_read_through_the_guest_segments() {
     run(&mut m, &mut rt, &mut buf);
     let recs = records(&mut buf);
     assert_eq!(recs[0].2, b"\x00\x04\x00\x11\x22\x33\x44\x01\x04\x00OS/2");
-    assert_eq!(m.cpu().gpr[0] & 0xFFFF, 0x2211);
+    assert_eq!(m.cpu().gpr[Gpr::Eax] & 0xFFFF, 0x2211);
 }
 
 #[test]
@@ -265,7 +264,7 @@ fn protected_mode_selectors_fault_with_their_tokens() {
     m.write_phys(0x600, &ldt.concat());
     m.write_phys(0x3_0000, b"LDT!");
     {
-        let cpu = m.cpu_mut();
+        let cpu = m.cpu_mut_flush_tlb();
         cpu.cr0 |= 1;
         cpu.gdtr = emu::DescTable {
             base: 0x500,
@@ -331,7 +330,7 @@ fn protected_mode_selectors_fault_with_their_tokens() {
         let minor = i as u16 + 1;
         let src = format!("major=3\nminor={minor}\nobject=1\noffset=0\n{body}\n");
         let dto = rt.apply(&mut m, &spec(&src)).unwrap();
-        m.cpu_mut().eip = 0;
+        m.set_eip(0);
         m.set_halted(false);
         run(&mut m, &mut rt, &mut buf);
         rt.remove(&mut m, dto);

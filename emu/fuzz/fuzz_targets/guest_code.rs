@@ -2,7 +2,7 @@
 //! never panic, whatever the guest does.
 #![no_main]
 
-use emu::{CpuModel, Descriptor, Limits, Machine, MachineConfig, SegReg, Segment};
+use emu::{CpuModel, Descriptor, Gpr, Limits, Machine, MachineConfig, SegReg, Segment};
 use libfuzzer_sys::fuzz_target;
 
 fn desc(base: u32, limit: u32, access: u8, flags: u8) -> u64 {
@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
         for (i, e) in gdt.iter().enumerate() {
             m.write_phys(0x800 + 8 * i as u32, &e.to_le_bytes());
         }
-        let c = m.cpu_mut();
+        let c = m.cpu_mut_flush_tlb();
         c.cr0 |= 1;
         c.gdtr.base = 0x800;
         c.gdtr.limit = 23;
@@ -39,8 +39,8 @@ fuzz_target!(|data: &[u8]| {
             m.set_segment(s, Descriptor(gdt[2]).to_segment(0x10));
         }
     }
-    m.cpu_mut().eip = 0x1000;
-    m.cpu_mut().gpr[4] = 0x8000;
+    m.set_eip(0x1000);
+    m.gpr_mut()[Gpr::Esp] = 0x8000;
     for _ in 0..2 {
         let _ = m.run(Limits { instructions: Some(500), cycles: None });
         m.set_halted(false);

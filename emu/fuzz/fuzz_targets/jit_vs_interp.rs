@@ -5,7 +5,7 @@
 //! instruction budget per run.
 #![no_main]
 
-use emu::{CpuModel, Descriptor, Exit, Limits, Machine, MachineConfig, SegReg, Segment};
+use emu::{CpuModel, Descriptor, Exit, Gpr, Limits, Machine, MachineConfig, SegReg, Segment};
 use libfuzzer_sys::fuzz_target;
 
 fn desc(base: u32, limit: u32, access: u8, flags: u8) -> u64 {
@@ -44,7 +44,7 @@ fn machine(code32: bool, code: &[u8], jit: bool) -> Machine {
         for (i, e) in gdt.iter().enumerate() {
             m.write_phys(0x800 + 8 * i as u32, &e.to_le_bytes());
         }
-        let c = m.cpu_mut();
+        let c = m.cpu_mut_flush_tlb();
         c.cr0 |= 1;
         c.gdtr.base = 0x800;
         c.gdtr.limit = 23;
@@ -60,8 +60,8 @@ fn machine(code32: bool, code: &[u8], jit: bool) -> Machine {
     for v in 0..=255 {
         m.intercept(v, true);
     }
-    m.cpu_mut().eip = 0x1000;
-    m.cpu_mut().gpr[4] = 0x8000;
+    m.set_eip(0x1000);
+    m.gpr_mut()[Gpr::Esp] = 0x8000;
     m
 }
 

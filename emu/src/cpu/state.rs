@@ -5,6 +5,8 @@
 //! `LOADALL` or a debugger would. `CpuState` is plain data: the machine is
 //! the only thing that interprets it.
 
+use std::ops::{Index, IndexMut};
+
 use iced_x86::Register;
 
 /// EFLAGS bit masks.
@@ -57,6 +59,58 @@ pub enum CpuModel {
     I486,
 }
 
+/// A general register, in x86 encoding order: `cpu.gpr[Gpr::Esp]` names
+/// what `gpr[4]` would only number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Gpr {
+    /// EAX
+    Eax = 0,
+    /// ECX
+    Ecx = 1,
+    /// EDX
+    Edx = 2,
+    /// EBX
+    Ebx = 3,
+    /// ESP
+    Esp = 4,
+    /// EBP
+    Ebp = 5,
+    /// ESI
+    Esi = 6,
+    /// EDI
+    Edi = 7,
+}
+
+impl Gpr {
+    /// All eight, in encoding order.
+    pub const ALL: [Gpr; 8] = [
+        Gpr::Eax,
+        Gpr::Ecx,
+        Gpr::Edx,
+        Gpr::Ebx,
+        Gpr::Esp,
+        Gpr::Ebp,
+        Gpr::Esi,
+        Gpr::Edi,
+    ];
+}
+
+impl Index<Gpr> for [u32; 8] {
+    type Output = u32;
+    #[inline]
+    fn index(&self, r: Gpr) -> &u32 {
+        &self[r as usize]
+    }
+}
+
+impl IndexMut<Gpr> for [u32; 8] {
+    #[inline]
+    fn index_mut(&mut self, r: Gpr) -> &mut u32 {
+        &mut self[r as usize]
+    }
+}
+
 /// A segment register index, in x86 encoding order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -97,6 +151,21 @@ impl SegReg {
             Register::GS => SegReg::Gs,
             _ => return None,
         })
+    }
+}
+
+impl Index<SegReg> for [Segment; 6] {
+    type Output = Segment;
+    #[inline]
+    fn index(&self, s: SegReg) -> &Segment {
+        &self[s as usize]
+    }
+}
+
+impl IndexMut<SegReg> for [Segment; 6] {
+    #[inline]
+    fn index_mut(&mut self, s: SegReg) -> &mut Segment {
+        &mut self[s as usize]
     }
 }
 
@@ -175,7 +244,47 @@ impl Segment {
     pub fn conforming(&self) -> bool {
         self.access & 0x1C == 0x1C
     }
+
+    /// Do the `len` bytes at `offset` lie inside the segment's limit? The
+    /// one limit rule, for the CPU's own accesses and the host's checks:
+    /// expand-down segments hold the offsets above the limit up to 0xFFFF,
+    /// or 0xFFFFFFFF with the B bit. An empty range is always inside.
+    #[inline]
+    pub fn contains(&self, offset: u32, len: u32) -> bool {
+        // One past the last byte, in 64 bits so nothing wraps.
+        let end = u64::from(offset) + u64::from(len);
+        if self.expand_down() {
+            let top: u64 = if self.big() { 1 << 32 } else { 1 << 16 };
+            (offset > self.limit || len == 0) && end <= top
+        } else {
+            len == 0 || end <= u64::from(self.limit) + 1
+        }
+    }
+
+    /// Does the segment's type allow `access` (protected mode)? Present
+    /// is part of it: an absent segment allows nothing.
+    #[inline]
+    pub fn permits(&self, access: Access) -> bool {
+        match access {
+            Access::Read => self.readable(),
+            Access::Write => self.writable(),
+        }
+    }
 }
+
+/// What a segmented access does, for the segment type check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Read: any data segment, or code with R set.
+    Read,
+    /// Write: writable data segments only.
+    Write,
+}
+
+// Size checks on the hot structs (as iced-x86 does): the interpreter
+// copies segment caches and snapshots the register file on every step.
+const _: () = assert!(size_of::<Segment>() == 12);
+const _: () = assert!(size_of::<CpuState>() == 208);
 
 /// GDTR / IDTR contents.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -296,7 +405,7 @@ impl CpuState {
     /// The segment cache of `s`.
     #[inline]
     pub fn sreg(&self, s: SegReg) -> &Segment {
-        &self.seg[s as usize]
+        &self.seg[s]
     }
     /// Current IOPL.
     pub fn iopl(&self) -> u8 {
@@ -318,7 +427,7 @@ impl CpuState {
         } else if (al + 4..al + 8).contains(&n) {
             (self.gpr[(n - al - 4) as usize] >> 8) & 0xFF
         } else if let Some(s) = SegReg::from_iced(r) {
-            u32::from(self.seg[s as usize].selector)
+            u32::from(self.seg[s].selector)
         } else {
             return None;
         })

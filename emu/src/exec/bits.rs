@@ -4,6 +4,7 @@
 
 use super::alu::{add, sub};
 use super::operand::{Loc, mask, sext};
+use crate::cpu::Gpr;
 use crate::cpu::flags::*;
 use crate::fault::R;
 use crate::machine::Machine;
@@ -81,7 +82,7 @@ impl Machine {
         let n = Self::op_size(insn, 0);
         let d = self.loc(insn, 0);
         let v = self.read_loc(d, n)?;
-        let acc = self.cpu.gpr[0] & mask(n);
+        let acc = self.cpu.gpr[Gpr::Eax] & mask(n);
         let (_, f) = sub(acc, v, 0, n);
         if f & ZF != 0 {
             let s = self.reg(insn.op1_register());

@@ -5,7 +5,7 @@
 
 use super::operand::{Loc, reg_size, sext};
 use crate::cpu::flags::*;
-use crate::cpu::{CR0_PE, CR0_PG, CR0_WP, CpuModel, SegReg};
+use crate::cpu::{CR0_PE, CR0_PG, CR0_WP, CpuModel, Gpr, SegReg};
 use crate::fault::{Fault, R, vector};
 use crate::machine::Machine;
 use iced_x86::{Instruction, Mnemonic, OpKind, Register};
@@ -122,10 +122,10 @@ impl Machine {
             if let Some(s) = SegReg::from_iced(r) {
                 let sp = self.sp();
                 let v = self.read_mem(SegReg::Ss, sp, n)? as u16;
-                let old_big = self.cpu.seg[2].big();
+                let old_big = self.cpu.seg[SegReg::Ss].big();
                 self.load_sreg(s, v)?;
                 // ESP advances by the stack size in force before the load.
-                let g = &mut self.cpu.gpr[4];
+                let g = &mut self.cpu.gpr[Gpr::Esp];
                 *g = if old_big {
                     g.wrapping_add(n)
                 } else {
@@ -149,7 +149,7 @@ impl Machine {
     #[inline(never)]
     pub(crate) fn pusha(&mut self, d: bool) -> R<()> {
         let n = if d { 4 } else { 2 };
-        let sp = self.cpu.gpr[4];
+        let sp = self.cpu.gpr[Gpr::Esp];
         let regs = self.cpu.gpr;
         for (i, v) in regs.iter().enumerate() {
             self.push(if i == 4 { sp } else { *v }, n)?;
@@ -309,7 +309,7 @@ impl Machine {
     pub(crate) fn in_out(&mut self, insn: &Instruction, is_in: bool) -> R<()> {
         let (data, port_op) = if is_in { (0, 1) } else { (1, 0) };
         let port = match insn.op_kind(port_op) {
-            OpKind::Register => (self.cpu.gpr[2] & 0xFFFF) as u16,
+            OpKind::Register => (self.cpu.gpr[Gpr::Edx] & 0xFFFF) as u16,
             _ => u16::from(insn.immediate8()),
         };
         let r = insn.op_register(data);

@@ -4,7 +4,7 @@
 //! copying). A TSS descriptor or task gate as the target switches tasks
 //! (see `task`).
 
-use crate::cpu::SegReg;
+use crate::cpu::{Gpr, SegReg};
 use crate::cpu::{Segment, flags::*};
 use crate::fault::{Fault, R};
 use crate::machine::Machine;
@@ -46,7 +46,7 @@ impl Machine {
     /// Set EIP to a near target, checking the CS limit.
     #[inline]
     pub(crate) fn jump_near(&mut self, target: u32) -> R<()> {
-        if target > self.cpu.seg[1].limit {
+        if target > self.cpu.seg[SegReg::Cs].limit {
             return Err(Fault::gp(0));
         }
         self.cpu.eip = target;
@@ -79,11 +79,11 @@ impl Machine {
     #[inline(never)]
     pub(crate) fn loop_op(&mut self, insn: &Instruction, cond: Option<bool>) -> R<()> {
         let c = if self.addr32 {
-            self.cpu.gpr[1] = self.cpu.gpr[1].wrapping_sub(1);
-            self.cpu.gpr[1]
+            self.cpu.gpr[Gpr::Ecx] = self.cpu.gpr[Gpr::Ecx].wrapping_sub(1);
+            self.cpu.gpr[Gpr::Ecx]
         } else {
-            let v = (self.cpu.gpr[1].wrapping_sub(1)) & 0xFFFF;
-            self.cpu.gpr[1] = (self.cpu.gpr[1] & 0xFFFF_0000) | v;
+            let v = (self.cpu.gpr[Gpr::Ecx].wrapping_sub(1)) & 0xFFFF;
+            self.cpu.gpr[Gpr::Ecx] = (self.cpu.gpr[Gpr::Ecx] & 0xFFFF_0000) | v;
             v
         };
         let zf = self.cpu.eflags & ZF != 0;
@@ -102,7 +102,7 @@ impl Machine {
                 (self.read_op(insn, 0)?, n)
             }
         };
-        if target > self.cpu.seg[1].limit {
+        if target > self.cpu.seg[SegReg::Cs].limit {
             return Err(Fault::gp(0));
         }
         self.push(self.cpu.eip, n)?;
@@ -125,7 +125,7 @@ impl Machine {
             2
         };
         let t = self.pop(n)?;
-        if t > self.cpu.seg[1].limit {
+        if t > self.cpu.seg[SegReg::Cs].limit {
             return Err(Fault::gp(0));
         }
         let imm = if insn.op_count() > 0 {
@@ -164,7 +164,7 @@ impl Machine {
     pub(crate) fn far_transfer(&mut self, sel: u16, off: u32, n: u32, call: bool) -> R<()> {
         if !self.cpu.protected() || self.cpu.v86() {
             if call {
-                let cs = u32::from(self.cpu.seg[1].selector);
+                let cs = u32::from(self.cpu.seg[SegReg::Cs].selector);
                 let sp0 = self.sp();
                 self.push(cs, n)?;
                 if let Err(f) = self.push(self.cpu.eip, n) {
@@ -172,7 +172,7 @@ impl Machine {
                     return Err(f);
                 }
             }
-            let limit = self.cpu.seg[1].limit;
+            let limit = self.cpu.seg[SegReg::Cs].limit;
             if off > limit {
                 return Err(Fault::gp(0));
             }
@@ -256,8 +256,8 @@ impl Machine {
             let pl = td.dpl();
             let (nss, nesp) = self.tss_stack(pl)?;
             let ss_seg = self.check_stack_sel(nss, pl)?;
-            let old_ss = self.cpu.seg[2];
-            let old_esp = self.cpu.gpr[4];
+            let old_ss = self.cpu.seg[SegReg::Ss];
+            let old_esp = self.cpu.gpr[Gpr::Esp];
             let old_sp = self.sp();
             let count = d.gate_params();
             let mut params = Vec::with_capacity(count as usize);
@@ -266,10 +266,10 @@ impl Machine {
                 let o = if old_ss.big() { o } else { o & 0xFFFF };
                 params.push(self.read_mem(SegReg::Ss, o, gsize)?);
             }
-            let old_cs = self.cpu.seg[1].selector;
+            let old_cs = self.cpu.seg[SegReg::Cs].selector;
             let old_eip = self.cpu.eip;
-            self.cpu.seg[2] = ss_seg;
-            self.cpu.gpr[4] = nesp;
+            self.cpu.seg[SegReg::Ss] = ss_seg;
+            self.cpu.gpr[Gpr::Esp] = nesp;
             let r = (|| -> R<()> {
                 self.push(u32::from(old_ss.selector), gsize)?;
                 self.push(
@@ -287,8 +287,8 @@ impl Machine {
                 self.push(old_eip, gsize)
             })();
             if let Err(f) = r {
-                self.cpu.seg[2] = old_ss;
-                self.cpu.gpr[4] = old_esp;
+                self.cpu.seg[SegReg::Ss] = old_ss;
+                self.cpu.gpr[Gpr::Esp] = old_esp;
                 return Err(f);
             }
             self.set_cs(td, taddr, tsel, pl)?;
@@ -304,7 +304,7 @@ impl Machine {
 
     fn push_return(&mut self, n: u32) -> R<()> {
         let sp0 = self.sp();
-        let cs = u32::from(self.cpu.seg[1].selector);
+        let cs = u32::from(self.cpu.seg[SegReg::Cs].selector);
         self.push(cs, n)?;
         if let Err(f) = self.push(self.cpu.eip, n) {
             self.set_sp(sp0);
@@ -327,7 +327,7 @@ impl Machine {
             0
         };
         let sp = self.sp();
-        let big = self.cpu.seg[2].big();
+        let big = self.cpu.seg[SegReg::Ss].big();
         let at = |k: u32| {
             let o = sp.wrapping_add(k);
             if big { o } else { o & 0xFFFF }
@@ -335,7 +335,7 @@ impl Machine {
         let off = self.read_mem(SegReg::Ss, at(0), n)?;
         let sel = self.read_mem(SegReg::Ss, at(n), 2)? as u16;
         if !self.cpu.protected() || self.cpu.v86() {
-            if off > self.cpu.seg[1].limit {
+            if off > self.cpu.seg[SegReg::Cs].limit {
                 return Err(Fault::gp(0));
             }
             self.load_sreg(SegReg::Cs, sel)?;
@@ -381,7 +381,7 @@ impl Machine {
             self.set_sp(sp);
             return Ok(());
         }
-        let big = self.cpu.seg[2].big();
+        let big = self.cpu.seg[SegReg::Ss].big();
         let nesp = self.read_mem(SegReg::Ss, sp, n)?;
         let o = sp.wrapping_add(n);
         let nss = self.read_mem(SegReg::Ss, if big { o } else { o & 0xFFFF }, 2)? as u16;
@@ -393,12 +393,12 @@ impl Machine {
             }
         })?;
         self.set_cs(d, addr, sel, rpl)?;
-        self.cpu.seg[2] = ss_seg;
+        self.cpu.seg[SegReg::Ss] = ss_seg;
         let nesp = nesp.wrapping_add(imm);
         if ss_seg.big() {
-            self.cpu.gpr[4] = nesp;
+            self.cpu.gpr[Gpr::Esp] = nesp;
         } else {
-            self.cpu.gpr[4] = (self.cpu.gpr[4] & 0xFFFF_0000) | (nesp & 0xFFFF);
+            self.cpu.gpr[Gpr::Esp] = (self.cpu.gpr[Gpr::Esp] & 0xFFFF_0000) | (nesp & 0xFFFF);
         }
         self.cpu.eip = off;
         self.scrub_data_segs();
@@ -415,16 +415,16 @@ impl Machine {
         };
         let size = u32::from(insn.immediate16());
         let level = u32::from(insn.immediate8_2nd()) & 31;
-        let big = self.cpu.seg[2].big();
+        let big = self.cpu.seg[SegReg::Ss].big();
         let bp_reg = if big {
-            self.cpu.gpr[5]
+            self.cpu.gpr[Gpr::Ebp]
         } else {
-            self.cpu.gpr[5] & 0xFFFF
+            self.cpu.gpr[Gpr::Ebp] & 0xFFFF
         };
-        self.push(self.cpu.gpr[5], n)?;
+        self.push(self.cpu.gpr[Gpr::Ebp], n)?;
         // FrameTemp is the whole ESP (a 386 keeps ESP's upper half with a
         // 16-bit stack, and ENTER with a 32-bit operand copies it to EBP).
-        let frame = self.cpu.gpr[4];
+        let frame = self.cpu.gpr[Gpr::Esp];
         let mut bp = bp_reg;
         if level > 0 {
             for _ in 1..level {
@@ -440,11 +440,11 @@ impl Machine {
         // The 386 probes the final stack top for writing (segment and page).
         let lin = self.seg_linear(SegReg::Ss, nsp, 1, true)?;
         let user = self.cpu.cpl == 3;
-        self.translate(lin, crate::paging::Access { write: true, user })?;
+        self.translate(lin, crate::paging::PageAccess { write: true, user })?;
         if n == 4 {
-            self.cpu.gpr[5] = frame;
+            self.cpu.gpr[Gpr::Ebp] = frame;
         } else {
-            self.cpu.gpr[5] = (self.cpu.gpr[5] & 0xFFFF_0000) | (frame & 0xFFFF);
+            self.cpu.gpr[Gpr::Ebp] = (self.cpu.gpr[Gpr::Ebp] & 0xFFFF_0000) | (frame & 0xFFFF);
         }
         self.set_sp(nsp);
         Ok(())
@@ -454,20 +454,20 @@ impl Machine {
     #[inline(never)]
     pub(crate) fn leave(&mut self, insn: &Instruction) -> R<()> {
         let n = if insn.code() == Code::Leaved { 4 } else { 2 };
-        let bp = self.cpu.gpr[5];
+        let bp = self.cpu.gpr[Gpr::Ebp];
         self.set_sp(bp);
         let v = self.pop(n)?;
         if n == 4 {
-            self.cpu.gpr[5] = v;
+            self.cpu.gpr[Gpr::Ebp] = v;
         } else {
-            self.cpu.gpr[5] = (self.cpu.gpr[5] & 0xFFFF_0000) | (v & 0xFFFF);
+            self.cpu.gpr[Gpr::Ebp] = (self.cpu.gpr[Gpr::Ebp] & 0xFFFF_0000) | (v & 0xFFFF);
         }
         Ok(())
     }
 
     /// Load CS in real/V86 mode (used by far transfers and IRET).
     pub(crate) fn real_cs(&mut self, sel: u16) {
-        let seg = &mut self.cpu.seg[1];
+        let seg = &mut self.cpu.seg[SegReg::Cs];
         *seg = Segment {
             selector: sel,
             base: u32::from(sel) << 4,

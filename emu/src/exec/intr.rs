@@ -6,7 +6,7 @@
 //! Task gates in the IDT and IRET with NT set switch tasks (see `task`).
 
 use crate::cpu::flags::*;
-use crate::cpu::{CpuModel, SegReg, Segment};
+use crate::cpu::{CpuModel, Gpr, SegReg, Segment};
 use crate::fault::{Fault, R};
 use crate::machine::Machine;
 use crate::seg::Descriptor;
@@ -28,7 +28,7 @@ impl Machine {
     /// a task gate's switch commits.
     #[inline(never)]
     pub(crate) fn deliver(&mut self, v: u8, error: Option<u32>, kind: Kind) -> R<()> {
-        let saved_gpr4 = self.cpu.gpr[4];
+        let saved_gpr4 = self.cpu.gpr[Gpr::Esp];
         let saved_seg = self.cpu.seg;
         let saved_cpl = self.cpu.cpl;
         let saved_flags = self.cpu.eflags;
@@ -41,7 +41,7 @@ impl Machine {
         // A fault after a task gate's switch committed belongs to the new
         // task: its state stays (see task.rs).
         if r.is_err() && self.cpu.tr.selector == saved_tr {
-            self.cpu.gpr[4] = saved_gpr4;
+            self.cpu.gpr[Gpr::Esp] = saved_gpr4;
             self.cpu.seg = saved_seg;
             self.cpu.cpl = saved_cpl;
             self.cpu.eflags = saved_flags;
@@ -61,7 +61,7 @@ impl Machine {
         let cs = self.sys_read(base.wrapping_add(off + 2), 2)?;
         let fl = self.flags_image();
         self.push(fl & 0xFFFF, 2)?;
-        self.push(u32::from(self.cpu.seg[1].selector), 2)?;
+        self.push(u32::from(self.cpu.seg[SegReg::Cs].selector), 2)?;
         self.push(self.cpu.eip & 0xFFFF, 2)?;
         self.cpu.eflags &= !(IF | TF | AC | RF);
         self.real_cs(cs as u16);
@@ -125,26 +125,26 @@ impl Machine {
             }
             let (nss, nesp) = self.tss_stack(new_cpl)?;
             let ss_seg = self.check_stack_sel(nss, new_cpl)?;
-            let old_ss = u32::from(self.cpu.seg[2].selector);
-            let old_esp = self.cpu.gpr[4];
-            self.cpu.seg[2] = ss_seg;
-            self.cpu.gpr[4] = nesp;
+            let old_ss = u32::from(self.cpu.seg[SegReg::Ss].selector);
+            let old_esp = self.cpu.gpr[Gpr::Esp];
+            self.cpu.seg[SegReg::Ss] = ss_seg;
+            self.cpu.gpr[Gpr::Esp] = nesp;
             self.cpu.cpl = new_cpl;
             if v86 {
                 for s in [SegReg::Gs, SegReg::Fs, SegReg::Ds, SegReg::Es] {
-                    self.push(u32::from(self.cpu.seg[s as usize].selector), n)?;
+                    self.push(u32::from(self.cpu.seg[s].selector), n)?;
                 }
             }
             self.push(old_ss, n)?;
             self.push(old_esp, n)?;
             if v86 {
                 for s in [SegReg::Gs, SegReg::Fs, SegReg::Ds, SegReg::Es] {
-                    self.cpu.seg[s as usize] = Segment::null(0);
+                    self.cpu.seg[s] = Segment::null(0);
                 }
             }
         }
         self.push(fl, n)?;
-        self.push(u32::from(self.cpu.seg[1].selector), n)?;
+        self.push(u32::from(self.cpu.seg[SegReg::Cs].selector), n)?;
         self.push(self.cpu.eip, n)?;
         if let Some(e) = error {
             self.push(e, n)?;
@@ -218,7 +218,7 @@ impl Machine {
             let ip = self.pop(n)?;
             let cs = self.pop(n)?;
             let fl = self.pop(n)?;
-            if ip > self.cpu.seg[1].limit {
+            if ip > self.cpu.seg[SegReg::Cs].limit {
                 return Err(Fault::gp(0));
             }
             self.real_cs(cs as u16);
@@ -244,7 +244,7 @@ impl Machine {
             return self.task_switch(link, super::task::Switch::Iret);
         }
         let sp = self.sp();
-        let big = self.cpu.seg[2].big();
+        let big = self.cpu.seg[SegReg::Ss].big();
         let at = |k: u32| {
             let o = sp.wrapping_add(k);
             if big { o } else { o & 0xFFFF }
@@ -272,7 +272,7 @@ impl Machine {
         self.cpu.eflags = (fl & 0x003F_7FD5) | RESERVED1 | VM;
         self.cpu.cpl = 3;
         let ss = vals[1] as u16;
-        self.cpu.gpr[4] = vals[0];
+        self.cpu.gpr[Gpr::Esp] = vals[0];
         for (s, sel) in [
             (SegReg::Ss, ss),
             (SegReg::Es, vals[2] as u16),

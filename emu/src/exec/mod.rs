@@ -17,8 +17,8 @@ mod system;
 pub(crate) mod task;
 mod x87;
 
-use crate::cpu::CpuModel;
 use crate::cpu::flags::*;
+use crate::cpu::{CpuModel, Gpr};
 use crate::fault::{Fault, R};
 use crate::machine::{Flow, Machine};
 use iced_x86::{CpuidFeature, Instruction, Mnemonic as M};
@@ -136,11 +136,11 @@ impl Machine {
             M::Loope => self.loop_op(insn, Some(true))?,
             M::Loopne => self.loop_op(insn, Some(false))?,
             M::Jcxz => {
-                let t = self.cpu.gpr[1] & 0xFFFF == 0;
+                let t = self.cpu.gpr[Gpr::Ecx] & 0xFFFF == 0;
                 self.branch(insn, t)?
             }
             M::Jecxz => {
-                let t = self.cpu.gpr[1] == 0;
+                let t = self.cpu.gpr[Gpr::Ecx] == 0;
                 self.branch(insn, t)?
             }
             M::Ret => self.ret_near(insn)?,
@@ -243,11 +243,11 @@ impl Machine {
             M::Lds | M::Les | M::Lss | M::Lfs | M::Lgs => self.load_far_ptr(insn, m)?,
             M::Xlatb => {
                 let bx = if self.addr32 {
-                    self.cpu.gpr[3]
+                    self.cpu.gpr[Gpr::Ebx]
                 } else {
-                    self.cpu.gpr[3] & 0xFFFF
+                    self.cpu.gpr[Gpr::Ebx] & 0xFFFF
                 };
-                let off = bx.wrapping_add(self.cpu.gpr[0] & 0xFF);
+                let off = bx.wrapping_add(self.cpu.gpr[Gpr::Eax] & 0xFF);
                 let off = if self.addr32 { off } else { off & 0xFFFF };
                 let v = self.read_mem(Self::mseg(insn), off, 1)?;
                 self.set_reg(iced_x86::Register::AL, v)
@@ -257,7 +257,7 @@ impl Machine {
                 self.set_reg(iced_x86::Register::AH, v)
             }
             M::Sahf => {
-                let ah = (self.cpu.gpr[0] >> 8) & 0xFF;
+                let ah = (self.cpu.gpr[Gpr::Eax] >> 8) & 0xFF;
                 self.set_status(ah, CF | PF | AF | ZF | SF)
             }
             M::Clc => self.cpu.eflags &= !CF,

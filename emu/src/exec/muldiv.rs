@@ -8,6 +8,7 @@
 
 use super::alu::szp;
 use super::operand::{mask, sext};
+use crate::cpu::Gpr;
 use crate::cpu::flags::*;
 use crate::fault::{Fault, R};
 use crate::machine::Machine;
@@ -26,16 +27,16 @@ impl Machine {
     fn set_wide(&mut self, n: u32, lo: u32, hi: u32) {
         match n {
             1 => {
-                self.cpu.gpr[0] =
-                    (self.cpu.gpr[0] & 0xFFFF_0000) | (lo & 0xFF) | ((hi & 0xFF) << 8);
+                self.cpu.gpr[Gpr::Eax] =
+                    (self.cpu.gpr[Gpr::Eax] & 0xFFFF_0000) | (lo & 0xFF) | ((hi & 0xFF) << 8);
             }
             2 => {
-                self.cpu.gpr[0] = (self.cpu.gpr[0] & 0xFFFF_0000) | (lo & 0xFFFF);
-                self.cpu.gpr[2] = (self.cpu.gpr[2] & 0xFFFF_0000) | (hi & 0xFFFF);
+                self.cpu.gpr[Gpr::Eax] = (self.cpu.gpr[Gpr::Eax] & 0xFFFF_0000) | (lo & 0xFFFF);
+                self.cpu.gpr[Gpr::Edx] = (self.cpu.gpr[Gpr::Edx] & 0xFFFF_0000) | (hi & 0xFFFF);
             }
             _ => {
-                self.cpu.gpr[0] = lo;
-                self.cpu.gpr[2] = hi;
+                self.cpu.gpr[Gpr::Eax] = lo;
+                self.cpu.gpr[Gpr::Edx] = hi;
             }
         }
     }
@@ -45,7 +46,7 @@ impl Machine {
     pub(crate) fn mul1(&mut self, insn: &Instruction, signed: bool) -> R<()> {
         let n = Self::op_size(insn, 0);
         let src = self.read_op(insn, 0)? & mask(n);
-        let a = self.cpu.gpr[0] & mask(n);
+        let a = self.cpu.gpr[Gpr::Eax] & mask(n);
         let bits = n * 8;
         let (lo, hi, over) = if signed {
             let p = i64::from(sext(a, n) as i32) * i64::from(sext(src, n) as i32);
@@ -136,13 +137,13 @@ impl Machine {
     }
 
     fn set_al(&mut self, v: u32) {
-        self.cpu.gpr[0] = (self.cpu.gpr[0] & !0xFF) | (v & 0xFF);
+        self.cpu.gpr[Gpr::Eax] = (self.cpu.gpr[Gpr::Eax] & !0xFF) | (v & 0xFF);
     }
 
     /// DAA/DAS/AAA/AAS/AAM/AAD/SALC.
     #[inline(never)]
     pub(crate) fn bcd(&mut self, insn: &Instruction, m: Mnemonic) -> R<()> {
-        let al = self.cpu.gpr[0] & 0xFF;
+        let al = self.cpu.gpr[Gpr::Eax] & 0xFF;
         let fl = self.cpu.eflags;
         let (af, cf) = (fl & AF != 0, fl & CF != 0);
         match m {
@@ -174,7 +175,7 @@ impl Machine {
                 self.set_status(f, STATUS);
             }
             Mnemonic::Aaa | Mnemonic::Aas => {
-                let ax = self.cpu.gpr[0] & 0xFFFF;
+                let ax = self.cpu.gpr[Gpr::Eax] & 0xFFFF;
                 let adj = (al & 0xF) > 9 || af;
                 let nax = if !adj {
                     ax
@@ -185,7 +186,7 @@ impl Machine {
                     (t & 0xFF) | ((t & 0xFF00).wrapping_sub(0x100) & 0xFF00)
                 };
                 let nax = nax & 0xFF0F;
-                self.cpu.gpr[0] = (self.cpu.gpr[0] & 0xFFFF_0000) | nax;
+                self.cpu.gpr[Gpr::Eax] = (self.cpu.gpr[Gpr::Eax] & 0xFFFF_0000) | nax;
                 let f = szp(nax, 1) | if adj { AF | CF } else { 0 };
                 self.set_status(f, STATUS);
             }
@@ -195,14 +196,14 @@ impl Machine {
                     return Err(Fault::de());
                 }
                 let (q, r) = (al / base, al % base);
-                self.cpu.gpr[0] = (self.cpu.gpr[0] & 0xFFFF_0000) | (q << 8) | r;
+                self.cpu.gpr[Gpr::Eax] = (self.cpu.gpr[Gpr::Eax] & 0xFFFF_0000) | (q << 8) | r;
                 self.set_status(szp(r, 1), STATUS);
             }
             Mnemonic::Aad => {
                 let base = insn.immediate8() as u32;
-                let ah = (self.cpu.gpr[0] >> 8) & 0xFF;
+                let ah = (self.cpu.gpr[Gpr::Eax] >> 8) & 0xFF;
                 let (r, f) = super::alu::add(al, (ah * base) & 0xFF, 0, 1);
-                self.cpu.gpr[0] = (self.cpu.gpr[0] & 0xFFFF_0000) | r;
+                self.cpu.gpr[Gpr::Eax] = (self.cpu.gpr[Gpr::Eax] & 0xFFFF_0000) | r;
                 self.set_status(f, STATUS);
             }
             _ => {

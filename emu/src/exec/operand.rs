@@ -1,7 +1,7 @@
 //! Operand access for decoded instructions: registers, effective addresses,
 //! memory operands, immediates and the stack.
 
-use crate::cpu::SegReg;
+use crate::cpu::{Gpr, SegReg};
 use crate::fault::R;
 use crate::machine::Machine;
 use iced_x86::{Instruction, OpKind, Register};
@@ -200,19 +200,19 @@ impl Machine {
     /// Current stack pointer (SP or ESP by SS.B).
     #[inline]
     pub(crate) fn sp(&self) -> u32 {
-        if self.cpu.seg[2].big() {
-            self.cpu.gpr[4]
+        if self.cpu.seg[SegReg::Ss].big() {
+            self.cpu.gpr[Gpr::Esp]
         } else {
-            self.cpu.gpr[4] & 0xFFFF
+            self.cpu.gpr[Gpr::Esp] & 0xFFFF
         }
     }
 
     #[inline]
     pub(crate) fn set_sp(&mut self, v: u32) {
-        if self.cpu.seg[2].big() {
-            self.cpu.gpr[4] = v;
+        if self.cpu.seg[SegReg::Ss].big() {
+            self.cpu.gpr[Gpr::Esp] = v;
         } else {
-            self.cpu.gpr[4] = (self.cpu.gpr[4] & 0xFFFF_0000) | (v & 0xFFFF);
+            self.cpu.gpr[Gpr::Esp] = (self.cpu.gpr[Gpr::Esp] & 0xFFFF_0000) | (v & 0xFFFF);
         }
     }
 
@@ -220,7 +220,7 @@ impl Machine {
     #[inline]
     pub(crate) fn push(&mut self, v: u32, n: u32) -> R<()> {
         let sp = self.sp().wrapping_sub(n);
-        let sp = if self.cpu.seg[2].big() {
+        let sp = if self.cpu.seg[SegReg::Ss].big() {
             sp
         } else {
             sp & 0xFFFF

@@ -8,7 +8,7 @@
 use super::alu::sub;
 use super::operand::mask;
 use crate::cpu::flags::*;
-use crate::cpu::{CpuModel, SegReg};
+use crate::cpu::{CpuModel, Gpr, SegReg};
 use crate::fault::{Fault, R};
 use crate::machine::Machine;
 use iced_x86::{Instruction, Mnemonic};
@@ -111,7 +111,7 @@ impl Machine {
             n
         };
         let src = Self::mseg(insn);
-        let port = (self.cpu.gpr[2] & 0xFFFF) as u16;
+        let port = (self.cpu.gpr[Gpr::Edx] & 0xFFFF) as u16;
         if matches!(op, Op::Ins | Op::Outs) {
             self.io_check(port, n)?;
         }
@@ -148,7 +148,7 @@ impl Machine {
                     self.bump(7, delta);
                 }
                 Op::Stos => {
-                    let v = self.cpu.gpr[0] & mask(n);
+                    let v = self.cpu.gpr[Gpr::Eax] & mask(n);
                     let r = self.write_mem(SegReg::Es, self.idx(7), n, v);
                     r.map_err(|f| self.str_fault(f, &[7], delta, rep))?;
                     self.bump(7, delta);
@@ -167,7 +167,7 @@ impl Machine {
                 Op::Scas => {
                     let b = self.read_mem(SegReg::Es, self.idx(7), n);
                     let b = b.map_err(|f| self.str_fault(f, &[7], delta, rep))?;
-                    let (_, f) = sub(self.cpu.gpr[0], b, 0, n);
+                    let (_, f) = sub(self.cpu.gpr[Gpr::Eax], b, 0, n);
                     self.set_status(f, STATUS);
                     self.bump(7, delta);
                 }

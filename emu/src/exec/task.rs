@@ -151,7 +151,7 @@ impl Machine {
         self.cpu.eflags = (nfl & 0x003F_7FD7) | RESERVED1;
         self.cpu.gpr = gprs;
         for s in SegReg::ALL {
-            self.cpu.seg[s as usize] = Segment::null(sels[s as usize]);
+            self.cpu.seg[s] = Segment::null(sels[s as usize]);
         }
         self.cpu.ldtr = Segment::null(ldt);
         // A fault from here on restarts in the new task.
@@ -160,8 +160,8 @@ impl Machine {
         if self.cpu.v86() {
             self.cpu.cpl = 3;
             for s in SegReg::ALL {
-                self.cpu.seg[s as usize] = Segment::real(sels[s as usize], s == SegReg::Cs);
-                self.cpu.seg[s as usize].access |= 0x60;
+                self.cpu.seg[s] = Segment::real(sels[s as usize], s == SegReg::Cs);
+                self.cpu.seg[s].access |= 0x60;
             }
             return Ok(());
         }

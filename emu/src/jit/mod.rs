@@ -26,11 +26,11 @@ mod emit;
 mod native;
 mod select;
 
-use crate::cpu::CpuModel;
 use crate::cpu::flags::{AF, IF, STATUS, TF};
+use crate::cpu::{CpuModel, SegReg};
 use crate::icache::key;
 use crate::machine::{JitStats, Machine};
-use crate::paging::Access;
+use crate::paging::PageAccess;
 use cache::{Block, Cache, Entry};
 use select::{MAX_INSNS, TAKEN_EXTRA};
 
@@ -76,7 +76,7 @@ impl Machine {
         if !self.jit.enabled {
             return false;
         }
-        let cs = self.cpu.seg[1];
+        let cs = self.cpu.seg[SegReg::Cs];
         let fl = self.cpu.eflags;
         if fl & TF != 0
             || self.halted
@@ -111,7 +111,7 @@ impl Machine {
                     && self.jit.cache.heat(lin)
                     && self.translate(
                         lin,
-                        Access {
+                        PageAccess {
                             write: false,
                             user: self.cpu.cpl == 3,
                         },
@@ -147,7 +147,7 @@ impl Machine {
         }
         if self.cpu.paging() {
             let user = self.cpu.cpl == 3;
-            if self.translate(lin, Access { write: false, user }) != Ok(phys) {
+            if self.translate(lin, PageAccess { write: false, user }) != Ok(phys) {
                 self.jit.cache.remove(k);
                 return false;
             }
@@ -203,7 +203,7 @@ impl Machine {
         let user = self.cpu.cpl == 3;
         // The interpreter translates this address for the very next step,
         // with the same outcome (TLB fill, accessed bits, CR2 on a fault).
-        let Ok(phys) = self.translate(lin, Access { write: false, user }) else {
+        let Ok(phys) = self.translate(lin, PageAccess { write: false, user }) else {
             return;
         };
         self.flush_dirty();

@@ -3,7 +3,7 @@
 
 use super::{emit, native, select};
 use crate::cpu::flags::{AF, STATUS};
-use crate::{Limits, Machine, MachineConfig, SegReg, Segment};
+use crate::{Gpr, Limits, Machine, MachineConfig, SegReg, Segment};
 
 const VALUES: [u32; 10] = [
     0,
@@ -40,11 +40,11 @@ fn interpret(m: &mut Machine, code: &[u8], a: u32, b: u32, fl: u32) -> ([u32; 8]
     m.write_phys(0x100, code);
     m.write_phys(0x100 + code.len() as u32, &[0xF4]);
     m.set_halted(false);
-    let c = m.cpu_mut();
+    let c = m.cpu_mut_flush_tlb();
     c.eip = 0x100;
     c.gpr = [0; 8];
-    c.gpr[0] = a;
-    c.gpr[3] = b;
+    c.gpr[Gpr::Eax] = a;
+    c.gpr[Gpr::Ebx] = b;
     c.eflags = (c.eflags & !STATUS) | fl;
     let _ = m.run(Limits::default());
     (m.cpu().gpr, m.cpu().eflags & STATUS)
@@ -63,8 +63,8 @@ fn native_run(code: &[u8], a: u32, b: u32, fl: u32) -> ([u32; 8], u32) {
     assert_eq!(e.bytes()[0], 0x53, "starts with push rbx");
     let c = native::Code::new(&e).expect("map");
     let mut gpr = [0; 8];
-    gpr[0] = a;
-    gpr[3] = b;
+    gpr[Gpr::Eax] = a;
+    gpr[Gpr::Ebx] = b;
     let mut st = native::State {
         gpr,
         flags: u64::from(fl) | super::HOST_FLAGS,

@@ -2,7 +2,7 @@
 //! iced-x86's CodeAssembler and building descriptor tables.
 #![allow(dead_code)]
 
-use emu::{CpuModel, Descriptor, Machine, MachineConfig, SegReg, Segment};
+use emu::{CpuModel, Descriptor, Gpr, Machine, MachineConfig, SegReg, Segment};
 use iced_x86::code_asm::CodeAssembler;
 
 /// Assemble with `f` at `ip` in `bitness`-bit mode.
@@ -22,8 +22,8 @@ pub fn real_machine(code: &[u8]) -> Machine {
     for s in SegReg::ALL {
         m.set_segment(s, Segment::real(0, s == SegReg::Cs));
     }
-    m.cpu_mut().eip = 0x100;
-    m.cpu_mut().gpr[4] = 0x8000;
+    m.set_eip(0x100);
+    m.gpr_mut()[Gpr::Esp] = 0x8000;
     m
 }
 
@@ -91,14 +91,14 @@ pub fn prot_machine(code: &[u8]) -> Machine {
     m.write_phys(0x3066, &0x68u16.to_le_bytes());
     m.write_phys(0x2000, code);
     {
-        let c = m.cpu_mut();
+        let c = m.cpu_mut_flush_tlb();
         c.cr0 |= 1;
         c.gdtr.base = GDT;
         c.gdtr.limit = (entries.len() * 8 - 1) as u16;
         c.idtr.base = IDT;
         c.idtr.limit = 0x7FF;
         c.eip = 0x2000;
-        c.gpr[4] = 0x8000;
+        c.gpr[Gpr::Esp] = 0x8000;
         c.tr = Descriptor(desc(0x3000, 0x67, 0x8B, 0)).to_segment(TSS);
     }
     m.set_segment(SegReg::Cs, Descriptor(entries[1]).to_segment(CODE32));

@@ -21,7 +21,9 @@ pub mod random;
 
 use crate::common::desc;
 use emu::unicorn::UnicornMachine;
-use emu::{CpuModel, Descriptor, Exit, Limits, Machine, MachineConfig, SegReg, Segment, flags};
+use emu::{
+    CpuModel, Descriptor, Exit, Gpr, Limits, Machine, MachineConfig, SegReg, Segment, flags,
+};
 use iced_x86::{
     Decoder, DecoderOptions, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
     Register,
@@ -113,12 +115,12 @@ impl Pair {
         }
         let sels = selectors(mode);
         {
-            let c = m.cpu_mut();
+            let c = m.cpu_mut_flush_tlb();
             c.gdtr.base = GDT;
             c.gdtr.limit = (table.len() * 8 - 1) as u16;
             c.cr0 = if mode == Mode::Real { 0x10 } else { 0x11 };
             c.gpr = gpr;
-            c.gpr[4] = 0x8000;
+            c.gpr[Gpr::Esp] = 0x8000;
             c.eflags = flags::RESERVED1 | (status & flags::STATUS);
             c.eip = 0x100;
         }
@@ -157,7 +159,9 @@ impl Pair {
 
     /// The instruction at CS:EIP of the interpreter.
     pub fn current(&mut self) -> Instruction {
-        let lin = self.m.cpu().seg[1].base.wrapping_add(self.m.cpu().eip);
+        let lin = self.m.cpu().seg[SegReg::Cs]
+            .base
+            .wrapping_add(self.m.cpu().eip);
         let mut buf = [0u8; 15];
         self.m.read_phys(lin, &mut buf);
         let mut d = Decoder::with_ip(
@@ -270,7 +274,7 @@ impl Pair {
     fn bytes(&self, before: &emu::CpuState, insn: &Instruction) -> Vec<u8> {
         let mut b = vec![0u8; insn.len()];
         self.m
-            .read_phys(before.seg[1].base.wrapping_add(before.eip), &mut b);
+            .read_phys(before.seg[SegReg::Cs].base.wrapping_add(before.eip), &mut b);
         b
     }
 
@@ -371,7 +375,9 @@ fn undefined_extra(
         let last = insn.op_count() - 1;
         match insn.op_kind(last) {
             OpKind::Immediate8 => insn.immediate8().into(),
-            OpKind::Register if insn.op_register(last) == Register::CL => before.gpr[1] & 0xFF,
+            OpKind::Register if insn.op_register(last) == Register::CL => {
+                before.gpr[Gpr::Ecx] & 0xFF
+            }
             _ => 1,
         }
     };

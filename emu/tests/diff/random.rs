@@ -24,6 +24,7 @@
 //!   #SS as the hardware does), so those cases would only measure QEMU.
 
 use super::{Pair, is_bt_mem_reg};
+use emu::Gpr;
 use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic as M, OpKind, Register};
 
 /// xorshift64* (deterministic, no dependency).
@@ -226,7 +227,7 @@ pub fn allowed(insn: &Instruction, bytes: &[u8], pair: &Pair) -> bool {
         M::Shld | M::Shrd => {
             let c = match insn.op2_kind() {
                 OpKind::Immediate8 => u32::from(insn.immediate8()),
-                _ => pair.m.cpu().gpr[1] & 0xFF,
+                _ => pair.m.cpu().gpr[Gpr::Ecx] & 0xFF,
             };
             let word = (insn.op0_kind() != OpKind::Memory && insn.op0_register().size() == 2)
                 || insn.memory_size().size() == 2;
@@ -299,13 +300,13 @@ pub fn instruction(rng: &mut Rng, pair: &Pair) -> Vec<u8> {
 /// register reset to a fresh (often small) value so memory operands stay
 /// within their segments.
 pub fn tend(rng: &mut Rng, pair: &mut Pair) {
-    let c = pair.m.cpu_mut();
+    let c = pair.m.cpu_mut_flush_tlb();
     if c.eip > 0xF000 || c.eip < 0x100 {
         c.eip = 0x100;
     }
-    let sp = c.gpr[4];
+    let sp = c.gpr[Gpr::Esp];
     if !(0x400..=0xF000).contains(&sp) {
-        c.gpr[4] = 0x8000;
+        c.gpr[Gpr::Esp] = 0x8000;
     }
     if rng.below(16) == 0 {
         let r = rng.below(8) as usize;

@@ -22,7 +22,7 @@ pub fn pair_in(bits: u32, code: &[u8], gpr: [u32; 8], fl: u32) -> (Machine, Mach
             common::real_machine(code)
         };
         m.set_jit(jit);
-        let c = m.cpu_mut();
+        let c = m.cpu_mut_flush_tlb();
         c.gpr = gpr;
         c.eflags = (c.eflags & !flags::STATUS) | (fl & flags::STATUS);
         m

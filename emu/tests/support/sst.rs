@@ -126,7 +126,7 @@ fn run_one(m: &mut Machine, t: &Value, mask: u16) -> Result<(), String> {
     let ir = &ini["regs"];
     m.reset();
     {
-        let c = m.cpu_mut();
+        let c = m.cpu_mut_flush_tlb();
         c.cr0 = 0;
         c.idtr.base = 0;
         c.idtr.limit = 0x3FF;

@@ -5,15 +5,16 @@
 //! trapped (so EIP is the INT3's address plus one, as DynamicTrace saw it).
 //! Flat reads go through the MMU; a page fault becomes the page-not-present
 //! token with the address of the first byte that could not be read.
-//! Segmented reads look the selector up in the GDT or LDT as the CPU would
-//! for a data-segment load at ring 0: a null selector, an index past the
-//! table's limit, a system descriptor or an execute-only code segment is an
-//! invalid selector (token 0xFF); a descriptor that is not present gives
-//! token 0xFE; an offset outside the limit (expand-down segments included)
-//! gives 0xFF with `sel:off`. In real and V86 mode a selector is a
+//! Segmented reads look the selector up with `emu::Machine::segment_of`,
+//! the CPU's own rule for a data-segment load at ring 0: a null
+//! selector, an index past the table's limit, a system descriptor or an
+//! execute-only code segment is an invalid selector (token 0xFF); a
+//! descriptor that is not present gives token 0xFE; an offset outside the
+//! limit (`emu::Segment::contains`, expand-down segments included) gives
+//! 0xFF with `sel:off`. In real and V86 mode a selector is a
 //! paragraph and only paging can fault.
 
-use emu::{CpuState, Descriptor, Machine as Emu, SegReg};
+use emu::{Access, CpuState, Machine as Emu, SegReg, vector};
 use rpn_vm::{FaultKind, MemFault, Reg};
 
 /// An object of the traced module: its selector (16:16 view) and flat base.
@@ -60,40 +61,6 @@ impl<'a> GuestView<'a> {
         }
         Ok(())
     }
-
-    /// The descriptor of `selector`, as a data-segment load would see it.
-    fn descriptor(&mut self, selector: u16) -> Result<Descriptor, FaultKind> {
-        let cpu = self.emu.cpu();
-        let (base, limit) = if selector & 4 != 0 {
-            if cpu.ldtr.selector & !3 == 0 {
-                return Err(FaultKind::InvalidSelector);
-            }
-            (cpu.ldtr.base, cpu.ldtr.limit)
-        } else {
-            if selector & !3 == 0 {
-                return Err(FaultKind::InvalidSelector);
-            }
-            (cpu.gdtr.base, u32::from(cpu.gdtr.limit))
-        };
-        let index = u32::from(selector & !7);
-        if index + 7 > limit {
-            return Err(FaultKind::InvalidSelector);
-        }
-        let mut raw = [0u8; 8];
-        self.emu
-            .read_linear(base.wrapping_add(index), &mut raw)
-            .map_err(|_| FaultKind::InvalidSelector)?;
-        let d = Descriptor(u64::from_le_bytes(raw));
-        // Code or data, and readable (data, or code with R set).
-        let access = d.access();
-        if !d.is_segment() || (access & 0x08 != 0 && access & 0x02 == 0) {
-            return Err(FaultKind::InvalidSelector);
-        }
-        if !d.present() {
-            return Err(FaultKind::SelectorNotPresent);
-        }
-        Ok(d)
-    }
 }
 
 impl rpn_vm::Machine for GuestView<'_> {
@@ -136,33 +103,29 @@ impl rpn_vm::Machine for GuestView<'_> {
             let base = u32::from(selector) << 4;
             return self.read_linear(base.wrapping_add(offset & 0xFFFF), buf);
         }
-        let d = self.descriptor(selector).map_err(|kind| MemFault {
-            kind,
-            address: at(offset),
-        })?;
-        let seg = d.to_segment(selector);
-        let len = buf.len() as u32;
-        if len > 0 {
-            let last = offset.checked_add(len - 1);
-            let inside = match last {
-                None => false,
-                Some(last) if seg.expand_down() => {
-                    let upper = if seg.big() { u32::MAX } else { 0xFFFF };
-                    offset > seg.limit && last <= upper
-                }
-                Some(last) => last <= seg.limit,
-            };
-            if !inside {
-                let first_bad = if seg.expand_down() || offset > seg.limit {
-                    offset
+        // The CPU's own descriptor lookup and limit rule, without side
+        // effects (emu::Machine::segment_of).
+        let seg = self
+            .emu
+            .segment_of(selector, Access::Read)
+            .map_err(|f| MemFault {
+                kind: if f.vector == vector::NP {
+                    FaultKind::SelectorNotPresent
                 } else {
-                    seg.limit.wrapping_add(1)
-                };
-                return Err(MemFault {
-                    kind: FaultKind::InvalidSelector,
-                    address: at(first_bad),
-                });
-            }
+                    FaultKind::InvalidSelector
+                },
+                address: at(offset),
+            })?;
+        if !seg.contains(offset, buf.len() as u32) {
+            let first_bad = if seg.expand_down() || offset > seg.limit {
+                offset
+            } else {
+                seg.limit.wrapping_add(1)
+            };
+            return Err(MemFault {
+                kind: FaultKind::InvalidSelector,
+                address: at(first_bad),
+            });
         }
         self.read_linear(seg.base.wrapping_add(offset), buf)
     }

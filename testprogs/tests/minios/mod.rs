@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use emu::{Exit, Limits, Machine, MachineConfig, SegReg, Segment};
+use emu::{Exit, Gpr, Limits, Machine, MachineConfig, SegReg, Segment};
 use loader::{Address, Format, Module, SourceKind, Target};
 use testprogs::Program;
 
@@ -79,7 +79,7 @@ impl Os {
     fn new(bits: u32, setup: Setup) -> Os {
         let mut m = Machine::new(MachineConfig::default());
         if bits == 32 {
-            m.cpu_mut().cr0 |= 1;
+            m.cpu_mut_flush_tlb().cr0 |= 1;
             let flat = |selector, access| Segment {
                 selector,
                 base: 0,
@@ -218,7 +218,7 @@ impl Os {
 
     fn set_cs_ip(&mut self, sel: u16, ip: u32) {
         self.m.set_segment(SegReg::Cs, Segment::real(sel, true));
-        self.m.cpu_mut().eip = ip;
+        self.m.set_eip(ip);
     }
 
     /// Runs until a host call; returns its stub.
@@ -287,7 +287,7 @@ impl Os {
     fn api16(&mut self, module: &str, ordinal: u32) -> bool {
         self.out.calls.push(format!("{module}.{ordinal}"));
         let ss = self.m.cpu().seg[SegReg::Ss as usize].base;
-        let sp = self.m.cpu().gpr[4] & 0xFFFF;
+        let sp = self.m.cpu().gpr[Gpr::Esp] & 0xFFFF;
         let w = |os: &Os, o: u32| os.r16(ss + ((sp + o) & 0xFFFF));
         let far = |os: &Os, o: u32| (w(os, o + 2) << 4) + w(os, o);
         let (ret_ip, ret_cs) = (w(self, 0), w(self, 2));
@@ -350,8 +350,8 @@ impl Os {
             }
             _ => panic!("unexpected {module}.{ordinal}"),
         };
-        self.m.cpu_mut().gpr[0] = rc;
-        self.m.cpu_mut().gpr[4] = (sp + 4 + args) & 0xFFFF;
+        self.m.gpr_mut()[Gpr::Eax] = rc;
+        self.m.gpr_mut()[Gpr::Esp] = (sp + 4 + args) & 0xFFFF;
         self.set_cs_ip(ret_cs as u16, ret_ip);
         true
     }
@@ -359,7 +359,7 @@ impl Os {
     /// Answers a 32-bit `_System` API call; `false` after DosExit.
     fn api32(&mut self, module: &str, ordinal: u32) -> bool {
         self.out.calls.push(format!("{module}.{ordinal}"));
-        let esp = self.m.cpu().gpr[4];
+        let esp = self.m.cpu().gpr[Gpr::Esp];
         let d = |os: &Os, o: u32| os.r32(esp + o);
         let rc = match (module, ordinal) {
             ("MSG", 5) => {
@@ -418,9 +418,9 @@ impl Os {
             }
             _ => panic!("unexpected {module}.{ordinal}"),
         };
-        self.m.cpu_mut().gpr[0] = rc;
-        self.m.cpu_mut().eip = d(self, 0);
-        self.m.cpu_mut().gpr[4] = esp + 4;
+        self.m.gpr_mut()[Gpr::Eax] = rc;
+        self.m.set_eip(d(self, 0));
+        self.m.gpr_mut()[Gpr::Esp] = esp + 4;
         true
     }
 }
@@ -453,8 +453,8 @@ pub fn run(exe: &Program, dlls: &[&Program], setup: Setup) -> Outcome {
             let sp = stack.offset - 4;
             os.w16(stack_base + sp, back);
             os.w16(stack_base + sp + 2, STUBS >> 4);
-            os.m.cpu_mut().gpr[4] = sp;
-            os.m.cpu_mut().gpr[0] = hmod;
+            os.m.gpr_mut()[Gpr::Esp] = sp;
+            os.m.gpr_mut()[Gpr::Eax] = hmod;
             os.set_cs_ip(
                 (dbases[usize::from(init.object) - 1] >> 4) as u16,
                 init.offset,
@@ -464,11 +464,11 @@ pub fn run(exe: &Program, dlls: &[&Program], setup: Setup) -> Outcome {
             os.w32(esp, STUBS + back);
             os.w32(esp + 4, hmod);
             os.w32(esp + 8, 0);
-            os.m.cpu_mut().gpr[4] = esp;
-            os.m.cpu_mut().eip = dbases[usize::from(init.object) - 1] + init.offset;
+            os.m.gpr_mut()[Gpr::Esp] = esp;
+            os.m.set_eip(dbases[usize::from(init.object) - 1] + init.offset);
         }
         assert_eq!(os.run_to_stub(), Stub::InitReturn, "{} init", d.name);
-        let ax = os.m.cpu().gpr[0];
+        let ax = os.m.cpu().gpr[Gpr::Eax];
         os.out.inits.push(if bits == 16 { ax & 0xFFFF } else { ax });
     }
     // The environment: one variable, then the program name and arguments.
@@ -480,14 +480,14 @@ pub fn run(exe: &Program, dlls: &[&Program], setup: Setup) -> Outcome {
     os.m.mem_mut().write_bytes(env, &block);
     let start = m.start.unwrap();
     if bits == 16 {
-        os.m.cpu_mut().gpr[0] = env >> 4;
-        os.m.cpu_mut().gpr[3] = cmdline;
+        os.m.gpr_mut()[Gpr::Eax] = env >> 4;
+        os.m.gpr_mut()[Gpr::Ebx] = cmdline;
         let dgroup = (bases[usize::from(m.auto_data.unwrap()) - 1] >> 4) as u16;
         assert_eq!(stack.object, m.auto_data.unwrap(), "SS = DGROUP");
         os.m.set_segment(SegReg::Ds, Segment::real(dgroup, false));
         os.m.set_segment(SegReg::Ss, Segment::real(dgroup, false));
         os.m.set_segment(SegReg::Es, Segment::real(0, false));
-        os.m.cpu_mut().gpr[4] = stack.offset;
+        os.m.gpr_mut()[Gpr::Esp] = stack.offset;
         os.set_cs_ip(
             (bases[usize::from(start.object) - 1] >> 4) as u16,
             start.offset,
@@ -502,8 +502,8 @@ pub fn run(exe: &Program, dlls: &[&Program], setup: Setup) -> Outcome {
         {
             os.w32(esp + 4 * i as u32, v);
         }
-        os.m.cpu_mut().gpr[4] = esp;
-        os.m.cpu_mut().eip = bases[usize::from(start.object) - 1] + start.offset;
+        os.m.gpr_mut()[Gpr::Esp] = esp;
+        os.m.set_eip(bases[usize::from(start.object) - 1] + start.offset);
     }
     loop {
         let Stub::Api(module, ordinal) = os.run_to_stub() else {
