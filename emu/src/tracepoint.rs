@@ -21,9 +21,10 @@
 //! in effect (the entry is decoded from memory again), as it would on the
 //! hardware; writing 0xCC keeps it.
 
+use crate::cpu::SegReg;
 use crate::fault::Fault;
 use crate::machine::Machine;
-use crate::paging::Access;
+use crate::paging::PageAccess;
 
 /// The INT3 opcode.
 pub const INT3: u8 = 0xCC;
@@ -73,7 +74,7 @@ impl Machine {
     /// original instruction instead of the INT3. No cache is flushed.
     /// Returns the tracepoint's linear address.
     pub fn resume_at_tracepoint(&mut self) -> u32 {
-        let cs = self.cpu.seg[1];
+        let cs = self.cpu.seg[SegReg::Cs];
         let eip = self.cpu.eip.wrapping_sub(1);
         self.cpu.eip = if cs.big() { eip } else { eip & 0xFFFF };
         let linear = cs.base.wrapping_add(self.cpu.eip);
@@ -84,7 +85,7 @@ impl Machine {
     /// Reads a byte of code as the host (supervisor, no protection check).
     fn read_code_byte(&mut self, linear: u32, out: &mut [u8; 1]) -> Result<(), Fault> {
         let cr2 = self.cpu.cr2;
-        let access = Access {
+        let access = PageAccess {
             write: false,
             user: false,
         };

@@ -80,7 +80,11 @@ fn a_tracepoint_in_a_loop_logs_every_hit_and_the_instruction_still_runs() {
     m.read_linear(CODE_BASE + 9, &mut byte).unwrap();
     assert_eq!(byte[0], 0xCC, "INT3 inserted");
     let seen = run(&mut m, &mut rt, &mut buf);
-    assert_eq!(m.cpu().gpr[Gpr::Eax] & 0xFFFF, 0x1234 + 5, "inc ax ran five times");
+    assert_eq!(
+        m.cpu().gpr[Gpr::Eax] & 0xFFFF,
+        0x1234 + 5,
+        "inc ax ran five times"
+    );
     let recs = records(&mut buf);
     assert_eq!(recs.len(), 5);
     for (i, (major, minor, data, flags)) in recs.iter().enumerate() {
