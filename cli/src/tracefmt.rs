@@ -173,18 +173,13 @@ fn follow(a: &Args, dir: PathBuf) -> Result<i32> {
                 loaded.push(t);
             }
         }
+        // Capture order; files of one poll time in the order of the cycle.
         loaded.sort_by_key(|t| {
             t.sources.first().map(|s| {
                 let d = s.captured.unwrap_or_default();
-                (
-                    d.year,
-                    d.month,
-                    d.day,
-                    d.time.hours,
-                    d.time.minutes,
-                    d.time.seconds,
-                    d.time.hundredths,
-                )
+                let t = d.time;
+                let when = (d.year, d.month, d.day, t.hours, t.minutes, t.seconds, t.hundredths);
+                (when, s.spool_number)
             })
         });
         for mut t in loaded {

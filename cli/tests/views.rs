@@ -270,6 +270,38 @@ fn several_files_and_a_trspool_series() {
     assert_eq!(again, out);
 }
 
+#[test]
+fn follow_formats_spool_files_as_they_appear() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    text(&os2trace(d, &["testprogs", "build", "."]));
+    text(&os2trace(d, &["trcust", "LOOP16.TSF", "/M=LOOP16.MAP"]));
+    // The follower starts first, on a directory that does not exist yet.
+    let follower = Command::new(env!("CARGO_BIN_EXE_os2trace"))
+        .current_dir(d)
+        .args(["tracefmt", "--follow", "SP", "/T=.", "--raw", "--poll-ms", "20", "--idle-exit", "3"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    text(&os2trace(
+        d,
+        &[
+            "run", "--root", ".", "--trace", "LOOP16.TDF", "--tracebuf", "1", "--spool", "SP",
+            "/F4", "/T1", "LOOP16.EXE",
+        ],
+    ));
+    let followed = follower.wait_with_output().unwrap();
+    let followed = text(&followed);
+    // The same records, numbered the same, as reading the series after.
+    let after = text(&os2trace(d, &["tracefmt", "SP", "/T=.", "--raw"]));
+    assert_eq!(followed, after);
+    let records = followed.lines().filter(|l| !l.starts_with("--- ")).count();
+    assert_eq!(records, 190);
+    assert!(followed.lines().last().unwrap().starts_with("190 "));
+}
+
 /// Decodes a Perfetto file with the schema of the `perfetto` package.
 const DECODE: &str = r#"
 import sys, json
