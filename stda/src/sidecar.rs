@@ -24,6 +24,10 @@
 //! record in time order; PID, minor and major repeat the trailer's so a
 //! reader can tell a sidecar that does not belong to the file
 //! ([`Sidecar::matches`]).
+//!
+//! The runtime keeps the entries in a [`Recorder`] as records are logged
+//! and writes [`Recorder::sidecar`] beside each save file (TRACEGET) and
+//! each TRSPOOL file.
 
 use thiserror::Error;
 
@@ -200,9 +204,96 @@ impl Sidecar {
     }
 }
 
+/// The runtime's side: the fine times of the records the buffer may still
+/// hold, bounded by the most records a buffer of that size can hold (a
+/// record takes at least its trailer), so a guest that logs without end
+/// costs no more host memory than its buffer.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    entries: std::collections::VecDeque<HitTime>,
+    limit: usize,
+}
+
+impl Recorder {
+    /// A recorder for a buffer of `capacity` bytes.
+    pub fn new(capacity: usize) -> Self {
+        Recorder {
+            entries: std::collections::VecDeque::new(),
+            limit: capacity / crate::record::TRAILER_SIZE + 1,
+        }
+    }
+
+    /// One record was logged.
+    pub fn push(&mut self, hit: HitTime) {
+        if self.entries.len() == self.limit {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(hit);
+    }
+
+    /// The buffer was reset (`DosGetSTDA`, a TRSPOOL poll).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// The sidecar of a capture: `records` are the captured STDA's records
+    /// in time order, `logged` the records logged since the last reset.
+    /// The newest entries belong to the records; an empty sidecar (that
+    /// matches nothing) when fewer entries are known than records.
+    pub fn sidecar(&self, records: &[Record], logged: u64) -> Sidecar {
+        let n = records.len();
+        let entries = if self.entries.len() >= n {
+            self.entries.iter().skip(self.entries.len() - n).copied().collect()
+        } else {
+            Vec::new()
+        };
+        Sidecar {
+            logged,
+            lost: logged.saturating_sub(n as u64),
+            entries,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_recorder_keeps_what_the_buffer_can_hold() {
+        use crate::{RecordFlags, RecordIn, Stda, StdaFormat, Timestamp, TraceBuffer};
+        let mut buf = TraceBuffer::new(StdaFormat::New, 1).unwrap();
+        let mut rec = Recorder::new(buf.capacity());
+        for i in 0..1000u16 {
+            let data = [0u8; 20];
+            buf.log(
+                &RecordIn {
+                    major: 0xC2,
+                    minor: i,
+                    pid: 1,
+                    flags: RecordFlags::API,
+                    data: &data,
+                },
+                Timestamp::new(12, 0, 0, 0),
+            )
+            .unwrap();
+            rec.push(HitTime {
+                ns: u64::from(i),
+                pid: 1,
+                minor: i,
+                major: 0xC2,
+                ..HitTime::default()
+            });
+        }
+        assert!(rec.entries.len() <= buf.capacity() / 8 + 1);
+        let records = Stda::parse(buf.as_bytes()).unwrap().records();
+        let side = rec.sidecar(&records, buf.records_logged());
+        assert!(side.matches(&records));
+        assert_eq!(side.lost, 1000 - records.len() as u64);
+        assert_eq!(side.entries.last().unwrap().ns, 999);
+        rec.clear();
+        assert!(!rec.sidecar(&records, 0).matches(&records));
+    }
 
     #[test]
     fn round_trip_and_errors() {
