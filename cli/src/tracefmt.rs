@@ -178,7 +178,15 @@ fn follow(a: &Args, dir: PathBuf) -> Result<i32> {
             t.sources.first().map(|s| {
                 let d = s.captured.unwrap_or_default();
                 let t = d.time;
-                let when = (d.year, d.month, d.day, t.hours, t.minutes, t.seconds, t.hundredths);
+                let when = (
+                    d.year,
+                    d.month,
+                    d.day,
+                    t.hours,
+                    t.minutes,
+                    t.seconds,
+                    t.hundredths,
+                );
                 (when, s.spool_number)
             })
         });

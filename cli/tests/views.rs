@@ -279,7 +279,17 @@ fn follow_formats_spool_files_as_they_appear() {
     // The follower starts first, on a directory that does not exist yet.
     let follower = Command::new(env!("CARGO_BIN_EXE_os2trace"))
         .current_dir(d)
-        .args(["tracefmt", "--follow", "SP", "/T=.", "--raw", "--poll-ms", "20", "--idle-exit", "3"])
+        .args([
+            "tracefmt",
+            "--follow",
+            "SP",
+            "/T=.",
+            "--raw",
+            "--poll-ms",
+            "20",
+            "--idle-exit",
+            "3",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -288,8 +298,18 @@ fn follow_formats_spool_files_as_they_appear() {
     text(&os2trace(
         d,
         &[
-            "run", "--root", ".", "--trace", "LOOP16.TDF", "--tracebuf", "1", "--spool", "SP",
-            "/F4", "/T1", "LOOP16.EXE",
+            "run",
+            "--root",
+            ".",
+            "--trace",
+            "LOOP16.TDF",
+            "--tracebuf",
+            "1",
+            "--spool",
+            "SP",
+            "/F4",
+            "/T1",
+            "LOOP16.EXE",
         ],
     ));
     let followed = follower.wait_with_output().unwrap();

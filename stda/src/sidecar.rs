@@ -243,7 +243,11 @@ impl Recorder {
     pub fn sidecar(&self, records: &[Record], logged: u64) -> Sidecar {
         let n = records.len();
         let entries = if self.entries.len() >= n {
-            self.entries.iter().skip(self.entries.len() - n).copied().collect()
+            self.entries
+                .iter()
+                .skip(self.entries.len() - n)
+                .copied()
+                .collect()
         } else {
             Vec::new()
         };

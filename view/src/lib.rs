@@ -2,7 +2,8 @@
 //! the format crates read.
 //!
 //! * [`trace`]: reading save files, bare STDAs and TRSPOOL series with
-//!   their fine-time sidecars into one list of records;
+//!   their fine-time sidecars into one list of records, and CPTRAP and TNF
+//!   files ([`foreign`]);
 //! * [`filter`]: selecting records by major, minor, PID, time or
 //!   sequence range and text;
 //! * [`render`]: records as TRACEFMT text and JSON with decoded fields,
@@ -17,6 +18,7 @@
 
 pub mod browse;
 pub mod filter;
+pub mod foreign;
 pub mod listing;
 pub mod perfetto;
 pub mod plot;

@@ -61,7 +61,7 @@ impl Formatter {
     /// One hint per major of the trace that no rule formats.
     pub fn hints(&self, trace: &Trace) -> Vec<String> {
         let mut unformatted = BTreeSet::new();
-        for e in &trace.entries {
+        for e in trace.entries.iter().filter(|e| e.foreign.is_none()) {
             let r = &e.record;
             if self.rules.rule(r.major, r.minor).is_none() {
                 unformatted.insert(r.major);
@@ -93,6 +93,9 @@ impl Formatter {
 
     /// The decoded record, when a rule formats it.
     pub fn decode(&self, e: &Entry) -> Option<Decoded> {
+        if e.foreign.is_some() {
+            return None;
+        }
         let r = &e.record;
         let rule = self.rules.rule(r.major, r.minor)?;
         Some(decode(
@@ -108,6 +111,11 @@ impl Formatter {
 
     /// The TRACEFMT lines of a record; the fine time follows the OS/2 time.
     pub fn lines(&self, e: &Entry) -> Vec<String> {
+        if let Some(f) = &e.foreign {
+            let mut lines = vec![format!("{:5}  {}", e.seq, f.kind)];
+            lines.extend(f.lines.iter().map(|l| format!("   {l}")));
+            return lines;
+        }
         let mut lines = format_one(&self.rules, e.seq, &e.record);
         if let (Some(f), Some(first)) = (e.fine, lines.first_mut()) {
             let _ = write!(first, "  T={} TID={:04X}", ns_text(f.ns), f.tid);
@@ -117,6 +125,9 @@ impl Formatter {
 
     /// The DESC of a record, or `-` when no rule formats it.
     pub fn desc(&self, e: &Entry) -> String {
+        if let Some(f) = &e.foreign {
+            return f.desc.clone();
+        }
         let r = &e.record;
         self.rules
             .rule(r.major, r.minor)
@@ -149,6 +160,11 @@ impl Formatter {
             && let Some(s) = sources.get(e.source)
         {
             m.insert("file".into(), json!(file_name(&s.path)));
+        }
+        if let Some(f) = &e.foreign {
+            m.insert("kind".into(), json!(f.kind));
+            m.insert("desc".into(), json!(f.desc));
+            m.insert("lines".into(), json!(f.lines));
         }
         if let Some(d) = self.decode(e) {
             m.insert("desc".into(), json!(d.desc));

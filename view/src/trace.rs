@@ -10,6 +10,8 @@
 //! * In a series, a number missing between two files is a gap (the file was
 //!   never written or was removed); the records lost to wraps before each
 //!   capture come from the file's sidecar. Both are reported per source.
+//! * A file that is neither a save file nor a bare STDA may be a CPTRAP or
+//!   a TNF file ([`crate::foreign`]).
 //! * A sidecar `FILE.idx` ([`stda::sidecar`]) gives each record its
 //!   emulated cycle, nanosecond, cost, tracepoint address and thread. A
 //!   sidecar that does not match its file's records is ignored with a
@@ -21,6 +23,8 @@ use stda::savefile::SaveFile;
 use stda::sidecar::{HitTime, Sidecar};
 use stda::{DosDateTime, Record, Stamp, Stda, TraceTimes};
 use thiserror::Error;
+
+use crate::foreign::{Foreign, ForeignRecord};
 
 /// A file that cannot be read as a trace.
 #[derive(Debug, Error)]
@@ -62,6 +66,8 @@ pub struct Source {
     pub missing_before: Vec<u16>,
     /// Whether a matching sidecar was read.
     pub has_sidecar: bool,
+    /// `STDA`, `CPTRAP` or `TNF`.
+    pub kind: &'static str,
 }
 
 /// One record of the trace.
@@ -75,6 +81,8 @@ pub struct Entry {
     pub record: Record,
     /// Its fine time, from the sidecar.
     pub fine: Option<HitTime>,
+    /// The text of a record of a CPTRAP or TNF file.
+    pub foreign: Option<Foreign>,
 }
 
 impl Entry {
@@ -145,6 +153,35 @@ struct Loaded {
     source: Source,
     records: Vec<Record>,
     fine: Option<Vec<HitTime>>,
+    foreign: Vec<Foreign>,
+}
+
+fn foreign_file(path: &Path, kind: &'static str, recs: Vec<ForeignRecord>) -> Loaded {
+    let mut records = Vec::with_capacity(recs.len());
+    let mut fine = Vec::with_capacity(recs.len());
+    let mut foreign = Vec::with_capacity(recs.len());
+    for (r, f, t) in recs {
+        records.push(r);
+        fine.push(t);
+        foreign.push(f);
+    }
+    let timed = fine.iter().all(Option::is_some) && !fine.is_empty();
+    Loaded {
+        source: Source {
+            path: path.to_path_buf(),
+            captured: None,
+            times: None,
+            records: records.len(),
+            lost: None,
+            spool_number: None,
+            missing_before: Vec::new(),
+            has_sidecar: false,
+            kind,
+        },
+        records,
+        fine: timed.then(|| fine.into_iter().flatten().collect()),
+        foreign,
+    }
 }
 
 fn read_file(path: &Path, warnings: &mut Vec<String>) -> Result<Loaded, LoadError> {
@@ -159,8 +196,20 @@ fn read_file(path: &Path, warnings: &mut Vec<String>) -> Result<Loaded, LoadErro
     let (captured, stda_bytes) = if bytes.starts_with(stda::MAGIC) {
         (None, bytes)
     } else {
-        let save = SaveFile::parse(&bytes).map_err(|e| format(e.to_string()))?;
-        (Some(save.datetime), save.stda)
+        match SaveFile::parse(&bytes) {
+            Ok(save) => (Some(save.datetime), save.stda),
+            Err(e) => {
+                if let Some(recs) = crate::foreign::cptrap(&bytes) {
+                    return Ok(foreign_file(path, "CPTRAP", recs));
+                }
+                if let Some(recs) = crate::foreign::tnf(&bytes) {
+                    return Ok(foreign_file(path, "TNF", recs));
+                }
+                return Err(format(format!(
+                    "{e} (nor is it a bare STDA, a CPTRAP or a TNF file)"
+                )));
+            }
+        }
     };
     let stda = Stda::parse(&stda_bytes).map_err(|e| format(e.to_string()))?;
     let records = stda.records();
@@ -173,6 +222,7 @@ fn read_file(path: &Path, warnings: &mut Vec<String>) -> Result<Loaded, LoadErro
         spool_number: spool_number(path),
         missing_before: Vec::new(),
         has_sidecar: false,
+        kind: "STDA",
     };
     let idx = Sidecar::path_for(path);
     let mut fine = None;
@@ -195,6 +245,7 @@ fn read_file(path: &Path, warnings: &mut Vec<String>) -> Result<Loaded, LoadErro
         source,
         records,
         fine,
+        foreign: Vec::new(),
     })
 }
 
@@ -267,6 +318,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Trace, LoadError> {
     for l in loaded {
         let source = trace.sources.len();
         let fine = l.fine.unwrap_or_default();
+        let mut foreign = l.foreign.into_iter();
         for (k, record) in l.records.into_iter().enumerate() {
             let seq = trace.entries.len() + 1;
             trace.entries.push(Entry {
@@ -274,6 +326,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Trace, LoadError> {
                 source,
                 record,
                 fine: fine.get(k).copied(),
+                foreign: foreign.next(),
             });
         }
         trace.sources.push(l.source);

@@ -51,7 +51,7 @@ fn place<'a>(entries: &[&'a Entry]) -> Vec<Placed<'a>> {
             (true, Some(f)) => Placed {
                 entry: e,
                 ts: f.ns,
-                cost: Some(f.cost_ns),
+                cost: (f.cost_ns > 0).then_some(f.cost_ns),
             },
             _ => Placed {
                 entry: e,
