@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use kernel_sim::{Outcome, Process, ProcessConfig};
 
+use kernel_sim::trace::select::split_operand;
+
 use crate::tracing::{TraceOptions, Tracer};
 
 /// `run --help`'s explanation.
@@ -39,9 +41,13 @@ pub struct Args {
     /// Print every API call on stderr, and the run's totals.
     #[arg(long)]
     api_log: bool,
-    /// Stop after N guest instructions.
-    #[arg(long, value_name = "N")]
-    max_insns: Option<u64>,
+    /// Stop after N guest instructions (API calls count 100 each); 0 for
+    /// no limit.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_INSNS)]
+    max_insns: u64,
+    /// Stop after SECONDS of host time; 0 for no limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT)]
+    timeout: u64,
     /// Write the program's exit code (decimal) to FILE when it exits; the
     /// file is not written when the run ends any other way.
     #[arg(long, value_name = "FILE")]
@@ -59,6 +65,13 @@ pub struct Args {
     #[command(flatten)]
     trace: TraceOptions,
 }
+
+/// The default instruction budget: 10^10 (minutes of emulated time).
+const DEFAULT_MAX_INSNS: u64 = 10_000_000_000;
+/// The default wall-clock limit, seconds.
+const DEFAULT_TIMEOUT: u64 = 60;
+/// The exit code after Ctrl-C, as shells report SIGINT (128 + 2).
+const EXIT_INTERRUPTED: i32 = 130;
 
 fn parse_env(kv: &str) -> Result<(String, String), String> {
     match kv.split_once('=') {
@@ -92,15 +105,31 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
         cfg.set_env(k, v);
     }
     cfg.api_log = o.api_log;
-    cfg.max_instructions = o.max_insns;
+    cfg.max_instructions = (o.max_insns != 0).then_some(o.max_insns);
+    cfg.max_wall = (o.timeout != 0).then(|| std::time::Duration::from_secs(o.timeout));
+    cfg.interrupt = Some(crate::sigpipe::interrupt_flag());
+    let mut trace = o.trace;
+    resolve_trace_names(&mut trace, &root)?;
+    if let Some(save) = &trace.save {
+        let program = root.join(&o.program);
+        let mut inputs: Vec<&Path> = vec![Path::new(&o.program), &program];
+        let tdfs: Vec<PathBuf> = trace
+            .traces
+            .iter()
+            .map(|t| PathBuf::from(split_operand(t).0))
+            .collect();
+        inputs.extend(tdfs.iter().map(PathBuf::as_path));
+        crate::util::refuse_overwrite(save, &inputs)?;
+    }
     let mut p = Process::new(cfg).with_context(|| format!("loading {}", o.program))?;
     if o.api_log {
         p.set_api_log_sink(Box::new(|e| eprintln!("api: {e}")));
     }
-    let outcome = if o.trace.active() {
-        let mut tracer = Tracer::attach(&o.trace, &mut p, &root)?;
+    let outcome = if trace.active() {
+        let mut tracer = Tracer::attach(&trace, &mut p, &root)?;
         let outcome = p.run_with_hook(Some(&mut tracer));
-        tracer.finish(&o.trace, &p)?;
+        // Also after Ctrl-C or a limit: what was captured is written.
+        tracer.finish(&trace, &p)?;
         outcome
     } else {
         p.run()
@@ -120,11 +149,66 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
             }
             Ok(code as i32)
         }
+        Outcome::Interrupted => {
+            eprintln!(
+                "os2trace run: interrupted (Ctrl-C) after {} instructions; the outputs asked for hold what was captured",
+                p.instructions()
+            );
+            Ok(EXIT_INTERRUPTED)
+        }
+        Outcome::InstructionLimit(n) => {
+            eprintln!(
+                "os2trace run: the instruction limit of {n} ran out (the program may loop); --max-insns N changes it, 0 for none"
+            );
+            Ok(1)
+        }
         other => {
-            eprintln!("os2trace run: {other}");
+            eprintln!(
+                "os2trace run: {}",
+                crate::util::escape_controls(&other.to_string())
+            );
             Ok(1)
         }
     }
+}
+
+/// `--trace NAME` is TRACE ON's spelling: a bare name finds `NAME.TDF` in
+/// the current directory or the root. `--apply FILE` assumes `.RPN`, as
+/// DTRACE does.
+fn resolve_trace_names(trace: &mut TraceOptions, root: &Path) -> anyhow::Result<()> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let find = |name: &str, ext: &str| -> Option<String> {
+        if Path::new(name).is_file() {
+            return None;
+        }
+        let with_ext = tdf::trcust::with_default_ext(name, ext);
+        [cwd.as_path(), root]
+            .iter()
+            .find_map(|dir| tdf::trcust::find_file(dir, &with_ext))
+            .map(|p| p.to_string_lossy().into_owned())
+    };
+    for operand in &mut trace.traces {
+        let (file, spec) = split_operand(operand);
+        if let Some(found) = find(file, "TDF") {
+            *operand = match spec {
+                Some(s) => format!("{found}({s})"),
+                None => found,
+            };
+        }
+    }
+    for operand in &mut trace.applies {
+        let (file, module) = match operand.rsplit_once('@') {
+            Some((f, m)) => (f.to_string(), Some(m.to_string())),
+            None => (operand.clone(), None),
+        };
+        if let Some(found) = find(&file, "RPN") {
+            *operand = match module {
+                Some(m) => format!("{found}@{m}"),
+                None => found,
+            };
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -158,7 +242,7 @@ mod tests {
         assert_eq!(o.root, Some(PathBuf::from("/r")));
         assert_eq!(o.env, vec![("A".to_string(), "1".to_string())]);
         assert!(o.api_log);
-        assert_eq!(o.max_insns, Some(99));
+        assert_eq!(o.max_insns, 99);
         assert_eq!(o.program, "P.EXE");
         assert_eq!(o.args, ["--root", "x"]);
     }
@@ -189,8 +273,13 @@ mod tests {
         );
         assert!(run(parse(&["--root", &root, "MISSING.EXE"]).unwrap()).is_err());
         assert_eq!(
-            run(parse(&["--max-insns", "0", "--root", &root, "TEST.EXE"]).unwrap()).unwrap(),
+            run(parse(&["--max-insns", "1", "--root", &root, "TEST.EXE"]).unwrap()).unwrap(),
             1
+        );
+        // 0: no limit.
+        assert_eq!(
+            run(parse(&["--max-insns", "0", "--root", &root, "TEST.EXE"]).unwrap()).unwrap(),
+            0
         );
     }
 }

@@ -147,8 +147,7 @@ impl Tracer {
                 Some((f, m)) => (f, Some(m)),
                 None => (operand.as_str(), None),
             };
-            let text =
-                std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))?;
+            let text = crate::util::read_source(Path::new(file))?;
             let parsed = rpn_vm::parse(file, &text)?;
             let name = module
                 .map(str::to_string)

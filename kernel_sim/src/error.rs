@@ -88,6 +88,11 @@ pub enum Outcome {
     Returned(u32),
     /// The trap hook ended the run ([`crate::HookAction::Stop`]).
     Stopped,
+    /// The wall-clock limit ([`crate::ProcessConfig::max_wall`]) ran out.
+    TimeLimit(std::time::Duration),
+    /// The run was interrupted ([`crate::ProcessConfig::interrupt`] was
+    /// set, e.g. by Ctrl-C), at an instruction boundary.
+    Interrupted,
 }
 
 impl Outcome {
@@ -161,6 +166,12 @@ impl fmt::Display for Outcome {
             Outcome::HostError(e) => write!(f, "host error: {e}"),
             Outcome::Returned(v) => write!(f, "returned {v:#x}"),
             Outcome::Stopped => f.write_str("stopped by the trap hook"),
+            Outcome::TimeLimit(d) => write!(
+                f,
+                "the wall-clock limit of {} s ran out (--timeout to change it)",
+                d.as_secs_f64()
+            ),
+            Outcome::Interrupted => f.write_str("interrupted"),
         }
     }
 }

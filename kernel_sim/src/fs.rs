@@ -27,6 +27,11 @@ use crate::rc::*;
 /// a guest cannot make the host allocate more (ERROR_DISK_FULL).
 pub const MAX_FILE_SIZE: u64 = 256 << 20;
 
+/// The most bytes a guest may write to host files in one run (DosWrite,
+/// counted by bytes written, whatever the files and offsets): past it a
+/// write fails with ERROR_DISK_FULL.
+pub const MAX_DISK_WRITE: u64 = 256 << 20;
+
 /// A host directory seen as drive C:.
 #[derive(Clone, Debug)]
 pub struct Sandbox {
@@ -195,30 +200,36 @@ pub(crate) struct Files {
     handles: Vec<Option<Handle>>,
     pub max_handles: usize,
     pub finds: HashMap<u16, FindState>,
+    /// The emulated clock as a DOS (date, time), set before each API call:
+    /// the time files written now get. No host time reaches the guest.
+    pub now: (u16, u16),
+    /// The time every file not written in this run shows: the emulated
+    /// clock at the start.
+    pub boot: (u16, u16),
+    /// Files written in this run, by (device, inode), and their time.
+    stamps: HashMap<(u64, u64), (u16, u16)>,
+    /// Bytes written to host files so far (see [`MAX_DISK_WRITE`]).
+    pub written: u64,
 }
 
-/// DOS packed date and time of a host modification time.
-fn dos_time(md: &fs::Metadata) -> (u16, u16) {
-    let secs = md
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs());
-    let days = (secs / 86400) as i64;
-    let sod = secs % 86400;
-    // civil from days (1970-01-01 = day 0)
-    let z = days + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let date = (((y - 1980).clamp(0, 127) as u16) << 9) | ((m as u16) << 5) | d as u16;
-    let time =
-        (((sod / 3600) as u16) << 11) | ((((sod / 60) % 60) as u16) << 5) | ((sod % 60) / 2) as u16;
+/// A file's identity on the host, for [`Files`]' time stamps.
+fn file_id(md: &fs::Metadata) -> (u64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (md.dev(), md.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        (0, md.len())
+    }
+}
+
+/// DOS packed (date, time) of an emulated date and time.
+pub fn dos_stamp(year: u16, month: u8, day: u8, hour: u8, minute: u8, second: u8) -> (u16, u16) {
+    let date =
+        ((year.saturating_sub(1980).min(127)) << 9) | (u16::from(month) << 5) | u16::from(day);
+    let time = (u16::from(hour) << 11) | (u16::from(minute) << 5) | u16::from(second / 2);
     (date, time)
 }
 
@@ -264,6 +275,10 @@ impl Files {
             handles,
             max_handles: 20,
             finds: HashMap::new(),
+            now: (0, 0),
+            boot: (0, 0),
+            stamps: HashMap::new(),
+            written: 0,
         })
     }
 
@@ -344,6 +359,11 @@ impl Files {
         if action != 1 && size > 0 {
             let _ = file.set_len(size.min(MAX_FILE_SIZE));
         }
+        if action != 1
+            && let Ok(md) = file.metadata()
+        {
+            self.stamps.insert(file_id(&md), self.now);
+        }
         let h = self.insert(Handle::File { file, access })?;
         Ok((h, action))
     }
@@ -364,16 +384,11 @@ impl Files {
                 if *access == 1 {
                     return Err(ERROR_ACCESS_DENIED);
                 }
-                let mut buf = vec![0; n];
-                let mut got = 0;
-                while got < n {
-                    match file.read(&mut buf[got..]) {
-                        Ok(0) => break,
-                        Ok(k) => got += k,
-                        Err(e) => return Err(io_error(&e)),
-                    }
-                }
-                buf.truncate(got);
+                // Grows with what is read: `n` comes from the guest.
+                let mut buf = Vec::new();
+                file.take(n as u64)
+                    .read_to_end(&mut buf)
+                    .map_err(|e| io_error(&e))?;
                 Ok(buf)
             }
             _ => Err(ERROR_INVALID_HANDLE),
@@ -381,16 +396,35 @@ impl Files {
     }
 
     pub fn write_file(&mut self, h: u16, data: &[u8]) -> Result<usize, u32> {
-        match self.get(h) {
+        let written = self.written;
+        let id = match self
+            .handles
+            .get_mut(usize::from(h))
+            .and_then(Option::as_mut)
+        {
             Some(Handle::File { file, access }) => {
                 if *access == 0 {
                     return Err(ERROR_ACCESS_DENIED);
                 }
+                // Bounded by bytes, not by file size: a seek far ahead and
+                // a write would otherwise make a huge (sparse) file.
+                let pos = file.stream_position().map_err(|e| io_error(&e))?;
+                let len = data.len() as u64;
+                if pos.saturating_add(len) > MAX_FILE_SIZE
+                    || written.saturating_add(len) > MAX_DISK_WRITE
+                {
+                    return Err(ERROR_DISK_FULL);
+                }
                 file.write_all(data).map_err(|e| io_error(&e))?;
-                Ok(data.len())
+                file.metadata().ok().map(|md| file_id(&md))
             }
-            _ => Err(ERROR_INVALID_HANDLE),
+            _ => return Err(ERROR_INVALID_HANDLE),
+        };
+        self.written += data.len() as u64;
+        if let Some(id) = id {
+            self.stamps.insert(id, self.now);
         }
+        Ok(data.len())
     }
 
     /// Seek: method 0 begin, 1 current, 2 end. Returns the new position.
@@ -439,12 +473,18 @@ impl Files {
         }
     }
 
+    /// The (date, time) the guest sees for a file: when it was written in
+    /// this run, else the start of the run (never the host's time).
+    fn stamp_of(&self, md: &fs::Metadata) -> (u16, u16) {
+        self.stamps.get(&file_id(md)).copied().unwrap_or(self.boot)
+    }
+
     /// File size, allocation and attributes of an open file.
     pub fn file_info(&mut self, h: u16) -> Result<(u64, u16, u16, u16), u32> {
         match self.get(h) {
             Some(Handle::File { file, .. }) => {
                 let md = file.metadata().map_err(|e| io_error(&e))?;
-                let (d, t) = dos_time(&md);
+                let (d, t) = self.stamp_of(&md);
                 Ok((md.len(), attr_of(&md), d, t))
             }
             Some(Handle::Std(_)) => Ok((0, 0, 0, 0)),
@@ -529,7 +569,7 @@ impl Files {
             if md.is_dir() && attr & 0x10 == 0 {
                 continue;
             }
-            let (date, time) = dos_time(&md);
+            let (date, time) = self.stamp_of(&md);
             out.push(FindEntry {
                 name,
                 size: md.len(),

@@ -38,6 +38,11 @@ pub struct ProcessConfig {
     pub ram_size: usize,
     /// Directories (OS/2 paths) searched for DLLs after the program's own.
     pub libpath: Vec<String>,
+    /// Stop the run after this much host (wall-clock) time.
+    pub max_wall: Option<std::time::Duration>,
+    /// When set (by a Ctrl-C handler), the run stops at the next
+    /// instruction boundary with [`crate::Outcome::Interrupted`].
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl ProcessConfig {
@@ -56,6 +61,8 @@ impl ProcessConfig {
             max_instructions: None,
             ram_size: 64 << 20,
             libpath: vec!["C:\\".into()],
+            max_wall: None,
+            interrupt: None,
         }
     }
 
@@ -165,6 +172,11 @@ pub struct Process {
     pub(crate) exe: usize,
     /// Instructions executed so far.
     pub(crate) executed: u64,
+    /// Instructions charged for host calls (API work), counted against
+    /// `max_instructions` with `executed` but not reported as executed.
+    pub(crate) host_work: u64,
+    /// When the run started on the host (for `max_wall`).
+    pub(crate) started: Option<std::time::Instant>,
     /// DLLs whose initialization routine must run, in order.
     pub(crate) pending_init: Vec<usize>,
     /// Event and mutex semaphores (handle 0x1000 + index).
@@ -212,10 +224,15 @@ impl Process {
             vectors: [0; 8],
             exe: 0,
             executed: 0,
+            host_work: 0,
+            started: None,
             pending_init: Vec::new(),
             sems: Semaphores::default(),
             exit_list: Vec::new(),
         };
+        let t = p.clock.now(0);
+        p.files.boot = crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);
+        p.files.now = p.files.boot;
         p.init_machine()?;
         let program = p.cfg.program.clone();
         p.exe = p.load_exe(&program)?;
@@ -420,6 +437,11 @@ impl Process {
     }
 
     pub(crate) fn read_mem(&mut self, lin: u32, len: u32) -> Option<Vec<u8>> {
+        // `len` comes from the guest: no buffer larger than its memory can
+        // be valid, and the host must not be asked for 4 GB.
+        if len as usize > self.cfg.ram_size {
+            return None;
+        }
         let mut v = vec![0; len as usize];
         self.m.read_linear(lin, &mut v).ok()?;
         Some(v)

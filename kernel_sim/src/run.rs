@@ -35,6 +35,9 @@ pub trait TrapHook {
 /// Instructions per slice of [`emu::Machine::run`].
 const SLICE: u64 = 1 << 20;
 
+/// Instructions an API call is charged against `max_instructions`.
+const API_CALL_WEIGHT: u64 = 100;
+
 impl Process {
     /// Run the program to its end.
     pub fn run(&mut self) -> Outcome {
@@ -48,13 +51,17 @@ impl Process {
     }
 
     pub(crate) fn run_loop(&mut self, mut hook: Option<&mut dyn TrapHook>) -> Outcome {
+        let started = *self.started.get_or_insert_with(std::time::Instant::now);
         loop {
             let remaining = self
                 .cfg
                 .max_instructions
-                .map(|mx| mx.saturating_sub(self.executed));
+                .map(|mx| mx.saturating_sub(self.executed + self.host_work));
             if remaining == Some(0) {
                 return Outcome::InstructionLimit(self.cfg.max_instructions.unwrap_or(0));
+            }
+            if let Some(o) = self.host_limits(started) {
+                return o;
             }
             let before = self.m.instructions();
             let exit = self.m.run(Limits {
@@ -84,6 +91,23 @@ impl Process {
                 Exit::Halted => return Outcome::CpuStopped("HLT"),
                 Exit::Shutdown => return Outcome::CpuStopped("triple fault"),
             }
+        }
+    }
+
+    /// The limits outside the guest's instruction count: Ctrl-C and the
+    /// wall clock, checked between slices and host calls.
+    fn host_limits(&self, started: std::time::Instant) -> Option<Outcome> {
+        if self
+            .cfg
+            .interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return Some(Outcome::Interrupted);
+        }
+        match self.cfg.max_wall {
+            Some(limit) if started.elapsed() >= limit => Some(Outcome::TimeLimit(limit)),
+            _ => None,
         }
     }
 
@@ -262,6 +286,11 @@ impl Process {
             )));
         };
         let call = api::Call { vals, far16 };
+        // A host call's work counts against the instruction budget, so a
+        // loop of (failing) API calls ends like any other loop.
+        self.host_work += API_CALL_WEIGHT;
+        let t = self.clock.now(self.m.cycles());
+        self.files.now = crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);
         let args_text = self.cfg.api_log.then(|| api::format_args(self, def, &call));
         let result = func.call(self, &call);
         if let Some(args) = args_text {

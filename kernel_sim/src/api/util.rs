@@ -106,7 +106,9 @@ impl Process {
         match self.files.get(h) {
             Some(crate::fs::Handle::Std(4)) => Ok(Vec::new()),
             Some(crate::fs::Handle::Std(0 | 3)) => {
-                let mut buf = vec![0; n];
+                // One console read returns at most a line: `n` is the
+                // guest's and must not size the host buffer.
+                let mut buf = vec![0; n.min(0x1_0000)];
                 let got = self.stdin.read(&mut buf).unwrap_or(0);
                 buf.truncate(got);
                 Ok(buf)

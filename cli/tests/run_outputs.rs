@@ -1,0 +1,260 @@
+//! `os2trace run` against hostile guests and awkward outputs (issue 13's
+//! CI cases): a 4 GiB DosPutMessage under `ulimit -v`, `--save` onto a
+//! symlink, a FIFO and /dev/full, Ctrl-C during a traced run, and two
+//! traced runs under different host clocks.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{os2trace, stdout as text};
+use loader::{Address, Module, SourceKind, Target};
+
+fn prepared() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    text(&os2trace(dir.path(), &["testprogs", "build", "."]));
+    text(&os2trace(
+        dir.path(),
+        &["trcust", "TPDLL16.TSF", "/M=TPDLL16.MAP"],
+    ));
+    dir
+}
+
+/// A traced run of DLLCAL16 saving to `save`; `--trace TPDLL16` is TRACE
+/// ON's spelling (the bare name finds TPDLL16.TDF).
+fn traced(dir: &Path, save: &str) -> std::process::Output {
+    os2trace(
+        dir,
+        &[
+            "run",
+            "--root",
+            ".",
+            "--trace",
+            "TPDLL16",
+            "--save",
+            save,
+            "DLLCAL16.EXE",
+        ],
+    )
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// An LX program TESTLX (code at object 1, a 16 KB stack object at
+/// 0x20000); `calls` are (offset of an E8 call, module, ordinal).
+fn lx(code: &[u8], calls: &[(u32, &str, u32)]) -> Vec<u8> {
+    let mut m = Module::new_lx("TESTLX");
+    m.add_object(0x2005, code.len() as u32, code);
+    m.add_object(0x2003, 0x4000, &[]);
+    m.start = Some(Address {
+        object: 1,
+        offset: 0,
+    });
+    m.stack = Some(Address {
+        object: 2,
+        offset: 0x4000,
+    });
+    m.stack_size = 0x4000;
+    for &(off, module, ordinal) in calls {
+        let mi = m.import_module(module);
+        m.add_fixup(
+            1,
+            off + 1,
+            SourceKind::Rel32,
+            Target::ImportOrdinal {
+                module: mi,
+                ordinal,
+            },
+        );
+    }
+    loader::write(&m).unwrap()
+}
+
+#[test]
+fn dos_put_message_ffffffff_under_ulimit() {
+    let dir = tempfile::tempdir().unwrap();
+    // push 0x20000; push 0xFFFFFFFF; push 1; call MSG.5; add esp,12;
+    // push eax; push 1; call DOSCALLS.234
+    let mut c = vec![0x68, 0, 0, 2, 0, 0x68, 0xFF, 0xFF, 0xFF, 0xFF, 0x6A, 1];
+    let put = c.len() as u32;
+    c.extend([0xE8, 0, 0, 0, 0, 0x83, 0xC4, 12, 0x50, 0x6A, 1]);
+    let exit = c.len() as u32;
+    c.extend([0xE8, 0, 0, 0, 0]);
+    let bytes = lx(&c, &[(put, "MSG", 5), (exit, "DOSCALLS", 234)]);
+    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
+    let out = Command::new("sh")
+        .current_dir(dir.path())
+        .args([
+            "-c",
+            "ulimit -v 2000000 && exec \"$0\" run --exit-code-file RC --root . T.EXE",
+        ])
+        .arg(env!("CARGO_BIN_EXE_os2trace"))
+        .output()
+        .unwrap();
+    let rc = std::fs::read_to_string(dir.path().join("RC"));
+    assert_eq!(
+        rc.as_deref().ok(),
+        Some("487\n"),
+        "ERROR_INVALID_ADDRESS: {out:?}"
+    );
+}
+
+#[test]
+fn save_onto_a_symlink_writes_its_target() {
+    let dir = prepared();
+    text(&traced(dir.path(), "PLAIN.SAV"));
+    let plain = std::fs::read(dir.path().join("PLAIN.SAV")).unwrap();
+    std::os::unix::fs::symlink("REAL.SAV", dir.path().join("LINK.SAV")).unwrap();
+    std::fs::write(dir.path().join("REAL.SAV"), b"old").unwrap();
+    text(&traced(dir.path(), "LINK.SAV"));
+    let link = std::fs::symlink_metadata(dir.path().join("LINK.SAV")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link stays a link");
+    assert_eq!(std::fs::read(dir.path().join("REAL.SAV")).unwrap(), plain);
+}
+
+#[test]
+fn save_onto_a_fifo_writes_through_it() {
+    let dir = prepared();
+    text(&traced(dir.path(), "PLAIN.SAV"));
+    let plain = std::fs::read(dir.path().join("PLAIN.SAV")).unwrap();
+    let fifo = dir.path().join("PIPE");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = std::thread::spawn(move || std::fs::read(fifo).unwrap());
+    text(&traced(dir.path(), "PIPE"));
+    assert_eq!(reader.join().unwrap(), plain);
+    let meta = std::fs::symlink_metadata(dir.path().join("PIPE")).unwrap();
+    assert!(!meta.is_file(), "still a FIFO");
+}
+
+#[test]
+fn output_to_dev_full_fails_and_leaves_no_file() {
+    if !Path::new("/dev/full").exists() {
+        println!("skipped: no /dev/full");
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let dir = prepared();
+    let before = entries(dir.path());
+    let out = traced(dir.path(), "/dev/full");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot write /dev/full"), "{err}");
+    assert!(!err.contains(".tmp"), "{err}");
+    let out = os2trace(
+        dir.path(),
+        &["rpn", "asm", "DLLCAL16.RPN", "-o", "/dev/full"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(entries(dir.path()), before, "nothing was left behind");
+}
+
+#[test]
+fn sigint_during_a_traced_run_still_writes_save() {
+    let dir = tempfile::tempdir().unwrap();
+    // L: nop; jmp L  (a tracepoint on the NOP hits on every turn)
+    std::fs::write(dir.path().join("T.EXE"), lx(&[0x90, 0xEB, 0xFD], &[])).unwrap();
+    std::fs::write(
+        dir.path().join("T.RPN"),
+        "major=0xCE\nname=TESTLX\n\nminor=1\nobject=1\noffset=0\nopcode=0x90\n  Push EAX\n  Log DN,1\n",
+    )
+    .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_os2trace"))
+        .current_dir(dir.path())
+        .args([
+            "run", "--root", ".", "--apply", "T", "--save", "S.SAV", "--query", "T.EXE",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("DTO 0: module TESTLX"),
+        "QUERY printed: {stdout}"
+    );
+    let save = std::fs::read(dir.path().join("S.SAV")).unwrap();
+    let records = text(&os2trace(dir.path(), &["tracefmt", "S.SAV", "--raw"]));
+    assert!(
+        !save.is_empty() && records.lines().count() > 10,
+        "{records}"
+    );
+}
+
+#[test]
+fn two_traced_runs_with_different_host_clocks_give_identical_buffers() {
+    let has_faketime = Command::new("faketime")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    text(&os2trace(dir.path(), &["testprogs", "build", "."]));
+    text(&os2trace(
+        dir.path(),
+        &["trcust", "FILEIO32.TSF", "/M=FILEIO32.MAP"],
+    ));
+    let run = |clock: &str, save: &str| {
+        let bin = env!("CARGO_BIN_EXE_os2trace");
+        let args = [
+            "run",
+            "--root",
+            ".",
+            "--trace",
+            "FILEIO32",
+            "--save",
+            save,
+            "FILEIO32.EXE",
+        ];
+        let out = if has_faketime {
+            Command::new("faketime")
+                .current_dir(dir.path())
+                .arg(clock)
+                .arg(bin)
+                .args(args)
+                .output()
+                .unwrap()
+        } else {
+            // No faketime: the host clock moves on between the runs.
+            std::thread::sleep(Duration::from_millis(2100));
+            Command::new(bin)
+                .current_dir(dir.path())
+                .args(args)
+                .output()
+                .unwrap()
+        };
+        assert!(out.status.code().is_some(), "{out:?}");
+        std::fs::read(dir.path().join(save)).unwrap()
+    };
+    if !has_faketime {
+        println!("faketime not installed: comparing runs 2 s apart instead");
+        eprintln!("faketime not installed: comparing runs 2 s apart instead");
+    }
+    let a = run("2001-02-03 04:05:06", "A.SAV");
+    let b = run("2023-11-12 13:14:15", "B.SAV");
+    assert!(a.len() > 100);
+    assert_eq!(a, b);
+}

@@ -1,0 +1,216 @@
+//! Hostile guests (issue 13, items 3 and 5): lengths the guest controls
+//! never size a host allocation, host calls count against the instruction
+//! budget, disk writes are capped by bytes, Ctrl-C and the wall clock end
+//! a run, and file times come from the emulated clock.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use kernel_sim::{Outcome, Process, ProcessConfig};
+
+/// Data area: the bottom of the stack object (base 0x20000, ESP starts
+/// at 0x24000).
+const DATA: u32 = 0x20000;
+
+struct Code {
+    c: Vec<u8>,
+    calls: Vec<(u32, &'static str, u32)>,
+}
+
+impl Code {
+    fn new() -> Code {
+        Code {
+            c: Vec::new(),
+            calls: Vec::new(),
+        }
+    }
+    fn push(&mut self, v: u32) -> &mut Code {
+        self.c.push(0x68);
+        self.c.extend(v.to_le_bytes());
+        self
+    }
+    /// `push dword [addr]`.
+    fn push_mem(&mut self, addr: u32) -> &mut Code {
+        self.c.extend([0xFF, 0x35]);
+        self.c.extend(addr.to_le_bytes());
+        self
+    }
+    /// `mov dword [addr], v`.
+    fn store(&mut self, addr: u32, v: u32) -> &mut Code {
+        self.c.extend([0xC7, 0x05]);
+        self.c.extend(addr.to_le_bytes());
+        self.c.extend(v.to_le_bytes());
+        self
+    }
+    fn call(&mut self, module: &'static str, ordinal: u32, arg_bytes: u8) -> &mut Code {
+        self.calls.push((self.c.len() as u32, module, ordinal));
+        self.c.extend([0xE8, 0, 0, 0, 0]);
+        self.c.extend([0x83, 0xC4, arg_bytes]);
+        self
+    }
+    /// `DosExit(1, eax)`.
+    fn exit_eax(&mut self) -> Vec<u8> {
+        self.c.extend([0x50, 0x6A, 0x01]);
+        self.call("DOSCALLS", 234, 8);
+        common::lx_program(&self.c, &self.calls)
+    }
+    /// DosOpen("T.DAT", &h at DATA+0x100, ...) creating or replacing it.
+    fn open_t_dat(&mut self) -> &mut Code {
+        self.store(DATA, u32::from_le_bytes(*b"T.DA"))
+            .store(DATA + 4, u32::from(b'T'))
+            .push(0)
+            .push(0x42)
+            .push(0x12)
+            .push(0)
+            .push(0)
+            .push(DATA + 0x104)
+            .push(DATA + 0x100)
+            .push(DATA)
+            .call("DOSCALLS", 273, 32)
+    }
+}
+
+fn process(dir: &std::path::Path, bytes: Vec<u8>, max: Option<u64>) -> Process {
+    std::fs::write(dir.join("T.EXE"), bytes).unwrap();
+    let mut cfg = ProcessConfig::new(dir, "T.EXE");
+    cfg.max_instructions = max;
+    Process::new(cfg).unwrap()
+}
+
+#[test]
+fn dos_put_message_with_length_ffffffff_is_refused_without_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Code::new();
+    c.push(DATA).push(0xFFFF_FFFF).push(1).call("MSG", 5, 12);
+    let mut p = process(dir.path(), c.exit_eax(), Some(1_000_000));
+    // ERROR_INVALID_ADDRESS: no 4 GiB buffer was asked for (the CI runs
+    // this through the binary under `ulimit -v 2000000` too).
+    assert_eq!(p.run(), Outcome::Exited(487));
+}
+
+#[test]
+fn a_loop_of_api_calls_ends_within_the_instruction_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Code::new();
+    // loop: DosPutMessage(1, 0, DATA); jmp loop
+    c.push(DATA).push(0).push(1).call("MSG", 5, 12);
+    let back = -(c.c.len() as i32 + 2);
+    c.c.extend([0xEB, back as u8]);
+    let mut p = process(dir.path(), c.exit_eax(), Some(1_000_000));
+    let t = Instant::now();
+    assert_eq!(p.run(), Outcome::InstructionLimit(1_000_000));
+    // ~10,000 calls at most (100 instructions each), not 170,000.
+    assert!(p.instructions() < 100_000, "{}", p.instructions());
+    assert!(t.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn seek_then_write_cannot_make_a_huge_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Code::new();
+    c.open_t_dat();
+    // DosSetFilePtr(h, 300 MB, FILE_BEGIN, &pos)
+    c.push(DATA + 0x108)
+        .push(0)
+        .push(300 << 20)
+        .push_mem(DATA + 0x100)
+        .call("DOSCALLS", 256, 16);
+    // DosWrite(h, DATA, 1, &n)
+    c.push(DATA + 0x10C)
+        .push(1)
+        .push(DATA)
+        .push_mem(DATA + 0x100)
+        .call("DOSCALLS", 282, 16);
+    let mut p = process(dir.path(), c.exit_eax(), Some(1_000_000));
+    assert_eq!(p.run(), Outcome::Exited(112), "ERROR_DISK_FULL");
+    let len = std::fs::metadata(dir.path().join("T.DAT")).unwrap().len();
+    assert!(len < 1 << 20, "{len}");
+}
+
+#[test]
+fn file_times_come_from_the_emulated_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    // DosQueryFileInfo(h, 1, DATA+0x200, 24) after creating T.DAT; exit
+    // with fdateLastWrite | ftimeLastWrite << 16.
+    let build = |c: &mut Code| {
+        c.push(24)
+            .push(DATA + 0x200)
+            .push(1)
+            .push_mem(DATA + 0x100)
+            .call("DOSCALLS", 279, 16);
+        c.c.extend([0xA1]);
+        c.c.extend((DATA + 0x208).to_le_bytes());
+    };
+    let mut c = Code::new();
+    c.open_t_dat();
+    build(&mut c);
+    let bytes = c.exit_eax();
+    let run = |bytes: Vec<u8>| {
+        let mut p = process(dir.path(), bytes, Some(1_000_000));
+        match p.run() {
+            Outcome::Exited(v) => v,
+            other => panic!("{other}"),
+        }
+    };
+    let created = run(bytes.clone());
+    // The emulated clock starts at a fixed date (not today's).
+    let date = created & 0xFFFF;
+    let host_year = 1970
+        + std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            / 31_557_600;
+    assert_ne!(1980 + (date >> 9) as u64, host_year, "{created:#x}");
+    // The same run again, after the host clock moved on: the same time.
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_eq!(run(bytes), created);
+    // A file the guest did not write shows the start of the run, whatever
+    // its host time.
+    let old = std::fs::File::options()
+        .write(true)
+        .open(dir.path().join("T.DAT"))
+        .unwrap();
+    old.set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1_000_000_000))
+        .unwrap();
+    drop(old);
+    let mut c = Code::new();
+    // DosOpen opening the existing file (OPEN_ACTION_OPEN_IF_EXISTS).
+    c.store(DATA, u32::from_le_bytes(*b"T.DA"))
+        .store(DATA + 4, u32::from(b'T'))
+        .push(0)
+        .push(0x42)
+        .push(0x01)
+        .push(0)
+        .push(0)
+        .push(DATA + 0x104)
+        .push(DATA + 0x100)
+        .push(DATA)
+        .call("DOSCALLS", 273, 32);
+    build(&mut c);
+    assert_eq!(run(c.exit_eax()), created, "the boot time, not 2001");
+}
+
+#[test]
+fn interrupt_and_wall_clock_end_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Code::new();
+    c.c.extend([0xEB, 0xFE]); // jmp $
+    let bytes = c.exit_eax();
+    std::fs::write(dir.path().join("T.EXE"), &bytes).unwrap();
+    let flag = Arc::new(AtomicBool::new(true));
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.interrupt = Some(flag);
+    assert_eq!(Process::new(cfg).unwrap().run(), Outcome::Interrupted);
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_wall = Some(Duration::from_millis(300));
+    let t = Instant::now();
+    assert_eq!(
+        Process::new(cfg).unwrap().run(),
+        Outcome::TimeLimit(Duration::from_millis(300))
+    );
+    assert!(t.elapsed() < Duration::from_secs(10));
+}
