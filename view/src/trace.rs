@@ -189,20 +189,35 @@ fn read_file(path: &Path, warnings: &mut Vec<String>) -> Result<Loaded, LoadErro
         path: path.to_path_buf(),
         source,
     })?;
+    let sidecar = std::fs::read(Sidecar::path_for(path)).ok();
+    read_bytes(path, &bytes, sidecar.as_deref(), warnings)
+}
+
+/// A file's bytes (and its sidecar's), as read from `path`.
+fn read_bytes(
+    path: &Path,
+    bytes: &[u8],
+    sidecar: Option<&[u8]>,
+    warnings: &mut Vec<String>,
+) -> Result<Loaded, LoadError> {
     let format = |what: String| LoadError::Format {
         path: path.to_path_buf(),
         what,
     };
+    let save;
     let (captured, stda_bytes) = if bytes.starts_with(stda::MAGIC) {
         (None, bytes)
     } else {
-        match SaveFile::parse(&bytes) {
-            Ok(save) => (Some(save.datetime), save.stda),
+        match SaveFile::parse(bytes) {
+            Ok(s) => {
+                save = s;
+                (Some(save.datetime), save.stda.as_slice())
+            }
             Err(e) => {
-                if let Some(recs) = crate::foreign::cptrap(&bytes) {
+                if let Some(recs) = crate::foreign::cptrap(bytes) {
                     return Ok(foreign_file(path, "CPTRAP", recs));
                 }
-                if let Some(recs) = crate::foreign::tnf(&bytes) {
+                if let Some(recs) = crate::foreign::tnf(bytes) {
                     return Ok(foreign_file(path, "TNF", recs));
                 }
                 return Err(format(format!(
@@ -211,7 +226,7 @@ fn read_file(path: &Path, warnings: &mut Vec<String>) -> Result<Loaded, LoadErro
             }
         }
     };
-    let stda = Stda::parse(&stda_bytes).map_err(|e| format(e.to_string()))?;
+    let stda = Stda::parse(stda_bytes).map_err(|e| format(e.to_string()))?;
     let records = stda.records();
     let mut source = Source {
         path: path.to_path_buf(),
@@ -226,8 +241,8 @@ fn read_file(path: &Path, warnings: &mut Vec<String>) -> Result<Loaded, LoadErro
     };
     let idx = Sidecar::path_for(path);
     let mut fine = None;
-    if let Ok(b) = std::fs::read(&idx) {
-        match Sidecar::parse(&b) {
+    if let Some(b) = sidecar {
+        match Sidecar::parse(b) {
             Ok(s) if s.matches(&records) => {
                 source.lost = Some(s.lost);
                 source.has_sidecar = true;
@@ -247,6 +262,35 @@ fn read_file(path: &Path, warnings: &mut Vec<String>) -> Result<Loaded, LoadErro
         fine,
         foreign: Vec::new(),
     })
+}
+
+/// The trace of one capture in memory (`run --export`): a save file's
+/// bytes and its sidecar's, named `label`.
+///
+/// # Errors
+/// Bytes that are not a save file or an STDA.
+pub fn from_capture(label: &Path, save: &[u8], sidecar: Option<&[u8]>) -> Result<Trace, LoadError> {
+    let mut trace = Trace::default();
+    let l = read_bytes(label, save, sidecar, &mut trace.warnings)?;
+    push(&mut trace, l);
+    Ok(trace)
+}
+
+fn push(trace: &mut Trace, l: Loaded) {
+    let source = trace.sources.len();
+    let fine = l.fine.unwrap_or_default();
+    let mut foreign = l.foreign.into_iter();
+    for (k, record) in l.records.into_iter().enumerate() {
+        let seq = trace.entries.len() + 1;
+        trace.entries.push(Entry {
+            seq,
+            source,
+            record,
+            fine: fine.get(k).copied(),
+            foreign: foreign.next(),
+        });
+    }
+    trace.sources.push(l.source);
 }
 
 /// The capture order of a spool file.
@@ -316,20 +360,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Trace, LoadError> {
         }
     }
     for l in loaded {
-        let source = trace.sources.len();
-        let fine = l.fine.unwrap_or_default();
-        let mut foreign = l.foreign.into_iter();
-        for (k, record) in l.records.into_iter().enumerate() {
-            let seq = trace.entries.len() + 1;
-            trace.entries.push(Entry {
-                seq,
-                source,
-                record,
-                fine: fine.get(k).copied(),
-                foreign: foreign.next(),
-            });
-        }
-        trace.sources.push(l.source);
+        push(&mut trace, l);
     }
     Ok(trace)
 }
