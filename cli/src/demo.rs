@@ -13,7 +13,7 @@
 //!    against the fixed sample machine state of `rpn_vm::examples`.
 
 use anyhow::{Context, Result, bail};
-use kernel_sim::trace::{Selection, TraceSession};
+use kernel_sim::trace::Selection;
 use kernel_sim::{ConsoleBuffer, Process, ProcessConfig};
 use rpn_vm::examples::{EXAMPLES, sample_machine};
 use rpn_vm::{Hit, Interpreter, Outcome, parse};
@@ -65,17 +65,22 @@ pub fn run(_args: Args) -> Result<i32> {
         Box::new(console.clone()),
         Box::new(std::io::empty()),
     );
-    let mut session = TraceSession::new(&process, StdaFormat::New, 4, 1)?;
-    let dto = session.trace_on(&mut process, &tdf, &Selection::default(), None)?;
-    let outcome = process.run_with_hook(Some(&mut session));
-    session.stamp_trace_off(&process);
+    process.trace_start(StdaFormat::New, 4)?;
+    let dto = process.trace_on(&tdf, &Selection::default(), None)?;
+    let outcome = process.run();
+    process.trace_stop()?;
     for line in console.text().lines() {
         println!("   | {line}");
     }
     println!("   {outcome}");
 
     println!("\n== 4. What tracing cost, per tracepoint");
-    for tp in &session.runtime.dtos()[dto].tracepoints {
+    let cycles = process.clock().cycles(process.machine().cycles());
+    let instructions = process.instructions();
+    let trace = process
+        .system_trace_mut()
+        .context("the system trace was started")?;
+    for tp in &trace.runtime().dtos()[dto].tracepoints {
         let per_hit = tp.cycles.checked_div(tp.hits).unwrap_or(0);
         println!(
             "   minor {:04X} at {:04X}:{:08X} (linear {:08X}): {} hits, {} records, {} cycles ({} per hit)",
@@ -89,16 +94,13 @@ pub fn run(_args: Args) -> Result<i32> {
             per_hit
         );
     }
-    let cycles = process.clock().cycles(process.machine().cycles());
     println!(
-        "   the run: {} instructions, {} cycles on the emulated clock, {} of them for tracing",
-        process.instructions(),
-        cycles,
-        session.runtime.overhead_cycles()
+        "   the run: {instructions} instructions, {cycles} cycles on the emulated clock, {} of them for tracing",
+        trace.runtime().overhead_cycles()
     );
 
     println!("\n== 5. TRACEFMT of the system trace buffer (rules from TRC00C2.TFF)");
-    let snapshot = session.buffer.get_stda();
+    let snapshot = trace.buffer_mut().get_stda();
     let stda = Stda::parse(&snapshot.stda).context("reading back the trace buffer")?;
     let majors: Vec<u8> = stda.records().iter().map(|r| r.major).collect();
     let (rules, problems) = tracefmt::Rules::load_dir(root, majors);

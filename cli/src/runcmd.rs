@@ -14,7 +14,7 @@ use kernel_sim::{Outcome, Process, ProcessConfig};
 
 use kernel_sim::trace::select::split_operand;
 
-use crate::tracing::{TraceOptions, Tracer};
+use crate::tracing::TraceOptions;
 
 /// `run --help`'s explanation.
 pub const LONG_ABOUT: &str = "Run an OS/2 program (LX or NE) in the emulated machine, \
@@ -126,10 +126,10 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
         p.set_api_log_sink(Box::new(|e| eprintln!("api: {e}")));
     }
     let outcome = if trace.active() {
-        let mut tracer = Tracer::attach(&trace, &mut p, &root)?;
-        let outcome = p.run_with_hook(Some(&mut tracer));
+        p.trace_commands(&trace.commands()?)?;
+        let outcome = p.run();
         // Also after Ctrl-C or a limit: what was captured is written.
-        tracer.finish(&trace, &p)?;
+        crate::tracing::finish(&trace, &mut p, &root)?;
         outcome
     } else {
         p.run()

@@ -1,6 +1,9 @@
 //! The emulated clock: guest time is the machine's cycle count at a fixed
 //! frequency, plus the time DosSleep and the trace runtime add, from a
-//! configurable start date. The same inputs give the same times.
+//! configurable start date. The same inputs give the same times. A
+//! [`DateTime`] converts (`From`) to the trace formats' times: a record's
+//! [`stda::Timestamp`], the header's [`stda::TraceDateTime`] and a save
+//! file's [`stda::DosDateTime`].
 
 /// The emulated wall clock.
 #[derive(Clone, Debug)]
@@ -89,6 +92,40 @@ impl Clock {
     }
 }
 
+/// The time of day as a trace record's stamp.
+impl From<DateTime> for stda::Timestamp {
+    fn from(t: DateTime) -> Self {
+        stda::Timestamp::new(t.hour, t.minute, t.second, t.hundredths)
+    }
+}
+
+/// The date and time as the trace buffer header's TRACE ON / TRACE OFF.
+impl From<DateTime> for stda::TraceDateTime {
+    fn from(t: DateTime) -> Self {
+        stda::TraceDateTime {
+            year: t.year,
+            month: t.month,
+            day: t.day,
+            time: t.into(),
+        }
+    }
+}
+
+/// The date and time as DosGetDateTime gives it (UTC, so time zone 0): the
+/// stamp of a save file.
+impl From<DateTime> for stda::DosDateTime {
+    fn from(t: DateTime) -> Self {
+        stda::DosDateTime {
+            time: t.into(),
+            day: t.day,
+            month: t.month,
+            year: t.year,
+            timezone: 0,
+            weekday: t.weekday,
+        }
+    }
+}
+
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -131,5 +168,32 @@ mod tests {
         );
         assert_eq!(t.hundredths, 50);
         assert_eq!(t.weekday, 6, "1 Jan 2000 was a Saturday");
+    }
+
+    #[test]
+    fn times_convert_to_the_trace_formats() {
+        let mut c = Clock {
+            hz: 1000,
+            start: [1996, 10, 9, 12, 34, 56],
+            extra_cycles: 0,
+        };
+        c.sleep(780);
+        let t = c.now(0);
+        let stamp = stda::Timestamp::new(12, 34, 56, 78);
+        assert_eq!(stda::Timestamp::from(t), stamp);
+        let on = stda::TraceDateTime::from(t);
+        assert_eq!((on.year, on.month, on.day, on.time), (1996, 10, 9, stamp));
+        let dos = stda::DosDateTime::from(t);
+        assert_eq!(
+            (
+                dos.year,
+                dos.month,
+                dos.day,
+                dos.time,
+                dos.timezone,
+                dos.weekday
+            ),
+            (1996, 10, 9, stamp, 0, 3)
+        );
     }
 }

@@ -11,9 +11,14 @@
 //! Entry points:
 //! - [`Process::new`] with a [`ProcessConfig`] (sandbox root, program path
 //!   inside it, arguments, environment), then [`Process::run`] to an
-//!   [`Outcome`]; [`Process::run_with_hook`] hands INT3 (#BP) and
-//!   single-step (#DB) exits to a [`TrapHook`] first (the dynamic trace
-//!   runtime lives there).
+//!   [`Outcome`].
+//! - The system trace is a kernel service: [`Process::trace_start`]
+//!   configures the buffer, [`Process::trace_on`] / [`Process::trace_apply`]
+//!   (or [`trace::TraceCommands`]) insert tracepoints, and the run loop
+//!   hands every INT3 (#BP) and single-step (#DB) trap to the process's
+//!   [`trace::SystemTrace`], charging each hit's cost to the clock.
+//!   [`Process::run_with_hook`] with a [`TrapHook`] takes those traps
+//!   instead: a seam for tests.
 //! - [`Process::modules`] lists the loaded modules with each object's or
 //!   segment's selector and flat base; [`Process::read_guest`],
 //!   [`Process::write_guest`] and [`Process::patch_code`] reach guest

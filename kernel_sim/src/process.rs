@@ -17,6 +17,7 @@ use crate::loading::LoadedModule;
 use crate::memory::{Memory, RegionKind};
 use crate::semaphores::Semaphores;
 use crate::thunks::Thunks;
+use crate::trace::SystemTrace;
 
 /// What to run and how.
 #[derive(Clone, Debug)]
@@ -183,6 +184,10 @@ pub struct Process {
     pub(crate) sems: Semaphores,
     /// DosExitList routines.
     pub(crate) exit_list: Vec<u32>,
+    /// Process ID (DosGetPID, the PIB, trace records).
+    pub(crate) pid: u16,
+    /// The system trace, once configured.
+    pub(crate) trace: Option<SystemTrace>,
 }
 
 impl Process {
@@ -229,6 +234,8 @@ impl Process {
             pending_init: Vec::new(),
             sems: Semaphores::default(),
             exit_list: Vec::new(),
+            pid: 1,
+            trace: None,
         };
         let t = p.clock.now(0);
         p.files.boot = crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);

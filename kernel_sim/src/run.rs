@@ -1,11 +1,12 @@
 //! The run loop: runs the guest until it ends, dispatches host calls to
-//! the API table, hands INT3 and single-step exits to a [`TrapHook`], and
-//! turns every other guest exception into a handler call (DosSetVec) or an
-//! [`Outcome::GuestFault`].
+//! the API table, hands INT3 and single-step traps to the system trace
+//! (or to a [`TrapHook`] in tests) and adds each hit's cost to the clock,
+//! and turns every other guest exception into a handler call (DosSetVec)
+//! or an [`Outcome::GuestFault`].
 
 use emu::{Exit, Fault, Gpr, Limits, SegReg, vector};
 
-use crate::trace::TrapKind;
+use crate::trace::{Next, TrapKind};
 
 use crate::api::{self, Conv, Stop};
 use crate::error::Outcome;
@@ -24,8 +25,8 @@ pub enum HookAction {
     Stop,
 }
 
-/// Receives the debug exits of a run before the kernel treats them as
-/// guest exceptions. The dynamic trace runtime implements this: it sees
+/// Receives the debug traps of a run instead of the system trace, before
+/// the kernel treats them as guest exceptions: a seam for tests, which see
 /// the whole [`Process`] (registers, memory, modules, clock).
 pub trait TrapHook {
     /// Called on INT3 and single-step exits.
@@ -44,8 +45,8 @@ impl Process {
         self.run_with_hook(None)
     }
 
-    /// Run the program to its end, offering INT3 and single-step exits to
-    /// `hook` first.
+    /// Run the program to its end, offering INT3 and single-step traps to
+    /// `hook` instead of the system trace (a test seam).
     pub fn run_with_hook(&mut self, hook: Option<&mut dyn TrapHook>) -> Outcome {
         self.run_loop(hook)
     }
@@ -76,11 +77,18 @@ impl Process {
                     }
                 }
                 Exit::Exception { fault, .. } => {
-                    if let (Some(k), Some(h)) = (TrapKind::of(&exit), hook.as_mut()) {
-                        match h.on_trap(self, k) {
-                            HookAction::Resume => continue,
-                            HookAction::Stop => return Outcome::Stopped,
-                            HookAction::NotMine => {}
+                    if let Some(kind) = TrapKind::of(&exit) {
+                        match hook.as_mut() {
+                            Some(h) => match h.on_trap(self, kind) {
+                                HookAction::Resume => continue,
+                                HookAction::Stop => return Outcome::Stopped,
+                                HookAction::NotMine => {}
+                            },
+                            None => match self.trace_trap(kind) {
+                                Next::Resume => continue,
+                                Next::SysDump { .. } => return Outcome::Stopped,
+                                Next::NotOurs => {}
+                            },
                         }
                     }
                     if let Some(o) = self.guest_exception(fault) {
@@ -109,6 +117,20 @@ impl Process {
             Some(limit) if started.elapsed() >= limit => Some(Outcome::TimeLimit(limit)),
             _ => None,
         }
+    }
+
+    /// A trap offered to the system trace: its cost goes on the clock,
+    /// then TRSPOOL polls if due.
+    fn trace_trap(&mut self, kind: TrapKind) -> Next {
+        let now = self.now().into();
+        let Some(trace) = self.trace.as_mut() else {
+            return Next::NotOurs;
+        };
+        let dispatch = trace.on_trap(&mut self.m, kind, now, self.pid);
+        self.clock.add_cycles(dispatch.cycles);
+        let cycles = self.m.cycles();
+        trace.after_hit(self.clock.millis(cycles), self.clock.now(cycles));
+        dispatch.next
     }
 
     /// An exception the hook did not take: a DosSetVec handler if one is

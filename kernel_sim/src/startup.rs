@@ -51,7 +51,7 @@ impl Process {
         let ptype = 2u32;
         let mut pb = Vec::new();
         for x in [
-            1u32,
+            u32::from(self.pid),
             0,
             u32::from(exe.handle),
             self.env_base + u32::from(self.cmd_offset),

@@ -92,7 +92,11 @@ pub static DEFS: &[ApiDef] = &[
         p.put_u16(c, 1, off)
     }),
     api!("DOSCALLS" 92 "DosGetVersion" Far16 [P] |p, c| p.put_u16(c, 0, 0x1428)),
-    api!("DOSCALLS" 94 "DosGetPID" Far16 [P] |p, c| p.put_bytes(c, 0, &[1, 0, 1, 0, 0, 0])),
+    api!("DOSCALLS" 94 "DosGetPID" Far16 [P] |p, c| {
+        // PID, TID (the main thread), parent PID (none).
+        let [lo, hi] = p.pid.to_le_bytes();
+        p.put_bytes(c, 0, &[lo, hi, 1, 0, 0, 0])
+    }),
     api!("DOSCALLS" 130 "DosGetCP" Far16 [W, P, P] |p, c| {
         if c.w(0) < 2 {
             return Err(ERROR_CPLIST_TOO_SMALL);

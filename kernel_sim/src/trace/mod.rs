@@ -10,16 +10,23 @@
 //!   with the hit's cost;
 //! * [`GuestView`]: the guest as a trace program sees it;
 //! * [`Selection`]: which tracepoints of a TDF `TRACE ON name(spec)` takes;
-//! * [`TraceSession`]: all of it attached to a [`crate::Process`] as its
-//!   trap hook, with the process's clock.
+//! * [`SystemTrace`]: the buffer, the runtime and TRSPOOL, owned by the
+//!   kernel ([`crate::Process`]), which hands it every trap and charges
+//!   each hit's cost to its clock;
+//! * [`TraceCommands`] and the trace commands as kernel methods
+//!   (`Process::trace_start`, `trace_on`, `trace_apply`, `trace_off`,
+//!   `trace_spool`, `trace_stop`, `traceget`, `trace_report`), with
+//!   [`Report`] for QUERY and GETVARS.
 
+mod commands;
 mod dto;
 mod event;
 mod guest;
 mod runtime;
 pub mod select;
-mod session;
+mod system;
 
+pub use commands::TraceCommands;
 pub use dto::{ActiveTracepoint, Dto, DtoSpec, SpecError, TdfSpecError, TracepointSpec};
 pub use event::{Dispatch, Next, TrapKind};
 pub use guest::{GuestView, ObjectMapping};
@@ -27,4 +34,4 @@ pub use runtime::{
     ApplyError, DISPATCH_CYCLES, DynamicTrace, INT3, IRET_CYCLES, TRAP_CYCLES, UNTRACEABLE,
 };
 pub use select::{SelectError, Selection};
-pub use session::{SessionError, TraceSession, object_mappings};
+pub use system::{DtoReport, Report, SystemTrace, TraceError, TracepointReport, object_mappings};

@@ -1,0 +1,262 @@
+//! The trace commands, as kernel services on a [`Process`]: TRACEBUF=
+//! ([`Process::trace_start`]), TRACE ON and DTRACE APPLY (one at a time,
+//! or from the lists of a [`TraceCommands`]), TRACE OFF, TRSPOOL,
+//! TRACEGET and the data of DTRACE QUERY / GETVARS.
+//!
+//! The tools that parse a command line and print results (the `os2trace`
+//! binary) call these; the guest's own DosSysTrace and DosDynamicTrace
+//! reach the same [`SystemTrace`] through the process.
+
+use std::path::{Path, PathBuf};
+
+use rpn_vm::source::TraceProgramFile;
+use stda::StdaFormat;
+use stda::savefile::SaveFile;
+use stda::spool::SpoolOptions;
+
+use super::dto::DtoSpec;
+use super::select::{Selection, split_operand};
+use super::system::{Report, SystemTrace, TraceError, object_mappings};
+use crate::loading::LoadedModule;
+use crate::process::Process;
+
+/// What to trace in one run, as TRACE and DTRACE commands would say it.
+#[derive(Debug, Clone)]
+pub struct TraceCommands {
+    /// The buffer's format (`--old-format`: the OS/2 2.x one).
+    pub format: StdaFormat,
+    /// The buffer's size in KB (TRACEBUF=, 1..=63).
+    pub kb: u32,
+    /// `TRACE ON` operands: `FILE.TDF[(spec)]`, a host path; the module
+    /// is the one the TDF names.
+    pub traces: Vec<String>,
+    /// `DTRACE APPLY` operands: `FILE.rpn[@MODULE]`, a host path; the
+    /// module defaults to the file's `name=`.
+    pub applies: Vec<String>,
+    /// TRSPOOL: the host directory of its files and its options.
+    pub spool: Option<(PathBuf, SpoolOptions)>,
+}
+
+impl Default for TraceCommands {
+    fn default() -> Self {
+        TraceCommands {
+            format: StdaFormat::New,
+            kb: 4,
+            traces: Vec::new(),
+            applies: Vec::new(),
+            spool: None,
+        }
+    }
+}
+
+fn read(file: &str) -> Result<Vec<u8>, TraceError> {
+    std::fs::read(file).map_err(|e| TraceError::File {
+        file: format!("cannot read {file}"),
+        reason: e.to_string(),
+    })
+}
+
+/// A trace program file as text; bytes that are not UTF-8 are an error at
+/// `FILE:LINE:COL`, like every other error in such a file.
+fn read_source(file: &str) -> Result<String, TraceError> {
+    let bytes = read(file)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let before = &bytes[..at];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count()
+            + 1;
+        TraceError::File {
+            file: format!("{file}:{line}:{col}"),
+            reason: format!(
+                "not UTF-8 text (byte 0x{:02X}); save the file as UTF-8",
+                bytes[at]
+            ),
+        }
+    })
+}
+
+/// The module a path names: its base name without the extension.
+fn module_stem(path: &str) -> &str {
+    let base = path.rsplit(['\\', '/', ':']).next().unwrap_or(path);
+    base.split('.').next().unwrap_or(base)
+}
+
+impl Process {
+    /// TRACEBUF=: a system trace with an empty buffer of `kb` KB, TRACE ON
+    /// stamped now. Replaces any system trace there was.
+    ///
+    /// # Errors
+    /// [`TraceError::Buffer`] for a size outside 1..=63.
+    pub fn trace_start(&mut self, format: StdaFormat, kb: u32) -> Result<(), TraceError> {
+        self.trace = Some(SystemTrace::new(format, kb, self.now())?);
+        Ok(())
+    }
+
+    /// The system trace, once started.
+    pub fn system_trace(&self) -> Option<&SystemTrace> {
+        self.trace.as_ref()
+    }
+
+    /// The system trace, mutable.
+    pub fn system_trace_mut(&mut self) -> Option<&mut SystemTrace> {
+        self.trace.as_mut()
+    }
+
+    /// The loaded module `name`, once the system trace is on.
+    fn traced_module(&self, name: &str) -> Result<&LoadedModule, TraceError> {
+        if self.trace.is_none() {
+            return Err(TraceError::NotStarted);
+        }
+        self.module(name)
+            .ok_or_else(|| TraceError::NoModule(name.to_string()))
+    }
+
+    /// Applies a DTO.
+    fn trace_insert(&mut self, spec: &DtoSpec) -> Result<usize, TraceError> {
+        let trace = self.trace.as_mut().ok_or(TraceError::NotStarted)?;
+        Ok(trace.runtime_mut().apply(&mut self.m, spec)?)
+    }
+
+    /// DTRACE APPLY: the tracepoints of a trace program file into `module`.
+    /// `major` and `id` override the file's (`/m=`, `/i=`). Returns the
+    /// DTO's index.
+    ///
+    /// # Errors
+    /// [`TraceError`] when there is no trace, the module is missing or a
+    /// tracepoint fails.
+    pub fn trace_apply(
+        &mut self,
+        module: &str,
+        file: &TraceProgramFile,
+        major: Option<u16>,
+        id: Option<u32>,
+    ) -> Result<usize, TraceError> {
+        let loaded = self.traced_module(module)?;
+        let spec =
+            DtoSpec::from_trace_program(file, &loaded.name, object_mappings(loaded), major, id)?;
+        self.trace_insert(&spec)
+    }
+
+    /// TRACE ON: the tracepoints of `tdf` that `selection` takes, into the
+    /// module the TDF names (or `module` when given). Returns the DTO's
+    /// index.
+    ///
+    /// # Errors
+    /// [`TraceError`] when there is no trace, the module is missing or a
+    /// tracepoint fails.
+    pub fn trace_on(
+        &mut self,
+        tdf: &tdf::Tdf,
+        selection: &Selection,
+        module: Option<&str>,
+    ) -> Result<usize, TraceError> {
+        let named = String::from_utf8_lossy(&tdf.module).into_owned();
+        let name = module.unwrap_or(module_stem(&named));
+        let loaded = self.traced_module(name)?;
+        let spec = DtoSpec::from_tdf(tdf, selection, object_mappings(loaded))?;
+        self.trace_insert(&spec)
+    }
+
+    /// TRACE OFF for one DTO: its tracepoints come out and TRACE OFF is
+    /// stamped.
+    pub fn trace_off(&mut self, dto: usize) {
+        let now = self.now();
+        if let Some(trace) = self.trace.as_mut() {
+            trace.runtime_mut().remove(&mut self.m, dto);
+            trace.stamp_trace_off(now);
+        }
+    }
+
+    /// TRSPOOL into the host directory `dir` from now on.
+    ///
+    /// # Errors
+    /// [`TraceError`] when there is no trace or `dir` cannot be created.
+    pub fn trace_spool(&mut self, dir: &Path, options: SpoolOptions) -> Result<(), TraceError> {
+        let ms = self.now_millis();
+        let trace = self.trace.as_mut().ok_or(TraceError::NotStarted)?;
+        trace.start_spool(dir, options, ms)
+    }
+
+    /// The whole setup of a traced run: the buffer, then each TRACE ON and
+    /// DTRACE APPLY of `commands` in order (reading their files), then
+    /// TRSPOOL.
+    ///
+    /// # Errors
+    /// The first command that fails, named with its operand.
+    pub fn trace_commands(&mut self, commands: &TraceCommands) -> Result<(), TraceError> {
+        self.trace_start(commands.format, commands.kb)?;
+        for operand in &commands.traces {
+            let (file, spec) = split_operand(operand);
+            let bytes = read(file)?;
+            let tdf = tdf::Tdf::parse(&bytes).map_err(|e| TraceError::File {
+                file: file.to_string(),
+                reason: e.to_string(),
+            })?;
+            let on = || format!("TRACE ON {operand}");
+            let selection =
+                Selection::parse(spec.unwrap_or(""), &tdf).map_err(|e| TraceError::File {
+                    file: on(),
+                    reason: e.to_string(),
+                })?;
+            self.trace_on(&tdf, &selection, None)
+                .map_err(|e| e.within(on()))?;
+        }
+        for operand in &commands.applies {
+            let (file, module) = match operand.rsplit_once('@') {
+                Some((f, m)) => (f, Some(m)),
+                None => (operand.as_str(), None),
+            };
+            let text = read_source(file)?;
+            let parsed =
+                rpn_vm::parse(file, &text).map_err(|e| TraceError::Program(e.to_string()))?;
+            let name = module
+                .map(str::to_string)
+                .or_else(|| parsed.header.name.clone());
+            let Some(name) = name else {
+                return Err(TraceError::File {
+                    file: file.to_string(),
+                    reason: format!("no module: give name= in the file or --apply {file}@MODULE"),
+                });
+            };
+            let stem = module_stem(&name).to_string();
+            self.trace_apply(&stem, &parsed, None, None)
+                .map_err(|e| e.within(format!("DTRACE APPLY {file}")))?;
+        }
+        if let Some((dir, options)) = &commands.spool {
+            self.trace_spool(dir, *options)?;
+        }
+        Ok(())
+    }
+
+    /// The end of tracing: TRACE OFF stamped now and TRSPOOL's last poll.
+    /// Nothing to do without a system trace.
+    ///
+    /// # Errors
+    /// [`TraceError::Spool`] when the last poll cannot write its file.
+    pub fn trace_stop(&mut self) -> Result<(), TraceError> {
+        let (ms, now) = (self.now_millis(), self.now());
+        match self.trace.as_mut() {
+            Some(trace) => trace.stop(ms, now),
+            None => Ok(()),
+        }
+    }
+
+    /// TRACEGET: the buffer as a save file stamped now.
+    pub fn traceget(&self) -> Option<SaveFile> {
+        let now = self.now().into();
+        self.trace.as_ref().map(|t| t.traceget(now))
+    }
+
+    /// DTRACE QUERY / GETVARS: the DTOs, their tracepoints and variables.
+    pub fn trace_report(&self) -> Option<Report> {
+        self.trace.as_ref().map(SystemTrace::report)
+    }
+}
