@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use kernel_sim::trace::{Selection, TraceSession};
+use kernel_sim::trace::{Selection, SystemTrace};
 use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
 use sha2::{Digest, Sha256};
 use stda::{Stda, StdaFormat, tracefmt};
@@ -128,7 +128,8 @@ pub fn run_case(
         Format::New => StdaFormat::New,
         Format::Old => StdaFormat::Old,
     };
-    let mut session = TraceSession::new(&process, format, case.tracebuf, 1)
+    process
+        .trace_start(format, case.tracebuf)
         .map_err(|e| CaseError::Trace(e.to_string()))?;
     let mut verify_log = String::new();
     for operand in &case.trace {
@@ -138,8 +139,8 @@ pub fn run_case(
         let tdf = tdf::Tdf::parse(&bytes).map_err(|e| CaseError::Trace(format!("{file}: {e}")))?;
         let selection = Selection::parse(spec.unwrap_or(""), &tdf)
             .map_err(|e| CaseError::Trace(format!("{operand}: {e}")))?;
-        session
-            .trace_on(&mut process, &tdf, &selection, None)
+        process
+            .trace_on(&tdf, &selection, None)
             .map_err(|e| CaseError::Trace(format!("TRACE ON {operand}: {e}")))?;
         verify_log.push_str(&verify(root, &file, &tdf));
     }
@@ -156,16 +157,21 @@ pub fn run_case(
             .ok_or_else(|| {
                 CaseError::Trace(format!("{file}: no module: give name= or {file}@MODULE"))
             })?;
-        session
-            .apply_program(&mut process, &module, &parsed, None, None)
+        process
+            .trace_apply(&module, &parsed, None, None)
             .map_err(|e| CaseError::Trace(format!("APPLY {operand}: {e}")))?;
     }
 
-    let outcome = process.run_with_hook(Some(&mut session));
-    session.stamp_trace_off(&process);
+    let outcome = process.run();
+    process
+        .trace_stop()
+        .map_err(|e| CaseError::Trace(e.to_string()))?;
+    let session = process
+        .system_trace_mut()
+        .ok_or_else(|| CaseError::Trace("the system trace was not started".into()))?;
 
     let mut out = Artifacts::new();
-    let snapshot = session.buffer.get_stda();
+    let snapshot = session.buffer_mut().get_stda();
     let stda = Stda::parse(&snapshot.stda)
         .map_err(|e| CaseError::Trace(format!("reading back the trace buffer: {e}")))?;
     let majors: Vec<u8> = stda.records().iter().map(|r| r.major).collect();
@@ -181,10 +187,10 @@ pub fn run_case(
                 .map(|(i, r)| tracefmt::json_line(i + 1, r) + "\n")
                 .collect::<String>()
                 .into_bytes(),
-            Check::Hits => hits(&session).into_bytes(),
+            Check::Hits => hits(session).into_bytes(),
             Check::Trcust => trcust_log.clone().into_bytes(),
             Check::Verify => verify_log.clone().into_bytes(),
-            Check::Exit => exit_text(&outcome, session.sysdump).into_bytes(),
+            Check::Exit => exit_text(&outcome, session.sysdump()).into_bytes(),
             Check::Output => console.contents(),
         };
         out.insert(*check, bytes);
@@ -331,9 +337,9 @@ fn verify(root: &Path, tdf_file: &str, tdf: &tdf::Tdf) -> String {
 }
 
 /// Hits, records and cycles per tracepoint, one line each, DTO by DTO.
-fn hits(session: &TraceSession) -> String {
+fn hits(session: &SystemTrace) -> String {
     let mut text = String::new();
-    for (i, dto) in session.runtime.dtos().iter().enumerate() {
+    for (i, dto) in session.runtime().dtos().iter().enumerate() {
         for tp in &dto.tracepoints {
             text.push_str(&format!(
                 "dto {i} major {:04X} minor {:04X} at {:04X}:{:08X}: {} hits, {} records, {} cycles\n",
@@ -343,7 +349,7 @@ fn hits(session: &TraceSession) -> String {
     }
     text.push_str(&format!(
         "tracing overhead: {} cycles\n",
-        session.runtime.overhead_cycles()
+        session.runtime().overhead_cycles()
     ));
     text
 }
