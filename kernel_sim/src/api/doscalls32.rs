@@ -1,7 +1,7 @@
 //! DOSCALLS, 32-bit entries (OS/2 2.x `_System`).
 
 use crate::api::util::ApiResult;
-use crate::api::{ApiDef, Call, Stop};
+use crate::api::{ApiDef, Call, shared};
 use crate::layout::{PAGE, round_up};
 use crate::memory::RegionKind;
 use crate::process::Process;
@@ -12,14 +12,7 @@ const PAG_DECOMMIT: u32 = 0x20;
 
 /// The 32-bit entries.
 pub static DEFS: &[ApiDef] = &[
-    api!("DOSCALLS" 209 "DosSetMaxFH" Sys32 [L] |p, c| {
-        let n = c.l(0) as usize;
-        if !(20..=32768).contains(&n) {
-            return Err(ERROR_INVALID_PARAMETER);
-        }
-        p.files.max_handles = n;
-        Ok(())
-    }),
+    api!("DOSCALLS" 209 "DosSetMaxFH" Sys32 [L] shared::set_max_fh),
     api!("DOSCALLS" 223 "DosQueryPathInfo" Sys32 [S, L, P, L] |p, c| {
         let s = p.arg_sz(c, 0)?;
         match c.l(1) {
@@ -66,52 +59,20 @@ pub static DEFS: &[ApiDef] = &[
         }
         Err(ERROR_ENVVAR_NOT_FOUND)
     }),
-    api!("DOSCALLS" 228 "DosSearchPath" Sys32 [L, S, S, P, L] |p, c| {
-        let path = p.arg_sz(c, 1)?;
-        let name = p.arg_sz(c, 2)?;
-        let mut full = p.search_path(c.l(0), &path, &name)?;
-        full.push(0);
-        if full.len() > c.l(4) as usize {
-            return Err(ERROR_BUFFER_OVERFLOW);
-        }
-        p.put_bytes(c, 3, &full)
-    }),
-    api!("DOSCALLS" 229 "DosSleep" Sys32 [L] |p, c| {
-        p.clock.sleep(u64::from(c.l(0)));
-        Ok(())
-    }),
-    api!("DOSCALLS" 230 "DosGetDateTime" Sys32 [P] |p, c| {
-        let b = crate::api::doscalls16::date_time_bytes(p);
-        p.put_bytes(c, 0, &b)
-    }),
-    api!("DOSCALLS" 234 "DosExit" Sys32 [L, L] raw |_, c| Err(Stop::Exit(c.l(1)))),
-    api!("DOSCALLS" 255 "DosSetCurrentDir" Sys32 [S] |p, c| {
-        let s = p.arg_sz(c, 0)?;
-        p.files.chdir(&s)
-    }),
-    api!("DOSCALLS" 256 "DosSetFilePtr" Sys32 [L, L, L, P] |p, c| {
-        let pos = p.files.seek(c.l(0) as u16, i64::from(c.l(1) as i32), c.l(2))?;
-        p.put_u32_opt(c, 3, pos as u32)
-    }),
-    api!("DOSCALLS" 257 "DosClose" Sys32 [L] |p, c| p.files.close(c.l(0) as u16)),
-    api!("DOSCALLS" 259 "DosDelete" Sys32 [S] |p, c| {
-        let s = p.arg_sz(c, 0)?;
-        p.files.delete(&s)
-    }),
-    api!("DOSCALLS" 263 "DosFindClose" Sys32 [L] |p, c| p.find_close(c.l(0))),
+    api!("DOSCALLS" 228 "DosSearchPath" Sys32 [L, S, S, P, L] shared::search_path),
+    api!("DOSCALLS" 229 "DosSleep" Sys32 [L] shared::sleep),
+    api!("DOSCALLS" 230 "DosGetDateTime" Sys32 [P] shared::get_date_time),
+    api!("DOSCALLS" 234 "DosExit" Sys32 [L, L] raw shared::exit),
+    api!("DOSCALLS" 255 "DosSetCurrentDir" Sys32 [S] shared::set_current_dir),
+    api!("DOSCALLS" 256 "DosSetFilePtr" Sys32 [L, L, L, P] shared::set_file_ptr),
+    api!("DOSCALLS" 257 "DosClose" Sys32 [L] shared::close),
+    api!("DOSCALLS" 259 "DosDelete" Sys32 [S] shared::delete),
+    api!("DOSCALLS" 263 "DosFindClose" Sys32 [L] shared::find_close),
     api!("DOSCALLS" 264 "DosFindFirst" Sys32 [S, P, L, P, L, P, L] |p, c| p.find_first(c, c.l(6))),
-    api!("DOSCALLS" 265 "DosFindNext" Sys32 [L, P, L, P] |p, c| p.find_next(c)),
-    api!("DOSCALLS" 270 "DosCreateDir" Sys32 [S, P] |p, c| {
-        let s = p.arg_sz(c, 0)?;
-        p.files.mkdir(&s)
-    }),
-    api!("DOSCALLS" 272 "DosSetFileSize" Sys32 [L, L] |p, c| p.files.set_size(c.l(0) as u16, u64::from(c.l(1)))),
-    api!("DOSCALLS" 273 "DosOpen" Sys32 [S, P, P, L, L, L, L, P] |p, c| {
-        let name = p.arg_sz(c, 0)?;
-        let (h, action) = p.files.open(&name, c.l(5) as u16, c.l(6) as u16, u64::from(c.l(3)))?;
-        p.put_u32(c, 1, u32::from(h))?;
-        p.put_u32(c, 2, action)
-    }),
+    api!("DOSCALLS" 265 "DosFindNext" Sys32 [L, P, L, P] shared::find_next),
+    api!("DOSCALLS" 270 "DosCreateDir" Sys32 [S, P] shared::create_dir),
+    api!("DOSCALLS" 272 "DosSetFileSize" Sys32 [L, L] shared::set_file_size),
+    api!("DOSCALLS" 273 "DosOpen" Sys32 [S, P, P, L, L, L, L, P] shared::open),
     api!("DOSCALLS" 274 "DosQueryCurrentDir" Sys32 [L, P, P] |p, c| {
         if !matches!(c.l(0), 0 | 3) {
             return Err(ERROR_INVALID_DRIVE);
@@ -126,10 +87,7 @@ pub static DEFS: &[ApiDef] = &[
         }
         p.put_bytes(c, 1, &dir)
     }),
-    api!("DOSCALLS" 275 "DosQueryCurrentDisk" Sys32 [P, P] |p, c| {
-        p.put_u32(c, 0, 3)?;
-        p.put_u32(c, 1, 0b100)
-    }),
+    api!("DOSCALLS" 275 "DosQueryCurrentDisk" Sys32 [P, P] shared::query_current_disk),
     api!("DOSCALLS" 279 "DosQueryFileInfo" Sys32 [L, L, P, L] |p, c| {
         if c.l(1) != 1 {
             return Err(ERROR_INVALID_PARAMETER);
@@ -141,32 +99,10 @@ pub static DEFS: &[ApiDef] = &[
         }
         p.put_bytes(c, 2, &v)
     }),
-    api!("DOSCALLS" 281 "DosRead" Sys32 [L, P, L, P] |p, c| {
-        let n = c.l(2).min(0x100_0000) as usize;
-        let data = p.read_handle(c.l(0) as u16, n)?;
-        p.put_bytes(c, 1, &data)?;
-        p.put_u32(c, 3, data.len() as u32)
-    }),
-    api!("DOSCALLS" 282 "DosWrite" Sys32 [L, P, L, P] |p, c| {
-        let data = p.arg_bytes(c, 1, c.l(2).min(0x100_0000))?;
-        let n = p.write_handle(c.l(0) as u16, &data)?;
-        p.put_u32(c, 3, n as u32)
-    }),
-    api!("DOSCALLS" 286 "DosBeep" Sys32 [L, L] |p, c| {
-        if !(0x25..=0x7FFF).contains(&c.l(0)) {
-            return Err(ERROR_INVALID_PARAMETER);
-        }
-        p.beeps.push((c.l(0), c.l(1)));
-        p.clock.sleep(u64::from(c.l(1)));
-        Ok(())
-    }),
-    api!("DOSCALLS" 291 "DosQueryCp" Sys32 [L, P, P] |p, c| {
-        if c.l(0) < 4 {
-            return Err(ERROR_CPLIST_TOO_SMALL);
-        }
-        p.put_u32(c, 1, 437)?;
-        p.put_u32_opt(c, 2, 4)
-    }),
+    api!("DOSCALLS" 281 "DosRead" Sys32 [L, P, L, P] shared::read),
+    api!("DOSCALLS" 282 "DosWrite" Sys32 [L, P, L, P] shared::write),
+    api!("DOSCALLS" 286 "DosBeep" Sys32 [L, L] shared::beep),
+    api!("DOSCALLS" 291 "DosQueryCp" Sys32 [L, P, P] shared::query_cp),
     api!("DOSCALLS" 299 "DosAllocMem" Sys32 [P, L, L] |p, c| {
         let size = c.l(1);
         if size == 0 {

@@ -81,6 +81,7 @@ mod find;
 pub mod modules;
 pub mod names;
 pub mod sems;
+mod shared;
 mod util;
 
 use crate::error::Outcome;

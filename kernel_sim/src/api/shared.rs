@@ -1,0 +1,174 @@
+//! Implementations that a 16-bit entry and its 32-bit successor share.
+//!
+//! The two differ only in how arguments are passed and how wide the
+//! numbers they return are. Arguments are read with [`Call::l`] (a 16-bit
+//! word argument arrives zero-extended), handles are cut to 16 bits as
+//! both kernels do, and a returned USHORT/ULONG is written with
+//! [`Process::put_word`]: a word for a 16-bit caller, a dword for a 32-bit
+//! one.
+
+use crate::api::util::ApiResult;
+use crate::api::{Call, Stop};
+use crate::process::Process;
+use crate::rc::*;
+
+/// Largest read or write one call moves (16 MB).
+const MAX_TRANSFER: u32 = 0x100_0000;
+
+impl Process {
+    /// Store a USHORT (16-bit caller) or ULONG (32-bit caller) at pointer
+    /// argument `i`.
+    pub(crate) fn put_word(&mut self, c: &Call, i: usize, v: u32) -> ApiResult<()> {
+        if c.far16 {
+            self.put_u16(c, i, v as u16)
+        } else {
+            self.put_u32(c, i, v)
+        }
+    }
+
+    /// [`Process::put_word`] if pointer argument `i` is not null.
+    pub(crate) fn put_word_opt(&mut self, c: &Call, i: usize, v: u32) -> ApiResult<()> {
+        if c.l(i) == 0 {
+            Ok(())
+        } else {
+            self.put_word(c, i, v)
+        }
+    }
+}
+
+/// DosExit(action, result).
+pub(crate) fn exit(_: &mut Process, c: &Call) -> Result<u32, Stop> {
+    Err(Stop::Exit(c.l(1)))
+}
+
+/// DosSleep(ms).
+pub(crate) fn sleep(p: &mut Process, c: &Call) -> ApiResult<()> {
+    p.clock.sleep(u64::from(c.l(0)));
+    Ok(())
+}
+
+/// DosGetDateTime(&datetime).
+pub(crate) fn get_date_time(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let now = stda::DosDateTime::from(p.now()).to_bytes();
+    p.put_bytes(c, 0, &now)
+}
+
+/// DosBeep(frequency, duration).
+pub(crate) fn beep(p: &mut Process, c: &Call) -> ApiResult<()> {
+    if !(0x25..=0x7FFF).contains(&c.l(0)) {
+        return Err(ERROR_INVALID_PARAMETER);
+    }
+    p.beeps.push((c.l(0), c.l(1)));
+    p.clock.sleep(u64::from(c.l(1)));
+    Ok(())
+}
+
+/// DosChDir / DosSetCurrentDir(path).
+pub(crate) fn set_current_dir(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let s = p.arg_sz(c, 0)?;
+    p.files.chdir(&s)
+}
+
+/// DosDelete(path).
+pub(crate) fn delete(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let s = p.arg_sz(c, 0)?;
+    p.files.delete(&s)
+}
+
+/// DosMkDir / DosCreateDir(path).
+pub(crate) fn create_dir(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let s = p.arg_sz(c, 0)?;
+    p.files.mkdir(&s)
+}
+
+/// DosChgFilePtr / DosSetFilePtr(handle, distance, method, &position).
+pub(crate) fn set_file_ptr(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let pos = p
+        .files
+        .seek(c.l(0) as u16, i64::from(c.l(1) as i32), c.l(2))?;
+    p.put_u32_opt(c, 3, pos as u32)
+}
+
+/// DosClose(handle).
+pub(crate) fn close(p: &mut Process, c: &Call) -> ApiResult<()> {
+    p.files.close(c.l(0) as u16)
+}
+
+/// DosNewSize / DosSetFileSize(handle, size).
+pub(crate) fn set_file_size(p: &mut Process, c: &Call) -> ApiResult<()> {
+    p.files.set_size(c.l(0) as u16, u64::from(c.l(1)))
+}
+
+/// DosFindClose(hdir).
+pub(crate) fn find_close(p: &mut Process, c: &Call) -> ApiResult<()> {
+    p.find_close(c.l(0))
+}
+
+/// DosFindNext(hdir, &buffer, length, &count).
+pub(crate) fn find_next(p: &mut Process, c: &Call) -> ApiResult<()> {
+    p.find_next(c)
+}
+
+/// DosOpen(name, &handle, &action, size, attribute, flags, mode, reserved).
+pub(crate) fn open(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let name = p.arg_sz(c, 0)?;
+    let (h, action) = p
+        .files
+        .open(&name, c.l(5) as u16, c.l(6) as u16, u64::from(c.l(3)))?;
+    p.put_word(c, 1, u32::from(h))?;
+    p.put_word(c, 2, action)
+}
+
+/// DosQCurDisk / DosQueryCurrentDisk(&drive, &map): always C:.
+pub(crate) fn query_current_disk(p: &mut Process, c: &Call) -> ApiResult<()> {
+    p.put_word(c, 0, 3)?;
+    p.put_u32(c, 1, 0b100)
+}
+
+/// DosRead(handle, &buffer, length, &read).
+pub(crate) fn read(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let n = c.l(2).min(MAX_TRANSFER) as usize;
+    let data = p.read_handle(c.l(0) as u16, n)?;
+    p.put_bytes(c, 1, &data)?;
+    p.put_word(c, 3, data.len() as u32)
+}
+
+/// DosWrite(handle, &buffer, length, &written).
+pub(crate) fn write(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let data = p.arg_bytes(c, 1, c.l(2).min(MAX_TRANSFER))?;
+    let n = p.write_handle(c.l(0) as u16, &data)?;
+    p.put_word(c, 3, n as u32)
+}
+
+/// DosSetMaxFH(count).
+pub(crate) fn set_max_fh(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let n = c.l(0) as usize;
+    if !(20..=32768).contains(&n) {
+        return Err(ERROR_INVALID_PARAMETER);
+    }
+    p.files.max_handles = n;
+    Ok(())
+}
+
+/// DosGetCP / DosQueryCp(length, &list, &returned): code page 437 only;
+/// the lengths count bytes of USHORTs or ULONGs.
+pub(crate) fn query_cp(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let word = if c.far16 { 2 } else { 4 };
+    if c.l(0) < word {
+        return Err(ERROR_CPLIST_TOO_SMALL);
+    }
+    p.put_word(c, 1, 437)?;
+    p.put_word_opt(c, 2, word)
+}
+
+/// DosSearchPath(control, path, name, &buffer, length).
+pub(crate) fn search_path(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let path = p.arg_sz(c, 1)?;
+    let name = p.arg_sz(c, 2)?;
+    let mut full = p.search_path(c.l(0), &path, &name)?;
+    full.push(0);
+    if full.len() > c.l(4) as usize {
+        return Err(ERROR_BUFFER_OVERFLOW);
+    }
+    p.put_bytes(c, 3, &full)
+}
