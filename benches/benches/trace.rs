@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use kernel_sim::trace::{Selection, TraceSession};
+use kernel_sim::trace::Selection;
 use kernel_sim::{Outcome, Process, ProcessConfig};
 use stda::StdaFormat;
 
@@ -63,7 +63,7 @@ fn prepare(dir: &Path) {
     std::fs::write(dir.join("NEVER.RPN"), NEVER).unwrap();
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Variant {
     Untraced,
     TsfStep,
@@ -72,7 +72,7 @@ enum Variant {
 }
 
 /// A loaded process with its tracing applied, ready to run.
-fn setup(dir: &Path, v: Variant) -> (Process, Option<TraceSession>) {
+fn setup(dir: &Path, v: Variant) -> Process {
     let mut p = Process::new(ProcessConfig::new(dir, "LOOP32.EXE")).unwrap();
     p.set_console(
         Box::new(std::io::sink()),
@@ -83,45 +83,39 @@ fn setup(dir: &Path, v: Variant) -> (Process, Option<TraceSession>) {
         let text = std::fs::read_to_string(dir.join(name)).unwrap();
         rpn_vm::parse(name, &text).unwrap()
     };
-    let session = match v {
-        Variant::Untraced => None,
+    if v != Variant::Untraced {
+        p.trace_start(StdaFormat::New, 63).unwrap();
+    }
+    match v {
+        Variant::Untraced => {}
         Variant::TsfStep => {
-            let mut s = TraceSession::new(&p, StdaFormat::New, 63, 1).unwrap();
             let tdf = tdf::Tdf::parse(&std::fs::read(dir.join("LOOP32.TDF")).unwrap()).unwrap();
             let sel = Selection::parse("1", &tdf).unwrap();
-            s.trace_on(&mut p, &tdf, &sel, None).unwrap();
-            Some(s)
+            p.trace_on(&tdf, &sel, None).unwrap();
         }
         Variant::Apply10 => {
-            let mut s = TraceSession::new(&p, StdaFormat::New, 63, 1).unwrap();
-            s.apply_program(&mut p, "LOOP32", &program("APPLY10.RPN"), None, None)
+            p.trace_apply("LOOP32", &program("APPLY10.RPN"), None, None)
                 .unwrap();
-            Some(s)
         }
         Variant::OnElsewhere => {
-            let mut s = TraceSession::new(&p, StdaFormat::New, 63, 1).unwrap();
-            s.apply_program(&mut p, "LOOP32", &program("NEVER.RPN"), None, None)
+            p.trace_apply("LOOP32", &program("NEVER.RPN"), None, None)
                 .unwrap();
-            Some(s)
         }
-    };
-    (p, session)
+    }
+    p
 }
 
 /// Runs to the end; returns the tracepoint hits.
-fn run(p: &mut Process, s: Option<&mut TraceSession>) -> u64 {
-    let outcome = match s {
-        Some(s) => {
-            let o = p.run_with_hook(Some(&mut *s));
-            let hits = s.runtime.dtos()[0].tracepoints.iter().map(|t| t.hits).sum();
-            assert_eq!(o, Outcome::Exited(1));
-            return hits;
-        }
-        None => p.run(),
-    };
+fn run(p: &mut Process) -> u64 {
     // The sum check fails with the raised count: exit code 1.
-    assert_eq!(outcome, Outcome::Exited(1));
-    0
+    assert_eq!(p.run(), Outcome::Exited(1));
+    p.system_trace().map_or(0, |s| {
+        s.runtime().dtos()[0]
+            .tracepoints
+            .iter()
+            .map(|t| t.hits)
+            .sum()
+    })
 }
 
 mod cpu {
@@ -164,9 +158,9 @@ fn bench(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    let (mut p, mut s) = setup(dir.path(), v);
+                    let mut p = setup(dir.path(), v);
                     let t = cpu::now();
-                    let hits = run(&mut p, s.as_mut());
+                    let hits = run(&mut p);
                     let spent = cpu::now().saturating_sub(t);
                     total += spent;
                     let mut r = RESULTS.lock().unwrap();
