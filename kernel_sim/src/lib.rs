@@ -45,6 +45,7 @@ mod run;
 mod semaphores;
 mod startup;
 pub mod thunks;
+pub mod tnf;
 pub mod trace;
 mod xcpt;
 

@@ -188,6 +188,8 @@ pub struct Process {
     pub(crate) pid: u16,
     /// The system trace, once configured.
     pub(crate) trace: Option<SystemTrace>,
+    /// TNF probes and their recorder.
+    pub(crate) tnf: crate::tnf::TnfRuntime,
 }
 
 impl Process {
@@ -236,6 +238,7 @@ impl Process {
             exit_list: Vec::new(),
             pid: 1,
             trace: None,
+            tnf: Default::default(),
         };
         let t = p.clock.now(0);
         p.files.boot = crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);

@@ -98,6 +98,14 @@
 //! | DBG32.EXE | LX + NB09 debug section | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.234 | the same with `Add2` |
 //! | DBGH32.EXE | LX + NB04 (IBM HLL) debug section | as DBG32 | DOSCALLS.234 | DBG32's code |
 //!
+//! Two more carry Solaris TNF probes ([`tnf`](mod@tnf)), built by
+//! [`tnf16()`] and [`tnf32()`] ([`tnf_programs`]), not by [`all`]:
+//!
+//! | file | format | segments / objects | imports | does |
+//! |---|---|---|---|---|
+//! | TNF16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | TNFPROBE.2 TNF_PROBE16, DOSCALLS.5 | probes `start` (debug; string and int), `step` (int from a BP frame, opaque), `done` (ulong from data) around a loop; exit 1 if its sum is wrong |
+//! | TNF32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | TNFPROBE.1 TNF_PROBE, DOSCALLS.234 | cookie2: `inloop` (loop_count, total_iterations) per iteration, `end` (cur_sum, max_cnt); exit 1 if cur_sum is wrong |
+//!
 //! # The companion files
 //!
 //! - `NAME.MAP`: LINK386 layout (segment list, `Publics by Name` with `Imp`
@@ -132,7 +140,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::{BuildError, Result};
 pub use programs::{
-    args, debug, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, loops, msg,
+    args, debug, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, loops, msg, tnf,
 };
 
 /// A label of a program: where it is, and whether the MAP file lists it.
@@ -314,6 +322,31 @@ pub fn args32() -> Result<Program> {
 /// LOOP16.EXE: a hot loop of near calls.
 pub fn loop16() -> Result<Program> {
     programs::loops::build_loop16()
+}
+
+/// TNF16.EXE: TNF probes in a 16-bit program ([`tnf`](mod@tnf)).
+pub fn tnf16() -> Result<Program> {
+    programs::tnf::build_tnf16(tnf::Probes::Tnf)
+}
+
+/// TNF32.EXE: the man pages' cookie2 with TNF probes ([`tnf`](mod@tnf)).
+pub fn tnf32() -> Result<Program> {
+    programs::tnf::build_tnf32(tnf::Probes::Tnf)
+}
+
+/// TNF16 or TNF32 built with its probe sites removed (`Probes::Nprobe`)
+/// or calling a local stub (`Probes::Stub`), for cost measurements.
+pub fn tnf_variant(bits16: bool, probes: tnf::Probes) -> Result<Program> {
+    if bits16 {
+        programs::tnf::build_tnf16(probes)
+    } else {
+        programs::tnf::build_tnf32(probes)
+    }
+}
+
+/// The TNF programs (not in [`all`], whose output stays as it is).
+pub fn tnf_programs() -> Result<Vec<Program>> {
+    Ok(vec![tnf16()?, tnf32()?])
 }
 
 /// LOOP32.EXE: a hot loop of near calls.

@@ -140,6 +140,10 @@ pub(crate) fn link(spec: Spec) -> Result<Program> {
                     object: *n,
                     offset: 0,
                 },
+                Ref::Local { segment, offset } => Target::Internal {
+                    object: *segment,
+                    offset: *offset,
+                },
                 Ref::Ordinal {
                     module: m,
                     ordinal,

@@ -31,6 +31,9 @@ pub(crate) enum Ref {
         ordinal: u32,
         name: &'static str,
     },
+    /// An offset in segment `segment` of this module (for data with no
+    /// label of its own: the strings and pointers of a TNF probe table).
+    Local { segment: u16, offset: u32 },
     /// An import by name.
     Named {
         module: &'static str,
@@ -363,6 +366,27 @@ impl Data {
             target: Ref::Symbol(target),
         });
         self.bytes.extend_from_slice(&[0; 4]);
+        offset
+    }
+
+    /// Stored bytes with no label; returns their offset.
+    pub fn anon(&mut self, bytes: &[u8]) -> u32 {
+        let zeros = std::mem::take(&mut self.bss) as usize;
+        self.bytes.resize(self.bytes.len() + zeros, 0);
+        let offset = self.here();
+        self.bytes.extend_from_slice(bytes);
+        offset
+    }
+
+    /// A pointer to `target` with no label: a flat address (`Off32`) or a
+    /// 16:16 far pointer (`Ptr1616`); returns its offset.
+    pub fn ptr(&mut self, kind: SourceKind, target: Ref) -> u32 {
+        let offset = self.anon(&[0; 4]);
+        self.fixups.push(SiteFixup {
+            offset,
+            kind,
+            target,
+        });
         offset
     }
 

@@ -82,6 +82,7 @@ pub mod modules;
 pub mod names;
 pub mod sems;
 mod shared;
+pub mod tnfprobe;
 mod util;
 
 use crate::error::Outcome;
@@ -239,12 +240,13 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(modules::DEFS)
         .chain(sems::DEFS)
         .chain(console::DEFS)
+        .chain(tnfprobe::DEFS)
 }
 
 /// The system DLLs this kernel provides.
 pub const SYSTEM_DLLS: &[&str] = &[
     "DOSCALLS", "DOSCALL1", "MSG", "VIOCALLS", "NLS", "KBDCALLS", "MOUCALLS", "SESMGR", "QUECALLS",
-    "MONCALLS", "PMWIN", "PMGPI", "PMSHAPI", "PMMERGE", "HELPMGR", "PMSPL", "PMVIOP",
+    "MONCALLS", "PMWIN", "PMGPI", "PMSHAPI", "PMMERGE", "HELPMGR", "PMSPL", "PMVIOP", "TNFPROBE",
 ];
 
 /// Is `name` a system DLL?

@@ -1,0 +1,278 @@
+//! TNF probes in guest programs: how an OS/2 module carries them, how the
+//! kernel finds them, and the runtime behind the TNFPROBE system DLL.
+//!
+//! # How a module carries probes
+//!
+//! A probe is a static **descriptor** in the module's data and a **site**:
+//! one `call` to the TNFPROBE system DLL (`TNFPROBE.1 TNF_PROBE`, near
+//! `_System`, from 32-bit code; `TNFPROBE.2 TNF_PROBE16`, far, from 16-bit
+//! code) with nothing pushed. The DLL knows which probe fired from the
+//! return address, which the descriptor names (`site`), and reads the
+//! argument values where the descriptor says they are (a register, a
+//! frame slot `[EBP+disp]`, a data address, or a constant). So a site costs
+//! the guest one call whatever its arguments, and a disabled probe returns
+//! at once: the host call is a table lookup and no guest instruction runs
+//! in the DLL (the return is made by the host, not by a `ret`).
+//!
+//! The descriptor keeps TNF_PROBE_n's model (reference §1.1): name, keys,
+//! detail (with `sunw%debug` and vendor attributes), file, line, a debug
+//! flag (the `_DEBUG` variants) and up to five typed, named arguments.
+//! Layout (little-endian; "ptr" is a flat address in an LX module and a
+//! 16:16 far pointer in an NE module, 4 bytes either way):
+//!
+//! ```text
+//! +0  u32 magic 'TNFD' (0x44464E54)
+//! +4  ptr site: the address right after the site's call instruction
+//! +8  ptr name, +12 ptr keys, +16 ptr detail, +20 ptr file (ASCIIZ, <= 255)
+//! +24 u32 line
+//! +28 u8 nargs (0..=5), u8 flags (bit 0: debug probe), u16 0
+//! +32 five arguments of 12 bytes:
+//!     u8 type (tnf::ArgType code: 0 tnf_int .. 9 tnf_opaque)
+//!     u8 where: 1 register, 2 frame [EBP/BP+disp] (SS), 3 data [disp] (DS),
+//!               4 the constant disp
+//!     u8 register (0..7 = EAX ECX EDX EBX ESP EBP ESI EDI), u8 0
+//!     i32 disp
+//!     ptr argument name
+//! ```
+//!
+//! In a 16-bit module `tnf_int`/`tnf_uint` are 16-bit (C's `int` on OS/2
+//! 1.x), `tnf_long`, `tnf_float`, pointers and strings 32-bit; a string
+//! argument is a pointer to ASCIIZ text.
+//!
+//! # How the kernel finds them, and why
+//!
+//! Each module exports, by name, `TNF_PROBE_LIST`: `u32 'TNFL'`, `u32
+//! count`, then `count` ptrs to descriptors. The kernel reads the table of
+//! every loaded module ([`crate::Process::tnf_discover`]) before the program
+//! runs, so prex can list and enable probes while the target is stopped,
+//! as prex does on Solaris (where libtnfctl finds probes through the ELF
+//! symbol tables). Registration at DLL initialization was the other choice;
+//! it would need guest code to run before prex could see a probe, and the
+//! EXE has no initialization routine. A site the tables do not name (a DLL
+//! loaded later by DosLoadModule) makes the kernel read the tables of
+//! modules it has not read yet; a site still unknown stops the program with
+//! an error naming its address.
+//!
+//! # How TNF maps to OS/2's trace concepts
+//!
+//! - TNF keys are groups, like the major codes of OS/2's system trace
+//!   (`TRACE ON name(major)`): one probe may be in several groups, and a
+//!   group enables all its probes. TNF has no numbers: a probe's identity
+//!   is its name, where OS/2 has (major, minor) codes.
+//! - Selection by name and by regular expression (`enable name=/loop/`)
+//!   plays the part of OS/2's minor-code lists; `$sets` are saved
+//!   selections, re-evaluated at each use.
+//! - A probe's typed, named arguments replace the TFF format strings
+//!   (`%D %W %F`): the TNF file describes itself, so tnfdump needs no format
+//!   file.
+//! - TNF's 512-byte blocks reused in LRU order correspond to the circular
+//!   STDA; TNF drops whole blocks where STDA overwrites record by record.
+//! - Probes are compiled in (like a TRCUST static trace point in the
+//!   module), but cost one call while disabled, where OS/2's dynamic trace
+//!   patches INT3 into code that has no probe. Both can be active in the
+//!   same run: they record into separate files.
+
+mod descriptor;
+
+use std::collections::HashMap;
+
+pub use descriptor::{
+    ArgLocation, DESC_MAGIC, DESC_SIZE, GuestProbe, LIST_MAGIC, MAX_PROBES, PROBE_LIST_EXPORT,
+    TnfError,
+};
+use tnf::{ArgType, ArgValue, TnfWriter};
+
+use crate::process::Process;
+
+/// What each probe does when it fires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProbeAction {
+    /// Write a trace record (enabled and traced).
+    pub record: bool,
+    /// Call &debug (enabled and connected).
+    pub debug: bool,
+}
+
+/// The TNF state of a process.
+#[derive(Default)]
+pub(crate) struct TnfRuntime {
+    probes: Vec<GuestProbe>,
+    actions: Vec<ProbeAction>,
+    by_site: HashMap<u32, usize>,
+    scanned: usize,
+    writer: Option<TnfWriter>,
+    /// Events the writer refused (the first error kept).
+    dropped: u64,
+    first_error: Option<String>,
+    /// Probe hits, enabled or not.
+    hits: u64,
+}
+
+/// The PID and TID TNF records for the program (the PIB's).
+pub const TNF_PID: u32 = 1;
+
+impl Process {
+    /// Reads the probe tables of the modules not read yet; returns the
+    /// index of the first new probe.
+    pub fn tnf_discover(&mut self) -> Result<usize, TnfError> {
+        let first = self.tnf.probes.len();
+        while self.tnf.scanned < self.modules.len() {
+            let index = self.tnf.scanned;
+            self.tnf.scanned += 1;
+            for probe in descriptor::read_module(self, index)? {
+                if self.tnf.by_site.contains_key(&probe.site) {
+                    return Err(TnfError::new(
+                        &probe.object,
+                        probe.address,
+                        "two probes name the same site",
+                    ));
+                }
+                self.tnf.by_site.insert(probe.site, self.tnf.probes.len());
+                self.tnf.probes.push(probe);
+                self.tnf.actions.push(ProbeAction::default());
+            }
+        }
+        Ok(first)
+    }
+
+    /// The probes found so far.
+    pub fn tnf_probes(&self) -> &[GuestProbe] {
+        &self.tnf.probes
+    }
+
+    /// Sets what probe `index` does when it fires.
+    pub fn tnf_set_action(&mut self, index: usize, action: ProbeAction) {
+        if let Some(a) = self.tnf.actions.get_mut(index) {
+            *a = action;
+        }
+    }
+
+    /// Starts recording into `writer`.
+    pub fn tnf_start(&mut self, writer: TnfWriter) {
+        self.tnf.writer = Some(writer);
+    }
+
+    /// Stops recording and gives the writer back.
+    pub fn tnf_finish(&mut self) -> Option<TnfWriter> {
+        self.tnf.writer.take()
+    }
+
+    /// Probe hits so far, and events the writer refused (with the first
+    /// reason).
+    pub fn tnf_counts(&self) -> (u64, u64, Option<&str>) {
+        (
+            self.tnf.hits,
+            self.tnf.dropped,
+            self.tnf.first_error.as_deref(),
+        )
+    }
+
+    /// The emulated time in ns.
+    fn tnf_now(&self) -> i64 {
+        let cycles = u128::from(self.clock.cycles(self.m.cycles()));
+        (cycles * 1_000_000_000 / u128::from(self.clock.hz.max(1))) as i64
+    }
+
+    /// A probe site called TNF_PROBE; `ret` is the linear return address.
+    pub(crate) fn tnf_fire(&mut self, ret: u32) -> Result<(), String> {
+        self.tnf.hits += 1;
+        let index = match self.tnf.by_site.get(&ret) {
+            Some(i) => *i,
+            None => {
+                self.tnf_discover().map_err(|e| e.to_string())?;
+                *self.tnf.by_site.get(&ret).ok_or_else(|| {
+                    format!("TNF_PROBE called from {ret:#010x}, a site no probe descriptor names")
+                })?
+            }
+        };
+        let action = self.tnf.actions[index];
+        if !action.record && !action.debug {
+            return Ok(());
+        }
+        let probe = self.tnf.probes[index].clone();
+        let mut values = Vec::with_capacity(probe.desc.args.len());
+        for (ty, loc) in probe.desc.args.iter().map(|a| a.0).zip(&probe.locations) {
+            values.push(self.tnf_arg(ty, *loc, probe.bits16));
+        }
+        if action.debug {
+            let line = tnf::probe::debug_line(&probe.desc, &values);
+            let _ = writeln!(self.stderr, "{line}");
+        }
+        if action.record {
+            let now = self.tnf_now();
+            if let Some(w) = self.tnf.writer.as_mut()
+                && let Err(e) = w.event(index as u64, &probe.desc, (TNF_PID, 1, 1), now, &values)
+            {
+                self.tnf.dropped += 1;
+                self.tnf.first_error.get_or_insert_with(|| e.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// One argument's value, read where its location says; unreadable
+    /// memory reads as 0 (or an empty string).
+    fn tnf_arg(&mut self, ty: ArgType, loc: ArgLocation, bits16: bool) -> ArgValue {
+        let size = match ty {
+            ArgType::Int | ArgType::UInt if bits16 => 2,
+            ArgType::LongLong | ArgType::ULongLong | ArgType::Double => 8,
+            _ => 4,
+        };
+        let raw = self.tnf_raw(loc, size, bits16);
+        let signed = |bits: u64| match size {
+            2 => i64::from(bits as u16 as i16),
+            4 => i64::from(bits as u32 as i32),
+            _ => bits as i64,
+        };
+        match ty {
+            ArgType::Int | ArgType::Long | ArgType::LongLong => ArgValue::Int(signed(raw)),
+            ArgType::UInt | ArgType::ULong | ArgType::ULongLong => ArgValue::UInt(raw),
+            ArgType::Float => ArgValue::Float(f64::from(f32::from_bits(raw as u32))),
+            ArgType::Double => ArgValue::Float(f64::from_bits(raw)),
+            ArgType::Opaque => ArgValue::Opaque(raw),
+            ArgType::String => {
+                let ptr = raw as u32;
+                let text = if ptr == 0 {
+                    Vec::new()
+                } else {
+                    self.read_sz(ptr, bits16, tnf::layout::STRING_LIMIT as u32)
+                        .unwrap_or_default()
+                };
+                ArgValue::Str(text)
+            }
+        }
+    }
+
+    fn tnf_raw(&mut self, loc: ArgLocation, size: u32, bits16: bool) -> u64 {
+        let cpu = self.m.cpu();
+        let mask = |v: u64| {
+            if size >= 8 {
+                v
+            } else {
+                v & ((1u64 << (size * 8)) - 1)
+            }
+        };
+        let linear = match loc {
+            ArgLocation::Constant(v) => return mask(v as i64 as u64),
+            ArgLocation::Register(r) => return mask(u64::from(cpu.gpr[usize::from(r & 7)])),
+            ArgLocation::Frame(disp) => {
+                let ss = cpu.seg[2];
+                let bp = cpu.gpr[5];
+                let off = if bits16 {
+                    (bp.wrapping_add(disp as u32)) & 0xFFFF
+                } else {
+                    bp.wrapping_add(disp as u32)
+                };
+                ss.base.wrapping_add(off)
+            }
+            ArgLocation::Data(disp) => cpu.seg[3].base.wrapping_add(disp as u32),
+        };
+        let mut b = [0u8; 8];
+        if self.m.read_linear(linear, &mut b[..size as usize]).is_err() {
+            return 0;
+        }
+        u64::from_le_bytes(b)
+    }
+}
+
+use std::io::Write as _;

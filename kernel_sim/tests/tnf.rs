@@ -1,0 +1,199 @@
+//! TNF probes in guest programs: discovery of TNF16's and TNF32's probe
+//! tables, enabled probes recording typed arguments with the emulated
+//! clock, &debug output, the cost of a disabled probe, and malformed
+//! descriptors refused with the module and address.
+
+use kernel_sim::tnf::ProbeAction;
+use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+use testprogs::tnf::Probes;
+use tnf::{ArgType, Endian, TnfFile, TnfWriter};
+
+fn process(program: &testprogs::Program) -> (Process, ConsoleBuffer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    program.write_to(dir.path()).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), program.file_name);
+    cfg.max_instructions = Some(1_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    let out = ConsoleBuffer::new();
+    p.set_console(
+        Box::new(out.clone()),
+        Box::new(out.clone()),
+        Box::new(std::io::empty()),
+    );
+    (p, out, dir)
+}
+
+/// Runs with every probe set to `action`; returns the outcome, the
+/// console, the cycles and the trace file.
+fn run(program: &testprogs::Program, action: ProbeAction) -> (Outcome, String, u64, Vec<u8>) {
+    let (mut p, out, _dir) = process(program);
+    let n = p.tnf_discover().map(|_| p.tnf_probes().len()).unwrap();
+    for i in 0..n {
+        p.tnf_set_action(i, action);
+    }
+    p.tnf_start(TnfWriter::new(128 * 1024, Endian::Little).unwrap());
+    let o = p.run();
+    let bytes = p.tnf_finish().unwrap().into_bytes();
+    (o, out.text(), p.machine().cycles(), bytes)
+}
+
+const RECORD: ProbeAction = ProbeAction {
+    record: true,
+    debug: false,
+};
+
+#[test]
+fn tnf32_probes_are_found_before_the_program_runs() {
+    let (mut p, _out, _dir) = process(&testprogs::tnf32().unwrap());
+    assert_eq!(p.tnf_discover().unwrap(), 0);
+    let probes = p.tnf_probes();
+    assert_eq!(probes.len(), 2);
+    let inloop = &probes[0].desc;
+    assert_eq!(
+        inloop.attributes(),
+        "name inloop;slots loop_count total_iterations ;keys cookie main loop;file cookie2.c;line 50;sunw%debug in the loop"
+    );
+    assert_eq!(inloop.args[0].0, ArgType::Long);
+    assert!(
+        probes[0].object.ends_with("TNF32.EXE"),
+        "{}",
+        probes[0].object
+    );
+    assert!(!probes[0].bits16);
+    assert_eq!(probes[1].desc.name, "end");
+    // Reading again finds nothing new.
+    assert_eq!(p.tnf_discover().unwrap(), 2);
+    assert_eq!(p.tnf_probes().len(), 2);
+}
+
+#[test]
+fn tnf32_records_the_cookie_loop() {
+    let (o, text, _, bytes) = run(&testprogs::tnf32().unwrap(), RECORD);
+    assert_eq!(o, Outcome::Exited(0), "{text}");
+    let file = TnfFile::parse(&bytes).unwrap();
+    let dump = tnf::dump::cooked(&file, false).unwrap();
+    let lines: Vec<&str> = dump.lines().collect();
+    assert_eq!(lines.len(), 2 + 3 + 12 + 1, "{dump}");
+    assert!(
+        lines[5].ends_with("inloop                    loop_count: 0 total_iterations: 0"),
+        "{dump}"
+    );
+    assert!(
+        lines[9].ends_with("loop_count: 0 total_iterations: 4"),
+        "{dump}"
+    );
+    assert!(
+        lines[17].ends_with("end                       cur_sum: 18 max_cnt: 12"),
+        "{dump}"
+    );
+    assert!(lines[17].contains("    1     1          1   - "), "{dump}");
+}
+
+#[test]
+fn tnf16_records_strings_frames_and_debug_output() {
+    let action = ProbeAction {
+        record: true,
+        debug: true,
+    };
+    let (o, text, _, bytes) = run(&testprogs::tnf16().unwrap(), action);
+    assert_eq!(o, Outcome::Exited(0), "{text}");
+    assert!(
+        text.starts_with("probe start; sunw%debug \"starting up\"; program=\"TNF16\"; count=5;\n"),
+        "{text}"
+    );
+    assert!(text.contains("probe step; i=3; where=0x1234;\n"), "{text}");
+    assert!(text.ends_with("probe done; sum=10;\n"), "{text}");
+    let file = TnfFile::parse(&bytes).unwrap();
+    let dump = tnf::dump::cooked(&file, true).unwrap();
+    assert!(dump.contains("probe\t tnf_name: \"start\" tnf_string: \"keys tnf16 io;file tnf16.c;line 10;debug;sunw%debug 'starting up'\"\n"), "{dump}");
+    assert!(
+        dump.contains(" start                     program: \"TNF16\" count: 5\n"),
+        "{dump}"
+    );
+    assert!(
+        dump.contains(" step                      i: 4 where: 0x1234\n"),
+        "{dump}"
+    );
+    assert!(
+        dump.contains(" done                      sum: 0xa\n"),
+        "-x prints unsigned in hex: {dump}"
+    );
+}
+
+/// A disabled probe costs the guest no more than a call and a return:
+/// the program with disabled probes against the same program without
+/// probe sites, and with sites that call a `ret`.
+#[test]
+fn a_disabled_probe_costs_at_most_a_call_and_a_return() {
+    for bits16 in [false, true] {
+        let none = ProbeAction::default();
+        let program = |p| testprogs::tnf_variant(bits16, p).unwrap();
+        let (o, _, disabled, bytes) = run(&program(Probes::Tnf), none);
+        assert_eq!(o, Outcome::Exited(0));
+        let (_, _, nprobe, _) = run(&program(Probes::Nprobe), none);
+        let (_, _, stub, _) = run(&program(Probes::Stub), none);
+        let sites = if bits16 { 1 + 5 + 1 } else { 12 + 1 };
+        let per_probe = (disabled - nprobe) as f64 / f64::from(sites);
+        let call_ret = (stub - nprobe) as f64 / f64::from(sites);
+        println!("bits16={bits16}: disabled probe {per_probe} cycles, call+ret {call_ret} cycles");
+        assert!(
+            disabled - nprobe <= stub - nprobe,
+            "{per_probe} > {call_ret}"
+        );
+        assert!(disabled > nprobe);
+        let file = TnfFile::parse(&bytes).unwrap();
+        assert!(
+            file.records()
+                .iter()
+                .all(|r| !matches!(r.kind, tnf::reader::RecordKind::Event(_)))
+        );
+    }
+}
+
+#[test]
+fn malformed_descriptors_are_refused_with_module_and_address() {
+    let program = testprogs::tnf32().unwrap();
+    let list = program.symbol("TNF_PROBE_LIST").unwrap().clone();
+    let (mut p, _out, _dir) = process(&program);
+    let table = p
+        .module("TNF32")
+        .unwrap()
+        .flat(list.object, list.offset)
+        .unwrap();
+    let mut desc = [0u8; 4];
+    p.read_guest(table + 8, &mut desc).unwrap();
+    let desc = u32::from_le_bytes(desc);
+
+    // A bad argument count.
+    p.write_guest(desc + 28, &[9]).unwrap();
+    let e = p.tnf_discover().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "TNF32: TNF probe table at {:#010x}: 9 arguments (at most 5)",
+            desc + 28
+        )
+    );
+
+    // A name that is not a C identifier.
+    let (mut p, _out, _dir) = process(&program);
+    p.write_guest(desc + 28, &[2]).unwrap();
+    let mut name = [0u8; 4];
+    p.read_guest(desc + 8, &mut name).unwrap();
+    p.write_guest(u32::from_le_bytes(name), b"9x").unwrap();
+    let e = p.tnf_discover().unwrap_err();
+    assert!(e.to_string().contains("is not a C identifier"), "{e}");
+
+    // A count beyond the limit, and a bad magic.
+    let (mut p, _out, _dir) = process(&program);
+    p.write_guest(table + 4, &100_000u32.to_le_bytes()).unwrap();
+    assert!(
+        p.tnf_discover()
+            .unwrap_err()
+            .to_string()
+            .contains("100000 probes")
+    );
+    let (mut p, _out, _dir) = process(&program);
+    p.write_guest(table, b"XXXX").unwrap();
+    assert!(p.tnf_discover().unwrap_err().to_string().contains("'TNFL'"));
+}
