@@ -21,12 +21,14 @@ mod args;
 mod demo;
 mod dtrace;
 mod exehdr;
+mod prex;
 mod rpn;
 mod runcmd;
 mod sigpipe;
 mod tdfcmd;
 mod testcmd;
 mod testprogs;
+mod tnfdump;
 mod tracefmt;
 mod tracing;
 mod trapred;
@@ -64,6 +66,10 @@ enum Command {
     Run(runcmd::Args),
     /// Print a saved system trace buffer, formatted with TFF files.
     Tracefmt(tracefmt::Args),
+    /// prex: control the TNF probes of a program, then run it.
+    Prex(prex::Args),
+    /// tnfdump: print TNF trace files.
+    Tnfdump(tnfdump::Args),
     /// TRAPRED: select and show the records of a CPTRAP file.
     Trapred(trapred::Args),
     /// TRCUST: compile a TSF to TDF/TFF/TMI, or combine TFFs.
@@ -102,6 +108,8 @@ impl Command {
             Command::Rpn(_) => "rpn",
             Command::Run(_) => "run",
             Command::Tracefmt(_) => "tracefmt",
+            Command::Prex(_) => "prex",
+            Command::Tnfdump(_) => "tnfdump",
             Command::Trapred(_) => "trapred",
             Command::Trcust(_) => "trcust",
             Command::Dtrace(_) => "dtrace",
@@ -123,6 +131,8 @@ fn dispatch(command: Command) -> anyhow::Result<i32> {
         Command::Rpn(a) => rpn::run(a),
         Command::Run(a) => runcmd::run(a),
         Command::Tracefmt(a) => tracefmt::run(a),
+        Command::Prex(a) => prex::run(a),
+        Command::Tnfdump(a) => tnfdump::run(a),
         Command::Trapred(a) => trapred::run(a),
         Command::Trcust(a) => trcust::run(a),
         Command::Dtrace(a) => dtrace::run(a),

@@ -53,7 +53,7 @@ fn tnf32_probes_are_found_before_the_program_runs() {
         inloop.attributes(),
         "name inloop;slots loop_count total_iterations ;keys cookie main loop;file cookie2.c;line 50;sunw%debug in the loop"
     );
-    assert_eq!(inloop.args[0].0, ArgType::Long);
+    assert_eq!(inloop.args[0].0, ArgType::ULong);
     assert!(
         probes[0].object.ends_with("TNF32.EXE"),
         "{}",

@@ -6,8 +6,8 @@
 //! TNF32 (LX; objects 1 `CODE32`, 2 `DATA32`, 3 `STACK`) mirrors the man
 //! pages' `cookie2.c`: [`COOKIE_ROUNDS`] rounds of [`COOKIE_LOOPS`]
 //! iterations; each iteration fires `inloop` (keys `cookie main loop`,
-//! `sunw%debug in the loop`, file `cookie2.c` line 50) with `tnf_long
-//! loop_count` (ESI, 0.. within the round) and `tnf_long total_iterations`
+//! `sunw%debug in the loop`, file `cookie2.c` line 50) with `tnf_ulong
+//! loop_count` (ESI, 0.. within the round) and `tnf_ulong total_iterations`
 //! (EBX, counting all rounds), and adds loop_count to `cur_sum`; at the end
 //! `end` (line 60) fires with `tnf_long cur_sum` (from data) and `tnf_long
 //! max_cnt` (a constant, the iterations). Exit 1 if cur_sum is wrong.
@@ -117,7 +117,7 @@ fn probe_table(d: &mut Data, seg: u16, probes: &[ProbeDef], bits16: bool) {
         let detail = string(d, p.detail);
         let file = string(d, p.file);
         let arg_names: Vec<u32> = p.args.iter().map(|a| string(d, a.1)).collect();
-        while d.here() % 4 != 0 {
+        while !d.here().is_multiple_of(4) {
             d.anon(&[0]);
         }
         let at = d.anon(&0x4446_4E54u32.to_le_bytes());
@@ -134,8 +134,8 @@ fn probe_table(d: &mut Data, seg: u16, probes: &[ProbeDef], bits16: bool) {
         d.anon(&p.line.to_le_bytes());
         d.anon(&[p.args.len() as u8, u8::from(p.debug), 0, 0]);
         for i in 0..5 {
-            match p.args.get(i) {
-                Some((ty, _, loc)) => {
+            match p.args.get(i).zip(arg_names.get(i)) {
+                Some(((ty, _, loc), arg_name)) => {
                     let (k, reg, disp) = match *loc {
                         Loc::Reg(r) => (1u8, r, 0),
                         Loc::Frame(o) => (2, 0, o),
@@ -155,7 +155,7 @@ fn probe_table(d: &mut Data, seg: u16, probes: &[ProbeDef], bits16: bool) {
                         kind,
                         Ref::Local {
                             segment: seg,
-                            offset: arg_names[i],
+                            offset: *arg_name,
                         },
                     );
                 }
@@ -220,8 +220,8 @@ const COOKIE_PROBES: &[ProbeDef] = &[
         line: 50,
         debug: false,
         args: &[
-            (TNF_LONG, "loop_count", Loc::Reg(ESI)),
-            (TNF_LONG, "total_iterations", Loc::Reg(EBX)),
+            (TNF_ULONG, "loop_count", Loc::Reg(ESI)),
+            (TNF_ULONG, "total_iterations", Loc::Reg(EBX)),
         ],
         site: "inloop_site",
     },

@@ -1,0 +1,205 @@
+//! `os2trace prex` and `os2trace tnfdump` as a user runs them: the man
+//! pages' cookie2 session (`enable $all`, `continue`) on TNF32, and its
+//! tnfdump output in the man page's layout, held as golden files
+//! (`OS2TRACE_BLESS=1` rewrites them); `.prexrc`, syntax errors prex
+//! survives, `quit`, bad files and options.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn os2trace(dir: &Path, args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_os2trace"))
+        .current_dir(dir)
+        .env("HOME", dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/tnf")
+        .join(name);
+    if std::env::var_os("OS2TRACE_BLESS").is_some() {
+        fs::write(&path, actual).unwrap();
+    }
+    let want = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(actual, want, "{name} differs from the golden file");
+}
+
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    testprogs::tnf32().unwrap().write_to(dir.path()).unwrap();
+    testprogs::tnf16().unwrap().write_to(dir.path()).unwrap();
+    dir
+}
+
+#[test]
+fn cookie2_under_prex_then_tnfdump() {
+    let dir = setup();
+    let script = "list probes $all\nenable $all\ncontinue\n";
+    fs::write(dir.path().join("cmds"), script).unwrap();
+    let out = os2trace(
+        dir.path(),
+        &[
+            "prex",
+            "-o",
+            "cookie2.tnf",
+            "-s",
+            "128",
+            "-f",
+            "cmds",
+            "TNF32.EXE",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "");
+    golden("cookie2.prex", &text(&out.stdout));
+    // stdin gives the same dialogue.
+    let piped = os2trace(
+        dir.path(),
+        &["prex", "-o", "cookie2.tnf", "-s", "128", "TNF32.EXE"],
+        script,
+    );
+    assert_eq!(text(&piped.stdout), text(&out.stdout));
+
+    let dump = os2trace(dir.path(), &["tnfdump", "cookie2.tnf"], "");
+    assert_eq!(dump.status.code(), Some(0), "{}", text(&dump.stderr));
+    golden("cookie2.tnfdump", &text(&dump.stdout));
+    let hex = os2trace(dir.path(), &["tnfdump", "-x", "cookie2.tnf"], "");
+    golden("cookie2.tnfdump-x", &text(&hex.stdout));
+    let raw = os2trace(dir.path(), &["tnfdump", "-r", "cookie2.tnf"], "");
+    let raw = text(&raw.stdout);
+    assert!(
+        raw.starts_with("0x4       : {\n                 tnf_tag 0x"),
+        "{}",
+        &raw[..200]
+    );
+    assert!(
+        raw.contains("             tnf_tag_arg 0x"),
+        "raw events show their schedule record"
+    );
+    assert!(raw.contains("              loop_count 3\n        total_iterations 11\n\t}\n"));
+    // The default trace file is trace-<pid> in the current directory, 4 MB.
+    let out = os2trace(
+        dir.path(),
+        &["prex", "TNF32.EXE"],
+        "enable name=end\ncontinue\n",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        fs::metadata(dir.path().join("trace-1")).unwrap().len(),
+        4 * 1024 * 1024
+    );
+    let dump = text(&os2trace(dir.path(), &["tnfdump", "trace-1"], "").stdout);
+    assert!(
+        dump.ends_with(" end                       cur_sum: 18 max_cnt: 12\n"),
+        "{dump}"
+    );
+    assert_eq!(dump.matches("\n        ").count(), 1, "one event: {dump}");
+}
+
+#[test]
+fn prexrc_errors_quit_and_debug() {
+    let dir = setup();
+    fs::write(dir.path().join(".prexrc"), "create $loop name=/step/\n").unwrap();
+    let out = os2trace(
+        dir.path(),
+        &["prex", "-o", "t16.tnf", "TNF16.EXE"],
+        "list sets\nbogus command\nconnect &debug name=start\nenable $loop\nenable name=start\nlist history\nlist tracefile\ncontinue\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("Target process stopped\nType \"continue\" to resume the target, \"help\" for help ...\nprex> list sets\n$all 'keys'=/.*/\n$loop 'name'=/step/\n"), "{stdout}");
+    assert!(stdout.contains("prex> list history\n[0] connect &debug 'name'='start'\n[1] enable $loop\n[2] enable 'name'='start'\n"), "{stdout}");
+    assert!(stdout.contains("Current trace file is: t16.tnf\n"));
+    assert!(
+        stdout.ends_with("prex> continue\nprex: target process finished\n"),
+        "{stdout}"
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("prex: syntax error, line 2\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("probe start; sunw%debug \"starting up\"; program=\"TNF16\"; count=5;"),
+        "{stderr}"
+    );
+    let dump = text(&os2trace(dir.path(), &["tnfdump", "t16.tnf"], "").stdout);
+    assert_eq!(dump.matches(" step  ").count(), 5, "{dump}");
+    assert_eq!(dump.matches(" start  ").count(), 1, "{dump}");
+    assert!(!dump.contains(" done  "), "{dump}");
+
+    // quit kills the target: no trace file.
+    let out = os2trace(
+        dir.path(),
+        &["prex", "-o", "q.tnf", "TNF16.EXE"],
+        "enable $all\nquit\n",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!dir.path().join("q.tnf").exists());
+    // quit resume runs it with the probes as set.
+    let out = os2trace(
+        dir.path(),
+        &["prex", "-o", "r.tnf", "TNF16.EXE"],
+        "enable name=done\nquit resume\n",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&os2trace(dir.path(), &["tnfdump", "r.tnf"], "").stdout)
+            .contains(" done                      sum: 10\n")
+    );
+}
+
+#[test]
+fn bad_files_and_options_are_refused() {
+    let dir = setup();
+    fs::write(dir.path().join("bad.tnf"), b"TNF\0not a trace file").unwrap();
+    let out = os2trace(dir.path(), &["tnfdump", "bad.tnf"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("bad.tnf: TNF file at byte offset"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = os2trace(dir.path(), &["tnfdump", "missing.tnf"], "");
+    assert_eq!(out.status.code(), Some(1));
+    let out = os2trace(dir.path(), &["prex", "-s", "64", "TNF32.EXE"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("128"));
+    let out = os2trace(
+        dir.path(),
+        &["prex", "-k"],
+        "buffer alloc 1m\nktrace on\nktrace\nlist name probes syscall\nquit\n",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("Type \"help\" for help ...\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Buffer of size 1048576 bytes allocated\n"));
+    assert!(stdout.contains("Tracing is on\n"));
+    assert!(
+        stdout.contains("name=syscall_start \nname=syscall_end \n"),
+        "{stdout}"
+    );
+}
