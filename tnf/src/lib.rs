@@ -15,6 +15,40 @@
 //! * [`prex`]: prex's command language (lexer, parser, ed-style regular
 //!   expressions, attribute matching) and a session over a probe table.
 //!
+//! # Probes in OS/2 programs, and TNF beside OS/2's trace
+//!
+//! An OS/2 module carries its probes as static descriptors listed in an
+//! exported `TNF_PROBE_LIST`; each probe site is one call to the TNFPROBE
+//! system DLL, which finds the probe from the return address and reads the
+//! arguments where the descriptor says. The kernel reads the lists of every
+//! loaded module before the program runs, so prex sees every probe while
+//! the target is stopped, as libtnfctl does through ELF symbol tables on
+//! Solaris. kernel_sim's `tnf` module documents the descriptor layout, why
+//! an exported table was chosen over registration at DLL initialization,
+//! and how TNF maps to OS/2's concepts: keys are groups as major codes
+//! are; name and regex selection play the part of minor-code lists; typed,
+//! named arguments replace the TFF format strings; whole 512-byte blocks
+//! reused LRU correspond to the circular STDA.
+//!
+//! # Where this crate decides
+//!
+//! - Reclaimable references split as the low `file_log_size` bits (byte
+//!   delta modulo the file's power-of-two span) and a signed generation
+//!   delta above them ([`refs`]).
+//! - Every built-in type record is written, so the file describes itself;
+//!   property markers (`tnf_tagged`, ...) are scalar types of size 0
+//!   ([`types`]).
+//! - Each event references a schedule record in its own block; a string
+//!   argument is allocated just before its event and may sit in the block
+//!   before, so the LRU wrap can leave it dangling (read as NULL)
+//!   ([`writer`]).
+//! - A schedule record's `tid` and `lwpid` are both the OS/2 thread ID:
+//!   OS/2 threads are kernel threads.
+//! - prex's syntax error reads `prex: syntax error, line N`.
+//! - User-defined record types (TNF_DECLARE_RECORD) are read and printed
+//!   (`{ type: ... }`) but not written: guest probes log scalars and
+//!   strings.
+//!
 //! The crate knows nothing of the emulator: kernel_sim finds the probes in
 //! the guest's modules, asks the session which are enabled and hands the
 //! events to the writer. Nothing here reads the host clock or touches the
