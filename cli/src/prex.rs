@@ -22,7 +22,7 @@ use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use kernel_sim::tnf::{ProbeAction, TNF_PID};
+use kernel_sim::tnf::ProbeAction;
 use kernel_sim::{Outcome, Process, ProcessConfig};
 use tnf::prex::{Action, Mode, QuitMode, Session};
 use tnf::{ArgType, Endian, ProbeDesc, TnfWriter};
@@ -243,7 +243,7 @@ pub fn run(o: Args) -> Result<i32> {
     let trace_file = o
         .output
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("trace-{TNF_PID}")));
+        .unwrap_or_else(|| PathBuf::from(format!("trace-{}", p.tnf_pid())));
     let mut s = Session::new(Mode::User, &trace_file.to_string_lossy());
     let descs: Vec<(String, ProbeDesc)> = p
         .tnf_probes()

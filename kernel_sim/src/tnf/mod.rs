@@ -108,9 +108,6 @@ pub(crate) struct TnfRuntime {
     hits: u64,
 }
 
-/// The PID and TID TNF records for the program (the PIB's).
-pub const TNF_PID: u32 = 1;
-
 impl Process {
     /// Reads the probe tables of the modules not read yet; returns the
     /// index of the first new probe.
@@ -145,6 +142,11 @@ impl Process {
         if let Some(a) = self.tnf.actions.get_mut(index) {
             *a = action;
         }
+    }
+
+    /// The process ID TNF records (the PIB's), for `trace-<pid>`.
+    pub fn tnf_pid(&self) -> u32 {
+        u32::from(self.pid)
     }
 
     /// Starts recording into `writer`.
@@ -201,7 +203,13 @@ impl Process {
         if action.record {
             let now = self.tnf_now();
             if let Some(w) = self.tnf.writer.as_mut()
-                && let Err(e) = w.event(index as u64, &probe.desc, (TNF_PID, 1, 1), now, &values)
+                && let Err(e) = w.event(
+                    index as u64,
+                    &probe.desc,
+                    (u32::from(self.pid), 1, 1),
+                    now,
+                    &values,
+                )
             {
                 self.tnf.dropped += 1;
                 self.tnf.first_error.get_or_insert_with(|| e.to_string());
