@@ -129,7 +129,7 @@ pub(crate) fn build_loop32() -> Result<Program> {
                 retep: false,
                 at: "Step",
                 desc: "LOOP32 Step",
-                fmt: &["i=%D"],
+                fmt: &["i=%P%D"],
                 data: &["MEM32=(FESP+4,DIRECT,4)"],
                 rpn: &["Push W,4", "Push ESP", "Push D,4", "Add", "Log MRF"],
             },
