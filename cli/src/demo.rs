@@ -24,13 +24,36 @@ use crate::util::hex_spaced;
 
 /// `demo`'s arguments.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Build the files into DIR and keep them (default: a scratch
+    /// directory, removed at the end), to run the printed commands there.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<std::path::PathBuf>,
+}
 
 /// Entry point.
-pub fn run(_args: Args) -> Result<i32> {
-    let dir = tempfile::tempdir().context("cannot create a scratch directory")?;
-    let root = dir.path();
+pub fn run(args: Args) -> Result<i32> {
+    let scratch;
+    let (root, shown) = match &args.keep {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            (dir.as_path(), dir.display().to_string())
+        }
+        None => {
+            scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
+            (scratch.path(), "DIR".to_string())
+        }
+    };
+    // The output stays byte-identical across runs: a scratch directory is
+    // shown as DIR.
+    let root_note = match &args.keep {
+        Some(_) => format!("   the files are in {shown} (kept)"),
+        None => "   the files are in a scratch directory, removed at the end (demo --keep DIR keeps them)".to_string(),
+    };
     println!("== 1. The sample modules, built into drive C:");
+    println!("   $ os2trace testprogs build {shown}");
+    println!("{root_note}");
     for program in testprogs::all().context("building the sample modules")? {
         program
             .write_to(root)
@@ -44,6 +67,7 @@ pub fn run(_args: Args) -> Result<i32> {
     }
 
     println!("\n== 2. TRCUST TPDLL16.TSF /M=TPDLL16.MAP");
+    println!("   $ cd {shown} && os2trace trcust TPDLL16.TSF /M=TPDLL16.MAP");
     let trcust_args: Vec<String> = ["TPDLL16.TSF", "/M=TPDLL16.MAP"].map(String::from).to_vec();
     let compiled = tdf::trcust::run(&trcust_args, root, PathStyle::Dos);
     for line in compiled.text().lines().filter(|l| !l.is_empty()) {
@@ -56,6 +80,9 @@ pub fn run(_args: Args) -> Result<i32> {
     let tdf = tdf::Tdf::parse(&tdf_bytes).context("reading TPDLL16.TDF")?;
 
     println!("\n== 3. DLLCAL16.EXE with TRACE ON TPDLL16");
+    println!(
+        "   $ os2trace run --root {shown} --trace TPDLL16 --query --tracefmt --save TRACE.SAV DLLCAL16.EXE"
+    );
     let mut cfg = ProcessConfig::new(root, "DLLCAL16.EXE");
     cfg.max_instructions = Some(10_000_000);
     let mut process = Process::new(cfg).context("loading DLLCAL16.EXE")?;
@@ -100,6 +127,7 @@ pub fn run(_args: Args) -> Result<i32> {
     );
 
     println!("\n== 5. TRACEFMT of the system trace buffer (rules from TRC00C2.TFF)");
+    println!("   $ os2trace tracefmt TRACE.SAV /T={shown}");
     let snapshot = trace.buffer_mut().get_stda();
     let stda = Stda::parse(&snapshot.stda).context("reading back the trace buffer")?;
     let majors: Vec<u8> = stda.records().iter().map(|r| r.major).collect();
@@ -112,7 +140,17 @@ pub fn run(_args: Args) -> Result<i32> {
     }
 
     println!("\n== 6. The trace program examples of the DTRACE guide, section 1.7");
+    println!("   $ os2trace rpn run FILE.rpn --regs eax=1,... --mem ADDR=HEX --json");
     examples()?;
+    println!("\nNext, try:");
+    println!(
+        "   os2trace demo --keep demo-files      # keep the files, then run the commands above there"
+    );
+    println!(
+        "   os2trace run --help                  # TRACE ON specs, --apply, --save, --spool, limits"
+    );
+    println!("   os2trace trcust --help               # TRCUST's switches; --strict for CI");
+    println!("   os2trace tdf show demo-files/TPDLL16.TDF");
     Ok(0)
 }
 

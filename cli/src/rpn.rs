@@ -65,8 +65,9 @@ struct RunArgs {
     /// An object of the traced module: N=SEL:BASE.
     #[arg(long)]
     object: Vec<String>,
-    /// Number of DTO variables (default: the file's vars=).
-    #[arg(long, value_parser = parse_u32)]
+    /// Number of DTO variables, at most 65535 as a DTO holds (default:
+    /// the file's vars=).
+    #[arg(long, value_parser = parse_vars)]
     vars: Option<u32>,
     /// Print one JSON object.
     #[arg(long)]
@@ -77,6 +78,15 @@ struct RunArgs {
     /// depths).
     #[arg(long)]
     native: bool,
+}
+
+/// `--vars`: a DTO's count, so no command line makes a huge table.
+fn parse_vars(text: &str) -> Result<u32, String> {
+    let n = parse_u32(text)?;
+    if n > 0xFFFF {
+        return Err(format!("{n} is more than a DTO's 65535 variables"));
+    }
+    Ok(n)
 }
 
 /// Entry point.

@@ -184,3 +184,16 @@ fn non_utf8_trace_program_is_a_located_error() {
         "{out:?}"
     );
 }
+
+#[test]
+fn rpn_run_vars_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("V.RPN"),
+        "minor=1\n  Push EAX\n  Log DN,1\n",
+    )
+    .unwrap();
+    let out = os2trace(dir.path(), &["rpn", "run", "V.RPN", "--vars", "400000000"]);
+    assert_eq!(code(&out), 2, "{out:?}");
+    assert!(text(&out.stderr).contains("65535"), "{out:?}");
+}

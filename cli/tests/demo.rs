@@ -37,3 +37,48 @@ fn demo_compiles_traces_and_formats_the_sample_dll() {
 fn demo_output_is_byte_identical_across_runs() {
     assert_eq!(demo(), demo());
 }
+
+#[test]
+fn demo_prints_its_commands_and_keep_keeps_the_files() {
+    let text = demo();
+    assert!(
+        text.contains("   $ os2trace testprogs build DIR\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("   $ os2trace run --root DIR --trace TPDLL16"),
+        "{text}"
+    );
+    assert!(text.contains("\nNext, try:\n"), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let keep = dir.path().join("kept");
+    let out = Command::new(env!("CARGO_BIN_EXE_os2trace"))
+        .args(["demo", "--keep", keep.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("the files are in {} (kept)", keep.display())),
+        "{text}"
+    );
+    for f in ["DLLCAL16.EXE", "TPDLL16.TDF", "TRC00C2.TFF"] {
+        assert!(keep.join(f).is_file(), "{f}");
+    }
+    // The printed command works there.
+    let out = Command::new(env!("CARGO_BIN_EXE_os2trace"))
+        .current_dir(&keep)
+        .args([
+            "run",
+            "--root",
+            ".",
+            "--trace",
+            "TPDLL16",
+            "--query",
+            "DLLCAL16.EXE",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("DTO 0: module TPDLL16"));
+}

@@ -104,7 +104,12 @@ fn every_fmt_matches_the_data_it_formats() {
     let mut checked = 0;
     for program in testprogs::all().unwrap() {
         for st in statements(&program.tsf) {
-            let at = format!("{} minor {}: FMT \"{}\"", program.tsf_file_name(), st.minor, st.fmt);
+            let at = format!(
+                "{} minor {}: FMT \"{}\"",
+                program.tsf_file_name(),
+                st.minor,
+                st.fmt
+            );
             let ctl = controls(&st.fmt);
             // Split the controls at each %P: the head formats registers.
             let mut groups: Vec<Vec<char>> = vec![Vec::new()];
@@ -119,11 +124,20 @@ fn every_fmt_matches_the_data_it_formats() {
                 .data
                 .iter()
                 .filter(|(k, _)| k == "REGS")
-                .flat_map(|(_, v)| v.trim_matches(['(', ')']).split(',').map(reg_size).collect::<Vec<_>>())
+                .flat_map(|(_, v)| {
+                    v.trim_matches(['(', ')'])
+                        .split(',')
+                        .map(reg_size)
+                        .collect::<Vec<_>>()
+                })
                 .sum();
             let head: u32 = groups[0].iter().filter_map(|&c| size(c)).sum();
-            assert_eq!(head, regs, "{at}: the controls before the first %P format the registers");
-            let prefixed: Vec<&(String, String)> = st.data.iter().filter(|(k, _)| k != "REGS").collect();
+            assert_eq!(
+                head, regs,
+                "{at}: the controls before the first %P format the registers"
+            );
+            let prefixed: Vec<&(String, String)> =
+                st.data.iter().filter(|(k, _)| k != "REGS").collect();
             assert_eq!(
                 groups.len() - 1,
                 prefixed.len(),
