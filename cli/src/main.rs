@@ -24,6 +24,7 @@ mod exehdr;
 mod prex;
 mod rpn;
 mod runcmd;
+mod runviews;
 mod sigpipe;
 mod tdfcmd;
 mod testcmd;

@@ -127,6 +127,7 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
     }
     let outcome = if trace.active() {
         p.trace_commands(&trace.commands()?)?;
+        crate::runviews::start(&trace.views, &mut p, trace.tff_dirs(&root));
         let outcome = p.run();
         // Also after Ctrl-C or a limit: what was captured is written.
         crate::tracing::finish(&trace, &mut p, &root)?;

@@ -22,6 +22,9 @@
 //! * `--query` and `--getvars`: `DTRACE QUERY` and `GETVARS` after the run:
 //!   each DTO with its id, its tracepoints' hits, records and cycles, and
 //!   its variables.
+//! * `--export FILE`, `--svg FILE`, `--follow`: the views of the run
+//!   (`runviews`); `--save FILE` also writes the fine-time sidecar
+//!   `FILE.idx`.
 
 use std::path::{Path, PathBuf};
 
@@ -71,6 +74,9 @@ pub struct TraceOptions {
     /// GETVARS after the run: each DTO's variables.
     #[arg(long)]
     pub getvars: bool,
+    /// The views of the run (--export, --svg, --follow).
+    #[command(flatten)]
+    pub views: crate::runviews::ViewOptions,
 }
 
 impl TraceOptions {
@@ -83,6 +89,7 @@ impl TraceOptions {
             || self.spool.is_some()
             || self.query
             || self.getvars
+            || self.views.active()
     }
 
     /// `--tracefmt`: None not asked, Some(None) without a directory.
@@ -122,7 +129,7 @@ impl TraceOptions {
 
     /// Where `--tracefmt` looks for TFFs: its DIR, the directory of each
     /// `--trace` TDF, then the sandbox root.
-    fn tff_dirs(&self, root: &Path) -> Vec<PathBuf> {
+    pub fn tff_dirs(&self, root: &Path) -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = self.tracefmt_dir().flatten().into_iter().collect();
         for operand in &self.traces {
             let (file, _) = split_operand(operand);
@@ -172,8 +179,14 @@ pub fn finish(opts: &TraceOptions, process: &mut Process, root: &Path) -> Result
         && let Some(save) = process.traceget()
     {
         outfile::write_atomic(path, &save.to_bytes())?;
+        // The fine times beside it (stda::sidecar): FILE.idx.
+        if let Some(trace) = process.system_trace() {
+            let idx = stda::sidecar::Sidecar::path_for(path);
+            outfile::write_atomic(&idx, &trace.sidecar().to_bytes())?;
+        }
     }
     if opts.tracefmt.is_some()
+        && !opts.views.follow
         && let Some(trace) = process.system_trace()
     {
         let bytes = trace.buffer().as_bytes().to_vec();
@@ -189,6 +202,7 @@ pub fn finish(opts: &TraceOptions, process: &mut Process, root: &Path) -> Result
         }
         print!("{}", tracefmt::format_stda(&stda, &rules));
     }
+    crate::runviews::finish(&opts.views, process, &opts.tff_dirs(root))?;
     if opts.query || opts.getvars {
         for (i, dto) in report.dtos.iter().enumerate() {
             println!(

@@ -381,19 +381,15 @@ fn perfetto_export_decodes_with_perfettos_schema() {
         );
         return;
     }
-    let out = Command::new("python3")
-        .args(["-c", DECODE, d.join("T.pftrace").to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // 1 process + 2 DTOs + 6 tracepoint counters, then 6 instants and 6
-    // counter steps (no sidecar: no cost slices).
-    assert_eq!(v["packets"], 9 + 12);
+    // The save file's sidecar gives fine times: each hit's cost is a slice.
+    let fine: Vec<serde_json::Value> = text(&os2trace(d, &["tracefmt", "T.SAV", "--json"]))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let v = decode(&d.join("T.pftrace"));
+    // 1 process + 2 DTOs + 6 tracepoint counters, then per record an
+    // instant, a counter step and a slice's begin and end.
+    assert_eq!(v["packets"], 9 + 6 * 4);
     assert_eq!(
         v["tracks"],
         serde_json::json!([
@@ -410,16 +406,124 @@ fn perfetto_export_decodes_with_perfettos_schema() {
     );
     assert_eq!(
         v["kinds"],
-        serde_json::json!({"TYPE_INSTANT": 6, "TYPE_COUNTER": 6})
+        serde_json::json!({"TYPE_INSTANT": 6, "TYPE_COUNTER": 6, "TYPE_SLICE_BEGIN": 6, "TYPE_SLICE_END": 6})
     );
     let add = &v["instants"][2];
     assert_eq!(add["name"], "TPDLL16 ADDNUMS arguments");
     assert_eq!(add["track"], "DTO 00C2");
-    assert_eq!(add["ts"], 12u64 * 3600 * 1_000_000_000);
+    assert_eq!(add["ts"], fine[2]["ns"]);
+    assert!(add["ts"].as_u64().unwrap() > 0);
     assert_eq!(add["args"]["fmt1"], "ret=000F:0015 b=0003 a=0002");
     assert_eq!(add["args"]["field.b"], "0003");
     assert_eq!(add["args"]["seq"], "3");
+    assert_eq!(add["args"]["address"], fine[2]["address"]);
     assert_eq!(v["instants"][1]["name"], "MAJ=00C4 MIN=0001");
+    // `run --export` writes the same file directly.
+    text(&os2trace(
+        d,
+        &[
+            "run",
+            "--root",
+            ".",
+            "--trace",
+            "TPDLL16.TDF",
+            "--apply",
+            "DLLCAL16.RPN",
+            "--export",
+            "R.pftrace",
+            "DLLCAL16.EXE",
+        ],
+    ));
+    let r = decode(&d.join("R.pftrace"));
+    assert_eq!(r["packets"], v["packets"]);
+    assert_eq!(r["instants"], v["instants"]);
+    // Without the sidecar: OS/2 time (12:00:00.00), no slices.
+    std::fs::remove_file(d.join("T.SAV.idx")).unwrap();
+    text(&os2trace(
+        d,
+        &["export", "T.SAV", "/T=.", "--perfetto", "N.pftrace"],
+    ));
+    let n = decode(&d.join("N.pftrace"));
+    assert_eq!(n["packets"], 9 + 6 * 2);
+    assert_eq!(
+        n["kinds"],
+        serde_json::json!({"TYPE_INSTANT": 6, "TYPE_COUNTER": 6})
+    );
+    assert_eq!(n["instants"][2]["ts"], 12u64 * 3600 * 1_000_000_000);
+}
+
+/// The decoder's summary of a Perfetto file.
+fn decode(file: &Path) -> serde_json::Value {
+    let out = Command::new("python3")
+        .args(["-c", DECODE, file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn run_writes_the_sidecar_svg_and_follows() {
+    let dir = demo_trace();
+    let d = dir.path();
+    // The save file is TRACEGET's, byte for byte; the sidecar is beside it.
+    let save = std::fs::read(d.join("T.SAV")).unwrap();
+    let side = stda::sidecar::Sidecar::parse(&std::fs::read(d.join("T.SAV.idx")).unwrap()).unwrap();
+    let sf = stda::savefile::SaveFile::parse(&save).unwrap();
+    let records = stda::Stda::parse(&sf.stda).unwrap().records();
+    assert!(side.matches(&records));
+    assert_eq!((side.logged, side.lost), (6, 0));
+    assert!(
+        side.entries
+            .windows(2)
+            .all(|w| w[0].ns < w[1].ns && w[0].cycle < w[1].cycle)
+    );
+    assert!(
+        side.entries
+            .iter()
+            .all(|e| e.cost_cycles > 0 && e.cost_ns > 0 && e.tid == 1)
+    );
+    // --follow prints the records as they are logged, with their fine time,
+    // before the program's own output that comes after them.
+    let out = text(&os2trace(
+        d,
+        &[
+            "run",
+            "--root",
+            ".",
+            "--trace",
+            "TPDLL16.TDF",
+            "--apply",
+            "DLLCAL16.RPN",
+            "--tracefmt",
+            "--follow",
+            "--query",
+            "--svg",
+            "Q.svg",
+            "DLLCAL16.EXE",
+        ],
+    ));
+    let first = out.find("MAJ=00C2 MIN=0003").unwrap();
+    let program = out.find("DLLCAL16 calls TPDLL16").unwrap();
+    assert!(first < program, "{out}");
+    assert_eq!(out.matches(" TID=0001").count(), 6, "{out}");
+    assert!(
+        out.contains(&format!("T=+0.{:06}ms", side.entries[2].ns)),
+        "{out}"
+    );
+    // --svg draws QUERY's tracepoints: seven, one never hit.
+    let svg = std::fs::read_to_string(d.join("Q.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("the SVG is XML");
+    let hits = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect") && n.attribute("fill") == Some("#1F77B4"))
+        .count();
+    assert_eq!(hits, 7);
+    assert!(svg.contains("cost per tracepoint (cycles)"));
 }
 
 #[test]

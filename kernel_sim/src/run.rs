@@ -126,7 +126,12 @@ impl Process {
         let Some(trace) = self.trace.as_mut() else {
             return Next::NotOurs;
         };
-        let dispatch = trace.on_trap(&mut self.m, kind, now, self.pid);
+        let at = crate::trace::fine::HitClock {
+            cycle: self.clock.cycles(self.m.cycles()),
+            hz: self.clock.hz,
+            tid: 1,
+        };
+        let dispatch = trace.on_trap_at(&mut self.m, kind, now, self.pid, Some(at));
         self.clock.add_cycles(dispatch.cycles);
         let cycles = self.m.cycles();
         trace.after_hit(self.clock.millis(cycles), self.clock.now(cycles));

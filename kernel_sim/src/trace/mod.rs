@@ -21,6 +21,7 @@
 mod commands;
 mod dto;
 mod event;
+pub mod fine;
 mod guest;
 mod runtime;
 pub mod select;

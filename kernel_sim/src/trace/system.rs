@@ -19,6 +19,7 @@ use stda::{DosDateTime, StdaFormat, Timestamp, TraceBuffer};
 
 use super::dto::{Dto, SpecError, TdfSpecError};
 use super::event::{Dispatch, Next, TrapKind};
+use super::fine::{Fine, HitClock, Observer};
 use super::guest::ObjectMapping;
 use super::runtime::{ApplyError, DynamicTrace};
 use crate::clock::DateTime;
@@ -97,6 +98,8 @@ pub struct SystemTrace {
     spool_error: Option<String>,
     /// Set when a tracepoint's program executed SysDump: the linear address.
     sysdump: Option<u32>,
+    /// Fine times of the records (the sidecar) and their observer.
+    fine: Fine,
 }
 
 /// What DTRACE QUERY and GETVARS show of one tracepoint.
@@ -175,6 +178,7 @@ impl SystemTrace {
         buffer.set_trace_on(now.into());
         Ok(SystemTrace {
             runtime: DynamicTrace::new(),
+            fine: Fine::new(buffer.capacity()),
             buffer,
             spool: None,
             spool_error: None,
@@ -210,7 +214,26 @@ impl SystemTrace {
     /// A trap of the guest: the runtime's answer, with the hit's cost for
     /// the kernel's clock. Records are stamped `now`, with `pid`.
     pub fn on_trap(&mut self, emu: &mut Emu, kind: TrapKind, now: Timestamp, pid: u16) -> Dispatch {
+        self.on_trap_at(emu, kind, now, pid, None)
+    }
+
+    /// [`SystemTrace::on_trap`] at a point of the clock: a record the hit
+    /// logs gets its fine time (the sidecar) and is shown to the observer.
+    pub fn on_trap_at(
+        &mut self,
+        emu: &mut Emu,
+        kind: TrapKind,
+        now: Timestamp,
+        pid: u16,
+        at: Option<HitClock>,
+    ) -> Dispatch {
+        let before = self.buffer.records_logged();
+        let address = Fine::trap_address(emu);
         let dispatch = self.runtime.on_trap(emu, kind, &mut self.buffer, now, pid);
+        if let Some(at) = at {
+            self.fine
+                .after_hit(&self.buffer, before, at, address, dispatch.cycles);
+        }
         if let Next::SysDump { linear } = dispatch.next {
             // "Normal system execution is terminated immediately."
             self.sysdump = Some(linear);
@@ -254,13 +277,23 @@ impl SystemTrace {
 
     /// One TRSPOOL poll now, if TRSPOOL runs.
     fn poll(&mut self, ms: u64, now: DateTime) -> Result<(), TraceError> {
+        if self.spool.is_none() {
+            return Ok(());
+        }
+        let sidecar = self.sidecar();
         let Some(spool) = self.spool.as_mut() else {
             return Ok(());
         };
         let poll = spool.spooler.poll(&mut self.buffer, ms, now.into());
-        write_poll(&spool.dir, &poll).map_err(|e| {
+        self.fine.recorder.clear();
+        let failed = |e: std::io::Error| {
             TraceError::Spool(format!("cannot write in {}: {e}", spool.dir.display()))
-        })?;
+        };
+        write_poll(&spool.dir, &poll).map_err(failed)?;
+        if let Some((name, _)) = &poll.file {
+            let idx = stda::sidecar::Sidecar::path_for(&spool.dir.join(name));
+            std::fs::write(idx, sidecar.to_bytes()).map_err(failed)?;
+        }
         Ok(())
     }
 
@@ -283,6 +316,23 @@ impl SystemTrace {
     /// counters are not reset.
     pub fn traceget(&self, now: DosDateTime) -> stda::savefile::SaveFile {
         stda::savefile::traceget(&mut self.buffer.clone(), now)
+    }
+
+    /// The sidecar of the buffer as it is now: the fine time of each of
+    /// its records (see [`stda::sidecar`]); written beside a TRACEGET file.
+    pub fn sidecar(&self) -> stda::sidecar::Sidecar {
+        let records = stda::Stda::parse(self.buffer.as_bytes())
+            .map(|s| s.records())
+            .unwrap_or_default();
+        self.fine
+            .recorder
+            .sidecar(&records, self.buffer.records_logged())
+    }
+
+    /// Shows each record to `observer` as it is logged (with its fine
+    /// time, so only on [`SystemTrace::on_trap_at`]'s path).
+    pub fn set_observer(&mut self, observer: Option<Observer>) {
+        self.fine.observer = observer;
     }
 
     /// What DTRACE QUERY and GETVARS show.

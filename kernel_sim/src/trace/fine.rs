@@ -1,0 +1,102 @@
+//! Fine time beside the STDA: for every record the system trace logs, the
+//! emulated cycle and nanosecond of the hit, its cost, the tracepoint's
+//! address and the thread ([`stda::sidecar`]), kept in a bounded
+//! [`Recorder`] and written as `FILE.idx` beside each save file and TRSPOOL
+//! file. An [`Observer`] may also see each record as it is logged
+//! (`run --tracefmt --follow`). Neither changes the STDA or the clock.
+
+use emu::Machine as Emu;
+use emu::SegReg;
+use stda::sidecar::{HitTime, Recorder};
+use stda::{Record, Stda, TraceBuffer};
+
+/// Where on the emulated clock a trap happens: the run loop's clock, which
+/// the system trace does not own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HitClock {
+    /// Cycles on the clock (the machine's and those the kernel added).
+    pub cycle: u64,
+    /// The clock's frequency.
+    pub hz: u64,
+    /// The running thread.
+    pub tid: u16,
+}
+
+impl HitClock {
+    /// Nanoseconds of `cycles` at this clock's frequency.
+    pub fn ns(&self, cycles: u64) -> u64 {
+        (u128::from(cycles) * 1_000_000_000 / u128::from(self.hz.max(1))) as u64
+    }
+}
+
+/// What an [`Observer`] calls for each logged record.
+pub type ObserveFn = dyn FnMut(&Record, &HitTime) + Send;
+
+/// A callback that sees each logged record with its fine time.
+pub struct Observer(pub Box<ObserveFn>);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
+}
+
+/// The fine-time state of the system trace.
+#[derive(Debug)]
+pub(crate) struct Fine {
+    pub(crate) recorder: Recorder,
+    pub(crate) observer: Option<Observer>,
+}
+
+impl Fine {
+    pub(crate) fn new(capacity: usize) -> Fine {
+        Fine {
+            recorder: Recorder::new(capacity),
+            observer: None,
+        }
+    }
+
+    /// The linear address of the INT3 of a breakpoint trap.
+    pub(crate) fn trap_address(emu: &Emu) -> u32 {
+        let cpu = emu.cpu();
+        cpu.sreg(SegReg::Cs)
+            .base
+            .wrapping_add(cpu.eip.wrapping_sub(1))
+    }
+
+    /// After a hit that cost `cost` cycles: when the buffer holds one more
+    /// record than `logged_before`, its fine time is kept and observed.
+    pub(crate) fn after_hit(
+        &mut self,
+        buffer: &TraceBuffer,
+        logged_before: u64,
+        at: HitClock,
+        address: u32,
+        cost: u64,
+    ) {
+        if buffer.records_logged() <= logged_before {
+            return;
+        }
+        let Some(rec) = Stda::parse(buffer.as_bytes())
+            .ok()
+            .and_then(|s| s.walk_back().next())
+        else {
+            return;
+        };
+        let hit = HitTime {
+            cycle: at.cycle,
+            ns: at.ns(at.cycle),
+            cost_ns: at.ns(cost),
+            cost_cycles: u32::try_from(cost).unwrap_or(u32::MAX),
+            address,
+            pid: rec.pid,
+            tid: at.tid,
+            minor: rec.minor,
+            major: u16::from(rec.major),
+        };
+        self.recorder.push(hit);
+        if let Some(Observer(f)) = self.observer.as_mut() {
+            f(&rec, &hit);
+        }
+    }
+}
