@@ -24,3 +24,29 @@ pub mod perfetto;
 pub mod plot;
 pub mod render;
 pub mod trace;
+
+/// Every view of a trace file's bytes (and its sidecar's), for the fuzz
+/// target and the arbitrary-bytes tests: reading never panics, and neither
+/// does anything shown of what was read.
+pub fn exercise(file: &[u8], sidecar: Option<&[u8]>) {
+    let Ok(trace) = trace::from_capture(std::path::Path::new("fuzz"), file, sidecar) else {
+        return;
+    };
+    let (fmt, _) = render::Formatter::load(&[], &trace);
+    let _ = fmt.hints(&trace);
+    for e in &trace.entries {
+        let _ = fmt.lines(e);
+        let _ = fmt.json(e, &trace.sources);
+        let _ = render::marked_hex(&e.record.data, true);
+    }
+    let entries: Vec<&trace::Entry> = trace.entries.iter().collect();
+    let _ = perfetto::to_perfetto(&trace, &entries, &fmt);
+    let _ = perfetto::to_chrome(&trace, &entries, &fmt);
+    let _ = plot::Plot::from_entries(&entries).to_svg();
+    let mut app = browse::App::new(trace, fmt, filter::Filter::default());
+    for k in ['j', 'G', 'h', 'n'] {
+        app.key(browse::Key::Char(k));
+    }
+    let _ = app.status();
+    let _ = app.histogram();
+}

@@ -5,7 +5,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::{Block, Paragraph, Wrap};
 
 use super::App;
 use crate::render::{marked_hex, stamp_text};
@@ -117,7 +117,9 @@ fn draw_detail(f: &mut Frame<'_>, app: &App, area: Rect) {
         }
     }
     f.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(" record ")),
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title(" record ")),
         area,
     );
 }

@@ -1,0 +1,10 @@
+//! The --from/--to bound parser on arbitrary text: no panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(s) = std::str::from_utf8(data) {
+        let _ = s.parse::<view::filter::Bound>();
+    }
+});
