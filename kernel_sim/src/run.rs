@@ -142,16 +142,16 @@ impl Process {
     /// set for it, else the end of the run.
     fn guest_exception(&mut self, fault: Fault) -> Option<Outcome> {
         let cpu = self.m.cpu();
-        let (cs, eip) = (cpu.seg[1].selector, cpu.eip);
+        let (cs, eip) = (cpu.sreg(SegReg::Cs).selector, cpu.eip);
         let handler = self
             .vectors
             .get(usize::from(fault.vector))
             .copied()
             .unwrap_or(0);
-        if handler != 0 && !self.m.cpu().seg[1].big() && self.enter_handler16(handler) {
+        if handler != 0 && !self.m.cpu().sreg(SegReg::Cs).big() && self.enter_handler16(handler) {
             return None;
         }
-        if self.m.cpu().seg[1].big()
+        if self.m.cpu().sreg(SegReg::Cs).big()
             && let Some(handled) = self.dispatch_exception32(fault)
         {
             return handled;
@@ -169,7 +169,11 @@ impl Process {
     /// IP pushed on the current stack.
     fn enter_handler16(&mut self, handler: u32) -> bool {
         let cpu = self.m.cpu().clone();
-        let words = [cpu.eflags as u16, cpu.seg[1].selector, cpu.eip as u16];
+        let words = [
+            cpu.eflags as u16,
+            cpu.sreg(SegReg::Cs).selector,
+            cpu.eip as u16,
+        ];
         for w in words {
             if !self.push16(w) {
                 return false;
@@ -187,8 +191,8 @@ impl Process {
 
     /// Push a word on a 16-bit stack.
     pub(crate) fn push16(&mut self, v: u16) -> bool {
-        let ss = self.m.cpu().seg[2];
-        let sp = (self.m.cpu().gpr[4] as u16).wrapping_sub(2);
+        let ss = *self.m.cpu().sreg(SegReg::Ss);
+        let sp = (self.m.cpu().gpr[Gpr::Esp] as u16).wrapping_sub(2);
         let ok = self
             .m
             .write_linear(ss.base.wrapping_add(u32::from(sp)), &v.to_le_bytes())
@@ -200,8 +204,8 @@ impl Process {
 
     /// Push a dword on a 32-bit stack.
     pub(crate) fn push32(&mut self, v: u32) -> bool {
-        let ss = self.m.cpu().seg[2];
-        let esp = self.m.cpu().gpr[4].wrapping_sub(4);
+        let ss = *self.m.cpu().sreg(SegReg::Ss);
+        let esp = self.m.cpu().gpr[Gpr::Esp].wrapping_sub(4);
         let ok = self
             .m
             .write_linear(ss.base.wrapping_add(esp), &v.to_le_bytes())
@@ -216,7 +220,7 @@ impl Process {
     /// becomes null.
     fn refresh_segments(&mut self) {
         for s in [SegReg::Es, SegReg::Ds, SegReg::Fs, SegReg::Gs, SegReg::Ss] {
-            let sel = self.m.cpu().seg[s as usize].selector;
+            let sel = self.m.cpu().sreg(s).selector;
             if sel & !3 != 0 && !self.desc.load(&mut self.m, s, sel) && s != SegReg::Ss {
                 self.m.set_segment(s, emu::Segment::null(0));
             }
@@ -242,8 +246,8 @@ impl Process {
             )));
         };
         match slot {
-            Slot::EntryReturn => Some(Outcome::Exited(self.m.cpu().gpr[0])),
-            Slot::InitReturn => Some(Outcome::Returned(self.m.cpu().gpr[0])),
+            Slot::EntryReturn => Some(Outcome::Exited(self.m.cpu().gpr[Gpr::Eax])),
+            Slot::InitReturn => Some(Outcome::Returned(self.m.cpu().gpr[Gpr::Eax])),
             Slot::Api(i) => self.call_api(i),
         }
     }
@@ -272,11 +276,11 @@ impl Process {
             }
         };
         let cpu = self.m.cpu();
-        let ss = cpu.seg[2];
+        let ss = *cpu.sreg(SegReg::Ss);
         let sp = if ss.big() {
-            cpu.gpr[4]
+            cpu.gpr[Gpr::Esp]
         } else {
-            cpu.gpr[4] & 0xFFFF
+            cpu.gpr[Gpr::Esp] & 0xFFFF
         };
         let at = |o: u32| {
             if ss.big() {
@@ -303,7 +307,7 @@ impl Process {
         } else {
             (
                 self.stack_word(at(0), 4),
-                Some(u32::from(self.m.cpu().seg[1].selector)),
+                Some(u32::from(self.m.cpu().sreg(SegReg::Cs).selector)),
             )
         };
         let (Some(ret_ip), Some(ret_cs)) = (ret_ip, ret_cs) else {

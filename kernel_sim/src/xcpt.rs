@@ -12,7 +12,7 @@
 //! handler that never returns (it longjmps or exits) simply runs on. At
 //! most 64 handlers are tried. Handlers run without the trap hook.
 
-use emu::{Fault, SegReg, vector};
+use emu::{Fault, Gpr, SegReg, vector};
 
 use crate::error::Outcome;
 use crate::layout::THUNK_BASE;
@@ -53,7 +53,7 @@ impl Process {
         let saved = self.m.cpu().clone();
         let mut rec = self.read_u32(self.tib)?;
         let (num, info) = exception_number(fault, saved.cr2);
-        let esp = saved.gpr[4] & !3;
+        let esp = saved.gpr[Gpr::Esp] & !3;
         let ctx = esp.wrapping_sub(0x100 + CONTEXT_SIZE);
         let report = ctx.wrapping_sub(REPORT_SIZE);
         let mut r = Vec::new();
@@ -104,7 +104,7 @@ impl Process {
             {
                 let cpu = self.m.cpu_mut_flush_tlb();
                 *cpu = saved.clone();
-                cpu.gpr[4] = report.wrapping_sub(4);
+                cpu.gpr[Gpr::Esp] = report.wrapping_sub(4);
             }
             let ok = [0, ctx, rec, report, ret]
                 .into_iter()

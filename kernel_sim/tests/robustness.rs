@@ -52,7 +52,7 @@ fn a_page_fault_names_the_address() {
     let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
     cfg.max_instructions = Some(1000);
     let mut p = Process::new(cfg).unwrap();
-    let ds = p.machine().cpu().seg[3].base;
+    let ds = p.machine().cpu().sreg(emu::SegReg::Ds).base;
     assert!(p.set_page_present(ds, false));
     let o = p.run();
     assert_eq!(

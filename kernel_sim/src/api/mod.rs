@@ -151,6 +151,14 @@ pub struct ApiDef {
     pub func: Option<Func>,
 }
 
+// Every host call reads its table entry and builds a `Call`: keep them
+// from growing unnoticed.
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    assert!(std::mem::size_of::<ApiDef>() == 80);
+    assert!(std::mem::size_of::<Call>() == 32);
+};
+
 /// Why an API call ends the run.
 #[derive(Debug)]
 pub enum Stop {

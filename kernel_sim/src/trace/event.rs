@@ -73,3 +73,12 @@ impl Dispatch {
         }
     }
 }
+
+// The hit path passes these by value on every trap: keep them two words
+// at most (as iced-x86 checks its hot structs).
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    assert!(std::mem::size_of::<TrapKind>() == 1);
+    assert!(std::mem::size_of::<Next>() == 8);
+    assert!(std::mem::size_of::<Dispatch>() == 16);
+};

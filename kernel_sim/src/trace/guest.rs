@@ -14,7 +14,7 @@
 //! 0xFF with `sel:off`. In real and V86 mode a selector is a
 //! paragraph and only paging can fault.
 
-use emu::{Access, CpuState, Machine as Emu, SegReg, vector};
+use emu::{Access, CpuState, Gpr, Machine as Emu, SegReg, vector};
 use rpn_vm::{FaultKind, MemFault, Reg};
 
 /// An object of the traced module: its selector (16:16 view) and flat base.
@@ -68,14 +68,14 @@ impl rpn_vm::Machine for GuestView<'_> {
         let f = &self.frame;
         let sreg = |s: SegReg| u32::from(f.sreg(s).selector);
         match reg {
-            Reg::Eax => f.gpr[0],
-            Reg::Ecx => f.gpr[1],
-            Reg::Edx => f.gpr[2],
-            Reg::Ebx => f.gpr[3],
-            Reg::Esp => f.gpr[4],
-            Reg::Ebp => f.gpr[5],
-            Reg::Esi => f.gpr[6],
-            Reg::Edi => f.gpr[7],
+            Reg::Eax => f.gpr[Gpr::Eax],
+            Reg::Ecx => f.gpr[Gpr::Ecx],
+            Reg::Edx => f.gpr[Gpr::Edx],
+            Reg::Ebx => f.gpr[Gpr::Ebx],
+            Reg::Esp => f.gpr[Gpr::Esp],
+            Reg::Ebp => f.gpr[Gpr::Ebp],
+            Reg::Esi => f.gpr[Gpr::Esi],
+            Reg::Edi => f.gpr[Gpr::Edi],
             Reg::Es => sreg(SegReg::Es),
             Reg::Cs => sreg(SegReg::Cs),
             Reg::Ss => sreg(SegReg::Ss),
