@@ -26,8 +26,9 @@ pub const PRIVATE_BASE: u32 = 0x0001_0000;
 pub const PRIVATE_TOP: u32 = 0x1000_0000;
 /// DLLs are placed downward from here.
 pub const DLL_TOP: u32 = 0x1C00_0000;
-/// Tiled selectors end here (8192 tiles of 64 KB).
-pub const TILED_TOP: u32 = 0x2000_0000;
+/// Tiled selectors end here (8192 tiles of 64 KB): the end of rpn_vm's
+/// compatibility region, whose CRMA rule the LDT tiling is.
+pub const TILED_TOP: u32 = rpn_vm::machine::CRMA_LIMIT;
 /// The GDT (1024 entries).
 pub const GDT_BASE: u32 = 0x2000_0000;
 /// GDT entries.
@@ -53,14 +54,16 @@ pub const LDT_SEL: u16 = 0x68;
 pub const TIB_SEL: u16 = 0x150B;
 
 /// The tiled LDT selector of the 64 KB tile holding `lin` (only below
-/// [`TILED_TOP`]).
+/// [`TILED_TOP`]): the CRMA rule, which rpn_vm owns because trace
+/// programs convert addresses with it.
 pub fn tile_selector(lin: u32) -> Option<u16> {
-    (lin < TILED_TOP).then_some((((lin >> 16) << 3) | 7) as u16)
+    rpn_vm::machine::crma_flat_to_segmented(lin).map(|(sel, _)| sel)
 }
 
-/// The linear base of a tiled LDT selector's tile.
+/// The linear base of a tiled LDT selector's tile (0 for a GDT selector,
+/// which has no tile).
 pub fn tile_base(sel: u16) -> u32 {
-    u32::from(sel >> 3) << 16
+    rpn_vm::machine::crma_segmented_to_flat(sel, 0).unwrap_or(0)
 }
 
 /// Round `n` up to a multiple of `to` (a power of two), saturating.

@@ -53,11 +53,6 @@ pub const DISPATCH_CYCLES: u64 = 120;
 /// The INT3 opcode.
 pub const INT3: u8 = 0xCC;
 
-/// First bytes TRCUST refuses to trace: single-stepping them with TF set
-/// would be visible to the program or would not return to the next
-/// instruction.
-pub const UNTRACEABLE: [u8; 9] = [0x9C, 0xCC, 0xCD, 0xCE, 0x62, 0x69, 0x6B, 0xF6, 0xF7];
-
 /// Why a DTO could not be applied. Nothing is patched when applying fails.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ApplyError {
@@ -203,7 +198,7 @@ impl DynamicTrace {
                     expected,
                 });
             }
-            if UNTRACEABLE.contains(&found) {
+            if tdf::compile::trace_untraceable(found) {
                 return Err(ApplyError::Untraceable {
                     minor,
                     linear,

@@ -33,8 +33,10 @@ use crate::target::{ModuleImage, SymbolTable};
 use crate::tmi::{Tmi, TmiRecord, orbit_id};
 use crate::tsf::lexer::Lexer;
 
+pub use trace::UNTRACEABLE;
+
 /// Whether a tracepoint cannot be placed on an instruction starting with
-/// `opcode` (trcust-trace-customizer.txt §1.3.5.2).
+/// `opcode` ([`UNTRACEABLE`]).
 pub fn trace_untraceable(opcode: u8) -> bool {
     trace::UNTRACEABLE.contains(&opcode)
 }

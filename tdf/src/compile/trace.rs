@@ -15,7 +15,11 @@ use crate::diag::Severity;
 use crate::tsf::ast::Length;
 use crate::tsf::lexer::Token;
 
-/// Opcodes a dynamic tracepoint cannot be placed on.
+/// Opcodes a dynamic tracepoint cannot be placed on: single-stepping
+/// them with TF set would be visible to the program or would not return to
+/// the next instruction (trcust-trace-customizer.txt §1.3.5.2). The one
+/// table: TRCUST refuses them here and the runtime refuses them when a
+/// DTO is applied.
 pub const UNTRACEABLE: [u8; 9] = [0x9C, 0xCC, 0xCD, 0xCE, 0x62, 0x69, 0x6B, 0xF6, 0xF7];
 
 /// Most tracepoints in one TSF.
