@@ -79,7 +79,7 @@ impl Format {
 /// the file starts with `MZ`) and the signature there.
 pub fn detect(data: &[u8]) -> Result<(Format, u64)> {
     let offset = stub::new_header_offset(data)?;
-    let input = bytes::Input::new(data);
+    let input = bytes::Bytes::new(data);
     match input.slice(offset, 2, "new header signature")? {
         b"LX" => Ok((Format::Lx, offset)),
         b"NE" => Ok((Format::Ne, offset)),

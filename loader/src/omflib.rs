@@ -20,7 +20,7 @@
 //! [`crate::Error`]). Record checksums are checked when not zero (zero
 //! means "not computed", as the OMF specification allows).
 
-use crate::bytes::{Input, Output, to_latin1};
+use crate::bytes::{Bytes, Output, to_latin1};
 use crate::error::{Error, ErrorKind, Result, WriteError};
 
 /// The dictionary's block size and buckets per block.
@@ -85,7 +85,7 @@ pub struct Library {
 /// An [`Error`] naming the offset and the structure when the header,
 /// a record, an IMPDEF or the dictionary is malformed.
 pub fn read(data: &[u8]) -> Result<Library> {
-    let input = Input::new(data);
+    let input = Bytes::new(data);
     match input.u8(0, "library header")? {
         0xF0 => {}
         // VisualAge's ILIB libraries (some of the toolkit's static
@@ -141,7 +141,7 @@ pub fn read(data: &[u8]) -> Result<Library> {
 }
 
 /// One record: (type, body without the checksum, offset of the next).
-fn record<'a>(input: &Input<'a>, at: u64) -> Result<(u8, &'a [u8], u64)> {
+fn record<'a>(input: &Bytes<'a>, at: u64) -> Result<(u8, &'a [u8], u64)> {
     let kind = input.u8(at, "OMF record")?;
     let len = u64::from(input.u16(at + 1, "OMF record")?);
     if len == 0 {
@@ -163,7 +163,7 @@ fn record<'a>(input: &Input<'a>, at: u64) -> Result<(u8, &'a [u8], u64)> {
     Ok((kind, &whole[3..whole.len() - 1], at + 3 + len))
 }
 
-fn read_modules(input: &Input<'_>, lib: &mut Library) -> Result<()> {
+fn read_modules(input: &Bytes<'_>, lib: &mut Library) -> Result<()> {
     let page = u64::from(lib.page_size);
     let (_, _, mut at) = record(input, 0)?;
     at = at.div_ceil(page) * page;
@@ -215,7 +215,7 @@ fn coment(body: &[u8], at: u64, lib: &mut Library) -> Result<()> {
         return Ok(());
     }
     // Offsets inside the body, reported from the record's start.
-    let b = Input::new(body);
+    let b = Bytes::new(body);
     let base = at + 3;
     let err = |e: Error| Error::new(base + e.offset, "IMPDEF record", e.kind);
     let by_ordinal = b.u8(3, "IMPDEF record").map_err(err)? != 0;
@@ -257,7 +257,7 @@ fn coment(body: &[u8], at: u64, lib: &mut Library) -> Result<()> {
     Ok(())
 }
 
-fn read_dictionary(input: &Input<'_>, lib: &mut Library) -> Result<()> {
+fn read_dictionary(input: &Bytes<'_>, lib: &mut Library) -> Result<()> {
     for block in 0..u64::from(lib.dict_blocks) {
         let at = lib.dict_offset + block * BLOCK;
         let b = input.slice(at, BLOCK, "dictionary block")?;
@@ -266,7 +266,7 @@ fn read_dictionary(input: &Input<'_>, lib: &mut Library) -> Result<()> {
                 continue;
             }
             let off = usize::from(b[bucket]) * 2;
-            let e = Input::new(b);
+            let e = Bytes::new(b);
             let err = |e: Error| Error::new(at + e.offset, "dictionary entry", e.kind);
             if off < usize::from(BUCKETS) + 1 {
                 return Err(Error::new(

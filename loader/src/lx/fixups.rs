@@ -1,13 +1,13 @@
 //! LX fixup page table and fixup records: reading and encoding.
 
 use super::read::{check_object, import_proc_name};
-use crate::bytes::{Input, Output};
+use crate::bytes::{Bytes, Output};
 use crate::error::{Error, ErrorKind, Result, WriteError};
 use crate::model::*;
 
 /// What the record reader needs to know about the module.
 pub(super) struct FixupContext<'a, 'b> {
-    pub input: &'a Input<'b>,
+    pub input: &'a Bytes<'b>,
     pub page_size: u32,
     pub nobj: u32,
     pub nimpmod: u32,

@@ -3,7 +3,7 @@
 use super::fixups::{self, FixupContext};
 use super::header::{LX_HEADER_SIZE, LxHeader};
 use super::{LxFile, PageEntry};
-use crate::bytes::Input;
+use crate::bytes::Bytes;
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::*;
 use crate::{Format, exepack1, exepack2, stub};
@@ -20,7 +20,7 @@ pub const MAX_VIRTUAL_SIZE: u32 = 0x2000_0000;
 /// file, page data past its end, undecodable EXEPACK1/EXEPACK2 pages,
 /// fixups outside their page or with undefined flags.
 pub fn read(data: &[u8]) -> Result<LxFile> {
-    let input = Input::new(data);
+    let input = Bytes::new(data);
     let hoff = stub::new_header_offset(data)?;
     let h = LxHeader::parse(data, hoff)?;
     let rel = |off: u32| hoff + u64::from(off);
@@ -141,7 +141,7 @@ pub(super) fn check_object(obj: u32, nobj: u32, at: u64, what: &'static str) -> 
 }
 
 /// Rejects headers whose fixed-size tables overlap each other or the header.
-fn check_overlaps(input: &Input<'_>, hoff: u64, h: &LxHeader) -> Result<()> {
+fn check_overlaps(input: &Bytes<'_>, hoff: u64, h: &LxHeader) -> Result<()> {
     if h.nobj != 0 && h.objtab_off == 0 {
         return Err(Error::new(
             hoff + 0x40,
@@ -198,7 +198,7 @@ fn check_overlaps(input: &Input<'_>, hoff: u64, h: &LxHeader) -> Result<()> {
     Ok(())
 }
 
-fn read_page_table(input: &Input<'_>, h: &LxHeader, at: u64) -> Result<Vec<PageEntry>> {
+fn read_page_table(input: &Bytes<'_>, h: &LxHeader, at: u64) -> Result<Vec<PageEntry>> {
     const WHAT: &str = "LX object page table entry";
     let mut pages = Vec::new();
     for i in 0..u64::from(h.npages) {
@@ -245,7 +245,7 @@ fn read_page_table(input: &Input<'_>, h: &LxHeader, at: u64) -> Result<Vec<PageE
 }
 
 fn decode_pages(
-    input: &Input<'_>,
+    input: &Bytes<'_>,
     h: &LxHeader,
     pages: &[PageEntry],
     at: u64,
@@ -284,7 +284,7 @@ type PageOwners = Vec<Option<(u16, u32)>>;
 /// Reads the object table. Returns the objects and, for each logical page,
 /// its owning (object number, page index within the object).
 fn read_objects(
-    input: &Input<'_>,
+    input: &Bytes<'_>,
     h: &LxHeader,
     at: u64,
     entries: &[PageEntry],
@@ -340,7 +340,7 @@ fn read_objects(
 /// Reads a name table: the first name and the (name, ordinal) pairs after
 /// it. Stops at a zero length byte or at `end`.
 pub(crate) fn read_names(
-    input: &Input<'_>,
+    input: &Bytes<'_>,
     at: u64,
     present: bool,
     end: u64,
@@ -369,7 +369,7 @@ pub(crate) fn read_names(
     Ok((first.unwrap_or_default(), names))
 }
 
-fn read_import_modules(input: &Input<'_>, at: u64, count: u32) -> Result<Vec<String>> {
+fn read_import_modules(input: &Bytes<'_>, at: u64, count: u32) -> Result<Vec<String>> {
     input.check_count(at, count.into(), 1, "LX import module name table")?;
     let mut names = Vec::new();
     let mut pos = at;
@@ -383,7 +383,7 @@ fn read_import_modules(input: &Input<'_>, at: u64, count: u32) -> Result<Vec<Str
 
 /// A name in the import procedure name table (bit 7 of the length byte is
 /// the overload flag, not part of the length).
-pub(super) fn import_proc_name(input: &Input<'_>, table: u64, offset: u64) -> Result<String> {
+pub(super) fn import_proc_name(input: &Bytes<'_>, table: u64, offset: u64) -> Result<String> {
     const WHAT: &str = "LX import procedure name";
     let at = table + offset;
     let len = input.u8(at, WHAT)? & 0x7F;
@@ -394,7 +394,7 @@ pub(super) fn import_proc_name(input: &Input<'_>, table: u64, offset: u64) -> Re
     )?))
 }
 
-fn read_entries(input: &Input<'_>, at: u64, impproc: u64) -> Result<Vec<Entry>> {
+fn read_entries(input: &Bytes<'_>, at: u64, impproc: u64) -> Result<Vec<Entry>> {
     const WHAT: &str = "LX entry table bundle";
     let mut entries = Vec::new();
     let mut ordinal: u32 = 1;
@@ -478,7 +478,7 @@ fn read_entries(input: &Input<'_>, at: u64, impproc: u64) -> Result<Vec<Entry>> 
     Ok(entries)
 }
 
-fn read_resources(input: &Input<'_>, at: u64, count: u32, nobj: u32) -> Result<Vec<Resource>> {
+fn read_resources(input: &Bytes<'_>, at: u64, count: u32, nobj: u32) -> Result<Vec<Resource>> {
     const WHAT: &str = "LX resource table entry";
     if count == 0 {
         return Ok(Vec::new());

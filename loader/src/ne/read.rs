@@ -2,7 +2,7 @@
 
 use super::header::NeHeader;
 use super::{NeFile, SegmentEntry};
-use crate::bytes::Input;
+use crate::bytes::Bytes;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lx::read_names_pub as read_names;
 use crate::model::*;
@@ -20,7 +20,7 @@ const RELOC: &str = "NE relocation record";
 /// past its end, relocation chains that loop or leave the segment,
 /// undefined relocation types or flags.
 pub fn read(data: &[u8]) -> Result<NeFile> {
-    let input = Input::new(data);
+    let input = Bytes::new(data);
     let hoff = stub::new_header_offset(data)?;
     let h = NeHeader::parse(data, hoff)?;
     let rel = |off: u16| hoff + u64::from(off);
@@ -164,7 +164,7 @@ pub fn read(data: &[u8]) -> Result<NeFile> {
     })
 }
 
-fn read_module_refs(input: &Input<'_>, h: &NeHeader, hoff: u64) -> Result<Vec<String>> {
+fn read_module_refs(input: &Bytes<'_>, h: &NeHeader, hoff: u64) -> Result<Vec<String>> {
     let at = hoff + u64::from(h.modref);
     input.check_count(at, h.nmod.into(), 2, "NE module reference table")?;
     let mut names = Vec::new();
@@ -179,7 +179,7 @@ fn read_module_refs(input: &Input<'_>, h: &NeHeader, hoff: u64) -> Result<Vec<St
     Ok(names)
 }
 
-fn read_entries(input: &Input<'_>, at: u64, len: u64) -> Result<Vec<Entry>> {
+fn read_entries(input: &Bytes<'_>, at: u64, len: u64) -> Result<Vec<Entry>> {
     const WHAT: &str = "NE entry table bundle";
     let end = at + len;
     let mut entries = Vec::new();
@@ -235,7 +235,7 @@ fn read_entries(input: &Input<'_>, at: u64, len: u64) -> Result<Vec<Entry>> {
 }
 
 fn read_reloc(
-    input: &Input<'_>,
+    input: &Bytes<'_>,
     h: &NeHeader,
     hoff: u64,
     at: u64,
@@ -363,7 +363,7 @@ fn read_reloc(
 }
 
 fn read_resources(
-    input: &Input<'_>,
+    input: &Bytes<'_>,
     h: &NeHeader,
     hoff: u64,
     objects: &[Object],
