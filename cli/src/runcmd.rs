@@ -1,11 +1,13 @@
 //! `os2trace run [--root DIR] [--env K=V ...] [--api-log] [--max-insns N]
 //! PROGRAM [ARGS...]`: run an OS/2 program in the emulated machine.
 //!
-//! Options come first; everything after PROGRAM goes to the program. DIR
-//! is drive C: and the current directory (default: PROGRAM's host
-//! directory when PROGRAM is a host file, else `.`). The exit code is the
-//! program's; a run that ends any other way (an unimplemented API, a
-//! fault, the instruction limit) prints why on stderr and exits 1.
+//! Options come first; everything after PROGRAM goes to the program (clap
+//! parses; `args.rs` puts a `--` before PROGRAM). PROGRAM is a host file
+//! (inside DIR or not) or an OS/2 path in DIR; DIR is drive C: and the
+//! current directory, and without --root C: is a fresh scratch directory
+//! (see [`LONG_ABOUT`]). The exit code is the program's; a run that ends
+//! any other way (an unimplemented API, a fault, a limit) prints why on
+//! stderr and exits 1; Ctrl-C exits 130.
 
 use std::path::{Path, PathBuf};
 
@@ -21,8 +23,17 @@ pub const LONG_ABOUT: &str = "Run an OS/2 program (LX or NE) in the emulated mac
 optionally traced.
 
 Options come first; PROGRAM and everything after it go to the program (an argument after \
-PROGRAM is never taken as an os2trace option). DIR is drive C: and the current directory \
-(default: PROGRAM's host directory when PROGRAM is a host file, else `.`).";
+PROGRAM is never taken as an os2trace option).
+
+PROGRAM is a host file, or an OS/2 path inside --root DIR. DIR is drive C: and the current \
+directory. A program outside DIR is read from where it is and the guest sees it as C:\\NAME.EXE; \
+its DLLs are searched beside it first, then along LIBPATH in DIR. Without --root, C: is a \
+fresh, empty scratch directory removed after the run: the program gets no access to the host \
+directory it is in (give --root DIR for files it should read or write).
+
+Limits: --max-insns (default 10^10; API calls count 100 each) and --timeout (default 60 s); \
+0 turns either off. Ctrl-C stops the program at the next instruction boundary, still writes \
+--save, --tracefmt and --query for what was captured, and exits 130.";
 
 /// `run --help`'s closing lines.
 pub const AFTER_HELP: &str = "Exit code: the program's; 1 when the run \
@@ -82,24 +93,10 @@ fn parse_env(kv: &str) -> Result<(String, String), String> {
 
 /// Entry point.
 pub fn run(o: Args) -> anyhow::Result<i32> {
-    let (root, program) = match o.root {
-        Some(r) => (r, o.program.clone()),
-        None => {
-            let host = Path::new(&o.program);
-            match (host.is_file(), host.parent(), host.file_name()) {
-                (true, Some(dir), Some(name)) => {
-                    let dir = if dir.as_os_str().is_empty() {
-                        Path::new(".")
-                    } else {
-                        dir
-                    };
-                    (dir.to_path_buf(), name.to_string_lossy().into_owned())
-                }
-                _ => (PathBuf::from("."), o.program.clone()),
-            }
-        }
-    };
-    let mut cfg = ProcessConfig::new(&root, program);
+    let place = place_program(o.root.as_deref(), &o.program)?;
+    let root = place.root.clone();
+    let mut cfg = ProcessConfig::new(&root, place.program.clone());
+    cfg.program_host = place.host.clone();
     cfg.args = o.args;
     for (k, v) in &o.env {
         cfg.set_env(k, v);
@@ -170,6 +167,68 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
             );
             Ok(1)
         }
+    }
+}
+
+/// Where the program runs: drive C: and the program's name there, or its
+/// host file when it is outside C:.
+struct Placement {
+    root: PathBuf,
+    program: String,
+    host: Option<PathBuf>,
+    /// A scratch drive C: (without --root), removed when the run ends.
+    _scratch: Option<tempfile::TempDir>,
+}
+
+/// PROGRAM is a host file (inside the root or not) or an OS/2 path in the
+/// root. Without --root, C: is a fresh empty scratch directory: the guest
+/// gets no access to the host directory the program is in.
+fn place_program(root: Option<&Path>, program: &str) -> anyhow::Result<Placement> {
+    let host = Path::new(program);
+    let is_host_file = host.is_file();
+    match root {
+        Some(root) => {
+            if is_host_file {
+                let canon_root = root
+                    .canonicalize()
+                    .with_context(|| format!("--root {}", root.display()))?;
+                let canon = host.canonicalize().with_context(|| program.to_string())?;
+                if let Ok(rel) = canon.strip_prefix(&canon_root) {
+                    let name = rel.to_string_lossy().replace('/', "\\");
+                    return Ok(Placement {
+                        root: root.to_path_buf(),
+                        program: name,
+                        host: None,
+                        _scratch: None,
+                    });
+                }
+                return Ok(Placement {
+                    root: root.to_path_buf(),
+                    program: program.to_string(),
+                    host: Some(canon),
+                    _scratch: None,
+                });
+            }
+            Ok(Placement {
+                root: root.to_path_buf(),
+                program: program.to_string(),
+                host: None,
+                _scratch: None,
+            })
+        }
+        None if is_host_file => {
+            let scratch = tempfile::tempdir().context("cannot create a scratch drive C:")?;
+            Ok(Placement {
+                root: scratch.path().to_path_buf(),
+                program: program.to_string(),
+                host: Some(host.to_path_buf()),
+                _scratch: Some(scratch),
+            })
+        }
+        None => Err(crate::util::UsageError(format!(
+            "{program}: no such file (an OS/2 path needs --root DIR, the directory that is drive C:)"
+        ))
+        .into()),
     }
 }
 

@@ -103,9 +103,28 @@ fn load_err(module: &str, reason: impl Into<String>) -> KernelError {
     }
 }
 
+/// `name` in the host directory `dir`, matched without regard to case.
+fn find_case_insensitive(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    let direct = dir.join(name);
+    if direct.is_file() {
+        return Some(direct);
+    }
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        let n = e.file_name();
+        (n.to_string_lossy().eq_ignore_ascii_case(name) && e.path().is_file()).then(|| e.path())
+    })
+}
+
 impl Process {
     /// Load the program and everything it imports.
     pub(crate) fn load_exe(&mut self, path: &str) -> Result<usize, KernelError> {
+        if let Some(host) = self.cfg.program_host.clone() {
+            let name = host
+                .file_name()
+                .map(|n| n.to_string_lossy().to_ascii_uppercase())
+                .unwrap_or_default();
+            return self.load_file(&host, &format!("C:\\{name}"), true, 0);
+        }
         let bytes: Vec<u8> = crate::process::latin1(path);
         let r = self
             .files
@@ -191,6 +210,19 @@ impl Process {
             format!("{name}.DLL")
         };
         let mut tried = Vec::new();
+        // A program from outside the sandbox: its own directory first.
+        if let Some(dir) = self.cfg.program_host.as_ref().and_then(|h| h.parent()) {
+            let dir = if dir.as_os_str().is_empty() {
+                std::path::Path::new(".")
+            } else {
+                dir
+            };
+            if let Some(host) = find_case_insensitive(dir, &file) {
+                let shown = format!("C:\\{}", file.to_ascii_uppercase());
+                return self.load_file(&host, &shown, false, depth);
+            }
+            tried.push(dir.join(&file).display().to_string());
+        }
         for d in dirs {
             let p = format!("{}\\{}", d.trim_end_matches('\\'), file);
             if let Ok(r) = self.files.resolve(&crate::process::latin1(&p))

@@ -44,6 +44,10 @@ pub struct ProcessConfig {
     /// When set (by a Ctrl-C handler), the run stops at the next
     /// instruction boundary with [`crate::Outcome::Interrupted`].
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The program's host file when it is not in the sandbox: it is read
+    /// from there, the guest sees it as `C:\NAME`, and its DLLs are looked
+    /// for beside it first, then along LIBPATH in the sandbox.
+    pub program_host: Option<PathBuf>,
 }
 
 impl ProcessConfig {
@@ -64,6 +68,7 @@ impl ProcessConfig {
             libpath: vec!["C:\\".into()],
             max_wall: None,
             interrupt: None,
+            program_host: None,
         }
     }
 

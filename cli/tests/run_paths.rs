@@ -1,0 +1,76 @@
+//! `os2trace run PROGRAM` with PROGRAM a host path (issue 13, item 1):
+//! inside or outside --root, DLLs beside it, and the safe default root.
+
+mod common;
+
+use common::{os2trace, stdout};
+
+const SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/samples/ne/test-asm16.exe"
+);
+
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_host_path_inside_or_outside_the_root_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::copy(SAMPLE, root.join("test-asm16.exe")).unwrap();
+    let inside = root.join("test-asm16.exe");
+    let out = os2trace(
+        dir.path(),
+        &[
+            "run",
+            "--root",
+            root.to_str().unwrap(),
+            inside.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = os2trace(dir.path(), &["run", "--root", "empty", SAMPLE]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(entries(&empty).is_empty());
+}
+
+#[test]
+fn dlls_are_found_beside_a_program_outside_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    stdout(&os2trace(dir.path(), &["testprogs", "build", "progs"]));
+    std::fs::create_dir(dir.path().join("c")).unwrap();
+    let out = os2trace(dir.path(), &["run", "--root", "c", "progs/DLLCAL16.EXE"]);
+    let text = stdout(&out);
+    assert!(text.contains("DLLCAL16 calls TPDLL16"), "{text}");
+}
+
+#[test]
+fn without_root_the_program_cannot_write_beside_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    stdout(&os2trace(dir.path(), &["testprogs", "build", "progs"]));
+    let before = entries(&dir.path().join("progs"));
+    // FILEIO32 creates, writes and reads back a file in C:\.
+    let out = os2trace(dir.path(), &["run", "progs/FILEIO32.EXE"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        entries(&dir.path().join("progs")),
+        before,
+        "nothing written beside the program"
+    );
+    // An OS/2 path without --root is a usage error that says what to do.
+    let out = os2trace(dir.path(), &["run", "NOSUCH.EXE"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--root"),
+        "{out:?}"
+    );
+}
