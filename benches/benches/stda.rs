@@ -10,7 +10,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use stda::fmt::{FormatInput, compile_fmt, format_record};
 use stda::tff::TffRecord;
-use stda::{RecordFlags, RecordIn, Stda, StdaFormat, Timestamp, TraceBuffer};
+use stda::{RecordFlags, RecordIn, Stda, StdaFormat, Timestamp, TraceBuffer, tracefmt};
 
 const RECORDS: usize = 10_000;
 
@@ -111,12 +111,70 @@ fn format(c: &mut Criterion) {
     g.finish();
 }
 
+/// A 63 KB buffer full of the records LOOP32's TSF-compiled `Step`
+/// tracepoint logs (a memory log of the argument), and the TFF TRCUST
+/// writes for that TSF.
+fn loop32_buffer() -> (Vec<u8>, tracefmt::Rules) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    testprogs::loop32()
+        .expect("LOOP32 builds")
+        .write_to(dir.path())
+        .expect("LOOP32 written");
+    let args = ["LOOP32.TSF".to_string(), "/M=LOOP32.MAP".to_string()];
+    let out = tdf::trcust::run(&args, dir.path(), tdf::trcust::PathStyle::Host);
+    assert_eq!(out.exit_code, 0, "{}", out.text());
+    let (rules, problems) = tracefmt::Rules::load_dir(dir.path(), [0xCE]);
+    assert!(problems.is_empty() && rules.rule(0xCE, 1).is_some());
+    let mut buf = TraceBuffer::new(StdaFormat::New, 63).expect("63 KB buffer");
+    for i in 0..20_000u32 {
+        let mut data = vec![0, 4, 0];
+        data.extend((1_000_000 - i).to_le_bytes());
+        let rec = RecordIn {
+            major: 0xCE,
+            minor: 1,
+            pid: 1,
+            flags: RecordFlags::API | RecordFlags::PROTECT | RecordFlags::DYNAMIC,
+            data: &data,
+        };
+        buf.log(&rec, Timestamp::from_millis(u64::from(i) / 3))
+            .expect("record fits");
+    }
+    (buf.as_bytes().to_vec(), rules)
+}
+
+/// TRACEFMT over a full buffer: the formatted listing and JSON lines.
+fn tracefmt_buffer(c: &mut Criterion) {
+    let (bytes, rules) = loop32_buffer();
+    let stda = Stda::parse(&bytes).expect("valid STDA");
+    let n = stda.walk_back().count();
+    let mut g = c.benchmark_group("stda/tracefmt");
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_function("text/63KB", |b| {
+        b.iter(|| {
+            let out = tracefmt::format_stda(black_box(&stda), &rules);
+            assert!(out.len() > n * 40);
+            out
+        });
+    });
+    g.bench_function("json/63KB", |b| {
+        b.iter(|| {
+            let mut out = String::new();
+            for (i, rec) in black_box(&stda).forward().enumerate() {
+                tracefmt::write_json_line(i + 1, &rec, &mut out);
+            }
+            assert!(out.len() > n * 40);
+            out
+        });
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(20)
         .measurement_time(std::time::Duration::from_secs(2))
         .warm_up_time(std::time::Duration::from_millis(500));
-    targets = write, read, format
+    targets = write, read, format, tracefmt_buffer
 }
 criterion_main!(benches);

@@ -201,6 +201,7 @@ impl<'a> Stda<'a> {
             pos: self.next,
             consumed: 0,
             stop: None,
+            tmp: Vec::with_capacity(TRAILER_SIZE),
         }
     }
 
@@ -231,6 +232,9 @@ pub struct WalkBack<'a> {
     pos: usize,
     consumed: usize,
     stop: Option<StopReason>,
+    /// The trailer and timestamp bytes of the record being read (kept to
+    /// allocate once per walk, not once per record).
+    tmp: Vec<u8>,
 }
 
 impl WalkBack<'_> {
@@ -263,8 +267,14 @@ impl WalkBack<'_> {
     }
 
     fn step(&mut self) -> Result<Record, StopReason> {
-        let mut tmp = Vec::with_capacity(TRAILER_SIZE);
-        self.take_back(TRAILER_SIZE, &mut tmp)
+        let mut tmp = std::mem::take(&mut self.tmp);
+        let record = self.step_with(&mut tmp);
+        self.tmp = tmp;
+        record
+    }
+
+    fn step_with(&mut self, tmp: &mut Vec<u8>) -> Result<Record, StopReason> {
+        self.take_back(TRAILER_SIZE, tmp)
             .ok_or(StopReason::Capacity)?;
         let flags = RecordFlags::from_bits_retain(tmp[0]);
         let pid = u16::from_le_bytes([tmp[1], tmp[2]]);
@@ -276,11 +286,11 @@ impl WalkBack<'_> {
         }
         let stamp = match self.stda.format {
             StdaFormat::New => {
-                self.take_back(4, &mut tmp).ok_or(StopReason::Capacity)?;
+                self.take_back(4, tmp).ok_or(StopReason::Capacity)?;
                 Some(Stamp::New(Timestamp::new(tmp[0], tmp[1], tmp[2], tmp[3])))
             }
             StdaFormat::Old if !flags.contains(RecordFlags::NO_TIMESTAMP) => {
-                self.take_back(2, &mut tmp).ok_or(StopReason::Capacity)?;
+                self.take_back(2, tmp).ok_or(StopReason::Capacity)?;
                 Some(Stamp::Old {
                     seconds: tmp[0],
                     hundredths: tmp[1],
@@ -288,7 +298,7 @@ impl WalkBack<'_> {
             }
             StdaFormat::Old => None,
         };
-        let mut data = Vec::new();
+        let mut data = Vec::with_capacity(len);
         if self.consumed + len > self.stda.capacity() {
             return Err(StopReason::Capacity);
         }

@@ -25,10 +25,9 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
 use thiserror::Error;
 
-use crate::fmt::{FormatInput, format_record, hex_dump};
+use crate::fmt::{FormatInput, PreparedRule, hex_dump, push_hex};
 use crate::reader::Stda;
 use crate::record::{Record, RecordFlags};
 use crate::tff::{Tff, TffError, TffRecord};
@@ -54,10 +53,12 @@ pub enum LoadError {
     },
 }
 
-/// Formatting rules, by major byte.
+/// Formatting rules, by major byte, each also parsed once for formatting
+/// ([`PreparedRule`]).
 #[derive(Debug, Clone, Default)]
 pub struct Rules {
     by_major: HashMap<u8, Tff>,
+    prepared: HashMap<(u8, u16), PreparedRule>,
 }
 
 impl Rules {
@@ -68,15 +69,34 @@ impl Rules {
 
     /// Adds a TFF under the low byte of its major code.
     pub fn insert(&mut self, tff: Tff) {
-        self.by_major.insert(tff.major as u8, tff);
+        self.put(tff.major as u8, tff);
+    }
+
+    /// Sets the TFF of a major byte and prepares its rules (the first
+    /// record of a minor wins, as in [`Tff::record`]).
+    fn put(&mut self, major: u8, tff: Tff) {
+        self.prepared.retain(|&(m, _), _| m != major);
+        for r in &tff.records {
+            self.prepared
+                .entry((major, r.minor))
+                .or_insert_with(|| PreparedRule::new(r));
+        }
+        self.by_major.insert(major, tff);
     }
 
     /// Adds the rules of `other` for the majors that have none here, so
     /// that rules loaded first take precedence.
     pub fn fill_from(&mut self, other: Rules) {
         for (major, tff) in other.by_major {
-            self.by_major.entry(major).or_insert(tff);
+            if !self.by_major.contains_key(&major) {
+                self.put(major, tff);
+            }
         }
+    }
+
+    /// The prepared rule for a record.
+    pub fn prepared(&self, major: u8, minor: u16) -> Option<&PreparedRule> {
+        self.prepared.get(&(major, minor))
     }
 
     /// The rule for a record.
@@ -114,9 +134,7 @@ impl Rules {
                     source,
                 }),
                 Ok(bytes) => match Tff::parse(&bytes) {
-                    Ok(tff) => {
-                        rules.by_major.insert(major, tff);
-                    }
+                    Ok(tff) => rules.put(major, tff),
                     Err(source) => errors.push(LoadError::Tff {
                         path: path.clone(),
                         source,
@@ -152,77 +170,172 @@ fn time_text(rec: &Record) -> String {
     rec.time.map_or_else(|| "-".to_string(), |t| t.to_string())
 }
 
-/// The `.T` CONTEXT words and the dynamic/incomplete markers.
-fn context(flags: RecordFlags) -> String {
-    let mut s = String::from("CONTEXT=");
-    s.push_str(if flags.contains(RecordFlags::API) {
+/// Appends `v` in decimal with at least two digits (`{:02}`).
+fn push_dec2(out: &mut String, v: u8) {
+    if v >= 100 {
+        out.push(char::from(b'0' + v / 100));
+    }
+    out.push(char::from(b'0' + v / 10 % 10));
+    out.push(char::from(b'0' + v % 10));
+}
+
+/// Appends `v` in decimal.
+fn push_dec(out: &mut String, v: usize) {
+    let mut digits = [0u8; 20];
+    let mut n = 0;
+    let mut v = v;
+    loop {
+        digits[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for &d in digits[..n].iter().rev() {
+        out.push(char::from(d));
+    }
+}
+
+/// Appends the record's time as [`Stamp`](crate::Stamp)'s `Display`
+/// writes it, or `-`.
+fn push_time(out: &mut String, rec: &Record) {
+    match rec.time {
+        None => out.push('-'),
+        Some(crate::Stamp::Old {
+            seconds,
+            hundredths,
+        }) => {
+            push_dec2(out, seconds);
+            out.push('.');
+            push_dec2(out, hundredths);
+        }
+        Some(crate::Stamp::New(t)) => {
+            for (i, v) in [t.hours, t.minutes, t.seconds].into_iter().enumerate() {
+                if i > 0 {
+                    out.push(':');
+                }
+                push_dec2(out, v);
+            }
+            out.push('.');
+            push_dec2(out, t.hundredths);
+        }
+    }
+}
+
+/// The `.T` CONTEXT words and the dynamic/incomplete markers, appended to
+/// `out`.
+fn push_context(out: &mut String, flags: RecordFlags) {
+    out.push_str("CONTEXT=");
+    out.push_str(if flags.contains(RecordFlags::API) {
         "API"
     } else {
         "KERNEL"
     });
-    s.push_str(if flags.contains(RecordFlags::PROTECT) {
+    out.push_str(if flags.contains(RecordFlags::PROTECT) {
         ":PROTECT"
     } else {
         ":REAL"
     });
     if flags.contains(RecordFlags::DYNAMIC) {
-        s.push_str(" DYNAMIC");
+        out.push_str(" DYNAMIC");
     }
     if flags.contains(RecordFlags::INCOMPLETE) {
-        s.push_str(" INCOMPLETE");
+        out.push_str(" INCOMPLETE");
     }
-    s
+}
+
+/// The header line of a formatted record (no newline), appended to `out`:
+/// `{seq:5}  {time:<11}  MAJ=.. MIN=.. PID=.. CONTEXT=..`.
+fn push_header(out: &mut String, seq: usize, rec: &Record) {
+    let start = out.len();
+    push_dec(out, seq);
+    let width = out.len() - start;
+    if width < 5 {
+        out.insert_str(start, &"     "[..5 - width]);
+    }
+    out.push_str("  ");
+    let start = out.len();
+    push_time(out, rec);
+    for _ in out.len() - start..11 {
+        out.push(' ');
+    }
+    out.push_str("  MAJ=");
+    push_hex(out, u32::from(rec.major), 4);
+    out.push_str(" MIN=");
+    push_hex(out, u32::from(rec.minor), 4);
+    out.push_str(" PID=");
+    push_hex(out, u32::from(rec.pid), 4);
+    out.push(' ');
+    push_context(out, rec.flags);
 }
 
 /// The lines of one formatted record: header, then DESC and FMT lines (or
 /// the hex dump), indented.
 pub fn format_one(rules: &Rules, seq: usize, rec: &Record) -> Vec<String> {
-    let mut lines = vec![format!(
-        "{seq:5}  {:<11}  MAJ={:04X} MIN={:04X} PID={:04X} {}",
-        time_text(rec),
-        rec.major,
-        rec.minor,
-        rec.pid,
-        context(rec.flags)
-    )];
-    let body = match rules.rule(rec.major, rec.minor) {
-        Some(rule) => format_record(
-            rule,
+    let mut out = String::new();
+    write_one(rules, seq, rec, &mut out);
+    out.lines().map(str::to_string).collect()
+}
+
+/// [`format_one`]'s lines, each ending in a newline, appended to `out`:
+/// nothing is allocated beyond `out`'s growth for a record with a rule.
+pub fn write_one(rules: &Rules, seq: usize, rec: &Record, out: &mut String) {
+    push_header(out, seq, rec);
+    out.push('\n');
+    match rules.prepared(rec.major, rec.minor) {
+        Some(rule) => rule.write(
             &FormatInput {
                 major: u16::from(rec.major),
                 minor: rec.minor,
                 dynamic: rec.flags.contains(RecordFlags::DYNAMIC),
                 data: &rec.data,
             },
+            "   ",
+            out,
         ),
-        None => hex_dump(&rec.data),
-    };
-    lines.extend(body.into_iter().map(|l| format!("   {l}")));
-    lines
+        None => {
+            for l in hex_dump(&rec.data) {
+                out.push_str("   ");
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+    }
 }
 
 /// The whole formatted listing of an STDA.
 pub fn format_stda(stda: &Stda<'_>, rules: &Rules) -> String {
     let mut out = String::new();
+    write_stda(stda, rules, &mut out);
+    out
+}
+
+/// [`format_stda`], appended to `out`.
+pub fn write_stda(stda: &Stda<'_>, rules: &Rules, out: &mut String) {
     if let Some(t) = stda.trace_times() {
         let _ = writeln!(out, "Trace On at {}", t.on);
         let _ = writeln!(out, "Trace Off at {}", t.off);
     }
     for (i, rec) in stda.forward().enumerate() {
-        for line in format_one(rules, i + 1, &rec) {
-            out.push_str(&line);
-            out.push('\n');
-        }
+        write_one(rules, i + 1, &rec, out);
     }
-    out
 }
 
 fn hex(data: &[u8]) -> String {
     let mut s = String::with_capacity(data.len() * 2);
-    for b in data {
-        let _ = write!(s, "{b:02x}");
-    }
+    push_hex_run(&mut s, data);
     s
+}
+
+/// Data as lower-case hex with no separators, appended to `out`.
+fn push_hex_run(out: &mut String, data: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(data.len() * 2);
+    for &b in data {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
 }
 
 /// One raw line (no newline).
@@ -243,37 +356,75 @@ pub fn raw_line(seq: usize, rec: &Record) -> String {
     )
 }
 
-#[derive(Serialize)]
-struct JsonRecord {
-    seq: usize,
-    time: Option<String>,
-    major: u8,
-    minor: u16,
-    pid: u16,
-    flags: u8,
-    len: usize,
-    data: String,
+/// [`json_line`] and a newline, appended to `out` (the same bytes, without
+/// building the line apart).
+pub fn write_json_line(seq: usize, rec: &Record, out: &mut String) {
+    out.push_str("{\"seq\":");
+    push_dec(out, seq);
+    out.push_str(",\"time\":");
+    if rec.time.is_some() {
+        // A time prints digits, colons and a dot: nothing to escape.
+        out.push('"');
+        push_time(out, rec);
+        out.push('"');
+    } else {
+        out.push_str("null");
+    }
+    out.push_str(",\"major\":");
+    push_dec(out, usize::from(rec.major));
+    out.push_str(",\"minor\":");
+    push_dec(out, usize::from(rec.minor));
+    out.push_str(",\"pid\":");
+    push_dec(out, usize::from(rec.pid));
+    out.push_str(",\"flags\":");
+    push_dec(out, usize::from(rec.flags.bits()));
+    out.push_str(",\"len\":");
+    push_dec(out, rec.data.len());
+    out.push_str(",\"data\":\"");
+    push_hex_run(out, &rec.data);
+    out.push_str("\"}\n");
 }
 
 /// One JSON line (no newline).
 pub fn json_line(seq: usize, rec: &Record) -> String {
-    let j = JsonRecord {
-        seq,
-        time: rec.time.map(|t| t.to_string()),
-        major: rec.major,
-        minor: rec.minor,
-        pid: rec.pid,
-        flags: rec.flags.bits(),
-        len: rec.data.len(),
-        data: hex(&rec.data),
-    };
-    serde_json::to_string(&j).unwrap_or_default()
+    let mut out = String::new();
+    write_json_line(seq, rec, &mut out);
+    out.pop();
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tff::TffRecord;
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    struct JsonRecord {
+        seq: usize,
+        time: Option<String>,
+        major: u8,
+        minor: u16,
+        pid: u16,
+        flags: u8,
+        len: usize,
+        data: String,
+    }
+
+    /// The JSON line as serde writes it: the reference for json_line.
+    fn serde_line(seq: usize, rec: &Record) -> String {
+        let j = JsonRecord {
+            seq,
+            time: rec.time.map(|t| t.to_string()),
+            major: rec.major,
+            minor: rec.minor,
+            pid: rec.pid,
+            flags: rec.flags.bits(),
+            len: rec.data.len(),
+            data: hex(&rec.data),
+        };
+        serde_json::to_string(&j).unwrap()
+    }
 
     fn tff(major: u16, desc: &str) -> Vec<u8> {
         Tff {
@@ -285,6 +436,65 @@ mod tests {
             }],
         }
         .to_bytes()
+    }
+
+    fn record(time: Option<crate::Stamp>, data: &[u8], flags: u8) -> Record {
+        Record {
+            offset: 0,
+            flags: RecordFlags::from_bits_retain(flags),
+            pid: 0x1234,
+            minor: 0xBEEF,
+            major: 0xC5,
+            data: data.to_vec(),
+            stamp: time,
+            time,
+        }
+    }
+
+    #[test]
+    fn written_lines_are_those_of_the_formatting_macros() {
+        use crate::{Stamp, Timestamp};
+        let times = [
+            None,
+            Some(Stamp::Old {
+                seconds: 7,
+                hundredths: 123,
+            }),
+            Some(Stamp::New(Timestamp::new(1, 2, 3, 4))),
+            Some(Stamp::New(Timestamp::new(23, 59, 200, 99))),
+        ];
+        for (i, time) in times.into_iter().enumerate() {
+            for (seq, data, flags) in [
+                (1, &[][..], 0),
+                (99_999, &[1, 0xAB][..], 0x1F),
+                (123_456, &[0xFF; 40][..], 0x0D),
+            ] {
+                let rec = record(time, data, flags);
+                let mut out = String::new();
+                write_json_line(seq, &rec, &mut out);
+                assert_eq!(out, format!("{}\n", serde_line(seq, &rec)), "case {i}");
+                assert_eq!(json_line(seq, &rec), serde_line(seq, &rec));
+                let want = format!(
+                    "{seq:5}  {:<11}  MAJ={:04X} MIN={:04X} PID={:04X} {}",
+                    time_text(&rec),
+                    rec.major,
+                    rec.minor,
+                    rec.pid,
+                    {
+                        let mut c = String::new();
+                        push_context(&mut c, rec.flags);
+                        c
+                    }
+                );
+                let mut header = String::new();
+                push_header(&mut header, seq, &rec);
+                assert_eq!(header, want, "case {i}");
+                let lines = format_one(&Rules::new(), seq, &rec);
+                assert_eq!(lines[0], want);
+                let dump: Vec<String> = hex_dump(data).iter().map(|l| format!("   {l}")).collect();
+                assert_eq!(lines[1..], dump[..]);
+            }
+        }
     }
 
     #[test]

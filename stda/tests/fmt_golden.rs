@@ -3,7 +3,7 @@
 //! (shared/reference/system-tracepoints.tsv) and from the documents'
 //! examples, compiled as TRCUST stores them.
 
-use stda::fmt::{FormatInput, compile_fmt, format_record, hex_dump};
+use stda::fmt::{FormatInput, PreparedRule, compile_fmt, format_record, hex_dump};
 use stda::tff::TffRecord;
 
 const TSV: &str = include_str!(concat!(
@@ -35,16 +35,21 @@ fn doc_rule(fmts: &[&str]) -> TffRecord {
     }
 }
 
+/// The lines of `format_record`, checked against what the prepared rule
+/// TRACEFMT uses writes.
 fn run(rule: &TffRecord, major: u16, dynamic: bool, data: &[u8]) -> Vec<String> {
-    format_record(
-        rule,
-        &FormatInput {
-            major,
-            minor: rule.minor,
-            dynamic,
-            data,
-        },
-    )
+    let input = FormatInput {
+        major,
+        minor: rule.minor,
+        dynamic,
+        data,
+    };
+    let lines = format_record(rule, &input);
+    let mut out = String::new();
+    PreparedRule::new(rule).write(&input, "> ", &mut out);
+    let want: String = lines.iter().map(|l| format!("> {l}\n")).collect();
+    assert_eq!(out, want, "the prepared rule writes the same lines");
+    lines
 }
 
 fn dw(v: u32) -> [u8; 4] {

@@ -275,12 +275,17 @@ impl DynamicTrace {
         now: Timestamp,
         pid: u16,
     ) -> Dispatch {
-        let frame = emu.cpu().clone();
-        let cs_base = frame.sreg(SegReg::Cs).base;
-        let linear = cs_base.wrapping_add(frame.eip.wrapping_sub(1));
+        let cpu = emu.cpu();
+        let linear = cpu
+            .sreg(SegReg::Cs)
+            .base
+            .wrapping_add(cpu.eip.wrapping_sub(1));
         let Some(&(d, t)) = self.by_address.get(&linear) else {
             return Dispatch::NOT_OURS;
         };
+        // The trap frame: one copy, taken only for a tracepoint.
+        let frame = cpu.clone();
+        let protected = frame.protected();
         let dto = &mut self.dtos[d];
         let tp = &mut dto.tracepoints[t];
         let hit = Hit {
@@ -288,7 +293,7 @@ impl DynamicTrace {
             minor: tp.spec.minor,
             logmax: dto.logmax,
         };
-        let mut guest = GuestView::new(emu, frame.clone(), &dto.objects);
+        let mut guest = GuestView::new(emu, frame, &dto.objects);
         let result = match &self.native[d][t] {
             Some(native) => native.run(&mut self.interp, &mut guest, &mut dto.vars, hit),
             None => self
@@ -306,7 +311,7 @@ impl DynamicTrace {
                 // DosDynamicTrace records are API records (the handbook's
                 // "created externally by use of the DosDynamicTrace API").
                 let mut flags = RecordFlags::API | RecordFlags::DYNAMIC;
-                if frame.protected() {
+                if protected {
                     flags |= RecordFlags::PROTECT;
                 }
                 if record.incomplete {

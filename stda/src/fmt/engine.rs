@@ -21,13 +21,18 @@ pub struct FormatInput<'a> {
 }
 
 /// Formats a record with its rule: the DESC line, then one line per FMT.
+/// (TRACEFMT itself uses [`super::PreparedRule`], which parses the FMT
+/// strings once and writes into one buffer.)
 pub fn format_record(rule: &TffRecord, input: &FormatInput<'_>) -> Vec<String> {
     let mut lines = Vec::with_capacity(1 + rule.fmts.len());
     lines.push(text(&rule.desc));
     let mut cur = Cursor::new(input);
     for fmt in &rule.fmts {
         let mut line = String::new();
-        cur.line(&parse_fmt(fmt), &mut line);
+        for item in parse_fmt(fmt) {
+            cur.item(item, &mut line);
+        }
+        cur.end_line();
         lines.push(line);
     }
     lines
@@ -61,36 +66,59 @@ fn printable(b: u8) -> char {
 }
 
 /// Text bytes as ISO-8859-1; control bytes other than tab as `.`.
-fn text(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .map(|&b| {
-            if b < 0x20 && b != b'\t' || b == 0x7F {
-                '.'
-            } else {
-                char::from(b)
-            }
-        })
-        .collect()
+pub(super) fn text(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len());
+    push_text(&mut s, bytes);
+    s
+}
+
+/// [`text`], appended to `out`.
+pub(super) fn push_text(out: &mut String, bytes: &[u8]) {
+    if bytes.iter().all(|&b| (0x20..0x7F).contains(&b)) {
+        // Printable ASCII, the usual case: one copy.
+        out.push_str(std::str::from_utf8(bytes).unwrap_or_default());
+        return;
+    }
+    for &b in bytes {
+        out.push(if b < 0x20 && b != b'\t' || b == 0x7F {
+            '.'
+        } else {
+            char::from(b)
+        });
+    }
+}
+
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
+
+/// `v`'s low `digits` hex digits, upper case, appended to `out`.
+pub(crate) fn push_hex(out: &mut String, v: u32, digits: u32) {
+    for i in (0..digits).rev() {
+        out.push(char::from(HEX_UPPER[(v >> (4 * i)) as usize & 15]));
+    }
 }
 
 fn hex_bytes(bytes: &[u8], upper: bool) -> String {
     let mut s = String::with_capacity(bytes.len() * 3);
-    for (i, b) in bytes.iter().enumerate() {
-        if i > 0 {
-            s.push(' ');
-        }
-        let _ = if upper {
-            write!(s, "{b:02X}")
-        } else {
-            write!(s, "{b:02x}")
-        };
-    }
+    push_hex_bytes(&mut s, bytes, upper);
     s
 }
 
+/// Hex bytes, space separated, appended to `out`.
+fn push_hex_bytes(out: &mut String, bytes: &[u8], upper: bool) {
+    let digits = if upper { HEX_UPPER } else { HEX_LOWER };
+    out.reserve(bytes.len() * 3);
+    for (i, &b) in bytes.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push(char::from(digits[usize::from(b >> 4)]));
+        out.push(char::from(digits[usize::from(b & 15)]));
+    }
+}
+
 /// The reading state, carried from one FMT line to the next.
-struct Cursor<'a> {
+pub(super) struct Cursor<'a> {
     input: &'a FormatInput<'a>,
     pos: usize,
     /// The current prefixed item: where its bytes start and end.
@@ -102,7 +130,7 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    fn new(input: &'a FormatInput<'a>) -> Self {
+    pub(super) fn new(input: &'a FormatInput<'a>) -> Self {
         Self {
             input,
             pos: 0,
@@ -120,28 +148,27 @@ impl<'a> Cursor<'a> {
         &self.input.data[self.pos..]
     }
 
-    fn line(&mut self, items: &[FmtItem<'_>], out: &mut String) {
-        for item in items {
-            match *item {
-                FmtItem::Text(t) => out.push_str(&text(t)),
-                FmtItem::Ignore(n) => {
-                    self.repeat_end = None;
-                    self.pos = self.pos.saturating_add(n as usize).min(self.data().len());
-                }
-                FmtItem::Control(c) => self.control(c, out),
+    /// One item of a FMT line.
+    pub(super) fn item(&mut self, item: FmtItem<'_>, out: &mut String) {
+        match item {
+            FmtItem::Text(t) => push_text(out, t),
+            FmtItem::Ignore(n) => {
+                self.repeat_end = None;
+                self.pos = self.pos.saturating_add(n as usize).min(self.data().len());
             }
+            FmtItem::Control(c) => self.control(c, out),
         }
+    }
+
+    /// The end of a FMT line (a pending `%R` does not carry over).
+    pub(super) fn end_line(&mut self) {
         self.repeat_end = None;
     }
 
     fn control(&mut self, c: Control, out: &mut String) {
         match c {
-            Control::X => {
-                let _ = write!(out, "{:04X}", self.input.major);
-            }
-            Control::Y => {
-                let _ = write!(out, "{:04X}", self.input.minor);
-            }
+            Control::X => push_hex(out, u32::from(self.input.major), 4),
+            Control::Y => push_hex(out, u32::from(self.input.minor), 4),
             Control::P => {
                 self.repeat_end = None;
                 self.prefix(out);
@@ -159,7 +186,7 @@ impl<'a> Cursor<'a> {
             Control::U => {
                 self.repeat_end = None;
                 self.swallow = false;
-                out.push_str(&hex_bytes(self.rest(), false));
+                push_hex_bytes(out, self.rest(), false);
                 self.pos = self.data().len();
             }
             Control::S => {
@@ -255,7 +282,7 @@ impl<'a> Cursor<'a> {
         if let Some((start, end)) = self.item
             && start == self.pos
         {
-            out.push_str(&text(&self.data()[start..end]));
+            push_text(out, &self.data()[start..end]);
             self.pos = end;
             self.item = None;
             return;
@@ -269,7 +296,7 @@ impl<'a> Cursor<'a> {
         if rest.len() >= 3 {
             let len = usize::from(u16::from_le_bytes([rest[1], rest[2]]));
             if rest[0] <= 1 && 3 + len <= rest.len() {
-                out.push_str(&text(&rest[3..3 + len]));
+                push_text(out, &rest[3..3 + len]);
                 self.pos += 3 + len;
                 return;
             }
@@ -283,23 +310,30 @@ impl<'a> Cursor<'a> {
             }
         }
         let n = rest.iter().position(|&b| b == 0);
-        out.push_str(&text(&rest[..n.unwrap_or(rest.len())]));
+        push_text(out, &rest[..n.unwrap_or(rest.len())]);
         self.pos += n.map_or(rest.len(), |n| n + 1);
     }
 }
 
 fn put_value(c: Control, b: &[u8], out: &mut String) {
     let d = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-    let _ = match c {
-        Control::B => write!(out, "{:02X}", b[0]),
-        Control::C => write!(out, "{}", printable(b[0])),
-        Control::W => write!(out, "{:04X}", u16::from_le_bytes([b[0], b[1]])),
-        Control::D => write!(out, "{:04X} {:04X}", d(0) >> 16, d(0) & 0xFFFF),
-        Control::F => write!(out, "{:08X}", d(0)),
-        Control::A => write!(out, "{:04X}:{:04X}", d(0) >> 16, d(0) & 0xFFFF),
-        Control::Q => write!(out, "{:08X} {:08X}", d(0), d(4)),
-        _ => Ok(()),
-    };
+    match c {
+        Control::B => push_hex(out, u32::from(b[0]), 2),
+        Control::C => out.push(printable(b[0])),
+        Control::W => push_hex(out, u32::from(u16::from_le_bytes([b[0], b[1]])), 4),
+        Control::D | Control::A => {
+            push_hex(out, d(0) >> 16, 4);
+            out.push(if c == Control::D { ' ' } else { ':' });
+            push_hex(out, d(0) & 0xFFFF, 4);
+        }
+        Control::F => push_hex(out, d(0), 8),
+        Control::Q => {
+            push_hex(out, d(0), 8);
+            out.push(' ');
+            push_hex(out, d(4), 8);
+        }
+        _ => {}
+    }
 }
 
 /// What a value that runs out prints.

@@ -53,9 +53,12 @@
 
 mod compile;
 mod engine;
+mod prepared;
 
 pub use compile::compile_fmt;
+pub(crate) use engine::push_hex;
 pub use engine::{FormatInput, format_record, hex_dump};
+pub use prepared::PreparedRule;
 
 /// A format control letter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
