@@ -11,8 +11,13 @@
 //! file (default `trace-<pid>` in the current directory, 4 MB, at least 128
 //! KB) and ends with `prex: target process finished`. `quit` (or the end of
 //! the input) kills the target, `quit resume` lets it run to its end with
-//! the probes as set, `quit suspend` leaves it unrun. The command language
+//! the probes as set, `quit suspend` leaves it unrun. Ctrl-C while the
+//! target runs stops it and returns to the prompt; `continue` resumes it. The command language
 //! is the `tnf` crate's ([`tnf::prex`]).
+//!
+//! The options of `os2trace run` for OS/2's system trace (`--trace`,
+//! `--apply`, `--tracefmt`, `--save`, ...) work here too: TNF probes and
+//! OS/2 dynamic tracepoints record in the same run, each into its own file.
 //!
 //! `-k` is kernel mode over os2trace's system probes (API calls, module
 //! loads, thread switches): the whole command language, with `buffer`,
@@ -62,6 +67,9 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     args: Vec<String>,
+    /// OS/2's system trace in the same run (as `os2trace run`).
+    #[command(flatten)]
+    trace: crate::tracing::TraceOptions,
 }
 
 /// The sandbox root and the program's path in it.
@@ -133,8 +141,9 @@ fn flush(s: &mut Session, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// Runs `.prexrc` files, then commands until continue or quit.
-fn dialogue(s: &mut Session, input: &mut Input, out: &mut dyn Write) -> Result<Action> {
+/// Runs `.prexrc` files and prints the banner; an action if a file ends
+/// the dialogue.
+fn startup(s: &mut Session, out: &mut dyn Write) -> Result<Action> {
     let mut rcs = Vec::new();
     if let Some(home) = std::env::var_os("HOME") {
         rcs.push(Path::new(&home).join(".prexrc"));
@@ -150,6 +159,11 @@ fn dialogue(s: &mut Session, input: &mut Input, out: &mut dyn Write) -> Result<A
         }
     }
     out.write_all(s.banner().as_bytes())?;
+    Ok(Action::Prompt)
+}
+
+/// Commands until continue or quit (the end of the input is quit).
+fn commands(s: &mut Session, input: &mut Input, out: &mut dyn Write) -> Result<Action> {
     while let Some((n, line)) = input.next(out)? {
         if !input.interactive {
             writeln!(out, "prex> {line}")?;
@@ -161,6 +175,14 @@ fn dialogue(s: &mut Session, input: &mut Input, out: &mut dyn Write) -> Result<A
         }
     }
     Ok(Action::Quit(QuitMode::Default))
+}
+
+/// The whole dialogue: startup, then commands.
+fn dialogue(s: &mut Session, input: &mut Input, out: &mut dyn Write) -> Result<Action> {
+    match startup(s, out)? {
+        Action::Prompt => commands(s, input, out),
+        a => Ok(a),
+    }
 }
 
 /// os2trace's system probes, for `prex -k`.
@@ -237,7 +259,14 @@ pub fn run(o: Args) -> Result<i32> {
     let (root, guest_program) = place(o.root.clone(), &program);
     let mut cfg = ProcessConfig::new(&root, guest_program);
     cfg.args = o.args.clone();
+    let interrupt = crate::sigpipe::interrupt_flag();
+    cfg.interrupt = Some(interrupt.clone());
+    let mut trace = o.trace;
+    crate::runcmd::resolve_trace_names(&mut trace, &root)?;
     let mut p = Process::new(cfg).with_context(|| format!("loading {program}"))?;
+    if trace.active() {
+        p.trace_commands(&trace.commands()?)?;
+    }
     p.tnf_discover()
         .with_context(|| format!("reading the probes of {program}"))?;
     let trace_file = o
@@ -253,28 +282,58 @@ pub fn run(o: Args) -> Result<i32> {
     for (object, desc) in descs {
         s.add_probes(&object, [desc]);
     }
-    let action = dialogue(&mut s, &mut input, &mut out)?;
-    let runs = match action {
-        Action::Continue | Action::Quit(QuitMode::Resume) => true,
-        Action::Quit(_) | Action::Prompt => false,
-    };
-    if !runs {
-        return Ok(0);
+    let mut action = dialogue(&mut s, &mut input, &mut out)?;
+    let mut started = false;
+    loop {
+        let runs = match action {
+            Action::Continue | Action::Quit(QuitMode::Resume) => true,
+            Action::Quit(_) | Action::Prompt => false,
+        };
+        if !runs {
+            return Ok(0);
+        }
+        for (i, probe) in s.probes().iter().enumerate() {
+            p.tnf_set_action(
+                i,
+                ProbeAction {
+                    record: probe.records(),
+                    debug: probe.debugs(),
+                },
+            );
+        }
+        if !started {
+            p.tnf_start(TnfWriter::new(size, Endian::Little)?);
+            started = true;
+        }
+        // A Ctrl-C typed at the prompt does not stop the run to come.
+        interrupt.store(false, std::sync::atomic::Ordering::SeqCst);
+        crate::sigpipe::interrupt_flag();
+        match p.run() {
+            // Ctrl-C stops the target and returns to the prompt.
+            Outcome::Interrupted if action == Action::Continue => {
+                writeln!(out, "\nTarget process stopped")?;
+                action = commands(&mut s, &mut input, &mut out)?;
+            }
+            outcome => {
+                if trace.active() {
+                    crate::tracing::finish(&trace, &mut p, &root)?;
+                }
+                return finish(&mut p, &trace_file, outcome, &mut out);
+            }
+        }
     }
-    for (i, probe) in s.probes().iter().enumerate() {
-        p.tnf_set_action(
-            i,
-            ProbeAction {
-                record: probe.records(),
-                debug: probe.debugs(),
-            },
-        );
-    }
-    p.tnf_start(TnfWriter::new(size, Endian::Little)?);
-    let outcome = p.run();
+}
+
+/// Writes the trace file and reports how the target ended.
+fn finish(
+    p: &mut Process,
+    trace_file: &Path,
+    outcome: Outcome,
+    out: &mut dyn Write,
+) -> Result<i32> {
     // Probes found while running (DLLs loaded later) are not in the session.
     let writer = p.tnf_finish().context("the trace writer is gone")?;
-    outfile::write_atomic(&trace_file, writer.bytes())
+    outfile::write_atomic(trace_file, writer.bytes())
         .with_context(|| trace_file.display().to_string())?;
     let (_, dropped, why) = p.tnf_counts();
     if dropped > 0 {

@@ -235,7 +235,7 @@ fn place_program(root: Option<&Path>, program: &str) -> anyhow::Result<Placement
 /// `--trace NAME` is TRACE ON's spelling: a bare name finds `NAME.TDF` in
 /// the current directory or the root. `--apply FILE` assumes `.RPN`, as
 /// DTRACE does.
-fn resolve_trace_names(trace: &mut TraceOptions, root: &Path) -> anyhow::Result<()> {
+pub(crate) fn resolve_trace_names(trace: &mut TraceOptions, root: &Path) -> anyhow::Result<()> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let find = |name: &str, ext: &str| -> Option<String> {
         if Path::new(name).is_file() {

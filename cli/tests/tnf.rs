@@ -203,3 +203,34 @@ fn bad_files_and_options_are_refused() {
         "{stdout}"
     );
 }
+
+/// TNF probes and an OS/2 dynamic tracepoint record the same run.
+#[test]
+fn tnf_and_the_system_trace_in_one_run() {
+    let dir = setup();
+    let out = os2trace(
+        dir.path(),
+        &[
+            "prex",
+            "-o",
+            "both.tnf",
+            "--apply",
+            "TNF32",
+            "--tracefmt",
+            "TNF32.EXE",
+        ],
+        "enable name=end\ncontinue\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("prex: target process finished\n"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("MAJ=00D0 MIN=0001").count(), 12, "{stdout}");
+    let dump = text(&os2trace(dir.path(), &["tnfdump", "both.tnf"], "").stdout);
+    assert!(
+        dump.ends_with(" end                       cur_sum: 18 max_cnt: 12\n"),
+        "{dump}"
+    );
+}

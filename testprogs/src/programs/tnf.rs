@@ -10,7 +10,9 @@
 //! loop_count` (ESI, 0.. within the round) and `tnf_ulong total_iterations`
 //! (EBX, counting all rounds), and adds loop_count to `cur_sum`; at the end
 //! `end` (line 60) fires with `tnf_long cur_sum` (from data) and `tnf_long
-//! max_cnt` (a constant, the iterations). Exit 1 if cur_sum is wrong.
+//! max_cnt` (a constant, the iterations). Exit 1 if cur_sum is wrong. An
+//! OS/2 tracepoint (major 0xD0, minor 1) at `loop_top` logs ESI and EBX,
+//! so TNF and OS/2's system trace can record the same run.
 //!
 //! TNF16 (NE; 1 `_TEXT`, 2 `_DATA`) has a debug probe `start` (keys
 //! `tnf16 io`) with `tnf_string program` (a 16:16 pointer in data) and
@@ -30,7 +32,7 @@ use loader::{Format, SourceKind};
 use super::*;
 use crate::Program;
 use crate::error::Result;
-use crate::link::{Export, Spec, link, lx_base};
+use crate::link::{Export, Spec, TraceSpec, link, lx_base};
 use crate::segment::{Code, Data};
 
 /// Rounds of TNF32's cookie loop.
@@ -301,7 +303,20 @@ pub(crate) fn build_tnf32(probes: Probes) -> Result<Program> {
         stack_size: STACK32,
         auto_data: None,
         major: 0xD0,
-        tracepoints: Vec::new(),
+        // An OS/2 tracepoint beside the TNF probe, for runs with both.
+        tracepoints: if probes == Probes::Tnf {
+            vec![TraceSpec {
+                minor: 1,
+                retep: false,
+                at: "loop_top",
+                desc: "TNF32 loop",
+                fmt: &["loop_count=%D total_iterations=%D"],
+                data: &["REGS=(ESI,EBX)"],
+                rpn: &["Push EBX", "Push ESI", "Log DN,2"],
+            }]
+        } else {
+            Vec::new()
+        },
     })
 }
 
