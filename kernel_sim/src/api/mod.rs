@@ -80,6 +80,7 @@ pub mod doscalls32;
 mod find;
 pub mod modules;
 pub mod names;
+pub mod ordinals;
 pub mod sems;
 mod shared;
 pub mod tnfprobe;
@@ -255,6 +256,8 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
 pub const SYSTEM_DLLS: &[&str] = &[
     "DOSCALLS", "DOSCALL1", "MSG", "VIOCALLS", "NLS", "KBDCALLS", "MOUCALLS", "SESMGR", "QUECALLS",
     "MONCALLS", "PMWIN", "PMGPI", "PMSHAPI", "PMMERGE", "HELPMGR", "PMSPL", "PMVIOP", "TNFPROBE",
+    "NAMPIPES", "BDCALLS", "FKA", "PMCTLS", "PMDRAG", "PMGRE", "PMPIC", "PMWP", "PNP", "WPCONFIG",
+    "WPINET", "WPPRINT",
 ];
 
 /// Is `name` a system DLL?
