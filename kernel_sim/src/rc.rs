@@ -69,3 +69,9 @@ pub const ERROR_ALREADY_POSTED: u32 = 299;
 pub const ERROR_ALREADY_RESET: u32 = 300;
 /// Wait timed out.
 pub const ERROR_TIMEOUT: u32 = 640;
+/// A VIO call's parameter is not valid (VioGetConfig's configuration id).
+pub const ERROR_VIO_INVALID_PARMS: u32 = 421;
+/// A VIO handle is not valid (non-zero from a program without a PS).
+pub const ERROR_VIO_INVALID_HANDLE: u32 = 436;
+/// A VIO structure's length is not valid.
+pub const ERROR_VIO_INVALID_LENGTH: u32 = 438;

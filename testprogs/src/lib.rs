@@ -140,7 +140,8 @@ use std::path::{Path, PathBuf};
 
 pub use error::{BuildError, Result};
 pub use programs::{
-    args, debug, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, loops, msg, tnf,
+    args, debug, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, loops, msg, ords,
+    tnf,
 };
 
 /// A label of a program: where it is, and whether the MAP file lists it.
@@ -352,6 +353,21 @@ pub fn tnf_programs() -> Result<Vec<Program>> {
 /// LOOP32.EXE: a hot loop of near calls.
 pub fn loop32() -> Result<Program> {
     programs::loops::build_loop32()
+}
+
+/// ORDS16.EXE: the 16-bit entries issue 20 moved to their proven
+/// ordinals (DosAllocHuge 40, DosReallocHuge 42, DosGetModHandle 47,
+/// DosError 120, VioGetConfig 46), each called by ordinal and checked
+/// (see [`ords`](mod@ords)). Not part of [`all`].
+pub fn ords16() -> Result<Program> {
+    programs::ords::build_ords16()
+}
+
+/// CALL16.EXE: calls `module.ordinal` (far pascal, no arguments) and
+/// exits with AX; `name` is the entry's name for the MAP file. Not part
+/// of [`all`].
+pub fn call16(module: &'static str, ordinal: u32, name: &'static str) -> Result<Program> {
+    programs::ords::build_call16(module, ordinal, name)
 }
 
 /// DBG16.EXE: a 16-bit program with appended CodeView information.

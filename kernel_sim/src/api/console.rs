@@ -25,10 +25,45 @@ pub static DEFS: &[ApiDef] = &[
     api!("VIOCALLS" 21 "VioGetMode" Far16 [P, W] vio_get_mode),
     api!("VIOCALLS" 27 "VioGetCurType" Far16 [P, W] |p, c| p.put_bytes(c, 0, &[14, 0, 15, 0, 1, 0, 0, 0])),
     api!("VIOCALLS" 32 "VioSetCurType" Far16 [P, W] |_, _| Ok(())),
-    api!("VIOCALLS" 30 "VioGetConfig" Far16 [W, P, W] |_, _| Err(ERROR_INVALID_FUNCTION)),
+    api!("VIOCALLS" 46 "VioGetConfig" Far16 [W, P, W] vio_get_config),
     api!("KBDCALLS" 4 "KbdCharIn" Far16 [P, W, W] kbd_char_in),
     api!("KBDCALLS" 9 "KbdStringIn" Far16 [P, P, W, W] kbd_string_in),
 ];
+
+/// VioGetConfig(configuration id, VIOCONFIGINFO, hvio): the screen is
+/// one VGA adapter with an 8513 colour display (256 KB of video memory,
+/// an 80x25 text buffer of 4000 bytes). The caller's `cb` says how much
+/// of the 32-byte structure to fill; it gets the bytes filled.
+fn vio_get_config(p: &mut Process, c: &Call) -> ApiResult<()> {
+    const DISPLAY_VGA: u16 = 3;
+    const MONITOR_851X_COLOR: u16 = 4;
+    if c.w(2) != 0 {
+        return Err(ERROR_VIO_INVALID_HANDLE);
+    }
+    // Current or primary: the one display; there is no secondary.
+    if c.w(0) > 1 {
+        return Err(ERROR_VIO_INVALID_PARMS);
+    }
+    let lin = p.arg_ptr(c, 1, 2)?;
+    let cb = p.read_mem(lin, 2).ok_or(ERROR_INVALID_ADDRESS)?;
+    let cb = usize::from(u16::from_le_bytes([cb[0], cb[1]]));
+    if cb < 2 {
+        return Err(ERROR_VIO_INVALID_LENGTH);
+    }
+    let mut info = Vec::with_capacity(32);
+    info.extend(0u16.to_le_bytes()); // cb, set below
+    info.extend(DISPLAY_VGA.to_le_bytes());
+    info.extend(MONITOR_851X_COLOR.to_le_bytes());
+    info.extend(0x4_0000u32.to_le_bytes()); // cbMemory
+    info.extend([0u8; 6]); // Configuration, VDHVersion, Flags
+    info.extend(0x4_0000u32.to_le_bytes()); // HWBufferSize
+    info.extend(0x4_0000u32.to_le_bytes()); // FullSaveSize
+    info.extend(4000u32.to_le_bytes()); // PartSaveSize
+    info.extend([0u8; 4]); // EMAdaptersOFF, EMDisplaysOFF
+    let n = cb.min(info.len());
+    info[..2].copy_from_slice(&(n as u16).to_le_bytes());
+    p.put_bytes(c, 1, &info[..n])
+}
 
 /// KbdCharIn: one byte of standard input as a KBDKEYINFO (character,
 /// scan code 0, status 0x40 "final character"); end of input gives 0x1A.

@@ -21,12 +21,11 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 32 "DosSleep" Far16 [L] shared::sleep),
     api!("DOSCALLS" 33 "DosGetDateTime" Far16 [P] shared::get_date_time),
     api!("DOSCALLS" 34 "DosAllocSeg" Far16 [W, P, W] alloc_seg),
-    api!("DOSCALLS" 35 "DosAllocHuge" Far16 [W, W, P, W, W] alloc_huge),
     api!("DOSCALLS" 38 "DosReallocSeg" Far16 [W, W] |p, c| p.resize_segment(c.w(1), u32::from(c.w(0)))),
     api!("DOSCALLS" 39 "DosFreeSeg" Far16 [W] |p, c| p.free_segment(c.w(0))),
-    api!("DOSCALLS" 40 "DosReallocHuge" Far16 [W, W, W] realloc_huge),
+    api!("DOSCALLS" 40 "DosAllocHuge" Far16 [W, W, P, W, W] alloc_huge),
     api!("DOSCALLS" 41 "DosGetHugeShift" Far16 [P] |p, c| p.put_u16(c, 0, HUGE_SHIFT as u16)),
-    api!("DOSCALLS" 47 "DosError" Far16 [W] |_, _| Ok(())),
+    api!("DOSCALLS" 42 "DosReallocHuge" Far16 [W, W, W] realloc_huge),
     api!("DOSCALLS" 49 "DosGetMachineMode" Far16 [P] |p, c| p.put_bytes(c, 0, &[1])),
     api!("DOSCALLS" 50 "DosBeep" Far16 [W, W] shared::beep),
     api!("DOSCALLS" 57 "DosChDir" Far16 [S, L] shared::set_current_dir),
@@ -64,6 +63,13 @@ pub static DEFS: &[ApiDef] = &[
         // PID, TID (the main thread), parent PID (none).
         let [lo, hi] = p.pid.to_le_bytes();
         p.put_bytes(c, 0, &[lo, hi, 1, 0, 0, 0])
+    }),
+    // DosError(fEnable): 0 disables the hard-error pop-ups, 1 enables
+    // them. There are no pop-ups here (a hard error is returned to the
+    // caller either way), so only the argument is checked.
+    api!("DOSCALLS" 120 "DosError" Far16 [W] |_, c| match c.w(0) {
+        0 | 1 => Ok(()),
+        _ => Err(ERROR_INVALID_PARAMETER),
     }),
     api!("DOSCALLS" 130 "DosGetCP" Far16 [W, P, P] shared::query_cp),
     api!("DOSCALLS" 135 "DOSHUGESHIFT" value HUGE_SHIFT),

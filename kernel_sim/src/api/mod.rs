@@ -25,23 +25,11 @@
 ///   `Err(rc)` ([`Func::Code`]);
 /// - `api!(MODULE ORDINAL NAME CONV [ARGS] raw f)`: `f` returns the code
 ///   itself or stops the run ([`Func::Raw`]);
-/// - `api!(MODULE ORDINAL NAME value N)`: an absolute value import;
-/// - `api! { named MODULE ORDINAL NAME, ... }`: entries named but not
-///   implemented (a slice).
+/// - `api!(MODULE ORDINAL NAME value N)`: an absolute value import.
 ///
 /// CONV is a [`Conv`] variant (`Far16`, `Sys32`), ARGS are [`Arg`]
 /// variants in declaration order.
 macro_rules! api {
-    (named $($m:literal $o:literal $n:literal,)*) => {
-        &[$($crate::api::ApiDef {
-            module: $m,
-            ordinal: $o,
-            name: $n,
-            conv: $crate::api::Conv::Far16,
-            args: &[],
-            func: None,
-        },)*]
-    };
     ($m:literal $o:literal $n:literal value $v:expr) => {
         $crate::api::ApiDef {
             module: $m,

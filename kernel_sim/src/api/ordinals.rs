@@ -85,7 +85,8 @@ impl<S: AsRef<str>> Fact<S> {
     /// Does `name` name this entry (ignoring case and the 16/32 marker)?
     pub fn is_named(&self, name: &str) -> bool {
         let n = normalize(name);
-        normalize(self.name.as_ref()) == n || self.aliases.iter().any(|a| normalize(a.as_ref()) == n)
+        normalize(self.name.as_ref()) == n
+            || self.aliases.iter().any(|a| normalize(a.as_ref()) == n)
     }
 
     /// The line of `ordinals.txt`.
@@ -235,7 +236,10 @@ pub fn derive<'a>(
             Bits::B32
         } else if let Some(b) = marked.first() {
             *b
-        } else if names.iter().any(|n| n.bytes().any(|c| c.is_ascii_lowercase())) {
+        } else if names
+            .iter()
+            .any(|n| n.bytes().any(|c| c.is_ascii_lowercase()))
+        {
             Bits::B32
         } else {
             Bits::B16
@@ -320,7 +324,9 @@ pub fn from_toolkit(dir: &std::path::Path) -> Result<Toolkit, String> {
     let mut tk = Toolkit::default();
     let mut records = Vec::new();
     for p in &paths {
-        let file = p.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        let file = p
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
         let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
         match loader::omflib::read(&bytes) {
             Ok(lib) => {
@@ -422,7 +428,10 @@ pub fn check(derived: &[Derived]) -> Report {
             None => api::lookup_name(&f.module, &f.name),
         };
         let Some(def) = def else {
-            bad(entry, format!("missing (libraries: {} {}-bit)", f.name, f.bits.number()));
+            bad(
+                entry,
+                format!("missing (libraries: {} {}-bit)", f.name, f.bits.number()),
+            );
             continue;
         };
         if !f.is_named(def.name) {
@@ -458,7 +467,10 @@ pub fn check(derived: &[Derived]) -> Report {
         if !known {
             bad(
                 format!("{}.{}", def.module, def.ordinal),
-                format!("{} is implemented here but the libraries have no such entry", def.name),
+                format!(
+                    "{} is implemented here but the libraries have no such entry",
+                    def.name
+                ),
             );
         }
     }
@@ -497,12 +509,21 @@ mod tests {
 
     #[test]
     fn markers() {
-        assert_eq!(split_marker("DOS16EXITLIST"), (Some(Bits::B16), "DOSEXITLIST".into()));
-        assert_eq!(split_marker("Dos32Open"), (Some(Bits::B32), "DosOpen".into()));
+        assert_eq!(
+            split_marker("DOS16EXITLIST"),
+            (Some(Bits::B16), "DOSEXITLIST".into())
+        );
+        assert_eq!(
+            split_marker("Dos32Open"),
+            (Some(Bits::B32), "DosOpen".into())
+        );
         assert_eq!(split_marker("DOSPRINT16QADD").0, Some(Bits::B16));
         assert_eq!(split_marker("_M_WPClassData321").0, None);
         assert_eq!(split_marker("DosFindFirst2").0, None);
-        assert_eq!(split_marker("GreInitialize32"), (Some(Bits::B32), "GreInitialize".into()));
+        assert_eq!(
+            split_marker("GreInitialize32"),
+            (Some(Bits::B32), "GreInitialize".into())
+        );
         assert_eq!(normalize("DOS32Open"), "DOSOPEN");
     }
 

@@ -17,6 +17,7 @@ pub mod hello16;
 pub mod hello32;
 pub mod loops;
 pub mod msg;
+pub mod ords;
 pub mod tnf;
 
 mod calls;

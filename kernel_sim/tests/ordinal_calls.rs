@@ -1,0 +1,48 @@
+//! The entries issue 20 moved to the ordinals the toolkit's import
+//! libraries give, called by ordinal from testprogs-built modules: each
+//! does its job at its new ordinal, and the ordinals they left stop the
+//! program with the right name.
+
+use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+
+fn run(program: &testprogs::Program) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    program.write_to(dir.path()).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), program.file_name);
+    cfg.max_instructions = Some(1_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    let out = ConsoleBuffer::new();
+    p.set_console(
+        Box::new(out.clone()),
+        Box::new(out.clone()),
+        Box::new(std::io::empty()),
+    );
+    p.run()
+}
+
+/// DosAllocHuge at 40, DosGetHugeShift at 41, DosReallocHuge at 42,
+/// DosGetModHandle at 47, DosError at 120, VioGetConfig at 46: ORDS16
+/// exits 0 when each did its job (see `testprogs::ords` for the checks).
+#[test]
+fn moved_entries_work_at_their_ordinals() {
+    let o = run(&testprogs::ords16().unwrap());
+    assert_eq!(o, Outcome::Exited(0), "ORDS16's failed check: {o}");
+}
+
+/// The ordinals that held the wrong entries, and DOSCALLS.7, whose name
+/// was a named-pipe API's: calling them stops with the libraries' name.
+#[test]
+fn vacated_ordinals_stop_with_their_real_names() {
+    for (module, ordinal, name) in [
+        ("DOSCALLS", 35, "DOSALLOCSHRSEG"),
+        ("DOSCALLS", 7, "DOSEXITLIST"),
+        ("DOSCALLS", 12, "DOSPTRACE"),
+        ("VIOCALLS", 30, "VIOREADCHARSTR"),
+    ] {
+        let o = run(&testprogs::call16(module, ordinal, name).unwrap());
+        assert_eq!(
+            o.to_string(),
+            format!("unimplemented {module}.{ordinal} ({name})")
+        );
+    }
+}
