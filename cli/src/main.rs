@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod apis;
 mod args;
 mod demo;
 mod dtrace;
@@ -58,6 +59,8 @@ pub struct Cli {
 enum Command {
     /// The main job: trace the sample programs and print the trace.
     Demo(demo::Args),
+    /// Implemented OS/2 APIs: list, --missing MODULE, --check OS2TK_DIR.
+    Apis(apis::Args),
     /// Dump an LX or NE module (--json for JSON).
     Exehdr(exehdr::Args),
     /// Trace programs: asm, disasm, verify, run.
@@ -105,6 +108,7 @@ impl Command {
     fn name(&self) -> &'static str {
         match self {
             Command::Demo(_) => "demo",
+            Command::Apis(_) => "apis",
             Command::Exehdr(_) => "exehdr",
             Command::Rpn(_) => "rpn",
             Command::Run(_) => "run",
@@ -128,6 +132,7 @@ impl Command {
 fn dispatch(command: Command) -> anyhow::Result<i32> {
     match command {
         Command::Demo(a) => demo::run(a),
+        Command::Apis(a) => apis::run(a),
         Command::Exehdr(a) => exehdr::run(a),
         Command::Rpn(a) => rpn::run(a),
         Command::Run(a) => runcmd::run(a),
