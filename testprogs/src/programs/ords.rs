@@ -120,7 +120,7 @@ pub(crate) fn build_ords16() -> Result<Program> {
         name: P,
         file_name: "ORDS16.EXE",
         description: "ORDS16.EXE: entries at their proven ordinals (os2trace testprogs)",
-        major: 0xD0,
+        major: 0xD8,
         tracepoints: vec![exit_rc16(1, "ORDS16 exit code")],
     };
     link(exe.ne(vec![code, data]))
@@ -154,7 +154,7 @@ pub(crate) fn build_call16(
         name: P,
         file_name: "CALL16.EXE",
         description: "CALL16.EXE: one call by ordinal (os2trace testprogs)",
-        major: 0xD1,
+        major: 0xD9,
         tracepoints: Vec::new(),
     };
     link(exe.ne(vec![code, data]))
