@@ -11,7 +11,7 @@
 //! * the RPN program passes `rpn_vm`'s verifier (opcodes, 16-entry stack,
 //!   255 bytes, variables within the TDF's count).
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use iced_x86::{Decoder, DecoderOptions};
 use rpn_vm::Program;
@@ -68,11 +68,72 @@ pub fn on_boundary(code: &[u8], start: u32, offset: u32, big: bool) -> bool {
     d.ip() == u64::from(offset)
 }
 
+/// The instruction starts of one stretch of code, decoded once: a module
+/// with many tracepoints in one routine (or, without a MAP, one object)
+/// is not decoded again for each of them.
+struct Starts {
+    ips: Vec<u32>,
+    end: u64,
+}
+
+impl Starts {
+    fn decode(code: &[u8], start: u32, big: bool) -> Starts {
+        let mut d = Decoder::with_ip(
+            if big { 32 } else { 16 },
+            code,
+            u64::from(start),
+            DecoderOptions::NONE,
+        );
+        let mut ips = Vec::new();
+        while d.can_decode() {
+            ips.push(d.ip() as u32);
+            let _ = d.decode();
+        }
+        Starts { ips, end: d.ip() }
+    }
+
+    /// As [`on_boundary`] over the same bytes.
+    fn contains(&self, offset: u32) -> bool {
+        self.ips.binary_search(&offset).is_ok() || self.end == u64::from(offset)
+    }
+}
+
+/// Where a tracepoint's boundary is decoded from: object, start, 32-bit.
+type Stretch = (u32, u32, bool);
+
 /// Every problem of `tdf` against `image` (and its MAP symbols), in record
-/// order.
+/// order. Linear in the records and the code: each stretch (MAP symbol,
+/// or object) is decoded once, up to its last tracepoint.
 pub fn verify(tdf: &Tdf, image: &dyn ModuleImage, map: Option<&SymbolTable>) -> Vec<Problem> {
+    let stretch = |object: u32, offset: u32| -> Stretch {
+        let start = map
+            .and_then(|m| m.containing(object, offset))
+            .map_or(0, |(s, _)| s.offset);
+        (object, start, image.is_32bit(object) != Some(false))
+    };
+    // Pass 1: how far each stretch must be decoded.
+    let mut reach: HashMap<Stretch, usize> = HashMap::new();
+    for r in &tdf.records {
+        if image
+            .object_size(r.object)
+            .is_some_and(|size| r.offset < size)
+        {
+            let len = image.object_bytes(r.object).map_or(0, <[u8]>::len);
+            let to = (r.offset as usize + 16).min(len);
+            let e = reach.entry(stretch(r.object, r.offset)).or_insert(0);
+            *e = (*e).max(to);
+        }
+    }
+    let starts: HashMap<Stretch, Starts> = reach
+        .into_iter()
+        .map(|(key @ (object, start, big), to)| {
+            let bytes = image.object_bytes(object).unwrap_or(&[]);
+            let from = (start as usize).min(bytes.len());
+            (key, Starts::decode(&bytes[from..to.max(from)], start, big))
+        })
+        .collect();
     let mut problems = Vec::new();
-    let mut seen: BTreeMap<(u32, u32), u16> = BTreeMap::new();
+    let mut seen: HashMap<(u32, u32), u16> = HashMap::new();
     for r in &tdf.records {
         let mut p = |text: String| {
             problems.push(Problem {
@@ -82,9 +143,10 @@ pub fn verify(tdf: &Tdf, image: &dyn ModuleImage, map: Option<&SymbolTable>) -> 
                 text,
             });
         };
-        if let Some(first) = seen.insert((r.object, r.offset), r.minor) {
+        if let Some(&first) = seen.get(&(r.object, r.offset)) {
             p(format!("same address as minor {first:04X}"));
         }
+        seen.insert((r.object, r.offset), r.minor);
         if let Err(e) = Program::load(&r.rpn, tdf.vars.len() as u32) {
             p(format!("RPN program rejected: {e}"));
         }
@@ -112,17 +174,12 @@ pub fn verify(tdf: &Tdf, image: &dyn ModuleImage, map: Option<&SymbolTable>) -> 
         if trace_untraceable(byte) {
             p(format!("opcode {byte:02X} cannot be traced"));
         }
-        let start = map
-            .and_then(|m| m.containing(r.object, r.offset))
-            .map_or(0, |(s, _)| s.offset);
-        let bytes = image.object_bytes(r.object).unwrap_or(&[]);
-        let from = (start as usize).min(bytes.len());
-        let to = (r.offset as usize + 16).min(bytes.len()).max(from);
-        let big = image.is_32bit(r.object) != Some(false);
-        if !on_boundary(&bytes[from..to], start, r.offset, big) {
+        let key = stretch(r.object, r.offset);
+        let on = r.offset >= key.1 && starts.get(&key).is_some_and(|s| s.contains(r.offset));
+        if !on {
             p(format!(
-                "not on an instruction boundary (decoding from {:04X}:{start:08X})",
-                r.object
+                "not on an instruction boundary (decoding from {:04X}:{:08X})",
+                r.object, key.1
             ));
         }
     }
@@ -185,5 +242,43 @@ mod tests {
         assert!(texts[3].contains("same address as minor 0003"));
         assert!(texts[4].contains("past the end"));
         assert!(texts[5].contains("cannot be traced"));
+    }
+
+    /// The decoded-once starts give `on_boundary`'s answer at every offset,
+    /// with and without symbols splitting the code.
+    #[test]
+    fn starts_agree_with_on_boundary() {
+        let mut code = Vec::new();
+        for i in 0..200u32 {
+            code.extend_from_slice(&CODE);
+            code.extend(std::iter::repeat_n(0x90, (i % 3) as usize));
+        }
+        let image = MemoryImage {
+            objects: vec![(code.clone(), true)],
+            sizes: vec![],
+            debug: None,
+        };
+        let records: Vec<TdfRecord> = (0..code.len() as u32)
+            .map(|o| TdfRecord {
+                object: 1,
+                ..rec(o as u16 + 1, o, code[o as usize])
+            })
+            .collect();
+        let tdf = Tdf {
+            records,
+            ..Tdf::default()
+        };
+        let flagged: Vec<u32> = verify(&tdf, &image, None)
+            .into_iter()
+            .filter(|p| p.text.contains("instruction boundary"))
+            .map(|p| p.offset)
+            .collect();
+        let want: Vec<u32> = (0..code.len() as u32)
+            .filter(|&o| {
+                let to = (o as usize + 16).min(code.len());
+                !on_boundary(&code[..to], 0, o, true)
+            })
+            .collect();
+        assert_eq!(flagged, want);
     }
 }

@@ -31,8 +31,6 @@ pub use commands::TraceCommands;
 pub use dto::{ActiveTracepoint, Dto, DtoSpec, SpecError, TdfSpecError, TracepointSpec};
 pub use event::{Dispatch, Next, TrapKind};
 pub use guest::{GuestView, ObjectMapping};
-pub use runtime::{
-    ApplyError, DISPATCH_CYCLES, DynamicTrace, INT3, IRET_CYCLES, TRAP_CYCLES,
-};
+pub use runtime::{ApplyError, DISPATCH_CYCLES, DynamicTrace, INT3, IRET_CYCLES, TRAP_CYCLES};
 pub use select::{SelectError, Selection};
 pub use system::{DtoReport, Report, SystemTrace, TraceError, TracepointReport, object_mappings};
