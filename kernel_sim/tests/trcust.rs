@@ -43,11 +43,19 @@ fn run_case(exe: &Path, case: &Path) -> Result<(), String> {
     }
     let modules = std::fs::read_to_string(case.join("modules")).unwrap_or_default();
     for m in modules.split_whitespace() {
-        let src = match m {
-            "HELLO.EXE" => shared("samples/lx/hello.exe"),
-            other => return Err(format!("unknown module {other}")),
+        let bytes = match m {
+            "HELLO.EXE" => std::fs::read(shared("samples/lx/hello.exe")).unwrap(),
+            other => {
+                testprogs::all()
+                    .unwrap()
+                    .into_iter()
+                    .chain(testprogs::debug_programs().unwrap())
+                    .find(|p| p.file_name.eq_ignore_ascii_case(other))
+                    .ok_or_else(|| format!("unknown module {other}"))?
+                    .bytes
+            }
         };
-        std::fs::copy(src, root.join(m)).unwrap();
+        std::fs::write(root.join(m), bytes).unwrap();
     }
     std::fs::copy(exe, root.join("TRCUST.EXE")).unwrap();
     let args = std::fs::read_to_string(case.join("args")).unwrap();
@@ -108,12 +116,23 @@ fn run_case(exe: &Path, case: &Path) -> Result<(), String> {
 
 #[test]
 fn trcust_corpus() {
+    corpus_passes(&shared("formats/trcust-corpus"));
+}
+
+/// Our own regression cases (tdf/tests/trcust-diff, written by the
+/// differential test) hold IBM's results: TRCUST reproduces them.
+#[test]
+fn trcust_regression_cases() {
+    corpus_passes(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../tdf/tests/trcust-diff"));
+}
+
+fn corpus_passes(corpus: &Path) {
     let Some(exe) = trcust() else {
+        println!("OS2TK_DIR is not set (or has no bin/trcust.exe): skipped");
         eprintln!("OS2TK_DIR is not set (or has no bin/trcust.exe): skipped");
         return;
     };
-    let corpus = shared("formats/trcust-corpus");
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&corpus)
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(corpus)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_dir())

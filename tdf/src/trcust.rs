@@ -90,11 +90,13 @@ pub fn parse_args(args: &[String]) -> CommandLine {
             continue;
         };
         let up = opt.to_ascii_uppercase();
-        let value = || opt.split_once('=').map(|(_, v)| v.to_string());
+        // TRCUST upper-cases its options, values included.
+        let value = || up.split_once('=').map(|(_, v)| v.to_string());
         match up.as_str() {
-            _ if up.starts_with("M=") => c.map = value(),
-            _ if up.starts_with("C=") => c.combine = value(),
-            _ if up.starts_with("L=") => c.load_module = value(),
+            // An empty value is an invalid parameter.
+            _ if up.starts_with("M=") && up.len() > 2 => c.map = value(),
+            _ if up.starts_with("C=") && up.len() > 2 => c.combine = value(),
+            _ if up.starts_with("L=") && up.len() > 2 => c.load_module = value(),
             "W0" | "W1" | "W2" => c.level = up.as_bytes()[1] - b'0',
             "D" => c.duplicates = true,
             "NODE" => c.options.no_debug = true,
@@ -104,18 +106,17 @@ pub fn parse_args(args: &[String]) -> CommandLine {
             "P" => c.options.keep_path = true,
             "RAS" => c.options.ras = true,
             _ if up.starts_with("RM")
-                && up.len() <= 3
+                && up.len() == 3
                 && up[2..].bytes().all(|b| (b'0'..=b'7').contains(&b)) =>
             {
                 c.options.retep_mask = up[2..].parse().unwrap_or(0);
             }
-            _ if up.starts_with("RS")
-                && up.len() > 2
-                && up[2..].bytes().all(|b| b.is_ascii_digit()) =>
-            {
+            // `/RS` alone is accepted (no range).
+            _ if up.starts_with("RS") && up[2..].bytes().all(|b| b.is_ascii_digit()) => {
                 c.options.retep_range = up[2..].parse().ok();
             }
-            _ => c.invalid.push(a.clone()),
+            // TRCUST shows the parameter upper-cased.
+            _ => c.invalid.push(a.to_ascii_uppercase()),
         }
     }
     c
@@ -156,6 +157,26 @@ pub fn display(dir: &Path, path: &Path, style: PathStyle) -> String {
             format!("C:\\{}", rel.display().to_string().replace('/', "\\"))
         }
     }
+}
+
+/// The path TRCUST shows for a file it was given as `name`, run in `C:\`:
+/// the drive and `.` components dropped, `..` applied, the case kept.
+pub fn dos_name(name: &str) -> String {
+    let mut rest = name;
+    if rest.len() >= 2 && rest.as_bytes()[1] == b':' {
+        rest = &rest[2..];
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for c in rest.split(['\\', '/']) {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("C:\\{}", parts.join("\\"))
 }
 
 /// `name` with `ext` added when its last component has no extension.
@@ -199,10 +220,11 @@ impl ModuleSource for HostModules<'_> {
         let Some(path) = find_file(self.dir, &search) else {
             return Err(ModuleOpenError::NotFound(name));
         };
-        // TRCUST shows a /L= name as it was given.
-        let shown = match &self.load_module {
-            Some(l) => l.clone(),
-            None => display(self.dir, &path, self.style),
+        // TRCUST shows a /L= name as it was given, MODNAME's as a full path.
+        let shown = match (&self.load_module, self.style) {
+            (Some(l), _) => l.clone(),
+            (None, PathStyle::Dos) => dos_name(&search),
+            (None, PathStyle::Host) => display(self.dir, &path, self.style),
         };
         let bytes = fs::read(&path).map_err(|_| ModuleOpenError::NotFound(name.clone()))?;
         let image = file_image(&bytes).map_err(|_| ModuleOpenError::BadHeader(shown.clone()))?;
@@ -258,6 +280,14 @@ impl<'a> Run<'a> {
 
     fn show(&self, path: &Path) -> String {
         display(self.dir, path, self.style)
+    }
+
+    /// How TRCUST shows a file it found by the name `given`.
+    fn show_given(&self, path: &Path, given: &str) -> String {
+        match self.style {
+            PathStyle::Dos => dos_name(given),
+            PathStyle::Host => display(self.dir, path, self.style),
+        }
     }
 
     /// Writes a file; a failure is FATAL 5, and the files this run wrote
@@ -349,7 +379,7 @@ fn tsf_mode(r: &mut Run<'_>, cmd: &CommandLine) {
         return;
     };
     r.text("");
-    let shown = r.show(&tsf_path);
+    let shown = r.show_given(&tsf_path, &tsf_name);
     r.text(format!("Using source file: {shown}"));
     let symbols = match &cmd.map {
         None => None,
@@ -364,7 +394,7 @@ fn tsf_mode(r: &mut Run<'_>, cmd: &CommandLine) {
                     None
                 }
                 Some(p) => {
-                    let shown = r.show(&p);
+                    let shown = r.show_given(&p, m);
                     r.text(format!("Using map file: {shown}"));
                     let parsed = fs::read(&p)
                         .map_err(|e| e.to_string())
@@ -460,6 +490,8 @@ mod tests {
         assert_eq!(replace_ext("OTHER.XYZ", "TMI"), "OTHER.TMI");
         assert_eq!(replace_ext("D_EAX.TSF", "TDF"), "D_EAX.TDF");
         assert_eq!(replace_ext("A.B\\C", "TDF"), "A.B\\C.TDF");
+        assert_eq!(dos_name("c:t.tsf"), "C:\\t.tsf");
+        assert_eq!(dos_name(".\\X\\..\\M.MAP"), "C:\\M.MAP");
     }
 
     #[test]
@@ -470,11 +502,13 @@ mod tests {
             .collect();
         let c = parse_args(&a);
         assert_eq!(c.files, vec!["X.TSF"]);
-        assert_eq!(c.map.as_deref(), Some("a.map"));
+        assert_eq!(c.map.as_deref(), Some("A.MAP"));
         assert_eq!(c.level, 1);
         assert_eq!(c.options.retep_mask, 4);
         assert_eq!(c.options.retep_range, Some(100));
         assert!(c.options.ignore_case);
         assert_eq!(c.invalid, vec!["/H"]);
+        let c = parse_args(&["/M=".to_string(), "/RM".to_string(), "/rsx".to_string()]);
+        assert_eq!(c.invalid, vec!["/M=", "/RM", "/RSX"]);
     }
 }

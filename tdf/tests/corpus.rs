@@ -18,6 +18,20 @@ const CORPUS: &str = concat!(
     "/../../shared/formats/trcust-corpus"
 );
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/samples");
+/// Our own cases from the differential test against IBM's TRCUST
+/// (kernel_sim/tests/trcust_diff.rs), same layout; a case with a
+/// `DEVIATION` file holds our results in ours/, ours-exit and
+/// ours-console.txt.
+const REGRESSIONS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/trcust-diff");
+
+/// Where a case keeps the results we must produce: (files, exit, console).
+fn wanted(case: &Path) -> (&'static str, &'static str, &'static str) {
+    if case.join("DEVIATION").exists() {
+        ("ours", "ours-exit", "ours-console.txt")
+    } else {
+        ("expect", "exit", "console.txt")
+    }
+}
 
 /// Cases where our console differs from TRCUST's on purpose: (case, line
 /// after which we print an extra line, the extra line).
@@ -30,15 +44,24 @@ const DEVIATIONS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-fn module_path(name: &str) -> PathBuf {
-    match name {
-        "HELLO.EXE" => Path::new(SAMPLES).join("lx/hello.exe"),
-        other => panic!("corpus names an unknown module {other}"),
+fn module_bytes(name: &str) -> Vec<u8> {
+    if name == "HELLO.EXE" {
+        return fs::read(Path::new(SAMPLES).join("lx/hello.exe")).unwrap();
     }
+    let programs = testprogs::all()
+        .unwrap()
+        .into_iter()
+        .chain(testprogs::debug_programs().unwrap());
+    for p in programs {
+        if p.file_name.eq_ignore_ascii_case(name) {
+            return p.bytes;
+        }
+    }
+    panic!("corpus names an unknown module {name}")
 }
 
 fn expected_console(case: &Path, name: &str) -> String {
-    let raw = fs::read(case.join("console.txt")).unwrap();
+    let raw = fs::read(case.join(wanted(case).2)).unwrap();
     let mut text = String::from_utf8_lossy(&raw).replace("\r\n", "\n");
     for (c, after, extra) in DEVIATIONS {
         if *c == name {
@@ -60,7 +83,7 @@ fn run_case(case: &Path) -> Vec<String> {
     }
     let modules = fs::read_to_string(case.join("modules")).unwrap_or_default();
     for m in modules.split_whitespace() {
-        fs::copy(module_path(m), dir.path().join(m)).unwrap();
+        fs::write(dir.path().join(m), module_bytes(m)).unwrap();
     }
     let args: Vec<String> = fs::read_to_string(case.join("args"))
         .unwrap()
@@ -69,7 +92,8 @@ fn run_case(case: &Path) -> Vec<String> {
         .collect();
     let out = run(&args, dir.path(), PathStyle::Dos);
     let mut diffs = Vec::new();
-    let want_exit: i32 = fs::read_to_string(case.join("exit"))
+    let (expect, exit, _) = wanted(case);
+    let want_exit: i32 = fs::read_to_string(case.join(exit))
         .unwrap()
         .trim()
         .parse()
@@ -82,7 +106,7 @@ fn run_case(case: &Path) -> Vec<String> {
     if got != want {
         diffs.push(format!("console:\n--- want\n{want}--- got\n{got}"));
     }
-    let mut want_files: Vec<String> = fs::read_dir(case.join("expect"))
+    let mut want_files: Vec<String> = fs::read_dir(case.join(expect))
         .map(|rd| {
             rd.flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -100,7 +124,7 @@ fn run_case(case: &Path) -> Vec<String> {
         diffs.push(format!("files {got_files:?} (want {want_files:?})"));
     }
     for f in &want_files {
-        let want = fs::read(case.join("expect").join(f)).unwrap();
+        let want = fs::read(case.join(expect).join(f)).unwrap();
         if let Ok(got) = fs::read(dir.path().join(f))
             && got != want
         {
@@ -122,7 +146,11 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn cases() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(CORPUS)
+    cases_in(CORPUS)
+}
+
+fn cases_in(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
         .unwrap()
         .flatten()
         .map(|e| e.path())
@@ -155,6 +183,28 @@ fn every_corpus_case_matches() {
     assert!(
         failed.is_empty(),
         "{} cases differ:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn every_regression_case_matches() {
+    let all = cases_in(REGRESSIONS);
+    assert!(all.len() >= 27, "only {} regression cases", all.len());
+    let failed: Vec<String> = all
+        .iter()
+        .filter_map(|case| {
+            let diffs = run_case(case);
+            (!diffs.is_empty()).then(|| {
+                let name = case.file_name().unwrap().to_string_lossy();
+                format!("== {name}\n{}", diffs.join("\n"))
+            })
+        })
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} regression cases differ:\n{}",
         failed.len(),
         failed.join("\n")
     );

@@ -56,9 +56,15 @@ impl Compiler<'_> {
         self.number_or(|c, text| c.error(text))
     }
 
-    /// `= number` in the header, where a bad number ends the run.
+    /// `= number` in the header. A word that is not a number reads as a
+    /// value out of every range (TRCUST then warns and uses its default);
+    /// anything else ends the run.
     fn header_number(&mut self) -> Step<(u64, String)> {
         self.expect('=', true)?;
+        if let Token::Word(w) = self.peek()? {
+            self.next()?;
+            return Ok((parse_number(&w).unwrap_or(u64::MAX), w));
+        }
         self.number_or(|c, text| c.severe(text))
     }
 
@@ -84,8 +90,13 @@ impl Compiler<'_> {
                 if t == Token::Eof {
                     return Ok(());
                 }
+                // TRCUST reports stray punctuation and goes on at the next
+                // TRACE.
                 let found = t.text();
-                return Err(self.severe(format!("keyword 'TRACE' expected, '{found}' found")));
+                self.next()?;
+                self.diag(Severity::Error, format!("unexpected: {found}, ignored"));
+                self.skip_statement()?;
+                return Ok(());
             };
             let kw = w.to_ascii_uppercase();
             match kw.as_str() {
@@ -176,7 +187,7 @@ impl Compiler<'_> {
             let t = self.next()?;
             if !t.is_word("NAME") {
                 let found = t.text();
-                return Err(self.severe(format!("keyword 'NAME' expected, '{found}' found")));
+                return Err(self.severe(format!("syntax error : missing 'NAME' before '{found}'")));
             }
             self.expect('=', true)?;
             let name_tok = self.next()?;
@@ -185,7 +196,7 @@ impl Compiler<'_> {
             let t = self.next()?;
             if !t.is_word("ID") {
                 let found = t.text();
-                return Err(self.severe(format!("keyword 'ID' expected, '{found}' found")));
+                return Err(self.severe(format!("syntax error : missing 'ID' before '{found}'")));
             }
             let (id, id_text) = self.header_number()?;
             if !again {

@@ -243,7 +243,6 @@ impl Compiler<'_> {
     }
 
     pub(crate) fn orbit_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
-        self.static_data_check(st, "DATA_STATEMENT")?;
         if st.orbit.is_some() {
             return Err(self.error("ORBIT redefinition, tracepoint ignored"));
         }

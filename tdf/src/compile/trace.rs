@@ -13,7 +13,7 @@ use super::{Compiler, Step, Stop};
 use crate::definition::TdfRecord;
 use crate::diag::Severity;
 use crate::tsf::ast::Length;
-use crate::tsf::lexer::Token;
+use crate::tsf::lexer::{Token, parse_number};
 
 /// Opcodes a dynamic tracepoint cannot be placed on: single-stepping
 /// them with TF set would be visible to the program or would not return to
@@ -69,8 +69,15 @@ impl Compiler<'_> {
         loop {
             let t = self.next()?;
             match t {
+                // A file without a TRACE, or ending with the word TRACE.
+                Token::Eof if self.trace_count == 0 => {
+                    return Err(self.severe("premature end of file encountered"));
+                }
                 Token::Eof => return Ok(()),
                 t if t.is_word("TRACE") => {
+                    if self.peek()? == Token::Eof {
+                        return Err(self.severe("premature end of file encountered"));
+                    }
                     self.trace_count += 1;
                     if self.trace_count > MAX_TRACEPOINTS {
                         self.diag(Severity::Fatal, "too many tracepoints in file");
@@ -96,7 +103,7 @@ impl Compiler<'_> {
     }
 
     /// Skips to the next TRACE or the end of the file.
-    fn skip_statement(&mut self) -> Step<()> {
+    pub(crate) fn skip_statement(&mut self) -> Step<()> {
         loop {
             let t = self.peek()?;
             if t == Token::Eof || t.is_word("TRACE") {
@@ -142,6 +149,20 @@ impl Compiler<'_> {
                     }
                     st.fmts.push(f);
                 }
+                // Data needs the tracepoint's place first.
+                "REGS" if st.place.is_none() => {
+                    return Err(self.error("unexpected: REGS before TP statement, ignored"));
+                }
+                "LEN" if st.place.is_none() => {
+                    return Err(
+                        self.error("syntax error: missing 'TP keyword' before 'LEN statement'")
+                    );
+                }
+                "MEM32" | "MEM" | "ASCIIZ32" | "ASCIIZ" if st.place.is_none() => {
+                    return Err(
+                        self.error("unexpected: DATA_STATEMENT before TP statement, ignored")
+                    );
+                }
                 "REGS" => self.regs_kw(st)?,
                 "LEN" => self.len_kw(st)?,
                 "MEM32" | "MEM" | "ASCIIZ32" | "ASCIIZ" => self.data_kw(st, &kw)?,
@@ -153,8 +174,11 @@ impl Compiler<'_> {
                     } else {
                         (rpn_vm::Op::Remove, "REMOVE")
                     };
-                    self.static_data_check(st, "DATA_STATEMENT")?;
+                    // TRCUST takes these on a static tracepoint too, before
+                    // or after TP=@STATIC; they are not data.
+                    let had_data = st.has_data;
                     self.append(st, vec![Instr::new(op)])?;
+                    st.has_data = had_data;
                     st.ended_by = Some(name);
                 }
                 other => {
@@ -184,8 +208,16 @@ impl Compiler<'_> {
             return Err(self.error("MINOR redefinition, tracepoint ignored"));
         }
         self.expect('=', false)?;
-        let (n, _) = self.number()?;
-        if !(1..=0xFFFF).contains(&n) {
+        // TRCUST keeps the low word and refuses only 0; a word that is not
+        // a number reads as 0.
+        let n = match self.peek()? {
+            Token::Word(w) => {
+                self.next()?;
+                parse_number(&w).unwrap_or(0)
+            }
+            _ => self.number()?.0,
+        };
+        if n as u16 == 0 {
             return Err(self.error("minor code out of range"));
         }
         st.minor = Some(n as u16);
@@ -312,12 +344,12 @@ impl Compiler<'_> {
             (None, Some(false)) => (self.trace_count & 0xFFFF) as u16,
             (None, Some(true)) => return Err(self.error("minor code not specified")),
         };
+        let Some(place) = st.place.clone() else {
+            return Err(self.error("trace record incomplete, 'trace point address' required"));
+        };
         if st.desc.is_none() && !st.fmts.is_empty() {
             return Err(self.error("trace record incomplete, 'trace description' required"));
         }
-        let Some(place) = st.place.clone() else {
-            return Err(self.error("trace record incomplete, 'TP' required"));
-        };
         let tff = st.desc.clone().map(|desc| TffRecord {
             minor,
             desc,
