@@ -201,6 +201,21 @@ pub fn explain(case: &Case, ibm: &Run, ours: &Run) -> Option<&'static str> {
             "TRCUST truncates the value to 16 bits silently; we warn (defects: silent truncations)",
         );
     }
+    // A header number above 0xFFFF: TRCUST keeps its low word silently;
+    // we warn and use the default.
+    let range_warnings = [
+        "WARNING: MAJOR out of range, 1 used",
+        "WARNING: MAXDATALENGTH out of range, 512 used",
+        "WARNING: TDFID out of range, 0 used",
+    ];
+    let extra_warning = ot
+        .lines()
+        .any(|l| range_warnings.iter().any(|w| l.ends_with(w)) && !it.contains(l));
+    if extra_warning && has_wide_header_number(&tsf_text(case)) {
+        return Some(
+            "TRCUST keeps the low word of a header number above 0xFFFF silently; we warn and use the default (defects: silent truncations)",
+        );
+    }
     // A duplicate minor: TRCUST writes no TDF at all; we keep the first.
     if it.contains("duplicate minor code") {
         let no_tdf = |r: &Run| -> (String, BTreeMap<String, Vec<u8>>) {
@@ -284,6 +299,28 @@ fn ends_with_type_or_group(tsf: &str) -> bool {
     }
     let _ = bytes;
     matches!(last.as_deref(), Some("TYPE" | "GROUP"))
+}
+
+/// Whether a MAJOR, MAXDATALENGTH or TDFID value is above 0xFFFF.
+fn has_wide_header_number(tsf: &str) -> bool {
+    ["MAJOR", "MAXDATALEN", "TDFID"].iter().any(|k| {
+        tsf.match_indices(k).any(|(i, _)| {
+            let rest = tsf[i..].trim_start_matches(|c: char| c.is_ascii_alphabetic());
+            let Some(rest) = rest.trim_start().strip_prefix('=') else {
+                return false;
+            };
+            let word: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            let n = match word.strip_prefix("0X") {
+                Some(h) => u64::from_str_radix(h, 16).ok(),
+                None => word.parse().ok(),
+            };
+            n.is_some_and(|n| n > 0xFFFF)
+        })
+    })
 }
 
 fn has_minus_register(tsf: &str) -> bool {

@@ -210,7 +210,7 @@ pub enum Len {
     /// A number.
     Num(Num),
     /// `LEN`
-    Len,
+    Variable,
     /// Left out.
     None,
 }
@@ -312,7 +312,7 @@ fn kw() -> impl Strategy<Value = Kw> {
     ];
     let data_len = prop_oneof![
         4 => num_of(&[0, 1, 2, 4, 20, 64, 255, 256, 600, 4096, 0x10000]).prop_map(Len::Num),
-        2 => Just(Len::Len),
+        2 => Just(Len::Variable),
         1 => Just(Len::None),
     ];
     prop_oneof![
@@ -791,7 +791,7 @@ impl TsfSpec {
                         t.t(",");
                         t.num(n);
                     }
-                    Len::Len => {
+                    Len::Variable => {
                         t.t(",");
                         t.kw("LEN");
                     }

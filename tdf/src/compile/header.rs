@@ -56,16 +56,19 @@ impl Compiler<'_> {
         self.number_or(|c, text| c.error(text))
     }
 
-    /// `= number` in the header. A word that is not a number reads as a
-    /// value out of every range (TRCUST then warns and uses its default);
-    /// anything else ends the run.
+    /// `= number` in the header. A word starting with a digit is read, and
+    /// reads as a value out of every range when it is not a number (TRCUST
+    /// then warns and uses its default); any other token is left for the
+    /// header to read next, and the value is out of range too.
     fn header_number(&mut self) -> Step<(u64, String)> {
         self.expect('=', true)?;
-        if let Token::Word(w) = self.peek()? {
-            self.next()?;
-            return Ok((parse_number(&w).unwrap_or(u64::MAX), w));
+        match self.peek()? {
+            Token::Word(w) if w.starts_with(|c: char| c.is_ascii_digit()) => {
+                self.next()?;
+                Ok((parse_number(&w).unwrap_or(u64::MAX), w))
+            }
+            t => Ok((u64::MAX, t.text())),
         }
-        self.number_or(|c, text| c.severe(text))
     }
 
     /// A number token and its text; otherwise what `fail` makes of
@@ -90,15 +93,24 @@ impl Compiler<'_> {
                 if t == Token::Eof {
                     return Ok(());
                 }
-                // TRCUST reports stray punctuation and goes on at the next
-                // TRACE.
+                // TRCUST reports stray punctuation token by token and goes
+                // on.
                 let found = t.text();
                 self.next()?;
                 self.diag(Severity::Error, format!("unexpected: {found}, ignored"));
-                self.skip_statement()?;
-                return Ok(());
+                continue;
             };
             let kw = w.to_ascii_uppercase();
+            let single = matches!(
+                kw.as_str(),
+                "MODNAME" | "MAJOR" | "MAXDATALENGTH" | "MAXDATALEN" | "TDFID"
+            );
+            if single && !self.entries_seen.is_empty() {
+                // After TYPELIST or GROUPLIST these are stray words.
+                self.next()?;
+                self.diag(Severity::Error, format!("unexpected: {w}, ignored"));
+                continue;
+            }
             match kw.as_str() {
                 "TRACE" => return Ok(()),
                 "MODNAME" => {
@@ -150,11 +162,14 @@ impl Compiler<'_> {
                 }
                 "TYPELIST" | "GROUPLIST" => {
                     self.next()?;
+                    self.entries_seen.push(kw.clone());
                     self.name_list(kw == "TYPELIST")?;
                 }
+                // A stray word, like stray punctuation, is reported and
+                // skipped.
                 _ => {
-                    let found = t.text();
-                    return Err(self.severe(format!("keyword 'TRACE' expected, '{found}' found")));
+                    self.next()?;
+                    self.diag(Severity::Error, format!("unexpected: {w}, ignored"));
                 }
             }
         }
@@ -228,6 +243,8 @@ impl Compiler<'_> {
         warned: &mut bool,
     ) {
         let types = kind == EntryKind::Type;
+        // TRCUST keeps the low word of an ID.
+        let id = id & 0xFFFF;
         let valid = if types {
             id != 0 && id <= 0x8000 && id.is_power_of_two()
         } else {

@@ -160,6 +160,9 @@ pub(crate) struct Compiler<'a> {
     pub(crate) max_data_len: Option<u16>,
     pub(crate) tdf_id: Option<u16>,
     pub(crate) entries: Vec<NameEntry>,
+    /// TYPELIST / GROUPLIST statements read (header keywords after them
+    /// are stray words).
+    pub(crate) entries_seen: Vec<String>,
     pub(crate) types: HashMap<String, u16>,
     pub(crate) groups: HashMap<String, u16>,
     // Module, opened at the first dynamic tracepoint.
@@ -405,6 +408,7 @@ pub fn compile(
         max_data_len: None,
         tdf_id: None,
         entries: Vec::new(),
+        entries_seen: Vec::new(),
         types: HashMap::new(),
         groups: HashMap::new(),
         module: None,

@@ -65,6 +65,15 @@ impl Compiler<'_> {
                 let mut disp: i64 = 0;
                 while let Token::Punct(c @ ('+' | '-')) = self.peek()? {
                     self.next()?;
+                    if let Token::Word(w) = self.peek()?
+                        && w.starts_with(|c: char| c.is_ascii_digit())
+                        && parse_number(&w).is_none()
+                    {
+                        // TRCUST reports it and leaves it to be read as the
+                        // next keyword.
+                        self.diag(Severity::Error, format!("invalid number found: {w}"));
+                        break;
+                    }
                     let (n, _) = self.number()?;
                     let n = i64::try_from(n).unwrap_or(i64::MAX);
                     disp = if c == '+' {
@@ -312,7 +321,11 @@ impl Compiler<'_> {
             match parse_number(&text) {
                 Some(0) => return Err(self.error("zero length specified, tracepoint ignored")),
                 Some(n) => Length::Fixed(n),
-                None => return Err(self.error(format!("number expected, '{text}' found"))),
+                None => {
+                    return Err(self.error(format!(
+                        "syntax error: missing 'data length' before '{text}'"
+                    )));
+                }
             }
         };
         self.expect(')', false)?;
@@ -428,7 +441,7 @@ impl Compiler<'_> {
                 }
                 Token::Word(w) if w.starts_with(|c: char| c.is_ascii_digit()) => {
                     let Some(n) = parse_number(w) else {
-                        return Err(self.error(format!("number expected, '{w}' found")));
+                        return Err(self.error(format!("invalid number found: {w}")));
                     };
                     let n = sign * i64::try_from(n).unwrap_or(i64::MAX);
                     match &mut addr.base {

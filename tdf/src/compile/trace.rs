@@ -181,8 +181,9 @@ impl Compiler<'_> {
                     st.has_data = had_data;
                     st.ended_by = Some(name);
                 }
-                other => {
-                    let other = other.to_string();
+                _ => {
+                    // As written, not upper-cased.
+                    let other = t.text();
                     return Err(self.error(format!("unexpected: {other}, ignored")));
                 }
             }
@@ -211,9 +212,14 @@ impl Compiler<'_> {
         // TRCUST keeps the low word and refuses only 0; a word that is not
         // a number reads as 0.
         let n = match self.peek()? {
-            Token::Word(w) => {
+            Token::Word(w) if w.starts_with(|c: char| c.is_ascii_digit()) => {
                 self.next()?;
                 parse_number(&w).unwrap_or(0)
+            }
+            // A name is read and leaves the minor unset.
+            Token::Word(_) => {
+                self.next()?;
+                return Ok(());
             }
             _ => self.number()?.0,
         };
