@@ -76,6 +76,21 @@ fn show(exe: &[u8], seed: u64, i: u64, tame: bool) {
     );
 }
 
+/// The diagnostics of a console that tdf's message table lacks (or has
+/// with another severity).
+fn unknown_messages(console: &str) -> Vec<String> {
+    console
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("TRCUST(")?;
+            let (_, rest) = rest.split_once(") ")?;
+            let (sev, text) = rest.split_once(": ")?;
+            let ok = tdf::messages::find(text).is_some_and(|m| m.severity.word() == sev);
+            (!ok).then(|| l.to_string())
+        })
+        .collect()
+}
+
 #[test]
 fn generated_cases_match_ibm() {
     let Some(exe) = trcust() else {
@@ -93,13 +108,18 @@ fn generated_cases_match_ibm() {
         return;
     }
     let start = Instant::now();
-    let verdicts: Vec<(u64, Verdict)> = (0..n)
+    let runs: Vec<(u64, Verdict, Vec<String>)> = (0..n)
         .into_par_iter()
         .map(|i| {
             let case = tree(seed, i).current().case_in(tame);
-            (i, judge(&exe, &case).0)
+            let (v, ibm, _) = judge(&exe, &case);
+            (i, v, unknown_messages(&ibm.text()))
         })
         .collect();
+    let mut unknown: Vec<String> = runs.iter().flat_map(|r| r.2.clone()).collect();
+    unknown.sort();
+    unknown.dedup();
+    let verdicts: Vec<(u64, Verdict)> = runs.into_iter().map(|(i, v, _)| (i, v)).collect();
     let secs = start.elapsed().as_secs_f64();
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut differs = Vec::new();
@@ -161,6 +181,12 @@ fn generated_cases_match_ibm() {
             println!("  wrote {} (DEVIATION: {reason})", path.display());
         }
     }
+    // Every diagnostic IBM's TRCUST printed is in tdf's message table,
+    // with the severity it printed.
+    assert!(
+        unknown.is_empty(),
+        "messages missing from tdf::messages: {unknown:#?}"
+    );
     // Every case must be one IBM's TRCUST runs to its end (the generator
     // makes no case the emulation cannot run).
     let failed: Vec<_> = verdicts

@@ -63,6 +63,7 @@ pub mod compile;
 pub mod debuginfo;
 pub mod definition;
 pub mod diag;
+pub mod messages;
 pub mod module;
 pub mod target;
 pub mod tmi;

@@ -190,9 +190,10 @@ fn header_checks() {
     let c = run(&format!(
         "{HEAD}TYPELIST {types}\nTRACE MINOR=1, TP=.startup\n"
     ));
+    // The number of names is checked before the ID (as IBM's TRCUST does).
     assert_eq!(
         messages(&c),
-        ["TRCUST(3) ERROR: typeid redefinition: 1, ignored"]
+        ["TRCUST(3) WARNING: too many typenames, first 16 types, 48 groups used"]
     );
     let c = run(&format!(
         "{HEAD}TYPELIST NAME=BAD,ID=3, NAME=LONGNAME9,ID=4\nTRACE MINOR=1, TP=.startup\n"

@@ -38,6 +38,15 @@ impl Compiler<'_> {
             self.next()?;
             return Ok(());
         }
+        if c == '=' && t != Token::Eof {
+            // TRCUST assumes a missing '=', naming the keyword it follows.
+            let kw = self.keyword.clone();
+            self.diag(
+                Severity::Warning,
+                format!("'=' expected before '{kw}', one assumed"),
+            );
+            return Ok(());
+        }
         let mut found = t.text();
         if t == Token::Punct('.') {
             // TRCUST names the symbol, not its dot: `missing '(' before 'msg'`.
@@ -101,6 +110,7 @@ impl Compiler<'_> {
                 continue;
             };
             let kw = w.to_ascii_uppercase();
+            self.keyword = w.clone();
             let single = matches!(
                 kw.as_str(),
                 "MODNAME" | "MAJOR" | "MAXDATALENGTH" | "MAXDATALEN" | "TDFID"
@@ -243,6 +253,25 @@ impl Compiler<'_> {
         warned: &mut bool,
     ) {
         let types = kind == EntryKind::Type;
+        // The number of names, valid or not, is checked first.
+        let limit = if types { MAX_TYPES } else { MAX_GROUPS };
+        let count = if types {
+            &mut self.list_counts.0
+        } else {
+            &mut self.list_counts.1
+        };
+        *count += 1;
+        if *count > limit {
+            if !*warned {
+                let what = if types { "typenames" } else { "groupnames" };
+                self.diag(
+                    Severity::Warning,
+                    format!("too many {what}, first 16 types, 48 groups used"),
+                );
+                *warned = true;
+            }
+            return;
+        }
         // TRCUST keeps the low word of an ID.
         let id = id & 0xFFFF;
         let valid = if types {

@@ -163,6 +163,10 @@ pub(crate) struct Compiler<'a> {
     /// TYPELIST / GROUPLIST statements read (header keywords after them
     /// are stray words).
     pub(crate) entries_seen: Vec<String>,
+    /// TYPELIST and GROUPLIST entries read, valid or not.
+    pub(crate) list_counts: (usize, usize),
+    /// The keyword being read, as written (for `'=' expected before`).
+    pub(crate) keyword: String,
     pub(crate) types: HashMap<String, u16>,
     pub(crate) groups: HashMap<String, u16>,
     // Module, opened at the first dynamic tracepoint.
@@ -409,6 +413,8 @@ pub fn compile(
         tdf_id: None,
         entries: Vec::new(),
         entries_seen: Vec::new(),
+        list_counts: (0, 0),
+        keyword: String::new(),
         types: HashMap::new(),
         groups: HashMap::new(),
         module: None,

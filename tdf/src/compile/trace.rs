@@ -128,6 +128,7 @@ impl Compiler<'_> {
                     return Err(self.error(format!("unexpected: {text}, ignored")));
                 }
             };
+            self.keyword = t.text();
             match kw.as_str() {
                 "MINOR" => self.minor_kw(st)?,
                 "TP" => self.tp_kw(st)?,
@@ -168,6 +169,15 @@ impl Compiler<'_> {
                 "MEM32" | "MEM" | "ASCIIZ32" | "ASCIIZ" => self.data_kw(st, &kw)?,
                 "ORBIT" => self.orbit_kw(st)?,
                 "ABORTOP" | "REMOVEOP" => {
+                    let again = matches!(
+                        (st.ended_by, kw.as_str()),
+                        (Some("ABORT"), "ABORTOP") | (Some("REMOVE"), "REMOVEOP")
+                    );
+                    if again {
+                        return Err(
+                            self.error(format!("unexpected: multiple {kw} statements, ignored"))
+                        );
+                    }
                     self.after_end_check(st)?;
                     let (op, name) = if kw == "ABORTOP" {
                         (rpn_vm::Op::Abort, "ABORT")
@@ -248,7 +258,16 @@ impl Compiler<'_> {
         self.expect('=', false)?;
         self.expect('(', false)?;
         loop {
-            let t = self.next()?;
+            let t = match self.peek()? {
+                t @ Token::Word(_) => {
+                    self.next()?;
+                    t
+                }
+                other => {
+                    let found = other.text();
+                    return Err(self.error(format!("syntax error: missing ')' before '{found}'")));
+                }
+            };
             let name = t.text().to_ascii_uppercase();
             match self.types.get(&name) {
                 Some(&id) => st.type_mask |= id,
@@ -276,7 +295,7 @@ impl Compiler<'_> {
 
     fn group_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
         self.expect('=', false)?;
-        let t = self.next()?;
+        let t = self.identifier()?;
         let name = t.text().to_ascii_uppercase();
         match self.groups.get(&name) {
             Some(&id) => st.group = id,
@@ -286,6 +305,22 @@ impl Compiler<'_> {
             ),
         }
         Ok(())
+    }
+
+    /// A name in TYPE= or GROUP=.
+    fn identifier(&mut self) -> Step<Token> {
+        match self.peek()? {
+            t @ Token::Word(_) => {
+                self.next()?;
+                Ok(t)
+            }
+            other => {
+                let found = other.text();
+                Err(self.error(format!(
+                    "syntax error: missing 'identifier' before '{found}'"
+                )))
+            }
+        }
     }
 
     /// Reports a data statement after ABORTOP or REMOVEOP.

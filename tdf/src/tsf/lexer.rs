@@ -173,7 +173,12 @@ impl<'a> Lexer<'a> {
             return Ok(Token::Word("\0".into()));
         }
         let start = self.pos;
-        while self.src.get(self.pos).is_some_and(|&c| is_word_byte(c)) {
+        // A '.' inside a word is part of it (`dbgh32.exe`), as in TRCUST.
+        while self
+            .src
+            .get(self.pos)
+            .is_some_and(|&c| is_word_byte(c) || c == b'.')
+        {
             if self.src[self.pos] == b'/' && self.src.get(self.pos + 1) == Some(&b'*') {
                 break;
             }
