@@ -107,7 +107,8 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
     cfg.interrupt = Some(crate::sigpipe::interrupt_flag());
     let mut trace = o.trace;
     resolve_trace_names(&mut trace, &root)?;
-    if let Some(save) = &trace.save {
+    let outputs = [&trace.save, &trace.views.export, &trace.views.svg];
+    for out in outputs.into_iter().flatten() {
         let program = root.join(&o.program);
         let mut inputs: Vec<&Path> = vec![Path::new(&o.program), &program];
         let tdfs: Vec<PathBuf> = trace
@@ -116,7 +117,7 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
             .map(|t| PathBuf::from(split_operand(t).0))
             .collect();
         inputs.extend(tdfs.iter().map(PathBuf::as_path));
-        crate::util::refuse_overwrite(save, &inputs)?;
+        crate::util::refuse_overwrite(out, &inputs)?;
     }
     let mut p = Process::new(cfg).with_context(|| format!("loading {}", o.program))?;
     if o.api_log {

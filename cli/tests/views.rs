@@ -240,8 +240,24 @@ fn several_files_and_a_trspool_series() {
         out.contains("4 polls, 190 records captured, 111 lost"),
         "{out}"
     );
+    // Each file's sidecar counts the records lost to wraps before it: they
+    // add up to TRSPOOL's total.
+    let all = text(&os2trace(d, &["tracefmt", "SP", "/T=.", "--raw"]));
+    let lost: u64 = all
+        .lines()
+        .filter(|l| l.starts_with("--- "))
+        .map(|h| {
+            let part = h
+                .split("  ")
+                .find(|p| p.ends_with(" lost to wraps before it"));
+            let n = part.unwrap_or_else(|| panic!("no lost count: {h}"));
+            n.split(' ').next().unwrap().parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(lost, 111, "{all}");
     // Remove one file of the cycle: a gap.
     std::fs::remove_file(d.join("SP/TRACEBUF.002")).unwrap();
+    std::fs::remove_file(d.join("SP/TRACEBUF.002.idx")).unwrap();
     let out = text(&os2trace(d, &["tracefmt", "SP", "/T=.", "--raw"]));
     let headers: Vec<&str> = out.lines().filter(|l| l.starts_with("--- ")).collect();
     assert_eq!(headers.len(), 3, "{out}");
