@@ -1,6 +1,7 @@
 //! Byte order and bounds-checked reads: every read names its byte offset
-//! when it fails. This is the one place the reader touches raw bytes, so a
-//! shared byte-reader crate can replace it without touching the rest.
+//! when it fails. This is the one place the reader touches raw bytes; the
+//! reads are the workspace's shared `binread` reader's, their errors made
+//! the TNF reader's own.
 
 use crate::reader::{ReadError, ReadErrorKind};
 
@@ -48,49 +49,64 @@ pub struct View<'a> {
     pub endian: Endian,
 }
 
+/// What a TNF read is called in binread's errors.
+const STRUCTURE: &str = "TNF file";
+
 impl<'a> View<'a> {
+    fn input(&self) -> binread::Bytes<'a> {
+        binread::Bytes::new(self.data)
+    }
+
+    /// binread's error as the reader's: past the end, the error is where
+    /// the file ends.
+    fn error(&self, e: binread::Error, need: usize) -> ReadError {
+        ReadError {
+            offset: (e.offset as usize).min(self.data.len()),
+            kind: ReadErrorKind::PastEnd { need },
+        }
+    }
+
     /// `len` bytes at `offset`, or an error naming the offset.
     pub fn bytes(&self, offset: u32, len: usize) -> Result<&'a [u8], ReadError> {
-        let start = offset as usize;
-        start
-            .checked_add(len)
-            .and_then(|end| self.data.get(start..end))
-            .ok_or(ReadError {
-                // Past the end, the error is where the file ends.
-                offset: start.min(self.data.len()),
-                kind: ReadErrorKind::PastEnd { need: len },
-            })
+        self.input()
+            .slice(u64::from(offset), len as u64, STRUCTURE)
+            .map_err(|e| self.error(e, len))
     }
 
     /// A u8.
     pub fn u8(&self, offset: u32) -> Result<u8, ReadError> {
-        Ok(self.bytes(offset, 1)?[0])
+        self.input()
+            .u8(u64::from(offset), STRUCTURE)
+            .map_err(|e| self.error(e, 1))
     }
 
     /// A u16 in the file's order.
     pub fn u16(&self, offset: u32) -> Result<u16, ReadError> {
-        let b: [u8; 2] = self.bytes(offset, 2)?.try_into().unwrap_or([0; 2]);
-        Ok(match self.endian {
-            Endian::Little => u16::from_le_bytes(b),
-            Endian::Big => u16::from_be_bytes(b),
-        })
+        let (b, o) = (self.input(), u64::from(offset));
+        match self.endian {
+            Endian::Little => b.u16(o, STRUCTURE),
+            Endian::Big => b.u16_be(o, STRUCTURE),
+        }
+        .map_err(|e| self.error(e, 2))
     }
 
     /// A u32 in the file's order.
     pub fn u32(&self, offset: u32) -> Result<u32, ReadError> {
-        let b: [u8; 4] = self.bytes(offset, 4)?.try_into().unwrap_or([0; 4]);
-        Ok(match self.endian {
-            Endian::Little => u32::from_le_bytes(b),
-            Endian::Big => u32::from_be_bytes(b),
-        })
+        let (b, o) = (self.input(), u64::from(offset));
+        match self.endian {
+            Endian::Little => b.u32(o, STRUCTURE),
+            Endian::Big => b.u32_be(o, STRUCTURE),
+        }
+        .map_err(|e| self.error(e, 4))
     }
 
     /// A u64 in the file's order.
     pub fn u64(&self, offset: u32) -> Result<u64, ReadError> {
-        let b: [u8; 8] = self.bytes(offset, 8)?.try_into().unwrap_or([0; 8]);
-        Ok(match self.endian {
-            Endian::Little => u64::from_le_bytes(b),
-            Endian::Big => u64::from_be_bytes(b),
-        })
+        let (b, o) = (self.input(), u64::from(offset));
+        match self.endian {
+            Endian::Little => b.u64(o, STRUCTURE),
+            Endian::Big => b.u64_be(o, STRUCTURE),
+        }
+        .map_err(|e| self.error(e, 8))
     }
 }
