@@ -68,7 +68,7 @@ enum Command {
     /// Run an OS/2 program in the emulated machine, optionally traced.
     #[command(long_about = runcmd::LONG_ABOUT, after_help = runcmd::AFTER_HELP)]
     Run(runcmd::Args),
-    /// Print a saved system trace buffer, formatted with TFF files.
+    /// Print saved trace buffers (several files, TRSPOOL series, --follow), filtered, as text or JSON.
     Tracefmt(tracefmt::Args),
     /// prex: control the TNF probes of a program, then run it.
     Prex(prex::Args),

@@ -15,6 +15,8 @@
 //!   formatted lines and the decoded fields (name, control, value) when a
 //!   rule formats the record, and the fine time when a sidecar is there
 //!   (see `view::render`).
+//! * `--raw`: `seq time major minor pid flags len data`, then the
+//!   sidecar's emulated ns and TID when there is one.
 //! * `--major/--minor/--pid/--from/--to/--grep` select records
 //!   (`view::filter`); sequence numbers stay those of the whole trace.
 //! * `--follow DIR`: formats the spool files of a running `run --spool DIR`
