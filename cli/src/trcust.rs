@@ -166,7 +166,7 @@ fn check_outputs(dir: &Path, cmd: &CommandLine) -> Result<()> {
         inputs.extend(cmd.map.as_deref().and_then(found));
         let tdf = match cmd.files.get(1) {
             Some(n) => with_default_ext(n, "TDF"),
-            None => replace_ext(tsf.rsplit(['\\', '/']).next().unwrap_or(&tsf), "TDF"),
+            None => replace_ext(tdf::module::file_name(&tsf), "TDF"),
         };
         outputs.push(found(&tdf).unwrap_or_else(|| dir.join(&tdf)));
         let tmi = replace_ext(&tdf, "TMI");

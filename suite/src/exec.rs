@@ -134,7 +134,7 @@ pub fn run_case(
     let mut verify_log = String::new();
     for operand in &case.trace {
         let (name, spec) = kernel_sim::trace::select::split_operand(operand);
-        let file = with_ext(name, "TDF");
+        let file = tdf::trcust::with_default_ext(name, "TDF");
         let bytes = read_sandbox(root, &file)?;
         let tdf = tdf::Tdf::parse(&bytes).map_err(|e| CaseError::Trace(format!("{file}: {e}")))?;
         let selection = Selection::parse(spec.unwrap_or(""), &tdf)
@@ -146,14 +146,20 @@ pub fn run_case(
     }
     for operand in &case.apply {
         let (file, module) = match operand.split_once('@') {
-            Some((f, m)) => (with_ext(f, "RPN"), Some(m.to_string())),
-            None => (with_ext(operand, "RPN"), None),
+            Some((f, m)) => (tdf::trcust::with_default_ext(f, "RPN"), Some(m.to_string())),
+            None => (tdf::trcust::with_default_ext(operand, "RPN"), None),
         };
         let bytes = read_sandbox(root, &file)?;
         let text = String::from_utf8_lossy(&bytes);
         let parsed = rpn_vm::parse(&file, &text).map_err(|e| CaseError::Trace(e.to_string()))?;
         let module = module
-            .or_else(|| parsed.header.name.as_deref().map(module_stem))
+            .or_else(|| {
+                parsed
+                    .header
+                    .name
+                    .as_deref()
+                    .map(|n| tdf::module::module_name(n).to_string())
+            })
             .ok_or_else(|| {
                 CaseError::Trace(format!("{file}: no module: give name= or {file}@MODULE"))
             })?;
@@ -204,24 +210,6 @@ pub fn run_case(
         rules,
         abnormal,
     })
-}
-
-fn with_ext(name: &str, ext: &str) -> String {
-    if name
-        .rsplit(['\\', '/'])
-        .next()
-        .is_some_and(|base| base.contains('.'))
-    {
-        name.to_string()
-    } else {
-        format!("{name}.{ext}")
-    }
-}
-
-/// `C:\DIR\LOOP32.EXE` → `LOOP32`.
-fn module_stem(name: &str) -> String {
-    let base = name.rsplit(['\\', '/', ':']).next().unwrap_or(name);
-    base.split('.').next().unwrap_or(base).to_string()
 }
 
 /// Reads a file of the sandbox by its OS/2 name (case-insensitive, as
@@ -304,12 +292,8 @@ fn sandbox_files(root: &Path) -> Result<Vec<(String, Vec<u8>)>, CaseError> {
 /// MAP of the same stem when the sandbox has one.
 fn verify(root: &Path, tdf_file: &str, tdf: &tdf::Tdf) -> String {
     let named = String::from_utf8_lossy(&tdf.module).into_owned();
-    let module = named
-        .rsplit(['\\', '/', ':'])
-        .next()
-        .unwrap_or(&named)
-        .to_string();
-    let stem = module_stem(&module);
+    let module = tdf::module::file_name(&named).to_string();
+    let stem = tdf::module::module_name(&module);
     let mut text = format!("{tdf_file} against {module}:\n");
     let image = match read_sandbox(root, &module)
         .map_err(|e| e.to_string())
@@ -358,18 +342,5 @@ fn exit_text(outcome: &Outcome, sysdump: Option<u32>) -> String {
     match sysdump {
         Some(linear) => format!("{outcome} (SysDump at {linear:08X})\n"),
         None => format!("{outcome}\n"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_get_their_default_extensions() {
-        assert_eq!(with_ext("LOOP32", "TDF"), "LOOP32.TDF");
-        assert_eq!(with_ext("X.BIN", "TDF"), "X.BIN");
-        assert_eq!(with_ext("D.IR\\LOOP", "RPN"), "D.IR\\LOOP.RPN");
-        assert_eq!(module_stem("C:\\BIN\\LOOP32.EXE"), "LOOP32");
     }
 }

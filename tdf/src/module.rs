@@ -9,6 +9,20 @@ use thiserror::Error;
 
 use crate::target::{MemoryImage, ModuleImage, Symbol, SymbolTable};
 
+/// The last component of an OS/2 or host path: what follows the last `\`,
+/// `/` or drive colon (`C:\DIR\FOO.DLL`, `C:FOO.DLL` and `dir/FOO.DLL` all
+/// give `FOO.DLL`). The one rule for the base name of a module or file.
+pub fn file_name(path: &str) -> &str {
+    path.rsplit(['\\', '/', ':']).next().unwrap_or(path)
+}
+
+/// The module a path names: its [`file_name`] without the extension
+/// (`C:\DIR\FOO.DLL` and `foo` give `FOO` and `foo`; case is kept).
+pub fn module_name(path: &str) -> &str {
+    let base = file_name(path);
+    base.split('.').next().unwrap_or(base)
+}
+
 /// Largest object image built (bytes from pages; the zero tail is implied).
 pub const MAX_OBJECT_BYTES: u64 = 64 << 20;
 
@@ -186,6 +200,21 @@ pub fn symbols_from_map(bytes: &[u8]) -> Result<SymbolTable, loader::map::MapErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn module_names_of_paths() {
+        assert_eq!(module_name("C:\\BIN\\LOOP32.EXE"), "LOOP32");
+        assert_eq!(module_name("C:foo.dll"), "foo");
+        assert_eq!(module_name("dir/SUB.D/X"), "X");
+        assert_eq!(module_name("DOSCALLS"), "DOSCALLS");
+        assert_eq!(file_name("D:\\OS2\\DLL\\PMWIN.DLL"), "PMWIN.DLL");
+        assert_eq!(file_name(""), "");
+        assert_eq!(
+            crate::trcust::with_default_ext("D.IR\\LOOP", "RPN"),
+            "D.IR\\LOOP.RPN"
+        );
+        assert_eq!(crate::trcust::with_default_ext("X.BIN", "TDF"), "X.BIN");
+    }
 
     #[test]
     fn debug_trailer_is_found() {

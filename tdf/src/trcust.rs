@@ -181,8 +181,7 @@ pub fn dos_name(name: &str) -> String {
 
 /// `name` with `ext` added when its last component has no extension.
 pub fn with_default_ext(name: &str, ext: &str) -> String {
-    let base = name.rsplit(['\\', '/']).next().unwrap_or(name);
-    if base.contains('.') {
+    if crate::module::file_name(name).contains('.') {
         name.to_string()
     } else {
         format!("{name}.{ext}")
@@ -191,7 +190,7 @@ pub fn with_default_ext(name: &str, ext: &str) -> String {
 
 /// `name` with its extension replaced by `ext`.
 pub fn replace_ext(name: &str, ext: &str) -> String {
-    let base_start = name.rfind(['\\', '/']).map_or(0, |i| i + 1);
+    let base_start = name.len() - crate::module::file_name(name).len();
     match name[base_start..].rfind('.') {
         Some(i) => format!("{}.{ext}", &name[..base_start + i]),
         None => format!("{name}.{ext}"),
@@ -211,7 +210,7 @@ impl ModuleSource for HostModules<'_> {
             .load_module
             .clone()
             .unwrap_or_else(|| modname.to_string());
-        let base = name.rsplit(['\\', '/', ':']).next().unwrap_or(&name);
+        let base = crate::module::file_name(&name);
         let search = if base.contains('.') || base.eq_ignore_ascii_case("OS2KRNL") {
             name.clone()
         } else {
@@ -432,10 +431,7 @@ fn tsf_mode(r: &mut Run<'_>, cmd: &CommandLine) {
     }
     let tdf_name = match cmd.files.get(1) {
         Some(n) => with_default_ext(n, "TDF"),
-        None => {
-            let base = tsf_name.rsplit(['\\', '/']).next().unwrap_or(&tsf_name);
-            replace_ext(base, "TDF")
-        }
+        None => replace_ext(crate::module::file_name(&tsf_name), "TDF"),
     };
     if let Some(tff) = &out.tff {
         let name = Tff::file_name(tff.major);

@@ -122,14 +122,7 @@ pub fn list(
         require_literal_leading_dot: false,
     };
     let module = crate::render::text(&tdf.module);
-    let module = module
-        .rsplit(['\\', '/'])
-        .next()
-        .unwrap_or(&module)
-        .split('.')
-        .next()
-        .unwrap_or("")
-        .to_string();
+    let module = tdf::module::module_name(&module).to_string();
     let mut out = Vec::new();
     for r in &tdf.records {
         let types = tdf

@@ -68,8 +68,7 @@ pub static DEFS: &[ApiDef] = &[
 /// The module part of a name: `C:\DIR\FOO.DLL` and `foo` are both `FOO`.
 fn module_stem(name: &[u8]) -> String {
     let s: String = name.iter().map(|&b| char::from(b)).collect();
-    let base = s.rsplit(['\\', '/', ':']).next().unwrap_or(&s);
-    base.split('.').next().unwrap_or(base).to_ascii_uppercase()
+    tdf::module::module_name(&s).to_ascii_uppercase()
 }
 
 impl Process {

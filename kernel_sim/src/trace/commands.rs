@@ -83,12 +83,6 @@ fn read_source(file: &str) -> Result<String, TraceError> {
     })
 }
 
-/// The module a path names: its base name without the extension.
-fn module_stem(path: &str) -> &str {
-    let base = path.rsplit(['\\', '/', ':']).next().unwrap_or(path);
-    base.split('.').next().unwrap_or(base)
-}
-
 impl Process {
     /// TRACEBUF=: a system trace with an empty buffer of `kb` KB, TRACE ON
     /// stamped now. Replaces any system trace there was.
@@ -159,7 +153,7 @@ impl Process {
         module: Option<&str>,
     ) -> Result<usize, TraceError> {
         let named = String::from_utf8_lossy(&tdf.module).into_owned();
-        let name = module.unwrap_or(module_stem(&named));
+        let name = module.unwrap_or(tdf::module::module_name(&named));
         let loaded = self.traced_module(name)?;
         let spec = DtoSpec::from_tdf(tdf, selection, object_mappings(loaded))?;
         self.trace_insert(&spec)
@@ -226,7 +220,7 @@ impl Process {
                     reason: format!("no module: give name= in the file or --apply {file}@MODULE"),
                 });
             };
-            let stem = module_stem(&name).to_string();
+            let stem = tdf::module::module_name(&name).to_string();
             self.trace_apply(&stem, &parsed, None, None)
                 .map_err(|e| e.within(format!("DTRACE APPLY {file}")))?;
         }

@@ -248,12 +248,7 @@ impl DebugInfo {
     /// The file called `name`: compared without case, by its whole name
     /// or by the name after the last path separator.
     pub fn file(&self, name: &str) -> Option<&SourceFile> {
-        let base = |s: &str| -> String {
-            s.rsplit(['\\', '/', ':'])
-                .next()
-                .unwrap_or(s)
-                .to_ascii_lowercase()
-        };
+        let base = |s: &str| -> String { crate::module::file_name(s).to_ascii_lowercase() };
         let want = name.to_ascii_lowercase();
         self.files
             .iter()
