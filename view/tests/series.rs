@@ -134,6 +134,27 @@ fn series_in_capture_order_with_gaps_lost_and_fine_time() {
         })
         .unwrap();
     assert_eq!(end.timestamp, Some(1_000_300));
+    // The browser goes to an emulated time, an OS/2 time and a record.
+    let mut app = view::browse::App::new(trace.clone(), fmt.clone(), Filter::default());
+    let mut type_in = |app: &mut view::browse::App, text: &str| {
+        app.key(view::browse::Key::Char(':'));
+        for c in text.chars() {
+            app.key(view::browse::Key::Char(c));
+        }
+        app.key(view::browse::Key::Enter);
+    };
+    type_in(&mut app, "2ms");
+    assert_eq!(app.selected(), Some(2), "{}", app.status());
+    type_in(&mut app, "12:00:03.01");
+    assert_eq!(app.selected(), Some(4));
+    type_in(&mut app, "1");
+    assert_eq!(app.selected(), Some(0));
+    type_in(&mut app, "9s");
+    assert!(
+        app.status().contains("no record at or after 9s"),
+        "{}",
+        app.status()
+    );
     // Corrupt sidecars are reported, not fatal.
     let bad: PathBuf = Sidecar::path_for(&d.join("TRACEBUF.003"));
     std::fs::write(&bad, b"OS2TIDX\0junk").unwrap();
