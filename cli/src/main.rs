@@ -19,6 +19,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod apis;
 mod args;
+mod cptrapopts;
 mod demo;
 mod dtrace;
 mod exehdr;

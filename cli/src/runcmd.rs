@@ -75,6 +75,8 @@ pub struct Args {
     args: Vec<String>,
     #[command(flatten)]
     trace: TraceOptions,
+    #[command(flatten)]
+    cptrap: crate::cptrapopts::CptrapOptions,
 }
 
 /// The default instruction budget: 10^10 (minutes of emulated time).
@@ -123,6 +125,7 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
     if o.api_log {
         p.set_api_log_sink(Box::new(|e| eprintln!("api: {e}")));
     }
+    o.cptrap.start(&mut p)?;
     let outcome = if trace.active() {
         p.trace_commands(&trace.commands()?)?;
         crate::runviews::start(&trace.views, &mut p, trace.tff_dirs(&root));
@@ -133,6 +136,7 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
     } else {
         p.run()
     };
+    o.cptrap.finish(&mut p)?;
     if o.api_log {
         eprintln!(
             "run: {} instructions, {} cycles, {} ms of emulated time",

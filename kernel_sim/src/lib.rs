@@ -44,6 +44,7 @@ pub mod rc;
 mod run;
 mod semaphores;
 mod startup;
+pub mod systable;
 pub mod thunks;
 pub mod tnf;
 pub mod trace;

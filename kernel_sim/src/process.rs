@@ -195,6 +195,8 @@ pub struct Process {
     pub(crate) trace: Option<SystemTrace>,
     /// TNF probes and their recorder.
     pub(crate) tnf: crate::tnf::TnfRuntime,
+    /// The always-on trace table and CPTRAP.
+    pub(crate) systable: crate::systable::SystemTable,
 }
 
 impl Process {
@@ -244,6 +246,7 @@ impl Process {
             pid: 1,
             trace: None,
             tnf: Default::default(),
+            systable: Default::default(),
         };
         let t = p.clock.now(0);
         p.files.boot = crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);

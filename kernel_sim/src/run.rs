@@ -53,6 +53,11 @@ impl Process {
 
     pub(crate) fn run_loop(&mut self, mut hook: Option<&mut dyn TrapHook>) -> Outcome {
         let started = *self.started.get_or_insert_with(std::time::Instant::now);
+        if !self.systable.dispatched {
+            // The process's one thread is dispatched (run user, 0A).
+            self.systable.dispatched = true;
+            self.systable_event(cptrap::Entry::new(cptrap::TypeNum::DISPATCH));
+        }
         loop {
             let remaining = self
                 .cfg
@@ -77,6 +82,14 @@ impl Process {
                     }
                 }
                 Exit::Exception { fault, .. } => {
+                    let zapped = TrapKind::of(&exit) == Some(TrapKind::Breakpoint)
+                        && self.systable_zap(
+                            self.m
+                                .cpu()
+                                .eip
+                                .wrapping_sub(1)
+                                .wrapping_add(self.m.cpu().sreg(SegReg::Cs).base),
+                        );
                     if let Some(kind) = TrapKind::of(&exit) {
                         match hook.as_mut() {
                             Some(h) => match h.on_trap(self, kind) {
@@ -90,6 +103,12 @@ impl Process {
                                 Next::NotOurs => {}
                             },
                         }
+                    }
+                    if zapped {
+                        // A CP interface zap alone: the original instruction
+                        // runs out of line, as after a tracepoint hit.
+                        self.m.resume_at_tracepoint();
+                        continue;
                     }
                     if let Some(o) = self.guest_exception(fault) {
                         return o;
@@ -143,6 +162,19 @@ impl Process {
     fn guest_exception(&mut self, fault: Fault) -> Option<Outcome> {
         let cpu = self.m.cpu();
         let (cs, eip) = (cpu.sreg(SegReg::Cs).selector, cpu.eip);
+        let mut entry = cptrap::Entry::new(cptrap::TypeNum::EXCEPTION);
+        entry.frame.aux = u16::from(fault.vector);
+        entry.words = [
+            cpu.sreg(SegReg::Cs).base.wrapping_add(eip),
+            fault.error.unwrap_or(0),
+            if fault.vector == vector::PF {
+                cpu.cr2
+            } else {
+                0
+            },
+            u32::from(cs),
+        ];
+        self.systable_event(entry);
         let handler = self
             .vectors
             .get(usize::from(fault.vector))
@@ -323,7 +355,35 @@ impl Process {
         let t = self.clock.now(self.m.cycles());
         self.files.now = crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);
         let args_text = self.cfg.api_log.then(|| api::format_args(self, def, &call));
+        if let Some(e) = crate::systable::before_call(def.name, &call.vals, far16) {
+            self.systable_event(e);
+        }
         let result = func.call(self, &call);
+        if let Ok(rc) = &result {
+            let return_address = if far16 {
+                (ret_cs << 16) | (ret_ip & 0xFFFF)
+            } else {
+                ret_ip
+            };
+            let module = bound.module.clone();
+            self.systable_event(cptrap::Entry::api_call(
+                &module,
+                bound.ordinal as u16,
+                *rc,
+                return_address,
+            ));
+            let rc = *rc;
+            let after = crate::systable::after_call(def.name, &call.vals, rc, |ptr, len| {
+                let lin = self.ptr(ptr, far16, len)?;
+                let bytes = self.read_mem(lin, len)?;
+                let mut b = [0u8; 4];
+                b[..bytes.len().min(4)].copy_from_slice(&bytes[..bytes.len().min(4)]);
+                Some(u32::from_le_bytes(b))
+            });
+            if let Some(e) = after {
+                self.systable_event(e);
+            }
+        }
         if let Some(args) = args_text {
             let entry = ApiLogEntry {
                 caller: format!("{ret_cs:04X}:{ret_ip:04X}"),

@@ -140,8 +140,8 @@ use std::path::{Path, PathBuf};
 
 pub use error::{BuildError, Result};
 pub use programs::{
-    args, debug, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, loops, msg, ords,
-    tnf,
+    args, cptrap32, debug, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, loops,
+    msg, ords, tnf,
 };
 
 /// A label of a program: where it is, and whether the MAP file lists it.
@@ -328,6 +328,12 @@ pub fn loop16() -> Result<Program> {
 /// TNF16.EXE: TNF probes in a 16-bit program ([`tnf`](mod@tnf)).
 pub fn tnf16() -> Result<Program> {
     programs::tnf::build_tnf16(tnf::Probes::Tnf)
+}
+
+/// CPTRAP32.EXE: CPTRAP's virtual machine interface, a handled fault,
+/// memory and file I/O ([`cptrap32`](mod@cptrap32)).
+pub fn cptrap32() -> Result<Program> {
+    programs::cptrap32::build()
 }
 
 /// TNF32.EXE: the man pages' cookie2 with TNF probes ([`tnf`](mod@tnf)).

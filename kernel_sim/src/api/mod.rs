@@ -63,6 +63,7 @@ macro_rules! api {
 }
 
 pub mod console;
+pub mod cptrapvm;
 pub mod doscalls16;
 pub mod doscalls32;
 mod find;
@@ -238,6 +239,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(sems::DEFS)
         .chain(console::DEFS)
         .chain(tnfprobe::DEFS)
+        .chain(cptrapvm::DEFS)
 }
 
 /// The system DLLs this kernel provides.
@@ -245,7 +247,7 @@ pub const SYSTEM_DLLS: &[&str] = &[
     "DOSCALLS", "DOSCALL1", "MSG", "VIOCALLS", "NLS", "KBDCALLS", "MOUCALLS", "SESMGR", "QUECALLS",
     "MONCALLS", "PMWIN", "PMGPI", "PMSHAPI", "PMMERGE", "HELPMGR", "PMSPL", "PMVIOP", "TNFPROBE",
     "NAMPIPES", "BDCALLS", "FKA", "PMCTLS", "PMDRAG", "PMGRE", "PMPIC", "PMWP", "PNP", "WPCONFIG",
-    "WPINET", "WPPRINT",
+    "WPINET", "WPPRINT", "CPTRAP",
 ];
 
 /// Is `name` a system DLL?

@@ -7,6 +7,7 @@
 //! `main` in `dllcal`.
 
 pub mod args;
+pub mod cptrap32;
 pub mod debug;
 pub mod dll16;
 pub mod dll32;
