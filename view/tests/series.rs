@@ -136,7 +136,7 @@ fn series_in_capture_order_with_gaps_lost_and_fine_time() {
     assert_eq!(end.timestamp, Some(1_000_300));
     // The browser goes to an emulated time, an OS/2 time and a record.
     let mut app = view::browse::App::new(trace.clone(), fmt.clone(), Filter::default());
-    let mut type_in = |app: &mut view::browse::App, text: &str| {
+    let type_in = |app: &mut view::browse::App, text: &str| {
         app.key(view::browse::Key::Char(':'));
         for c in text.chars() {
             app.key(view::browse::Key::Char(c));
