@@ -75,3 +75,9 @@ pub const ERROR_VIO_INVALID_PARMS: u32 = 421;
 pub const ERROR_VIO_INVALID_HANDLE: u32 = 436;
 /// A VIO structure's length is not valid.
 pub const ERROR_VIO_INVALID_LENGTH: u32 = 438;
+/// No such country code (NLS).
+pub const ERROR_NLS_NO_CTRY_CODE: u32 = 398;
+/// The NLS table did not fit in the buffer; the part that fits is there.
+pub const ERROR_NLS_TABLE_TRUNCATED: u32 = 399;
+/// No such code page.
+pub const ERROR_CODE_PAGE_NOT_FOUND: u32 = 476;

@@ -1,4 +1,4 @@
-//! DOSCALLS, 16-bit entries (OS/2 1.x far pascal), NLS and the absolute
+//! DOSCALLS, 16-bit entries (OS/2 1.x far pascal) and the absolute
 //! values DOSHUGESHIFT / DOSHUGEINCR.
 
 use crate::api::util::ApiResult;
@@ -77,15 +77,6 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 137 "DosRead" Far16 [W, P, W, P] shared::read),
     api!("DOSCALLS" 138 "DosWrite" Far16 [W, P, W, P] shared::write),
     api!("DOSCALLS" 151 "DosSearchPath" Far16 [W, S, S, P, W] shared::search_path),
-    api!("NLS" 1 "DosCaseMap" Far16 [W, P, P] |p, c| {
-        let mut s = p.arg_bytes(c, 2, u32::from(c.w(0)))?;
-        s.make_ascii_uppercase();
-        p.put_bytes(c, 2, &s)
-    }),
-    api!("NLS" 4 "DosGetDBCSEv" Far16 [W, P, P] |p, c| {
-        let zeros = vec![0u8; usize::from(c.w(0))];
-        p.put_bytes(c, 2, &zeros)
-    }),
 ];
 
 fn alloc_seg(p: &mut Process, c: &Call) -> ApiResult<()> {

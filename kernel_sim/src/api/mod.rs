@@ -69,6 +69,7 @@ pub mod doscalls32;
 mod find;
 pub mod modules;
 pub mod names;
+pub mod nls;
 pub mod ordinals;
 pub mod sems;
 mod shared;
@@ -238,6 +239,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(modules::DEFS)
         .chain(sems::DEFS)
         .chain(console::DEFS)
+        .chain(nls::DEFS)
         .chain(tnfprobe::DEFS)
         .chain(cptrapvm::DEFS)
 }
