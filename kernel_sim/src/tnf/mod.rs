@@ -191,28 +191,30 @@ impl Process {
         if !action.record && !action.debug {
             return Ok(());
         }
-        let probe = self.tnf.probes[index].clone();
-        let mut values = Vec::with_capacity(probe.desc.args.len());
-        for (ty, loc) in probe.desc.args.iter().map(|a| a.0).zip(&probe.locations) {
-            values.push(self.tnf_arg(ty, *loc, probe.bits16));
+        // No clone of the probe on the hot path: argument by argument.
+        let (count, bits16) = {
+            let p = &self.tnf.probes[index];
+            (p.locations.len(), p.bits16)
+        };
+        let mut values = Vec::with_capacity(count);
+        for i in 0..count {
+            let p = &self.tnf.probes[index];
+            let (ty, loc) = (p.desc.args[i].0, p.locations[i]);
+            values.push(self.tnf_arg(ty, loc, bits16));
         }
         if action.debug {
-            let line = tnf::probe::debug_line(&probe.desc, &values);
+            let line = tnf::probe::debug_line(&self.tnf.probes[index].desc, &values);
             let _ = writeln!(self.stderr, "{line}");
         }
         if action.record {
             let now = self.tnf_now();
-            if let Some(w) = self.tnf.writer.as_mut()
-                && let Err(e) = w.event(
-                    index as u64,
-                    &probe.desc,
-                    (u32::from(self.pid), 1, 1),
-                    now,
-                    &values,
-                )
+            let thread = (u32::from(self.pid), 1, 1);
+            let tnf = &mut self.tnf;
+            if let Some(w) = tnf.writer.as_mut()
+                && let Err(e) = w.event(index as u64, &tnf.probes[index].desc, thread, now, &values)
             {
-                self.tnf.dropped += 1;
-                self.tnf.first_error.get_or_insert_with(|| e.to_string());
+                tnf.dropped += 1;
+                tnf.first_error.get_or_insert_with(|| e.to_string());
             }
         }
         Ok(())

@@ -87,6 +87,15 @@ pub struct WriterStats {
     pub blocks_reused: u64,
 }
 
+/// A probe's event layout, worked out at its first event: its directory
+/// cell, the event's size and each argument slot's (offset, size).
+#[derive(Clone, Debug)]
+struct ProbeLayout {
+    cell: u32,
+    event_size: u32,
+    slots: Vec<(u32, u32)>,
+}
+
 /// Identity of a thread: (pid, lwpid, tid).
 pub type ThreadKey = (u32, u32, u32);
 
@@ -103,7 +112,9 @@ pub struct TnfWriter {
     tag_next: u32,
     fw_next: u32,
     types: BTreeMap<String, u32>,
-    probes: BTreeMap<u64, u32>,
+    probes: BTreeMap<u64, ProbeLayout>,
+    string_tag: u32,
+    sched_tag: u32,
     threads: BTreeMap<ThreadKey, Thread>,
     stats: WriterStats,
 }
@@ -128,6 +139,8 @@ impl TnfWriter {
             fw_next: layout::FW_FIRST_PROBE,
             types: BTreeMap::new(),
             probes: BTreeMap::new(),
+            string_tag: 0,
+            sched_tag: 0,
             threads: BTreeMap::new(),
             stats: WriterStats::default(),
         };
@@ -150,6 +163,8 @@ impl TnfWriter {
         w.put_u32(h::NEXT_ALLOC_GEN, w.generation);
         w.put_u32(h::NEXT_FW_ALLOC, w.fw_next);
         w.write_builtins()?;
+        w.string_tag = w.tag_of("tnf_string")?;
+        w.sched_tag = w.tag_of("tnf_sched_rec")?;
         w.put_u32(h::BLOCKS_VALID, w.blocks_valid);
         Ok(w)
     }
@@ -278,13 +293,39 @@ impl TnfWriter {
         time: i64,
         args: &[ArgValue],
     ) -> Result<(), WriteError> {
-        let cell = match self.probes.get(&probe_id) {
-            Some(c) => *c,
-            None => {
-                desc.validate()?;
-                let c = self.write_probe_type(desc)?;
-                self.probes.insert(probe_id, c);
-                c
+        if !self.probes.contains_key(&probe_id) {
+            desc.validate()?;
+            let cell = self.write_probe_type(desc)?;
+            let types = ["tnf_probe_event", "tnf_time_delta"]
+                .into_iter()
+                .chain(desc.args.iter().map(|(t, _)| t.tnf_type()));
+            let event_size = round8(struct_size(types));
+            let mut slots = Vec::with_capacity(desc.args.len());
+            let mut offset = 8u32;
+            for (ty, _) in &desc.args {
+                let (size, align) = crate::types::slot_layout(ty.tnf_type());
+                offset = offset.next_multiple_of(align);
+                slots.push((offset, size));
+                offset += size;
+            }
+            self.probes.insert(
+                probe_id,
+                ProbeLayout {
+                    cell,
+                    event_size,
+                    slots,
+                },
+            );
+        }
+        let (cell, event_size) = match self.probes.get(&probe_id) {
+            Some(l) if l.slots.len() == desc.args.len() => (l.cell, l.event_size),
+            // The same probe id with another argument list.
+            _ => {
+                return Err(WriteError::ArgMismatch {
+                    probe: desc.name.clone(),
+                    index: desc.args.len(),
+                    expected: "argument the probe's first event had",
+                });
             }
         };
         // String arguments first: each a record of its own.
@@ -301,17 +342,12 @@ impl TnfWriter {
                 let s = &s[..s.len().min(layout::STRING_LIMIT)];
                 let self_size = 8 + s.len() as u32 + 1;
                 let (at, generation, _) = self.data_alloc(key, self_size)?;
-                self.put_u32(at, self.tag_of("tnf_string")?);
+                self.put_u32(at, self.string_tag);
                 self.put_u32(at + 4, self_size);
                 self.image[(at + 8) as usize..(at + 8) as usize + s.len()].copy_from_slice(s);
                 strings.push((at, generation));
             }
         }
-        let types: Vec<&str> = ["tnf_probe_event", "tnf_time_delta"]
-            .into_iter()
-            .chain(desc.args.iter().map(|(t, _)| t.tnf_type()))
-            .collect();
-        let event_size = round8(struct_size(types.iter().copied()));
         // Event and its forwarding cell; a schedule record first if needed.
         let need = event_size + 8;
         let room = self
@@ -329,7 +365,7 @@ impl TnfWriter {
         }
         if !self.threads.get(&key).is_some_and(sched_ok) {
             let (at, _, _) = self.data_alloc(key, 24)?;
-            self.put_u32(at, self.tag_of("tnf_sched_rec")?);
+            self.put_u32(at, self.sched_tag);
             self.put_u32(at + 4, key.2);
             self.put_u32(at + 8, key.1);
             self.put_u32(at + 12, key.0);
@@ -353,11 +389,13 @@ impl TnfWriter {
         let sched_ref =
             refs::reclaimable(fw, sched_at, 0, self.log, FULL).ok_or(WriteError::NoFreeBlock)?;
         self.put_u32(fw, sched_ref);
-        let mut offset = 8u32;
         let mut strings = strings.into_iter();
-        for (i, ((ty, _), tnf)) in desc.args.iter().zip(types.iter().skip(2)).enumerate() {
-            let (size, align) = crate::types::slot_layout(tnf);
-            offset = offset.next_multiple_of(align);
+        for (i, (ty, _)) in desc.args.iter().enumerate() {
+            let (offset, size) = self
+                .probes
+                .get(&probe_id)
+                .and_then(|l| l.slots.get(i).copied())
+                .unwrap_or((8, 4));
             let slot = at + offset;
             let mismatch = || WriteError::ArgMismatch {
                 probe: desc.name.clone(),
@@ -381,7 +419,6 @@ impl TnfWriter {
                     }
                 }
             }
-            offset += size;
         }
         self.stats.events += 1;
         Ok(())
