@@ -65,3 +65,30 @@ fn trapred_shows_the_vm_interface_records_of_a_run_forward_backward_and_by_code(
         "{dialogue}"
     );
 }
+
+#[test]
+fn run_trace_on_a_static_major_logs_dos_sys_trace_records() {
+    let dir = tempfile::tempdir().unwrap();
+    testprogs::systrc16().unwrap().write_to(dir.path()).unwrap();
+    let (code, _, err) = os2trace(dir.path(), &["run", "--root", ".", "SYSTRC16.EXE"]);
+    assert_eq!(
+        code, 150,
+        "not selected: ERROR_SYSTEM_TRACE is the exit code\n{err}"
+    );
+    let (code, out, err) = os2trace(
+        dir.path(),
+        &[
+            "run",
+            "--root",
+            ".",
+            "--trace",
+            "0xF5(1)",
+            "--tracefmt",
+            ".",
+            "SYSTRC16.EXE",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("MAJ=00F5 MIN=0001"), "{out}");
+    assert!(!out.contains("MIN=0002"), "{out}");
+}

@@ -51,6 +51,8 @@ pub const ERROR_ENVVAR_NOT_FOUND: u32 = 203;
 pub const ERROR_FILENAME_EXCED_RANGE: u32 = 206;
 /// Invalid address.
 pub const ERROR_INVALID_ADDRESS: u32 = 487;
+/// ERROR_SYSTEM_TRACE: DosSysTrace's major code is not selected for tracing.
+pub const ERROR_SYSTEM_TRACE: u32 = 150;
 /// Code page list too small.
 pub const ERROR_CPLIST_TOO_SMALL: u32 = 471;
 /// Invalid selector.

@@ -141,7 +141,7 @@ use std::path::{Path, PathBuf};
 pub use error::{BuildError, Result};
 pub use programs::{
     args, cptrap32, debug, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, loops,
-    msg, ords, tnf,
+    msg, ords, systrc16, tnf,
 };
 
 /// A label of a program: where it is, and whether the MAP file lists it.
@@ -334,6 +334,12 @@ pub fn tnf16() -> Result<Program> {
 /// memory and file I/O ([`cptrap32`](mod@cptrap32)).
 pub fn cptrap32() -> Result<Program> {
     programs::cptrap32::build()
+}
+
+/// SYSTRC16.EXE: static records logged with DosSysTrace
+/// ([`systrc16`](mod@systrc16)).
+pub fn systrc16() -> Result<Program> {
+    programs::systrc16::build()
 }
 
 /// TNF32.EXE: the man pages' cookie2 with TNF probes ([`tnf`](mod@tnf)).

@@ -73,6 +73,7 @@ pub mod nls;
 pub mod ordinals;
 pub mod sems;
 mod shared;
+pub mod systrace;
 pub mod tnfprobe;
 mod util;
 
@@ -242,6 +243,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(nls::DEFS)
         .chain(tnfprobe::DEFS)
         .chain(cptrapvm::DEFS)
+        .chain(systrace::DEFS)
 }
 
 /// The system DLLs this kernel provides.

@@ -189,6 +189,19 @@ impl Process {
         self.trace_start(commands.format, commands.kb)?;
         for operand in &commands.traces {
             let (file, spec) = split_operand(operand);
+            if let Some(major) = super::statics::static_major(file) {
+                let on = || format!("TRACE ON {operand}");
+                let major = u8::try_from(major).map_err(|_| TraceError::File {
+                    file: on(),
+                    reason: format!("major code {major} is outside 0..255"),
+                })?;
+                let minors = super::statics::parse_minors(spec.unwrap_or(""))
+                    .map_err(|reason| TraceError::File { file: on(), reason })?;
+                if let Some(t) = self.trace.as_mut() {
+                    t.trace_on_static(major, minors);
+                }
+                continue;
+            }
             let bytes = read(file)?;
             let tdf = tdf::Tdf::parse(&bytes).map_err(|e| TraceError::File {
                 file: file.to_string(),

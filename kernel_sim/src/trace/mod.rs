@@ -25,6 +25,7 @@ pub mod fine;
 mod guest;
 mod runtime;
 pub mod select;
+pub mod statics;
 mod system;
 
 pub use commands::TraceCommands;

@@ -100,6 +100,8 @@ pub struct SystemTrace {
     sysdump: Option<u32>,
     /// Fine times of the records (the sidecar) and their observer.
     fine: Fine,
+    /// The static majors (DosSysTrace) TRACE ON selected.
+    statics: super::statics::StaticSelection,
 }
 
 /// What DTRACE QUERY and GETVARS show of one tracepoint.
@@ -183,6 +185,7 @@ impl SystemTrace {
             spool: None,
             spool_error: None,
             sysdump: None,
+            statics: Default::default(),
         })
     }
 
@@ -239,6 +242,46 @@ impl SystemTrace {
             self.sysdump = Some(linear);
         }
         dispatch
+    }
+
+    /// TRACE ON for a static major (and its minors; `None`: all).
+    pub fn trace_on_static(&mut self, major: u8, minors: Option<std::collections::BTreeSet<u16>>) {
+        self.statics.select(major, minors);
+    }
+
+    /// Whether DosSysTrace logs `major`/`minor`.
+    pub fn static_selected(&self, major: u16, minor: u16) -> bool {
+        self.statics.selected(major, minor)
+    }
+
+    /// A static record (DosSysTrace): logged with the API and PROTECT
+    /// flags (not DYNAMIC), with its fine time when `at` gives the clock
+    /// and the caller's address.
+    ///
+    /// # Errors
+    /// The record does not fit in the buffer.
+    pub fn log_static(
+        &mut self,
+        major: u16,
+        minor: u16,
+        pid: u16,
+        data: &[u8],
+        now: Timestamp,
+        at: Option<(HitClock, u32)>,
+    ) -> Result<(), stda::LogError> {
+        let before = self.buffer.records_logged();
+        let rec = stda::RecordIn {
+            major,
+            minor,
+            pid,
+            flags: stda::RecordFlags::API | stda::RecordFlags::PROTECT,
+            data,
+        };
+        self.buffer.log(&rec, now)?;
+        if let Some((at, address)) = at {
+            self.fine.after_hit(&self.buffer, before, at, address, 0);
+        }
+        Ok(())
     }
 
     /// After a hit was charged to the clock: a TRSPOOL poll if one is due

@@ -19,6 +19,7 @@ pub mod hello32;
 pub mod loops;
 pub mod msg;
 pub mod ords;
+pub mod systrc16;
 pub mod tnf;
 
 mod calls;
