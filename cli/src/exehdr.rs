@@ -55,7 +55,8 @@ pub fn run(args: Args) -> Result<i32> {
             }
         }
     };
-    print!("{dump}");
+    // Names come from the module: no escape sequences reach the terminal.
+    print!("{}", crate::util::escape_controls(&dump));
     Ok(0)
 }
 

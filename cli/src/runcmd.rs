@@ -141,7 +141,9 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
         eprintln!(
             "run: {} instructions, {} cycles, {} ms of emulated time",
             p.instructions(),
-            p.machine().cycles(),
+            // The emulated clock's total: the program's cycles and what
+            // tracing (and sleeps) added, as --query counts them.
+            p.clock().cycles(p.machine().cycles()),
             p.now_millis()
         );
     }

@@ -90,7 +90,7 @@ fn show(file: &str, as_json: bool) -> Result<i32> {
     if as_json {
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        print!("{out}");
+        print!("{}", crate::util::escape_controls(&out));
     }
     Ok(0)
 }

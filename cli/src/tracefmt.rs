@@ -139,7 +139,9 @@ pub fn run(a: Args) -> Result<i32> {
     }
     let out = render(&trace, &fmt, &a, trace.sources.len() > 1);
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(out.as_bytes())?;
+    // Guest text (%S) must not send escape sequences to the terminal; JSON
+    // and raw lines have no control characters to escape.
+    stdout.write_all(crate::util::escape_controls(&out).as_bytes())?;
     stdout.flush()?;
     Ok(0)
 }
@@ -207,7 +209,8 @@ fn follow(a: &Args, dir: PathBuf) -> Result<i32> {
                     hinted = true;
                 }
             }
-            stdout.write_all(render(&t, &fmt, a, true).as_bytes())?;
+            stdout
+                .write_all(crate::util::escape_controls(&render(&t, &fmt, a, true)).as_bytes())?;
             stdout.flush()?;
             last_new = Instant::now();
         }

@@ -200,14 +200,17 @@ pub fn finish(opts: &TraceOptions, process: &mut Process, root: &Path) -> Result
             }
             rules.fill_from(found);
         }
-        print!("{}", tracefmt::format_stda(&stda, &rules));
+        print!(
+            "{}",
+            crate::util::escape_controls(&tracefmt::format_stda(&stda, &rules))
+        );
     }
     crate::runviews::finish(&opts.views, process, &opts.tff_dirs(root))?;
     if opts.query || opts.getvars {
         for (i, dto) in report.dtos.iter().enumerate() {
             println!(
                 "DTO {i}: module {} id {} vars {} errors {}",
-                dto.module,
+                crate::util::escape_controls(&dto.module),
                 dto.id,
                 dto.vars.len(),
                 dto.errors

@@ -258,3 +258,19 @@ fn two_traced_runs_with_different_host_clocks_give_identical_buffers() {
     assert!(a.len() > 100);
     assert_eq!(a, b);
 }
+
+#[test]
+fn module_names_cannot_send_escape_sequences() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = Module::new_lx("E\x1b[2JVIL");
+    m.add_object(0x2005, 1, &[0xC3]);
+    m.start = Some(Address {
+        object: 1,
+        offset: 0,
+    });
+    std::fs::write(dir.path().join("E.EXE"), loader::write(&m).unwrap()).unwrap();
+    let out = os2trace(dir.path(), &["exehdr", "E.EXE"]);
+    let all = [out.stdout, out.stderr].concat();
+    assert!(!all.contains(&0x1B), "{}", String::from_utf8_lossy(&all));
+    assert!(String::from_utf8_lossy(&all).contains("E\\x1B[2JVIL"));
+}
