@@ -15,6 +15,10 @@ pub struct Instr {
     pub operand: u32,
 }
 
+// Size check on a hot struct (as iced-x86 does): programs are decoded into
+// vectors of these and the interpreter walks them on every hit.
+const _: () = assert!(size_of::<Instr>() == 8);
+
 /// Why bytes could not be decoded as an instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {

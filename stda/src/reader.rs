@@ -27,6 +27,10 @@ use crate::time::{Stamp, Timestamp, TraceDateTime};
 /// A malformed STDA header. Offsets are from the start of the STDA.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum StdaError {
+    /// A read past the end (the checks before it make this unreachable in
+    /// practice; the shared reader reports it with offset and structure).
+    #[error("{0}")]
+    Read(#[from] binread::Error),
     /// Fewer bytes than the structure needs.
     #[error(
         "STDA truncated at offset {offset:#06x}: {what} needs {needed} bytes, {available} present"
@@ -93,10 +97,6 @@ pub struct Stda<'a> {
     next: usize,
 }
 
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
 /// The TRACE ON/OFF times of a new-format header (the caller has checked
 /// the length).
 pub(crate) fn header_times(format: StdaFormat, b: &[u8]) -> Option<TraceTimes> {
@@ -132,9 +132,10 @@ impl<'a> Stda<'a> {
         if &bytes[..8] != MAGIC {
             return Err(StdaError::BadMagic);
         }
-        let first = u16_at(bytes, FIRST_OFFSET);
-        let last = u16_at(bytes, LAST_OFFSET);
-        let next = u16_at(bytes, NEXT_OFFSET);
+        let b = binread::Bytes::new(bytes);
+        let first = b.u16(FIRST_OFFSET as u64, "STDA header")?;
+        let last = b.u16(LAST_OFFSET as u64, "STDA header")?;
+        let next = b.u16(NEXT_OFFSET as u64, "STDA header")?;
         let format = StdaFormat::from_first(first).ok_or(StdaError::UnknownFormat { first })?;
         if usize::from(last) < usize::from(first) + TRAILER_SIZE - 1 {
             return Err(StdaError::BadLast { first, last });

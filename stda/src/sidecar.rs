@@ -79,6 +79,10 @@ pub struct Sidecar {
 /// A malformed sidecar.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SidecarError {
+    /// A read past the end (the checks before it make this unreachable in
+    /// practice; the shared reader reports it with offset and structure).
+    #[error("{0}")]
+    Read(#[from] binread::Error),
     /// The file is shorter than its header says.
     #[error("sidecar truncated at offset {offset:#x}: {what}")]
     Truncated {
@@ -96,18 +100,6 @@ pub enum SidecarError {
     /// Bytes after the last entry.
     #[error("sidecar at offset {0:#x}: bytes after the last entry")]
     Trailing(usize),
-}
-
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from(u32_at(b, at)) | u64::from(u32_at(b, at + 4)) << 32
 }
 
 impl Sidecar {
@@ -147,11 +139,12 @@ impl Sidecar {
                 what: format!("the header needs {SIDECAR_HEADER_SIZE} bytes"),
             });
         }
-        let version = u32_at(bytes, 8);
+        let b = binread::Bytes::new(bytes);
+        let version = b.u32(8, "sidecar header")?;
         if version != SIDECAR_VERSION {
             return Err(SidecarError::BadVersion(version));
         }
-        let n = u32_at(bytes, 12) as usize;
+        let n = b.u32(12, "sidecar header")? as usize;
         let body = bytes.len() - SIDECAR_HEADER_SIZE;
         if body / ENTRY_SIZE < n {
             let whole = body / ENTRY_SIZE;
@@ -163,23 +156,25 @@ impl Sidecar {
         if body > n * ENTRY_SIZE {
             return Err(SidecarError::Trailing(SIDECAR_HEADER_SIZE + n * ENTRY_SIZE));
         }
-        let entries = bytes[SIDECAR_HEADER_SIZE..]
-            .chunks_exact(ENTRY_SIZE)
-            .map(|e| HitTime {
-                cycle: u64_at(e, 0),
-                ns: u64_at(e, 8),
-                cost_ns: u64_at(e, 16),
-                cost_cycles: u32_at(e, 24),
-                address: u32_at(e, 28),
-                pid: u16_at(e, 32),
-                tid: u16_at(e, 34),
-                minor: u16_at(e, 36),
-                major: u16_at(e, 38),
-            })
-            .collect();
+        let mut entries = Vec::with_capacity(n);
+        let mut c = b.cursor_at(SIDECAR_HEADER_SIZE as u64);
+        const E: &str = "sidecar entry";
+        for _ in 0..n {
+            entries.push(HitTime {
+                cycle: c.u64(E)?,
+                ns: c.u64(E)?,
+                cost_ns: c.u64(E)?,
+                cost_cycles: c.u32(E)?,
+                address: c.u32(E)?,
+                pid: c.u16(E)?,
+                tid: c.u16(E)?,
+                minor: c.u16(E)?,
+                major: c.u16(E)?,
+            });
+        }
         Ok(Sidecar {
-            logged: u64_at(bytes, 16),
-            lost: u64_at(bytes, 24),
+            logged: b.u64(16, "sidecar header")?,
+            lost: b.u64(24, "sidecar header")?,
             entries,
         })
     }

@@ -81,6 +81,10 @@ pub enum TffError {
         /// Bytes present.
         available: usize,
     },
+    /// A read past the end (the checks above it make this unreachable in
+    /// practice; the shared reader reports it with offset and structure).
+    #[error("{0}")]
+    Read(#[from] binread::Error),
     /// The file does not start with `"TFF\0"`.
     #[error("TFF header at offset 0x0000: magic is not \"TFF\\0\"")]
     BadMagic,
@@ -118,10 +122,6 @@ pub enum TffError {
         /// What is wrong.
         what: &'static str,
     },
-}
-
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
 }
 
 impl Tff {
@@ -182,9 +182,10 @@ impl Tff {
         if &bytes[..4] != TFF_MAGIC {
             return Err(TffError::BadMagic);
         }
-        let major = u16_at(bytes, 4);
-        let n = usize::from(u16_at(bytes, 6));
-        let dir = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
+        let b = binread::Bytes::new(bytes);
+        let major = b.u16(4, "TFF header")?;
+        let n = usize::from(b.u16(6, "TFF header")?);
+        let dir = b.u32(8, "TFF header")? as usize;
         if dir < 0x0C {
             return Err(TffError::Layout {
                 offset: 8,
@@ -203,10 +204,10 @@ impl Tff {
         let mut records = Vec::with_capacity(n);
         for index in 0..n {
             let e = dir + 8 * index;
-            let minor = u16_at(bytes, e);
-            let len = usize::from(u16_at(bytes, e + 2));
-            let start = u32::from_le_bytes([bytes[e + 4], bytes[e + 5], bytes[e + 6], bytes[e + 7]])
-                as usize;
+            let at = e as u64;
+            let minor = b.u16(at, "TFF directory")?;
+            let len = usize::from(b.u16(at + 2, "TFF directory")?);
+            let start = b.u32(at + 4, "TFF directory")? as usize;
             if start.checked_add(len).is_none_or(|end| end > bytes.len()) {
                 return Err(TffError::RecordOutside {
                     index,
