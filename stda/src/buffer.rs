@@ -88,6 +88,20 @@ pub struct TraceBuffer {
     last_stamped: Option<Timestamp>,
     records_logged: u64,
     bytes_logged: u64,
+    /// The codes of the record logged last, until a reset.
+    last_logged: Option<LastLogged>,
+}
+
+/// The codes of the record a [`TraceBuffer`] logged last: what a hit's
+/// bookkeeping needs without reading the record back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LastLogged {
+    /// Major code (the stored low byte).
+    pub major: u8,
+    /// Minor code.
+    pub minor: u16,
+    /// Process ID.
+    pub pid: u16,
 }
 
 impl TraceBuffer {
@@ -110,6 +124,7 @@ impl TraceBuffer {
             last_stamped: None,
             records_logged: 0,
             bytes_logged: 0,
+            last_logged: None,
         };
         buf.bytes[..8].copy_from_slice(MAGIC);
         buf.put_u16(FIRST_OFFSET, first);
@@ -142,6 +157,11 @@ impl TraceBuffer {
     /// Offset of the next byte to write.
     pub fn next(&self) -> u16 {
         self.next as u16
+    }
+
+    /// The codes of the record logged last, until the next reset.
+    pub fn last_logged(&self) -> Option<LastLogged> {
+        self.last_logged
     }
 
     /// Records logged since the last reset.
@@ -221,6 +241,11 @@ impl TraceBuffer {
         self.put_u16(NEXT_OFFSET, self.next);
         self.records_logged += 1;
         self.bytes_logged += needed as u64;
+        self.last_logged = Some(LastLogged {
+            major,
+            minor: rec.minor,
+            pid: rec.pid,
+        });
         Ok(())
     }
 
@@ -247,6 +272,7 @@ impl TraceBuffer {
         let end = self.last + 1;
         self.bytes[end - TRAILER_SIZE..end].fill(0);
         self.last_stamped = None;
+        self.last_logged = None;
         self.records_logged = 0;
         self.bytes_logged = 0;
     }

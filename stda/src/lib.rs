@@ -67,7 +67,7 @@ pub mod tff;
 mod time;
 pub mod tracefmt;
 
-pub use buffer::{ConfigError, LogError, Snapshot, TraceBuffer};
+pub use buffer::{ConfigError, LastLogged, LogError, Snapshot, TraceBuffer};
 pub use reader::{Stda, StdaError, StopReason, WalkBack};
 pub use record::{MAGIC, Record, RecordFlags, RecordIn, StdaFormat, TRAILER_SIZE, TraceTimes};
 pub use time::{DosDateTime, Stamp, Timestamp, TraceDateTime};

@@ -77,10 +77,9 @@ impl Fine {
         if buffer.records_logged() <= logged_before {
             return;
         }
-        let Some(rec) = Stda::parse(buffer.as_bytes())
-            .ok()
-            .and_then(|s| s.walk_back().next())
-        else {
+        // The codes the buffer kept: the record is read back only for an
+        // observer (a read-back on every hit would cost as much as the hit).
+        let Some(last) = buffer.last_logged() else {
             return;
         };
         let hit = HitTime {
@@ -89,13 +88,17 @@ impl Fine {
             cost_ns: at.ns(cost),
             cost_cycles: u32::try_from(cost).unwrap_or(u32::MAX),
             address,
-            pid: rec.pid,
+            pid: last.pid,
             tid: at.tid,
-            minor: rec.minor,
-            major: u16::from(rec.major),
+            minor: last.minor,
+            major: u16::from(last.major),
         };
         self.recorder.push(hit);
-        if let Some(Observer(f)) = self.observer.as_mut() {
+        if let Some(Observer(f)) = self.observer.as_mut()
+            && let Some(rec) = Stda::parse(buffer.as_bytes())
+                .ok()
+                .and_then(|s| s.walk_back().next())
+        {
             f(&rec, &hit);
         }
     }
