@@ -184,7 +184,7 @@ pub fn debug_trailer(bytes: &[u8]) -> Option<[u8; 4]> {
 /// # Errors
 /// The MAP parser's error (with its line).
 pub fn symbols_from_map(bytes: &[u8]) -> Result<SymbolTable, loader::map::MapError> {
-    let map = loader::map::parse_bytes(bytes)?;
+    let map = parse_skipping_bad_lines(bytes)?;
     Ok(SymbolTable::new(
         map.symbols
             .into_iter()
@@ -195,6 +195,26 @@ pub fn symbols_from_map(bytes: &[u8]) -> Result<SymbolTable, loader::map::MapErr
             })
             .collect(),
     ))
+}
+
+/// Parses a MAP as TRCUST reads it: a symbol line it cannot read is
+/// skipped (TRCUST scans each line with `%lx:%lx %s` and ignores lines that
+/// do not fit), so each line `loader` refuses is dropped and the rest read
+/// again.
+fn parse_skipping_bad_lines(bytes: &[u8]) -> Result<loader::map::MapFile, loader::map::MapError> {
+    let mut lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+    let mut dropped = 0usize;
+    loop {
+        let joined = lines.concat();
+        match loader::map::parse_bytes(&joined) {
+            Ok(m) => return Ok(m),
+            Err(e) if e.line >= 1 && e.line <= lines.len() && dropped < 1_000 => {
+                lines.remove(e.line - 1);
+                dropped += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 #[cfg(test)]

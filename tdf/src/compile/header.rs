@@ -272,7 +272,12 @@ impl Compiler<'_> {
             }
             return;
         }
-        // TRCUST keeps the low word of an ID.
+        // TRCUST keeps the low word of an ID; a word that is no number is
+        // an invalid ID.
+        if id == u64::MAX {
+            self.diag(Severity::Error, format!("invalid ID: {id_text}, ignored"));
+            return;
+        }
         let id = id & 0xFFFF;
         let valid = if types {
             id != 0 && id <= 0x8000 && id.is_power_of_two()
