@@ -1,7 +1,9 @@
 //! The OS/2 personality: loading a real program (testargv16.exe: a
 //! 14 KB NE with 150 fixups), running it to its DosExit, and the cost of
 //! one host-call API (DosGetVersion in a guest loop; throughput elements
-//! are API calls).
+//! are API calls), with nobody recording the always-on trace table and
+//! with CPTRAP recording every entry; and the table's own cost per entry
+//! (`trace_table/record`), to set beside an API call's.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kernel_sim::{Outcome, Process, ProcessConfig};
@@ -82,6 +84,25 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut p = quiet(apis.clone());
             assert_eq!(p.run(), Outcome::Exited(0));
+        })
+    });
+    g.bench_function("api_calls/DosGetVersion+cptrap", |b| {
+        b.iter(|| {
+            let mut p = quiet(apis.clone());
+            let all = cptrap::Selection::all();
+            p.cptrap_start(&kernel_sim::systable::CptrapConfig::new(all))
+                .unwrap();
+            assert_eq!(p.run(), Outcome::Exited(0));
+            black_box(p.cptrap_finish())
+        })
+    });
+    g.bench_function("trace_table/record", |b| {
+        let mut table = cptrap::TraceTable::new(kernel_sim::systable::TABLE_ENTRIES);
+        let entry = cptrap::Entry::api_call("DOSCALLS", 92, 0, 0x0007_0010);
+        b.iter(|| {
+            for _ in 0..CALLS {
+                table.record(black_box(&entry));
+            }
         })
     });
     g.finish();

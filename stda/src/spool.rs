@@ -311,8 +311,27 @@ pub fn write_poll(dir: &Path, poll: &SpoolPoll) -> io::Result<Option<PathBuf>> {
         return Ok(None);
     };
     let path = dir.join(name);
-    std::fs::write(&path, save.to_bytes())?;
+    write_replacing(&path, &save.to_bytes())?;
     Ok(Some(path))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory
+/// renamed over it, so a reader that watches the directory (`tracefmt
+/// --follow`) never sees a half-written file.
+///
+/// # Errors
+/// The I/O error of writing or renaming; the temporary file is removed.
+pub fn write_replacing(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.partial"));
+    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// `/P` (and `/W`): creates every `TRACEBUF.nnn` of the cycle in `dir`,

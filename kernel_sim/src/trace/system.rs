@@ -332,11 +332,13 @@ impl SystemTrace {
         let failed = |e: std::io::Error| {
             TraceError::Spool(format!("cannot write in {}: {e}", spool.dir.display()))
         };
-        write_poll(&spool.dir, &poll).map_err(failed)?;
+        // The sidecar first: a follower that sees TRACEBUF.nnn finds its
+        // FILE.idx already there.
         if let Some((name, _)) = &poll.file {
             let idx = stda::sidecar::Sidecar::path_for(&spool.dir.join(name));
-            std::fs::write(idx, sidecar.to_bytes()).map_err(failed)?;
+            stda::spool::write_replacing(&idx, &sidecar.to_bytes()).map_err(failed)?;
         }
+        write_poll(&spool.dir, &poll).map_err(failed)?;
         Ok(())
     }
 
