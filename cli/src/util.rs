@@ -168,3 +168,42 @@ pub fn read_source(path: &std::path::Path) -> anyhow::Result<String> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error that shows its source in its own text and chains it too,
+    /// as `#[error("...: {source}")]` does.
+    #[derive(Debug)]
+    struct Both(std::io::Error);
+
+    impl std::fmt::Display for Both {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "cannot write X.TDF: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Both {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let err = anyhow::Error::new(Both(std::io::Error::other("disk full")))
+            .context("TRCUST TPDLL16.TSF");
+        assert_eq!(
+            chain(&err),
+            "TRCUST TPDLL16.TSF: cannot write X.TDF: disk full"
+        );
+        let err = anyhow::anyhow!("TRACEBUF=0 is outside 1..63 (KB)")
+            .context("TRACEBUF=0 is outside 1..63 (KB)");
+        assert_eq!(chain(&err), "TRACEBUF=0 is outside 1..63 (KB)");
+        assert_eq!(
+            escape_controls("a\x1b[2Jb\n\tc\u{9b}"),
+            "a\\x1B[2Jb\n\tc\\u{9B}"
+        );
+    }
+}
