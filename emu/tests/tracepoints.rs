@@ -15,7 +15,7 @@
 mod common;
 
 use common::*;
-use emu::{Descriptor, Exit, Fault, Limits, Machine, SegReg, flags, vector};
+use emu::{Descriptor, Exit, Fault, Gpr, Limits, Machine, SegReg, flags, vector};
 use iced_x86::code_asm::*;
 
 /// How the host runs the original instruction at a hit.
@@ -360,7 +360,7 @@ fn far_calls_in_real_mode_and_32_bit_protected_mode() {
         false,
     );
     assert_eq!(r.hits.len(), 2);
-    assert_eq!(r.gpr[0] & 0xFFFF, 1);
+    assert_eq!(r.gpr[Gpr::Eax] & 0xFFFF, 1);
 
     // 32-bit protected mode: call far CODE32:far / hlt / far: inc eax / retf.
     let far_at = PROT + 0x40;
@@ -377,7 +377,7 @@ fn far_calls_in_real_mode_and_32_bit_protected_mode() {
         false,
     );
     assert_eq!(r.hits.len(), 2);
-    assert_eq!(r.gpr[0], 1);
+    assert_eq!(r.gpr[Gpr::Eax], 1);
 }
 
 /// A register-only loop the native tier takes, with two tracepoints in its
@@ -483,8 +483,8 @@ fn the_guest_reads_and_writes_the_patched_byte() {
         a.hlt().unwrap();
     });
     let r = same_four_ways(|| prot_machine(&c), &tps, Plan::default(), false);
-    assert_eq!(r.gpr[3] & 0xFF, 0xCC, "the guest sees the INT3");
-    assert_eq!((r.hits.len(), r.gpr[6]), (1, 1));
+    assert_eq!(r.gpr[Gpr::Ebx] & 0xFF, 0xCC, "the guest sees the INT3");
+    assert_eq!((r.hits.len(), r.gpr[Gpr::Esi]), (1, 1));
 
     // Writes 0xCC over it (it stays a tracepoint), then a NOP (it is gone).
     let (c, tps) = code_at(32, PROT, |a, m, at| {
@@ -524,7 +524,11 @@ fn self_modifying_code_over_a_tracepoint() {
     });
     let r = same_four_ways(|| prot_machine(&c), &tps, Plan::default(), false);
     assert_eq!(r.hits.len(), 3);
-    assert_eq!(r.gpr[3], 3 + 2 + 1, "each pass ran the rewritten immediate");
+    assert_eq!(
+        r.gpr[Gpr::Ebx],
+        3 + 2 + 1,
+        "each pass ran the rewritten immediate"
+    );
 }
 
 #[test]
