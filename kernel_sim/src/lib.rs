@@ -8,6 +8,23 @@
 //! the sandbox), the system DLLs implemented in Rust as host calls, a
 //! sandboxed file system and an emulated clock.
 //!
+//! Who owns which state (`state.rs` has the details):
+//! - `Process::machine`: the emulated hardware (CPU, physical memory,
+//!   TLB), one per system;
+//! - `Kernel` (`Process::kernel`), the whole system's: clock, sandbox file
+//!   system, thunk slots, semaphores, descriptor tables, the system trace
+//!   ([`trace::SystemTrace`]), the trace table and CPTRAP, TNF, instruction
+//!   accounting;
+//! - `Pcb` (`Process::pcb`), one process's: address space, modules,
+//!   environment, PIB/TIB, exception handlers, exit list, PID;
+//! - `Host` (`Process::host`): console streams, API log, beeps.
+//!
+//! Threads go into `Pcb` as a `Vec<Thread>` (TID, saved CPU state, stack,
+//! TIB, what it waits on), switched by the run loop; child processes
+//! (DosExecPgm, CMD.EXE) make `Kernel` hold a table of `Pcb`s, and the
+//! LDT and file handles move from `Kernel` into each `Pcb`. `Process`
+//! stays the public handle of the running system.
+//!
 //! Entry points:
 //! - [`Process::new`] with a [`ProcessConfig`] (sandbox root, program path
 //!   inside it, arguments, environment), then [`Process::run`] to an
@@ -44,6 +61,7 @@ pub mod rc;
 mod run;
 mod semaphores;
 mod startup;
+mod state;
 pub mod systable;
 pub mod thunks;
 pub mod tnf;

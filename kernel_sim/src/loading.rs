@@ -127,6 +127,7 @@ impl Process {
         }
         let bytes: Vec<u8> = crate::process::latin1(path);
         let r = self
+            .kernel
             .files
             .resolve(&bytes)
             .map_err(|_| KernelError::ModuleNotFound(path.to_string(), path.to_string()))?;
@@ -157,16 +158,16 @@ impl Process {
             let want = if is_exe { "a program" } else { "a library" };
             return Err(load_err(&name, format!("{os2} is not {want}")));
         }
-        let idx = self.modules.len();
+        let idx = self.pcb.modules.len();
         let objects = self.place(&module, is_exe, &name)?;
-        self.modules.push(crate::loading::LoadedModule {
+        self.pcb.modules.push(crate::loading::LoadedModule {
             name: name.clone(),
             path: os2.to_string(),
             handle: idx as u16 + 1,
             module,
             objects,
         });
-        let imports = self.modules[idx].module.imports.clone();
+        let imports = self.pcb.modules[idx].module.imports.clone();
         for imp in imports {
             if api::is_system(&imp) || self.find_module(&imp).is_some() {
                 continue;
@@ -177,20 +178,22 @@ impl Process {
             self.load_dll(&imp, depth + 1)?;
         }
         self.apply_fixups(idx)?;
-        if !is_exe && self.modules[idx].module.start.is_some() {
-            self.pending_init.push(idx);
+        if !is_exe && self.pcb.modules[idx].module.start.is_some() {
+            self.pcb.pending_init.push(idx);
         }
         Ok(idx)
     }
 
     pub(crate) fn find_module(&self, name: &str) -> Option<usize> {
-        self.modules
+        self.pcb
+            .modules
             .iter()
             .position(|m| m.name.eq_ignore_ascii_case(name))
     }
 
     pub(crate) fn load_dll(&mut self, name: &str, depth: u32) -> Result<usize, KernelError> {
         let exe_dir = self
+            .pcb
             .modules
             .first()
             .and_then(|m| m.path.rsplit_once('\\').map(|(d, _)| d.to_string()));
@@ -225,7 +228,7 @@ impl Process {
         }
         for d in dirs {
             let p = format!("{}\\{}", d.trim_end_matches('\\'), file);
-            if let Ok(r) = self.files.resolve(&crate::process::latin1(&p))
+            if let Ok(r) = self.kernel.files.resolve(&crate::process::latin1(&p))
                 && r.exists == Some(false)
             {
                 return self.load_file(&r.host, &r.os2, false, depth);
@@ -274,16 +277,21 @@ impl Process {
             };
             let base = match (is_exe, module.format) {
                 (true, Format::Lx) => self
+                    .pcb
                     .mem
                     .reserve_at(obj.base, reserve, RegionKind::Module)
-                    .map_or_else(|| self.mem.reserve(reserve, false, RegionKind::Module), Ok)?,
-                (true, _) => self.mem.reserve(reserve, false, RegionKind::Module)?,
-                (false, _) => self.mem.reserve(reserve, true, RegionKind::Module)?,
+                    .map_or_else(
+                        || self.pcb.mem.reserve(reserve, false, RegionKind::Module),
+                        Ok,
+                    )?,
+                (true, _) => self.pcb.mem.reserve(reserve, false, RegionKind::Module)?,
+                (false, _) => self.pcb.mem.reserve(reserve, true, RegionKind::Module)?,
             };
-            self.mem
-                .map(&mut self.m, base, round_up(reserve, PAGE), true)?;
+            self.pcb
+                .mem
+                .map(&mut self.machine, base, round_up(reserve, PAGE), true)?;
             let image = obj.image(page_size);
-            if self.m.write_linear(base, &image).is_err() {
+            if self.machine.write_linear(base, &image).is_err() {
                 return Err(load_err(
                     name,
                     format!("object {number} could not be written"),
@@ -291,8 +299,9 @@ impl Process {
             }
             let access = if code { CODE3 } else { DATA3 };
             let alias = self
+                .kernel
                 .desc
-                .tile(&mut self.m, base, size, access)
+                .tile(&mut self.machine, base, size, access)
                 .ok_or(KernelError::NoMemory("selectors"))?;
             let selector = match (bits32, code) {
                 (true, true) => FLAT_CS,
@@ -314,7 +323,7 @@ impl Process {
 
     /// The target of an object address in module `mi`.
     fn object_target(&self, mi: usize, object: u16, offset: u32) -> Option<Tgt> {
-        let o = self.modules[mi].object(object)?;
+        let o = self.pcb.modules[mi].object(object)?;
         let flat = o.base.wrapping_add(offset);
         Some(if o.bits32 {
             Tgt {
@@ -341,7 +350,7 @@ impl Process {
         ordinal: u32,
         depth: u32,
     ) -> Result<Tgt, String> {
-        let m = &self.modules[mi];
+        let m = &self.pcb.modules[mi];
         let e = u16::try_from(ordinal)
             .ok()
             .and_then(|o| m.module.entry(o))
@@ -409,12 +418,15 @@ impl Process {
                 });
             }
             let ord = ordinal.or(def.map(|d| d.ordinal)).unwrap_or(0);
-            let (slot, new) = self.thunks.bind(module, ord, name.unwrap_or(""), def);
+            let (slot, new) = self
+                .kernel
+                .thunks
+                .bind(module, ord, name.unwrap_or(""), def);
             if slot >= THUNK_SLOTS {
                 return Err("too many imported system entries".into());
             }
             if new {
-                self.m.add_host_call(THUNK_BASE + 4 * slot);
+                self.machine.add_host_call(THUNK_BASE + 4 * slot);
             }
             return Ok(Tgt {
                 flat: THUNK_BASE + 4 * slot,
@@ -429,7 +441,7 @@ impl Process {
             .ok_or_else(|| format!("module {module} is not loaded"))?;
         let ord = match (ordinal, name) {
             (Some(o), _) => o,
-            (None, Some(n)) => self.modules[mi]
+            (None, Some(n)) => self.pcb.modules[mi]
                 .module
                 .export(n)
                 .map(|e| u32::from(e.ordinal))
@@ -440,9 +452,9 @@ impl Process {
     }
 
     fn apply_fixups(&mut self, mi: usize) -> Result<(), KernelError> {
-        let fixups = self.modules[mi].module.fixups.clone();
-        let imports = self.modules[mi].module.imports.clone();
-        let name = self.modules[mi].name.clone();
+        let fixups = self.pcb.modules[mi].module.fixups.clone();
+        let imports = self.pcb.modules[mi].module.imports.clone();
+        let name = self.pcb.modules[mi].name.clone();
         for f in &fixups {
             let t = match &f.target {
                 Target::Internal { object, offset } => self
@@ -471,7 +483,7 @@ impl Process {
                     *v = v.wrapping_add(a);
                 }
             }
-            let Some(site) = self.modules[mi].flat(f.object, f.offset) else {
+            let Some(site) = self.pcb.modules[mi].flat(f.object, f.offset) else {
                 return Err(load_err(
                     &name,
                     format!("fixup in missing object {}", f.object),
@@ -505,7 +517,8 @@ impl Process {
         let sel = if t.bits32 && !alias { t.sel } else { sel16 };
         let mut old = [0u8; 6];
         if add {
-            self.m.read_linear(site, &mut old[..kind.size() as usize])?;
+            self.machine
+                .read_linear(site, &mut old[..kind.size() as usize])?;
         }
         let oldw = u32::from(u16::from_le_bytes([old[0], old[1]]));
         let bytes: Vec<u8> = match kind {
@@ -541,6 +554,6 @@ impl Process {
                 .to_le_bytes()
                 .to_vec(),
         };
-        self.m.write_linear(site, &bytes)
+        self.machine.write_linear(site, &bytes)
     }
 }

@@ -1,5 +1,6 @@
-//! The process: one emulated machine running one OS/2 program, with its
-//! configuration, console, loaded modules and kernel state, and the guest
+//! The process: one emulated machine running one OS/2 program, as the
+//! machine, the kernel-wide state, the process's own state and the host
+//! side (the structs are in `state.rs`); its configuration; and the guest
 //! memory helpers every API uses.
 
 use std::io::{Read, Write};
@@ -16,8 +17,8 @@ use crate::layout::*;
 use crate::loading::LoadedModule;
 use crate::memory::{Memory, RegionKind};
 use crate::semaphores::Semaphores;
+use crate::state::{Host, Kernel, Pcb};
 use crate::thunks::Thunks;
-use crate::trace::SystemTrace;
 
 /// What to run and how.
 #[derive(Clone, Debug)]
@@ -146,57 +147,21 @@ impl std::fmt::Display for ApiLogEntry {
 /// Receives API log entries as they happen.
 pub type ApiLogSink = Box<dyn FnMut(&ApiLogEntry)>;
 
-/// One OS/2 process in its own emulated machine. See the crate docs.
+/// A running OS/2 system with one process, in its own emulated machine:
+/// the machine, the kernel-wide state, the process, and the host side
+/// (see the crate docs for who owns what, and where threads and child
+/// processes will go).
 pub struct Process {
-    pub(crate) m: Machine,
-    pub(crate) mem: Memory,
-    pub(crate) desc: Descriptors,
-    pub(crate) modules: Vec<LoadedModule>,
-    pub(crate) thunks: Thunks,
-    pub(crate) files: Files,
-    pub(crate) clock: Clock,
+    /// The emulated hardware: CPU, physical memory, TLB.
+    pub(crate) machine: Machine,
+    /// What was asked to run, and its limits.
     pub(crate) cfg: ProcessConfig,
-    pub(crate) stdout: Box<dyn Write>,
-    pub(crate) stderr: Box<dyn Write>,
-    pub(crate) stdin: Box<dyn Read>,
-    pub(crate) log: Vec<ApiLogEntry>,
-    /// Where API log entries go as they happen (instead of `log`).
-    pub(crate) log_sink: Option<ApiLogSink>,
-    /// Linear address and selector of the environment segment, and the
-    /// offset of the command line (program name) in it.
-    pub(crate) env_base: u32,
-    pub(crate) env_sel: u16,
-    pub(crate) cmd_offset: u16,
-    /// Linear addresses of the TIB and PIB.
-    pub(crate) tib: u32,
-    pub(crate) pib: u32,
-    /// DosBeep calls: (frequency, duration).
-    pub(crate) beeps: Vec<(u32, u32)>,
-    /// DosSetVec handlers (16:16) by vector 0..=7.
-    pub(crate) vectors: [u32; 8],
-    /// Index of the EXE in `modules`.
-    pub(crate) exe: usize,
-    /// Instructions executed so far.
-    pub(crate) executed: u64,
-    /// Instructions charged for host calls (API work), counted against
-    /// `max_instructions` with `executed` but not reported as executed.
-    pub(crate) host_work: u64,
-    /// When the run started on the host (for `max_wall`).
-    pub(crate) started: Option<std::time::Instant>,
-    /// DLLs whose initialization routine must run, in order.
-    pub(crate) pending_init: Vec<usize>,
-    /// Event and mutex semaphores (handle 0x1000 + index).
-    pub(crate) sems: Semaphores,
-    /// DosExitList routines.
-    pub(crate) exit_list: Vec<u32>,
-    /// Process ID (DosGetPID, the PIB, trace records).
-    pub(crate) pid: u16,
-    /// The system trace, once configured.
-    pub(crate) trace: Option<SystemTrace>,
-    /// TNF probes and their recorder.
-    pub(crate) tnf: crate::tnf::TnfRuntime,
-    /// The always-on trace table and CPTRAP.
-    pub(crate) systable: crate::systable::SystemTable,
+    /// State of the whole system.
+    pub(crate) kernel: Kernel,
+    /// The process.
+    pub(crate) pcb: Pcb,
+    /// Console, API log, beeps.
+    pub(crate) host: Host,
 }
 
 impl Process {
@@ -216,44 +181,51 @@ impl Process {
             source: e,
         })?;
         let mut p = Process {
-            m,
-            mem,
-            desc: Descriptors::new(),
-            modules: Vec::new(),
-            thunks: Thunks::default(),
-            files,
-            clock: Clock::default(),
+            machine: m,
             cfg,
-            stdout: Box::new(std::io::stdout()),
-            stderr: Box::new(std::io::stderr()),
-            stdin: Box::new(std::io::stdin()),
-            log: Vec::new(),
-            log_sink: None,
-            env_base: 0,
-            env_sel: 0,
-            cmd_offset: 0,
-            tib: 0,
-            pib: 0,
-            beeps: Vec::new(),
-            vectors: [0; 8],
-            exe: 0,
-            executed: 0,
-            host_work: 0,
-            started: None,
-            pending_init: Vec::new(),
-            sems: Semaphores::default(),
-            exit_list: Vec::new(),
-            pid: 1,
-            trace: None,
-            tnf: Default::default(),
-            systable: Default::default(),
+            kernel: Kernel {
+                clock: Clock::default(),
+                files,
+                thunks: Thunks::default(),
+                sems: Semaphores::default(),
+                desc: Descriptors::new(),
+                trace: None,
+                tnf: Default::default(),
+                systable: Default::default(),
+                executed: 0,
+                host_work: 0,
+                started: None,
+            },
+            pcb: Pcb {
+                pid: 1,
+                mem,
+                modules: Vec::new(),
+                exe: 0,
+                pending_init: Vec::new(),
+                env_base: 0,
+                env_sel: 0,
+                cmd_offset: 0,
+                tib: 0,
+                pib: 0,
+                vectors: [0; 8],
+                exit_list: Vec::new(),
+            },
+            host: Host {
+                stdout: Box::new(std::io::stdout()),
+                stderr: Box::new(std::io::stderr()),
+                stdin: Box::new(std::io::stdin()),
+                log: Vec::new(),
+                log_sink: None,
+                beeps: Vec::new(),
+            },
         };
-        let t = p.clock.now(0);
-        p.files.boot = crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);
-        p.files.now = p.files.boot;
+        let t = p.kernel.clock.now(0);
+        p.kernel.files.boot =
+            crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);
+        p.kernel.files.now = p.kernel.files.boot;
         p.init_machine()?;
         let program = p.cfg.program.clone();
-        p.exe = p.load_exe(&program)?;
+        p.pcb.exe = p.load_exe(&program)?;
         p.init_environment()?;
         p.init_info_blocks()?;
         p.set_start_state()?;
@@ -269,25 +241,29 @@ impl Process {
         stderr: Box<dyn Write>,
         stdin: Box<dyn Read>,
     ) {
-        self.stdout = stdout;
-        self.stderr = stderr;
-        self.stdin = stdin;
+        self.host.stdout = stdout;
+        self.host.stderr = stderr;
+        self.host.stdin = stdin;
     }
 
     fn init_machine(&mut self) -> Result<(), KernelError> {
-        let cr3 = self.mem.cr3();
-        let cpu = self.m.cpu_mut_flush_tlb();
+        let cr3 = self.pcb.mem.cr3();
+        let cpu = self.machine.cpu_mut_flush_tlb();
         cpu.cr3 = cr3;
         cpu.cr0 = 0x8000_0011;
         cpu.idtr = emu::DescTable { base: 0, limit: 0 };
         cpu.eflags = emu::flags::RESERVED1 | emu::flags::IF;
-        self.desc.install(&mut self.m, &mut self.mem)?;
-        self.mem
-            .map(&mut self.m, THUNK_BASE, THUNK_SLOTS * 4, true)?;
-        self.mem
-            .fill(&mut self.m, THUNK_BASE, THUNK_SLOTS * 4, 0xF4);
+        self.kernel
+            .desc
+            .install(&mut self.machine, &mut self.pcb.mem)?;
+        self.pcb
+            .mem
+            .map(&mut self.machine, THUNK_BASE, THUNK_SLOTS * 4, true)?;
+        self.pcb
+            .mem
+            .fill(&mut self.machine, THUNK_BASE, THUNK_SLOTS * 4, 0xF4);
         for v in 0..=255u8 {
-            self.m.intercept(v, true);
+            self.machine.intercept(v, true);
         }
         Ok(())
     }
@@ -312,7 +288,7 @@ impl Process {
             env.push(0);
         }
         env.push(0);
-        let full = self.files.full_os2_path(&self.cfg.program);
+        let full = self.kernel.files.full_os2_path(&self.cfg.program);
         env.extend(latin1(&full));
         env.push(0);
         let cmd_offset = env.len();
@@ -325,21 +301,23 @@ impl Process {
             return Err(KernelError::NoMemory("environment larger than 64 KB"));
         }
         let base = self.alloc_tiled(env.len() as u32, RegionKind::System)?;
-        let _ = self.m.write_linear(base, &env);
-        self.env_base = base;
-        self.env_sel = tile_selector(base).ok_or(KernelError::NoMemory("selectors"))?;
-        self.cmd_offset = cmd_offset as u16;
+        let _ = self.machine.write_linear(base, &env);
+        self.pcb.env_base = base;
+        self.pcb.env_sel = tile_selector(base).ok_or(KernelError::NoMemory("selectors"))?;
+        self.pcb.cmd_offset = cmd_offset as u16;
         Ok(())
     }
 
     /// Reserve and map a 64 KB tile region of `size` bytes with a tiled
     /// data selector; returns its linear base.
     pub(crate) fn alloc_tiled(&mut self, size: u32, kind: RegionKind) -> Result<u32, KernelError> {
-        let base = self.mem.reserve(size, false, kind)?;
-        self.mem
-            .map(&mut self.m, base, round_up(size.max(1), PAGE), true)?;
-        self.desc
-            .tile(&mut self.m, base, size, crate::desc::DATA3)
+        let base = self.pcb.mem.reserve(size, false, kind)?;
+        self.pcb
+            .mem
+            .map(&mut self.machine, base, round_up(size.max(1), PAGE), true)?;
+        self.kernel
+            .desc
+            .tile(&mut self.machine, base, size, crate::desc::DATA3)
             .ok_or(KernelError::NoMemory("selectors"))?;
         Ok(base)
     }
@@ -348,94 +326,97 @@ impl Process {
 
     /// The loaded modules, the EXE first.
     pub fn modules(&self) -> &[LoadedModule] {
-        &self.modules
+        &self.pcb.modules
     }
 
     /// The module called `name` (case-insensitive).
     pub fn module(&self, name: &str) -> Option<&LoadedModule> {
-        self.modules
+        self.pcb
+            .modules
             .iter()
             .find(|m| m.name.eq_ignore_ascii_case(name))
     }
 
     /// The emulated machine (registers, cycle count).
     pub fn machine(&self) -> &Machine {
-        &self.m
+        &self.machine
     }
 
     /// The emulated machine, mutable (registers, single-step flag).
     pub fn machine_mut(&mut self) -> &mut Machine {
-        &mut self.m
+        &mut self.machine
     }
 
     /// The emulated clock.
     pub fn clock(&self) -> &Clock {
-        &self.clock
+        &self.kernel.clock
     }
 
     /// The emulated clock, mutable (to charge trace costs).
     pub fn clock_mut(&mut self) -> &mut Clock {
-        &mut self.clock
+        &mut self.kernel.clock
     }
 
     /// The emulated date and time now.
     pub fn now(&self) -> crate::clock::DateTime {
-        self.clock.now(self.m.cycles())
+        self.kernel.clock.now(self.machine.cycles())
     }
 
     /// Milliseconds of emulated time since the start.
     pub fn now_millis(&self) -> u64 {
-        self.clock.millis(self.m.cycles())
+        self.kernel.clock.millis(self.machine.cycles())
     }
 
     /// Read guest memory at a linear address.
     pub fn read_guest(&mut self, lin: u32, out: &mut [u8]) -> Result<(), Fault> {
-        self.m.read_linear(lin, out)
+        self.machine.read_linear(lin, out)
     }
 
     /// Write guest memory at a linear address.
     pub fn write_guest(&mut self, lin: u32, data: &[u8]) -> Result<(), Fault> {
-        self.m.write_linear(lin, data)
+        self.machine.write_linear(lin, data)
     }
 
     /// Patch code bytes (INT3) at a linear address; cached decodes drop.
     pub fn patch_code(&mut self, lin: u32, data: &[u8]) -> Result<(), Fault> {
-        self.m.patch_code(lin, data)
+        self.machine.patch_code(lin, data)
     }
 
     /// Linear address of `sel:off` if `len` bytes (at least one) fit in
     /// the segment, checked as the CPU checks a read
     /// ([`emu::Machine::resolve`]).
     pub fn selector_to_linear(&self, sel: u16, off: u32, len: u32) -> Option<u32> {
-        self.m.resolve(sel, off, len.max(1), emu::Access::Read).ok()
+        self.machine
+            .resolve(sel, off, len.max(1), emu::Access::Read)
+            .ok()
     }
 
     /// Mark the page holding `lin` present or not present (the frame is
     /// kept). Returns false if no page is mapped there.
     pub fn set_page_present(&mut self, lin: u32, present: bool) -> bool {
-        self.mem.set_present(&mut self.m, lin, present)
+        self.pcb.mem.set_present(&mut self.machine, lin, present)
     }
 
     /// Send API log entries to `sink` as they happen instead of keeping
     /// them (only when [`ProcessConfig::api_log`] is set).
     pub fn set_api_log_sink(&mut self, sink: ApiLogSink) {
-        self.log_sink = Some(sink);
+        self.host.log_sink = Some(sink);
     }
 
     /// Every API call so far (only when [`ProcessConfig::api_log`] is set
     /// and no sink was given).
     pub fn api_log(&self) -> &[ApiLogEntry] {
-        &self.log
+        &self.host.log
     }
 
     /// The DosBeep calls made: (frequency Hz, duration ms).
     pub fn beeps(&self) -> &[(u32, u32)] {
-        &self.beeps
+        &self.host.beeps
     }
 
     /// Guest instructions executed so far.
     pub fn instructions(&self) -> u64 {
-        self.executed
+        self.kernel.executed
     }
 
     // ---- guest memory helpers for APIs ----
@@ -461,12 +442,12 @@ impl Process {
             return None;
         }
         let mut v = vec![0; len as usize];
-        self.m.read_linear(lin, &mut v).ok()?;
+        self.machine.read_linear(lin, &mut v).ok()?;
         Some(v)
     }
 
     pub(crate) fn write_mem(&mut self, lin: u32, data: &[u8]) -> bool {
-        self.m.write_linear(lin, data).is_ok()
+        self.machine.write_linear(lin, data).is_ok()
     }
 
     /// A NUL-terminated string at a guest pointer (at most `max` bytes).
@@ -475,7 +456,7 @@ impl Process {
         let start = self.ptr(raw, far16, 1)?;
         let limit = if far16 {
             let sel = (raw >> 16) as u16;
-            let d = self.desc.get(sel)?;
+            let d = self.kernel.desc.get(sel)?;
             (d.limit().saturating_sub(raw & 0xFFFF))
                 .saturating_add(1)
                 .min(max)
@@ -484,7 +465,9 @@ impl Process {
         };
         for i in 0..limit {
             let mut b = [0u8];
-            self.m.read_linear(start.wrapping_add(i), &mut b).ok()?;
+            self.machine
+                .read_linear(start.wrapping_add(i), &mut b)
+                .ok()?;
             if b[0] == 0 {
                 return Some(out);
             }

@@ -52,29 +52,32 @@ impl Process {
     }
 
     pub(crate) fn run_loop(&mut self, mut hook: Option<&mut dyn TrapHook>) -> Outcome {
-        let started = *self.started.get_or_insert_with(std::time::Instant::now);
-        if !self.systable.dispatched {
+        let started = *self
+            .kernel
+            .started
+            .get_or_insert_with(std::time::Instant::now);
+        if !self.kernel.systable.dispatched {
             // The process's one thread is dispatched (run user, 0A).
-            self.systable.dispatched = true;
+            self.kernel.systable.dispatched = true;
             self.systable_event(cptrap::Entry::new(cptrap::TypeNum::DISPATCH));
         }
         loop {
             let remaining = self
                 .cfg
                 .max_instructions
-                .map(|mx| mx.saturating_sub(self.executed + self.host_work));
+                .map(|mx| mx.saturating_sub(self.kernel.executed + self.kernel.host_work));
             if remaining == Some(0) {
                 return Outcome::InstructionLimit(self.cfg.max_instructions.unwrap_or(0));
             }
             if let Some(o) = self.host_limits(started) {
                 return o;
             }
-            let before = self.m.instructions();
-            let exit = self.m.run(Limits {
+            let before = self.machine.instructions();
+            let exit = self.machine.run(Limits {
                 instructions: Some(remaining.unwrap_or(SLICE).min(SLICE)),
                 cycles: None,
             });
-            self.executed += self.m.instructions() - before;
+            self.kernel.executed += self.machine.instructions() - before;
             match exit {
                 Exit::HostCall { linear } => {
                     if let Some(o) = self.host_call(linear) {
@@ -84,11 +87,11 @@ impl Process {
                 Exit::Exception { fault, .. } => {
                     let zapped = TrapKind::of(&exit) == Some(TrapKind::Breakpoint)
                         && self.systable_zap(
-                            self.m
+                            self.machine
                                 .cpu()
                                 .eip
                                 .wrapping_sub(1)
-                                .wrapping_add(self.m.cpu().sreg(SegReg::Cs).base),
+                                .wrapping_add(self.machine.cpu().sreg(SegReg::Cs).base),
                         );
                     if let Some(kind) = TrapKind::of(&exit) {
                         match hook.as_mut() {
@@ -107,7 +110,7 @@ impl Process {
                     if zapped {
                         // A CP interface zap alone: the original instruction
                         // runs out of line, as after a tracepoint hit.
-                        self.m.resume_at_tracepoint();
+                        self.machine.resume_at_tracepoint();
                         continue;
                     }
                     if let Some(o) = self.guest_exception(fault) {
@@ -142,25 +145,28 @@ impl Process {
     /// then TRSPOOL polls if due.
     fn trace_trap(&mut self, kind: TrapKind) -> Next {
         let now = self.now().into();
-        let Some(trace) = self.trace.as_mut() else {
+        let Some(trace) = self.kernel.trace.as_mut() else {
             return Next::NotOurs;
         };
         let at = crate::trace::fine::HitClock {
-            cycle: self.clock.cycles(self.m.cycles()),
-            hz: self.clock.hz,
+            cycle: self.kernel.clock.cycles(self.machine.cycles()),
+            hz: self.kernel.clock.hz,
             tid: 1,
         };
-        let dispatch = trace.on_trap_at(&mut self.m, kind, now, self.pid, Some(at));
-        self.clock.add_cycles(dispatch.cycles);
-        let cycles = self.m.cycles();
-        trace.after_hit(self.clock.millis(cycles), self.clock.now(cycles));
+        let dispatch = trace.on_trap_at(&mut self.machine, kind, now, self.pcb.pid, Some(at));
+        self.kernel.clock.add_cycles(dispatch.cycles);
+        let cycles = self.machine.cycles();
+        trace.after_hit(
+            self.kernel.clock.millis(cycles),
+            self.kernel.clock.now(cycles),
+        );
         dispatch.next
     }
 
     /// An exception the hook did not take: a DosSetVec handler if one is
     /// set for it, else the end of the run.
     fn guest_exception(&mut self, fault: Fault) -> Option<Outcome> {
-        let cpu = self.m.cpu();
+        let cpu = self.machine.cpu();
         let (cs, eip) = (cpu.sreg(SegReg::Cs).selector, cpu.eip);
         let mut entry = cptrap::Entry::new(cptrap::TypeNum::EXCEPTION);
         entry.frame.aux = u16::from(fault.vector);
@@ -176,14 +182,18 @@ impl Process {
         ];
         self.systable_event(entry);
         let handler = self
+            .pcb
             .vectors
             .get(usize::from(fault.vector))
             .copied()
             .unwrap_or(0);
-        if handler != 0 && !self.m.cpu().sreg(SegReg::Cs).big() && self.enter_handler16(handler) {
+        if handler != 0
+            && !self.machine.cpu().sreg(SegReg::Cs).big()
+            && self.enter_handler16(handler)
+        {
             return None;
         }
-        if self.m.cpu().sreg(SegReg::Cs).big()
+        if self.machine.cpu().sreg(SegReg::Cs).big()
             && let Some(handled) = self.dispatch_exception32(fault)
         {
             return handled;
@@ -193,14 +203,14 @@ impl Process {
             error: fault.error,
             cs,
             eip,
-            cr2: (fault.vector == vector::PF).then_some(self.m.cpu().cr2),
+            cr2: (fault.vector == vector::PF).then_some(self.machine.cpu().cr2),
         })
     }
 
     /// Enter a 16-bit exception handler as an interrupt would: FLAGS, CS,
     /// IP pushed on the current stack.
     fn enter_handler16(&mut self, handler: u32) -> bool {
-        let cpu = self.m.cpu().clone();
+        let cpu = self.machine.cpu().clone();
         let words = [
             cpu.eflags as u16,
             cpu.sreg(SegReg::Cs).selector,
@@ -212,37 +222,38 @@ impl Process {
             }
         }
         if !self
+            .kernel
             .desc
-            .load(&mut self.m, SegReg::Cs, (handler >> 16) as u16)
+            .load(&mut self.machine, SegReg::Cs, (handler >> 16) as u16)
         {
             return false;
         }
-        self.m.set_eip(handler & 0xFFFF);
+        self.machine.set_eip(handler & 0xFFFF);
         true
     }
 
     /// Push a word on a 16-bit stack.
     pub(crate) fn push16(&mut self, v: u16) -> bool {
-        let ss = *self.m.cpu().sreg(SegReg::Ss);
-        let sp = (self.m.cpu().gpr[Gpr::Esp] as u16).wrapping_sub(2);
+        let ss = *self.machine.cpu().sreg(SegReg::Ss);
+        let sp = (self.machine.cpu().gpr[Gpr::Esp] as u16).wrapping_sub(2);
         let ok = self
-            .m
+            .machine
             .write_linear(ss.base.wrapping_add(u32::from(sp)), &v.to_le_bytes())
             .is_ok();
-        let e = &mut self.m.gpr_mut()[Gpr::Esp];
+        let e = &mut self.machine.gpr_mut()[Gpr::Esp];
         *e = (*e & 0xFFFF_0000) | u32::from(sp);
         ok
     }
 
     /// Push a dword on a 32-bit stack.
     pub(crate) fn push32(&mut self, v: u32) -> bool {
-        let ss = *self.m.cpu().sreg(SegReg::Ss);
-        let esp = self.m.cpu().gpr[Gpr::Esp].wrapping_sub(4);
+        let ss = *self.machine.cpu().sreg(SegReg::Ss);
+        let esp = self.machine.cpu().gpr[Gpr::Esp].wrapping_sub(4);
         let ok = self
-            .m
+            .machine
             .write_linear(ss.base.wrapping_add(esp), &v.to_le_bytes())
             .is_ok();
-        self.m.gpr_mut()[Gpr::Esp] = esp;
+        self.machine.gpr_mut()[Gpr::Esp] = esp;
         ok
     }
 
@@ -252,16 +263,17 @@ impl Process {
     /// becomes null.
     fn refresh_segments(&mut self) {
         for s in [SegReg::Es, SegReg::Ds, SegReg::Fs, SegReg::Gs, SegReg::Ss] {
-            let sel = self.m.cpu().sreg(s).selector;
-            if sel & !3 != 0 && !self.desc.load(&mut self.m, s, sel) && s != SegReg::Ss {
-                self.m.set_segment(s, emu::Segment::null(0));
+            let sel = self.machine.cpu().sreg(s).selector;
+            if sel & !3 != 0 && !self.kernel.desc.load(&mut self.machine, s, sel) && s != SegReg::Ss
+            {
+                self.machine.set_segment(s, emu::Segment::null(0));
             }
         }
     }
 
     fn stack_word(&mut self, at: u32, n: u32) -> Option<u32> {
         let mut b = [0u8; 4];
-        self.m.read_linear(at, &mut b[..n as usize]).ok()?;
+        self.machine.read_linear(at, &mut b[..n as usize]).ok()?;
         Some(u32::from_le_bytes(b))
     }
 
@@ -270,7 +282,7 @@ impl Process {
         let off = linear.wrapping_sub(THUNK_BASE);
         let slot = off
             .is_multiple_of(4)
-            .then(|| self.thunks.slot(off / 4))
+            .then(|| self.kernel.thunks.slot(off / 4))
             .flatten();
         let Some(slot) = slot else {
             return Some(Outcome::HostError(format!(
@@ -278,14 +290,14 @@ impl Process {
             )));
         };
         match slot {
-            Slot::EntryReturn => Some(Outcome::Exited(self.m.cpu().gpr[Gpr::Eax])),
-            Slot::InitReturn => Some(Outcome::Returned(self.m.cpu().gpr[Gpr::Eax])),
+            Slot::EntryReturn => Some(Outcome::Exited(self.machine.cpu().gpr[Gpr::Eax])),
+            Slot::InitReturn => Some(Outcome::Returned(self.machine.cpu().gpr[Gpr::Eax])),
             Slot::Api(i) => self.call_api(i),
         }
     }
 
     fn call_api(&mut self, index: usize) -> Option<Outcome> {
-        let bound = self.thunks.api(index).clone();
+        let bound = self.kernel.thunks.api(index).clone();
         let unimplemented = || Outcome::Unimplemented {
             module: bound.module.clone(),
             ordinal: bound.ordinal,
@@ -307,7 +319,7 @@ impl Process {
                 )));
             }
         };
-        let cpu = self.m.cpu();
+        let cpu = self.machine.cpu();
         let ss = *cpu.sreg(SegReg::Ss);
         let sp = if ss.big() {
             cpu.gpr[Gpr::Esp]
@@ -339,7 +351,7 @@ impl Process {
         } else {
             (
                 self.stack_word(at(0), 4),
-                Some(u32::from(self.m.cpu().sreg(SegReg::Cs).selector)),
+                Some(u32::from(self.machine.cpu().sreg(SegReg::Cs).selector)),
             )
         };
         let (Some(ret_ip), Some(ret_cs)) = (ret_ip, ret_cs) else {
@@ -351,9 +363,10 @@ impl Process {
         let call = api::Call { vals, far16 };
         // A host call's work counts against the instruction budget, so a
         // loop of (failing) API calls ends like any other loop.
-        self.host_work += API_CALL_WEIGHT;
-        let t = self.clock.now(self.m.cycles());
-        self.files.now = crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);
+        self.kernel.host_work += API_CALL_WEIGHT;
+        let t = self.kernel.clock.now(self.machine.cycles());
+        self.kernel.files.now =
+            crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);
         let args_text = self.cfg.api_log.then(|| api::format_args(self, def, &call));
         if let Some(e) = crate::systable::before_call(def.name, &call.vals, far16) {
             self.systable_event(e);
@@ -397,9 +410,9 @@ impl Process {
                     Err(Stop::Outcome(o)) => o.to_string(),
                 },
             };
-            match self.log_sink.as_mut() {
+            match self.host.log_sink.as_mut() {
                 Some(sink) => sink(&entry),
-                None => self.log.push(entry),
+                None => self.host.log.push(entry),
             }
         }
         let rc = match result {
@@ -411,7 +424,11 @@ impl Process {
         if far16 {
             let arg_bytes: u32 = layout.iter().map(|(_, s)| s).sum();
             let new_sp = sp.wrapping_add(4 + arg_bytes);
-            if !self.desc.load(&mut self.m, SegReg::Cs, ret_cs as u16) {
+            if !self
+                .kernel
+                .desc
+                .load(&mut self.machine, SegReg::Cs, ret_cs as u16)
+            {
                 return Some(Outcome::GuestFault {
                     vector: vector::GP,
                     error: Some(ret_cs & 0xFFFC),
@@ -420,19 +437,19 @@ impl Process {
                     cr2: None,
                 });
             }
-            let gpr = self.m.gpr_mut();
+            let gpr = self.machine.gpr_mut();
             gpr[Gpr::Esp] = if ss.big() {
                 new_sp
             } else {
                 (gpr[Gpr::Esp] & 0xFFFF_0000) | (new_sp & 0xFFFF)
             };
             gpr[Gpr::Eax] = (gpr[Gpr::Eax] & 0xFFFF_0000) | (rc & 0xFFFF);
-            self.m.set_eip(ret_ip & 0xFFFF);
+            self.machine.set_eip(ret_ip & 0xFFFF);
         } else {
-            let gpr = self.m.gpr_mut();
+            let gpr = self.machine.gpr_mut();
             gpr[Gpr::Esp] = sp.wrapping_add(4);
             gpr[Gpr::Eax] = rc;
-            self.m.set_eip(ret_ip);
+            self.machine.set_eip(ret_ip);
         }
         None
     }

@@ -47,30 +47,30 @@ impl Process {
             w(&mut t2, x);
         }
         t2.extend([20, 0, 0, 0]);
-        let exe = &self.modules[self.exe];
+        let exe = &self.pcb.modules[self.pcb.exe];
         let ptype = 2u32;
         let mut pb = Vec::new();
         for x in [
-            u32::from(self.pid),
+            u32::from(self.pcb.pid),
             0,
             u32::from(exe.handle),
-            self.env_base + u32::from(self.cmd_offset),
-            self.env_base,
+            self.pcb.env_base + u32::from(self.pcb.cmd_offset),
+            self.pcb.env_base,
             0,
             ptype,
         ] {
             w(&mut pb, x);
         }
-        let ok = self.m.write_linear(base, &tib).is_ok()
-            && self.m.write_linear(tib2, &t2).is_ok()
-            && self.m.write_linear(pib, &pb).is_ok();
+        let ok = self.machine.write_linear(base, &tib).is_ok()
+            && self.machine.write_linear(tib2, &t2).is_ok()
+            && self.machine.write_linear(pib, &pb).is_ok();
         if !ok {
             return Err(KernelError::NoMemory("information blocks"));
         }
-        self.tib = base;
-        self.pib = pib;
-        self.desc.set(
-            &mut self.m,
+        self.pcb.tib = base;
+        self.pcb.pib = pib;
+        self.kernel.desc.set(
+            &mut self.machine,
             TIB_SEL,
             crate::desc::make(base, PAGE - 1, DATA3, false),
         );
@@ -79,7 +79,7 @@ impl Process {
 
     /// Lowest and top address of the EXE's stack.
     fn stack_bounds(&self) -> (u32, u32) {
-        let exe = &self.modules[self.exe];
+        let exe = &self.pcb.modules[self.pcb.exe];
         let top = self.initial_sp().map_or(0, |(sel, sp)| {
             if exe.module.format == Format::Lx {
                 sp
@@ -94,7 +94,7 @@ impl Process {
 
     /// The EXE's initial SS and SP/ESP.
     fn initial_sp(&self) -> Option<(u16, u32)> {
-        let exe = &self.modules[self.exe];
+        let exe = &self.pcb.modules[self.pcb.exe];
         let m = &exe.module;
         let s = m.stack?;
         let o = exe.object(s.object)?;
@@ -115,7 +115,7 @@ impl Process {
 
     /// Registers of the program's first instruction.
     pub(crate) fn set_start_state(&mut self) -> Result<(), KernelError> {
-        let exe = self.modules[self.exe].clone();
+        let exe = self.pcb.modules[self.pcb.exe].clone();
         let m = &exe.module;
         let start = m
             .start
@@ -128,23 +128,23 @@ impl Process {
             .initial_sp()
             .ok_or_else(|| load_err(&exe.name, "no stack"))?;
         {
-            let gpr = self.m.gpr_mut();
+            let gpr = self.machine.gpr_mut();
             *gpr = [0; 8];
             gpr[Gpr::Esp] = sp;
         }
-        let d = &self.desc;
-        let mut ok =
-            d.load(&mut self.m, SegReg::Ss, ss) && d.load(&mut self.m, SegReg::Cs, cs.selector);
+        let d = &self.kernel.desc;
+        let mut ok = d.load(&mut self.machine, SegReg::Ss, ss)
+            && d.load(&mut self.machine, SegReg::Cs, cs.selector);
         if m.format == Format::Lx {
-            ok &= d.load(&mut self.m, SegReg::Ds, FLAT_DS)
-                && d.load(&mut self.m, SegReg::Es, FLAT_DS)
-                && d.load(&mut self.m, SegReg::Fs, TIB_SEL)
-                && d.load(&mut self.m, SegReg::Gs, 0);
-            self.m.set_eip(cs.base.wrapping_add(start.offset));
-            let ret = THUNK_BASE + 4 * self.thunks.special(Slot::EntryReturn);
-            self.m.add_host_call(ret);
-            let cmd = self.env_base + u32::from(self.cmd_offset);
-            for v in [cmd, self.env_base, 0, u32::from(exe.handle), ret] {
+            ok &= d.load(&mut self.machine, SegReg::Ds, FLAT_DS)
+                && d.load(&mut self.machine, SegReg::Es, FLAT_DS)
+                && d.load(&mut self.machine, SegReg::Fs, TIB_SEL)
+                && d.load(&mut self.machine, SegReg::Gs, 0);
+            self.machine.set_eip(cs.base.wrapping_add(start.offset));
+            let ret = THUNK_BASE + 4 * self.kernel.thunks.special(Slot::EntryReturn);
+            self.machine.add_host_call(ret);
+            let cmd = self.pcb.env_base + u32::from(self.pcb.cmd_offset);
+            for v in [cmd, self.pcb.env_base, 0, u32::from(exe.handle), ret] {
                 ok &= self.push32(v);
             }
         } else {
@@ -156,14 +156,14 @@ impl Process {
                 .auto_data
                 .and_then(|a| exe.object(a))
                 .map_or(0, |o| o.size);
-            ok &= d.load(&mut self.m, SegReg::Ds, ds)
-                && d.load(&mut self.m, SegReg::Es, 0)
-                && d.load(&mut self.m, SegReg::Fs, 0)
-                && d.load(&mut self.m, SegReg::Gs, 0);
-            self.m.set_eip(start.offset & 0xFFFF);
-            let gpr = self.m.gpr_mut();
-            gpr[Gpr::Eax] = u32::from(self.env_sel);
-            gpr[Gpr::Ebx] = u32::from(self.cmd_offset);
+            ok &= d.load(&mut self.machine, SegReg::Ds, ds)
+                && d.load(&mut self.machine, SegReg::Es, 0)
+                && d.load(&mut self.machine, SegReg::Fs, 0)
+                && d.load(&mut self.machine, SegReg::Gs, 0);
+            self.machine.set_eip(start.offset & 0xFFFF);
+            let gpr = self.machine.gpr_mut();
+            gpr[Gpr::Eax] = u32::from(self.pcb.env_sel);
+            gpr[Gpr::Ebx] = u32::from(self.pcb.cmd_offset);
             gpr[Gpr::Ecx] = cx & 0xFFFF;
         }
         if !ok {
@@ -174,40 +174,40 @@ impl Process {
 
     /// Run each DLL's initialization routine on the program's stack.
     pub(crate) fn run_dll_inits(&mut self) -> Result<(), KernelError> {
-        let pending = std::mem::take(&mut self.pending_init);
+        let pending = std::mem::take(&mut self.pcb.pending_init);
         for mi in pending {
-            let saved = self.m.cpu().clone();
-            let lm = self.modules[mi].clone();
+            let saved = self.machine.cpu().clone();
+            let lm = self.pcb.modules[mi].clone();
             let Some(start) = lm.module.start else {
                 continue;
             };
             let Some(o) = lm.object(start.object) else {
                 continue;
             };
-            let ret_slot = self.thunks.special(Slot::InitReturn);
-            self.m.add_host_call(THUNK_BASE + 4 * ret_slot);
-            let d = &self.desc;
+            let ret_slot = self.kernel.thunks.special(Slot::InitReturn);
+            self.machine.add_host_call(THUNK_BASE + 4 * ret_slot);
+            let d = &self.kernel.desc;
             let mut ok;
             if lm.module.format == Format::Lx {
-                ok = d.load(&mut self.m, SegReg::Cs, FLAT_CS)
-                    && d.load(&mut self.m, SegReg::Ds, FLAT_DS)
-                    && d.load(&mut self.m, SegReg::Es, FLAT_DS);
+                ok = d.load(&mut self.machine, SegReg::Cs, FLAT_CS)
+                    && d.load(&mut self.machine, SegReg::Ds, FLAT_DS)
+                    && d.load(&mut self.machine, SegReg::Es, FLAT_DS);
                 ok &= self.push32(0)
                     && self.push32(u32::from(lm.handle))
                     && self.push32(THUNK_BASE + 4 * ret_slot);
-                self.m.set_eip(o.base.wrapping_add(start.offset));
+                self.machine.set_eip(o.base.wrapping_add(start.offset));
             } else {
                 let ds = lm
                     .module
                     .auto_data
                     .and_then(|a| lm.object(a))
                     .map_or(0, |o| o.selector);
-                ok = d.load(&mut self.m, SegReg::Cs, o.selector)
-                    && d.load(&mut self.m, SegReg::Ds, ds)
-                    && d.load(&mut self.m, SegReg::Es, 0);
+                ok = d.load(&mut self.machine, SegReg::Cs, o.selector)
+                    && d.load(&mut self.machine, SegReg::Ds, ds)
+                    && d.load(&mut self.machine, SegReg::Es, 0);
                 ok &= self.push16(THUNK_CS) && self.push16((4 * ret_slot) as u16);
-                self.m.set_eip(start.offset & 0xFFFF);
-                let gpr = self.m.gpr_mut();
+                self.machine.set_eip(start.offset & 0xFFFF);
+                let gpr = self.machine.gpr_mut();
                 gpr[Gpr::Eax] = u32::from(lm.handle);
                 gpr[Gpr::Edi] = u32::from(lm.handle);
                 gpr[Gpr::Ecx] = lm.module.heap_size & 0xFFFF;
@@ -219,7 +219,7 @@ impl Process {
                 ));
             }
             let outcome = self.run_loop(None);
-            *self.m.cpu_mut_flush_tlb() = saved;
+            *self.machine.cpu_mut_flush_tlb() = saved;
             let good = match outcome {
                 Outcome::Returned(v) if lm.module.format == Format::Lx => v != 0,
                 Outcome::Returned(v) => v & 0xFFFF != 0,

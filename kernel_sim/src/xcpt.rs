@@ -50,8 +50,8 @@ impl Process {
     /// `Some(None)` when one handled it, `Some(Some(outcome))` when the
     /// run ended while a handler ran, `None` when nobody took it.
     pub(crate) fn dispatch_exception32(&mut self, fault: Fault) -> Option<Option<Outcome>> {
-        let saved = self.m.cpu().clone();
-        let mut rec = self.read_u32(self.tib)?;
+        let saved = self.machine.cpu().clone();
+        let mut rec = self.read_u32(self.pcb.tib)?;
         let (num, info) = exception_number(fault, saved.cr2);
         let esp = saved.gpr[Gpr::Esp] & !3;
         let ctx = esp.wrapping_sub(0x100 + CONTEXT_SIZE);
@@ -94,15 +94,15 @@ impl Process {
         if !self.write_mem(report, &r) || !self.write_mem(ctx, &c) {
             return None;
         }
-        let ret = THUNK_BASE + 4 * self.thunks.special(Slot::InitReturn);
-        self.m.add_host_call(ret);
+        let ret = THUNK_BASE + 4 * self.kernel.thunks.special(Slot::InitReturn);
+        self.machine.add_host_call(ret);
         for _ in 0..64 {
             if rec == u32::MAX || rec == 0 {
                 break;
             }
             let handler = self.read_u32(rec.wrapping_add(4))?;
             {
-                let cpu = self.m.cpu_mut_flush_tlb();
+                let cpu = self.machine.cpu_mut_flush_tlb();
                 *cpu = saved.clone();
                 cpu.gpr[Gpr::Esp] = report.wrapping_sub(4);
             }
@@ -112,7 +112,7 @@ impl Process {
             if !ok {
                 break;
             }
-            self.m.set_eip(handler);
+            self.machine.set_eip(handler);
             match self.run_loop(None) {
                 Outcome::Returned(CONTINUE_EXECUTION) => {
                     if self.restore_context(ctx) {
@@ -125,7 +125,7 @@ impl Process {
                 other => return Some(Some(other)),
             }
         }
-        *self.m.cpu_mut_flush_tlb() = saved;
+        *self.machine.cpu_mut_flush_tlb() = saved;
         None
     }
 
@@ -148,13 +148,19 @@ impl Process {
         ];
         let mut ok = true;
         for (s, i) in segs {
-            ok &= self.desc.load(&mut self.m, s, v(i) as u16);
+            ok &= self.kernel.desc.load(&mut self.machine, s, v(i) as u16);
         }
-        ok &= self.desc.load(&mut self.m, SegReg::Cs, v(12) as u16)
-            && self.desc.load(&mut self.m, SegReg::Ss, v(15) as u16);
-        *self.m.gpr_mut() = [v(6), v(8), v(9), v(7), v(14), v(10), v(5), v(4)];
-        self.m.set_eip(v(11));
-        *self.m.eflags_mut() = (v(13) & 0x0000_0CD5) | emu::flags::RESERVED1 | emu::flags::IF;
+        ok &= self
+            .kernel
+            .desc
+            .load(&mut self.machine, SegReg::Cs, v(12) as u16)
+            && self
+                .kernel
+                .desc
+                .load(&mut self.machine, SegReg::Ss, v(15) as u16);
+        *self.machine.gpr_mut() = [v(6), v(8), v(9), v(7), v(14), v(10), v(5), v(4)];
+        self.machine.set_eip(v(11));
+        *self.machine.eflags_mut() = (v(13) & 0x0000_0CD5) | emu::flags::RESERVED1 | emu::flags::IF;
         ok
     }
 }

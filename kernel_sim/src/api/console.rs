@@ -69,7 +69,7 @@ fn vio_get_config(p: &mut Process, c: &Call) -> ApiResult<()> {
 /// scan code 0, status 0x40 "final character"); end of input gives 0x1A.
 fn kbd_char_in(p: &mut Process, c: &Call) -> ApiResult<()> {
     let mut b = [0u8];
-    let ch = match p.stdin.read(&mut b) {
+    let ch = match p.host.stdin.read(&mut b) {
         Ok(1) => b[0],
         _ => 0x1A,
     };
@@ -88,7 +88,7 @@ fn kbd_string_in(p: &mut Process, c: &Call) -> ApiResult<()> {
     let mut line = Vec::new();
     let mut b = [0u8];
     while line.len() < cb {
-        match p.stdin.read(&mut b) {
+        match p.host.stdin.read(&mut b) {
             Ok(1) if b[0] == b'\n' => break,
             Ok(1) if b[0] == b'\r' => {}
             Ok(1) => line.push(b[0]),

@@ -26,19 +26,20 @@ pub static DEFS: &[ApiDef] = &[
 
 /// The record, when CPTRAP wants it; the caller's EAX goes back unchanged.
 fn vm(p: &mut Process, list_at: Option<u32>, far16: bool) -> Result<u32, Stop> {
-    let eax = p.m.cpu().gpr[Gpr::Eax];
-    if !p.systable.recording() {
+    let eax = p.machine.cpu().gpr[Gpr::Eax];
+    if !p.kernel.systable.recording() {
         return Ok(eax);
     }
     let Some(at) = list_at else { return Ok(eax) };
     let mut list = [0u8; 8];
-    if p.m.read_linear(at, &mut list).is_err() {
+    if p.machine.read_linear(at, &mut list).is_err() {
         return Ok(eax);
     }
     let code = u16::from_le_bytes([list[2], list[3]]);
     if !p
+        .kernel
         .systable
-        .wants_interface(TypeNum::VM_INTERFACE, code, p.pid)
+        .wants_interface(TypeNum::VM_INTERFACE, code, p.pcb.pid)
     {
         return Ok(eax);
     }
@@ -57,12 +58,12 @@ fn vm(p: &mut Process, list_at: Option<u32>, far16: bool) -> Result<u32, Stop> {
 }
 
 fn vm32(p: &mut Process, _: &Call) -> Result<u32, Stop> {
-    let at = p.m.cpu().gpr[Gpr::Ebx];
+    let at = p.machine.cpu().gpr[Gpr::Ebx];
     vm(p, Some(at), false)
 }
 
 fn vm16(p: &mut Process, _: &Call) -> Result<u32, Stop> {
-    let cpu = p.m.cpu();
+    let cpu = p.machine.cpu();
     let (es, bx) = (cpu.sreg(SegReg::Es).selector, cpu.gpr[Gpr::Ebx] & 0xFFFF);
     let at = p.selector_to_linear(es, bx, 8);
     vm(p, at, true)

@@ -43,25 +43,25 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 74 "DosQFileInfo" Far16 [W, W, P, W] q_file_info),
     api!("DOSCALLS" 75 "DosQFileMode" Far16 [S, P, L] |p, c| {
         let s = p.arg_sz(c, 0)?;
-        let a = p.files.file_mode(&s)?;
+        let a = p.kernel.files.file_mode(&s)?;
         p.put_u16(c, 1, a)
     }),
     api!("DOSCALLS" 77 "DosQHandType" Far16 [W, P, P] |p, c| {
-        let (t, a) = p.files.handle_type(c.w(0))?;
+        let (t, a) = p.kernel.files.handle_type(c.w(0))?;
         p.put_u16_opt(c, 1, t)?;
         p.put_u16_opt(c, 2, a)
     }),
     api!("DOSCALLS" 85 "DosSetMaxFH" Far16 [W] shared::set_max_fh),
     api!("DOSCALLS" 89 "DosSetVec" Far16 [W, P, P] set_vec),
     api!("DOSCALLS" 91 "DosGetEnv" Far16 [P, P] |p, c| {
-        let (sel, off) = (p.env_sel, p.cmd_offset);
+        let (sel, off) = (p.pcb.env_sel, p.pcb.cmd_offset);
         p.put_u16(c, 0, sel)?;
         p.put_u16(c, 1, off)
     }),
     api!("DOSCALLS" 92 "DosGetVersion" Far16 [P] |p, c| p.put_u16(c, 0, 0x1428)),
     api!("DOSCALLS" 94 "DosGetPID" Far16 [P] |p, c| {
         // PID, TID (the main thread), parent PID (none).
-        let [lo, hi] = p.pid.to_le_bytes();
+        let [lo, hi] = p.pcb.pid.to_le_bytes();
         p.put_bytes(c, 0, &[lo, hi, 1, 0, 0, 0])
     }),
     // DosError(fEnable): 0 disables the hard-error pop-ups, 1 enables
@@ -102,34 +102,35 @@ fn realloc_huge(p: &mut Process, c: &Call) -> ApiResult<()> {
     let (n, last, sel) = (u32::from(c.w(0)), u32::from(c.w(1)), c.w(2));
     let count = n + u32::from(last != 0);
     let base = crate::layout::tile_base(sel);
-    let reserved = match p.mem.region(base) {
+    let reserved = match p.pcb.mem.region(base) {
         Some(r) if r.kind == crate::memory::RegionKind::Segment => r.size / TILE,
         _ => return Err(ERROR_INVALID_SEGMENT_NUMBER),
     };
     if count == 0 || count > reserved {
         return Err(ERROR_NOT_ENOUGH_MEMORY);
     }
-    p.desc.untile(&mut p.m, base, reserved * TILE);
+    p.kernel.desc.untile(&mut p.machine, base, reserved * TILE);
     for i in 0..count {
         let size = if i + 1 == count && last != 0 {
             last
         } else {
             TILE
         };
-        p.desc
-            .tile(&mut p.m, base + i * TILE, size, crate::desc::DATA3);
+        p.kernel
+            .desc
+            .tile(&mut p.machine, base + i * TILE, size, crate::desc::DATA3);
     }
     Ok(())
 }
 
 fn set_vec(p: &mut Process, c: &Call) -> ApiResult<()> {
     let v = usize::from(c.w(0));
-    if v >= p.vectors.len() || matches!(v, 1..=3) {
+    if v >= p.pcb.vectors.len() || matches!(v, 1..=3) {
         return Err(ERROR_INVALID_FUNCTION);
     }
-    let old = p.vectors[v];
+    let old = p.pcb.vectors[v];
     p.put_u32_opt(c, 2, old)?;
-    p.vectors[v] = c.l(1);
+    p.pcb.vectors[v] = c.l(1);
     Ok(())
 }
 
@@ -141,7 +142,7 @@ fn set_sig_handler(p: &mut Process, c: &Call) -> ApiResult<()> {
 fn get_info_seg(p: &mut Process, c: &Call) -> ApiResult<()> {
     let g = p.alloc_segments(1, 0x40, 1)?;
     let l = p.alloc_segments(1, 0x40, 1)?;
-    let t = p.clock.now(p.m.cycles());
+    let t = p.kernel.clock.now(p.machine.cycles());
     let mut gi = Vec::new();
     gi.extend(0u32.to_le_bytes());
     gi.extend((p.now_millis() as u32).to_le_bytes());
@@ -161,8 +162,8 @@ fn get_info_seg(p: &mut Process, c: &Call) -> ApiResult<()> {
         li.extend(w.to_le_bytes());
     }
     li.extend([0, 0, 1, 0, 0]);
-    li.extend(p.env_sel.to_le_bytes());
-    li.extend(p.cmd_offset.to_le_bytes());
+    li.extend(p.pcb.env_sel.to_le_bytes());
+    li.extend(p.pcb.cmd_offset.to_le_bytes());
     let ok = p.write_mem(crate::layout::tile_base(g), &gi)
         && p.write_mem(crate::layout::tile_base(l), &li);
     if !ok {
@@ -176,7 +177,7 @@ fn q_cur_dir(p: &mut Process, c: &Call) -> ApiResult<()> {
     if !matches!(c.w(0), 0 | 3) {
         return Err(ERROR_INVALID_DRIVE);
     }
-    let mut dir = crate::process::latin1(&p.files.cwd_text());
+    let mut dir = crate::process::latin1(&p.kernel.files.cwd_text());
     dir.push(0);
     let lin = p.arg_ptr(c, 2, 2)?;
     let cap = p
@@ -210,7 +211,7 @@ fn q_file_info(p: &mut Process, c: &Call) -> ApiResult<()> {
     if c.w(1) != 1 {
         return Err(ERROR_INVALID_FUNCTION);
     }
-    let (size, attr, d, t) = p.files.file_info(c.w(0))?;
+    let (size, attr, d, t) = p.kernel.files.file_info(c.w(0))?;
     let v = file_status(size, attr, d, t, false);
     if v.len() > usize::from(c.w(3)) {
         return Err(ERROR_BUFFER_OVERFLOW);

@@ -17,11 +17,11 @@ pub static DEFS: &[ApiDef] = &[
         let s = p.arg_sz(c, 0)?;
         match c.l(1) {
             1 => {
-                let r = p.files.resolve(&s)?;
+                let r = p.kernel.files.resolve(&s)?;
                 if r.exists.is_none() {
                     return Err(ERROR_FILE_NOT_FOUND);
                 }
-                let attr = p.files.file_mode(&s)?;
+                let attr = p.kernel.files.file_mode(&s)?;
                 let size = std::fs::metadata(&r.host).map_or(0, |m| m.len());
                 let v = crate::api::doscalls16::file_status(size, attr, 0, 0, true);
                 if v.len() > c.l(3) as usize {
@@ -30,7 +30,7 @@ pub static DEFS: &[ApiDef] = &[
                 p.put_bytes(c, 2, &v)
             }
             5 => {
-                let r = p.files.resolve(&s)?;
+                let r = p.kernel.files.resolve(&s)?;
                 let mut v = crate::process::latin1(&r.os2);
                 v.push(0);
                 if v.len() > c.l(3) as usize {
@@ -42,7 +42,7 @@ pub static DEFS: &[ApiDef] = &[
         }
     }),
     api!("DOSCALLS" 224 "DosQueryHType" Sys32 [L, P, P] |p, c| {
-        let (t, a) = p.files.handle_type(c.l(0) as u16)?;
+        let (t, a) = p.kernel.files.handle_type(c.l(0) as u16)?;
         p.put_u32(c, 1, u32::from(t))?;
         p.put_u32(c, 2, u32::from(a))
     }),
@@ -52,7 +52,7 @@ pub static DEFS: &[ApiDef] = &[
         for (k, v) in p.cfg.env.clone() {
             let len = (k.len() + 1 + v.len() + 1) as u32;
             if k.eq_ignore_ascii_case(&key) {
-                let at = p.env_base + off + k.len() as u32 + 1;
+                let at = p.pcb.env_base + off + k.len() as u32 + 1;
                 return p.put_u32(c, 1, at);
             }
             off += len;
@@ -77,7 +77,7 @@ pub static DEFS: &[ApiDef] = &[
         if !matches!(c.l(0), 0 | 3) {
             return Err(ERROR_INVALID_DRIVE);
         }
-        let mut dir = crate::process::latin1(&p.files.cwd_text());
+        let mut dir = crate::process::latin1(&p.kernel.files.cwd_text());
         dir.push(0);
         let lin = p.arg_ptr(c, 2, 4)?;
         let cap = p.read_mem(lin, 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
@@ -92,7 +92,7 @@ pub static DEFS: &[ApiDef] = &[
         if c.l(1) != 1 {
             return Err(ERROR_INVALID_PARAMETER);
         }
-        let (size, attr, d, t) = p.files.file_info(c.l(0) as u16)?;
+        let (size, attr, d, t) = p.kernel.files.file_info(c.l(0) as u16)?;
         let v = crate::api::doscalls16::file_status(size, attr, d, t, true);
         if v.len() > c.l(3) as usize {
             return Err(ERROR_BUFFER_OVERFLOW);
@@ -109,29 +109,29 @@ pub static DEFS: &[ApiDef] = &[
             return Err(ERROR_INVALID_PARAMETER);
         }
         let base = p
-            .mem
+            .pcb.mem
             .reserve(size, false, RegionKind::Mem)
             .map_err(|_| ERROR_NOT_ENOUGH_MEMORY)?;
         let len = round_up(size, PAGE);
-        if p.mem.map(&mut p.m, base, len, true).is_err() {
-            p.mem.release(&mut p.m, base);
+        if p.pcb.mem.map(&mut p.machine, base, len, true).is_err() {
+            p.pcb.mem.release(&mut p.machine, base);
             return Err(ERROR_NOT_ENOUGH_MEMORY);
         }
-        p.desc.tile(&mut p.m, base, size, crate::desc::DATA3);
+        p.kernel.desc.tile(&mut p.machine, base, size, crate::desc::DATA3);
         if c.l(2) & PAG_COMMIT == 0 {
             for pg in (0..len).step_by(PAGE as usize) {
-                p.mem.set_present(&mut p.m, base + pg, false);
+                p.pcb.mem.set_present(&mut p.machine, base + pg, false);
             }
         }
         p.put_u32(c, 0, base)
     }),
     api!("DOSCALLS" 304 "DosFreeMem" Sys32 [P] |p, c| {
         let base = c.l(0);
-        match p.mem.region(base) {
+        match p.pcb.mem.region(base) {
             Some(r) if r.kind == RegionKind::Mem => {
                 let size = r.size;
-                p.desc.untile(&mut p.m, base, size);
-                p.mem.release(&mut p.m, base);
+                p.kernel.desc.untile(&mut p.machine, base, size);
+                p.pcb.mem.release(&mut p.machine, base);
                 Ok(())
             }
             _ => Err(ERROR_INVALID_ADDRESS),
@@ -140,7 +140,7 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 305 "DosSetMem" Sys32 [P, L, L] |p, c| {
         let (base, size, flags) = (c.l(0), c.l(1), c.l(2));
         let inside = p
-            .mem
+            .pcb.mem
             .regions
             .range(..=base)
             .next_back()
@@ -153,7 +153,7 @@ pub static DEFS: &[ApiDef] = &[
             let first = base & !(PAGE - 1);
             let end = round_up(base + size, PAGE);
             for pg in (first..end).step_by(PAGE as usize) {
-                if !p.mem.set_present(&mut p.m, pg, present) {
+                if !p.pcb.mem.set_present(&mut p.machine, pg, present) {
                     return Err(ERROR_INVALID_ADDRESS);
                 }
             }
@@ -161,7 +161,7 @@ pub static DEFS: &[ApiDef] = &[
         Ok(())
     }),
     api!("DOSCALLS" 312 "DosGetInfoBlocks" Sys32 [P, P] |p, c| {
-        let (tib, pib) = (p.tib, p.pib);
+        let (tib, pib) = (p.pcb.tib, p.pcb.pib);
         p.put_u32_opt(c, 0, tib)?;
         p.put_u32_opt(c, 1, pib)
     }),
@@ -169,7 +169,7 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 354 "DosSetExceptionHandler" Sys32 [P] |p, c| {
         // Link the registration record at the head of the TIB's chain.
         let rec = p.arg_ptr(c, 0, 8)?;
-        let tib = p.tib;
+        let tib = p.pcb.tib;
         let head = p.read_mem(tib, 4).ok_or(ERROR_INVALID_ADDRESS)?;
         if !p.write_mem(rec, &head) || !p.write_mem(tib, &rec.to_le_bytes()) {
             return Err(ERROR_INVALID_ADDRESS);
@@ -178,7 +178,7 @@ pub static DEFS: &[ApiDef] = &[
     }),
     api!("DOSCALLS" 355 "DosUnsetExceptionHandler" Sys32 [P] |p, c| {
         let rec = p.arg_ptr(c, 0, 8)?;
-        let tib = p.tib;
+        let tib = p.pcb.tib;
         let head = p.read_mem(tib, 4).ok_or(ERROR_INVALID_ADDRESS)?;
         if head != rec.to_le_bytes() {
             return Err(ERROR_INVALID_PARAMETER);
@@ -195,8 +195,8 @@ pub static DEFS: &[ApiDef] = &[
         let lin = p.arg_ptr(c, 0, 4)?;
         let b = p.read_mem(lin, 4).ok_or(ERROR_INVALID_ADDRESS)?;
         let delta = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        let n = (p.files.max_handles as i64 + i64::from(delta)).clamp(20, 32768) as usize;
-        p.files.max_handles = n;
+        let n = (p.kernel.files.max_handles as i64 + i64::from(delta)).clamp(20, 32768) as usize;
+        p.kernel.files.max_handles = n;
         p.put_u32(c, 1, n as u32)
     }),
 ];
@@ -211,7 +211,7 @@ fn query_sys_info(p: &mut Process, c: &Call) -> ApiResult<()> {
         return Err(ERROR_BUFFER_OVERFLOW);
     }
     let ms = p.now_millis() as u32;
-    let t = p.clock.now(p.m.cycles());
+    let t = p.kernel.clock.now(p.machine.cycles());
     let unix = unix_time(&t);
     let mut v = Vec::new();
     for id in first..=last {

@@ -77,7 +77,7 @@ impl Process {
             return Some(SYSTEM_HANDLE + i as u32);
         }
         let mi = self.find_module(stem)?;
-        Some(u32::from(self.modules[mi].handle))
+        Some(u32::from(self.pcb.modules[mi].handle))
     }
 
     /// DosLoadModule(object buffer, its size, name, handle out).
@@ -93,12 +93,12 @@ impl Process {
         } else {
             stem.clone()
         };
-        let before = self.modules.len();
+        let before = self.pcb.modules.len();
         let loaded = self.load_dll(&target, 0).and_then(|_| self.run_dll_inits());
         if loaded.is_err() {
             // Forget what was half loaded (its memory stays reserved).
-            self.modules.truncate(before);
-            self.pending_init.clear();
+            self.pcb.modules.truncate(before);
+            self.pcb.pending_init.clear();
         }
         match loaded {
             Ok(()) => self.module_handle_of(&stem).ok_or(ERROR_MOD_NOT_FOUND),
@@ -129,6 +129,7 @@ impl Process {
             format!("C:\\OS2\\DLL\\{d}.DLL")
         } else {
             let m = self
+                .pcb
                 .modules
                 .iter()
                 .find(|m| u32::from(m.handle) == h)
@@ -157,12 +158,13 @@ impl Process {
             self.import_target(d, ord, name.as_deref(), 0)
         } else {
             let mi = self
+                .pcb
                 .modules
                 .iter()
                 .position(|m| u32::from(m.handle) == h)
                 .ok_or(ERROR_INVALID_HANDLE)?;
             let ord = match &name {
-                Some(n) => self.modules[mi]
+                Some(n) => self.pcb.modules[mi]
                     .module
                     .export(n)
                     .map(|e| u32::from(e.ordinal))

@@ -31,6 +31,7 @@ fn sys_trace(p: &mut Process, c: &Call) -> Result<(), u32> {
         return Err(ERROR_INVALID_PARAMETER);
     }
     let selected = p
+        .kernel
         .trace
         .as_ref()
         .is_some_and(|t| t.static_selected(major, minor));
@@ -48,14 +49,14 @@ fn sys_trace(p: &mut Process, c: &Call) -> Result<(), u32> {
     };
     let now = p.now().into();
     let at = crate::trace::fine::HitClock {
-        cycle: p.clock.cycles(p.m.cycles()),
-        hz: p.clock.hz,
+        cycle: p.kernel.clock.cycles(p.machine.cycles()),
+        hz: p.kernel.clock.hz,
         tid: 1,
     };
-    let cpu = p.m.cpu();
+    let cpu = p.machine.cpu();
     let address = cpu.sreg(emu::SegReg::Cs).base.wrapping_add(cpu.eip);
-    let (pid, ms, when) = (p.pid, p.now_millis(), p.now());
-    let Some(trace) = p.trace.as_mut() else {
+    let (pid, ms, when) = (p.pcb.pid, p.now_millis(), p.now());
+    let Some(trace) = p.kernel.trace.as_mut() else {
         return Err(ERROR_SYSTEM_TRACE);
     };
     trace

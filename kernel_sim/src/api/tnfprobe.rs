@@ -23,21 +23,22 @@ fn fire(p: &mut Process, ret: Option<u32>) -> Result<u32, Stop> {
 }
 
 fn probe32(p: &mut Process, _: &Call) -> Result<u32, Stop> {
-    let cpu = p.m.cpu();
+    let cpu = p.machine.cpu();
     let (ss, esp, cs) = (cpu.seg[2].base, cpu.gpr[4], cpu.seg[1].base);
     let mut b = [0u8; 4];
-    let ret =
-        p.m.read_linear(ss.wrapping_add(esp), &mut b)
-            .ok()
-            .map(|_| cs.wrapping_add(u32::from_le_bytes(b)));
+    let ret = p
+        .machine
+        .read_linear(ss.wrapping_add(esp), &mut b)
+        .ok()
+        .map(|_| cs.wrapping_add(u32::from_le_bytes(b)));
     fire(p, ret)
 }
 
 fn probe16(p: &mut Process, _: &Call) -> Result<u32, Stop> {
-    let cpu = p.m.cpu();
+    let cpu = p.machine.cpu();
     let at = cpu.seg[2].base.wrapping_add(cpu.gpr[4] & 0xFFFF);
     let mut b = [0u8; 4];
-    let ret = p.m.read_linear(at, &mut b).ok().and_then(|_| {
+    let ret = p.machine.read_linear(at, &mut b).ok().and_then(|_| {
         let (ip, cs) = (
             u16::from_le_bytes([b[0], b[1]]),
             u16::from_le_bytes([b[2], b[3]]),

@@ -75,9 +75,9 @@ impl Process {
     /// Write to the console (handle 1 stdout, 2 stderr).
     pub(crate) fn console(&mut self, h: u8, data: &[u8]) {
         let out: &mut dyn Write = if h == 2 {
-            &mut *self.stderr
+            &mut *self.host.stderr
         } else {
-            &mut *self.stdout
+            &mut *self.host.stdout
         };
         let _ = out.write_all(data);
         let _ = out.flush();
@@ -85,7 +85,7 @@ impl Process {
 
     /// Write to any handle; returns bytes written.
     pub(crate) fn write_handle(&mut self, h: u16, data: &[u8]) -> ApiResult<usize> {
-        match self.files.get(h) {
+        match self.kernel.files.get(h) {
             Some(crate::fs::Handle::Std(n)) => {
                 let n = *n;
                 match n {
@@ -96,25 +96,25 @@ impl Process {
                 }
                 Ok(data.len())
             }
-            Some(_) => self.files.write_file(h, data),
+            Some(_) => self.kernel.files.write_file(h, data),
             None => Err(ERROR_INVALID_HANDLE),
         }
     }
 
     /// Read from any handle.
     pub(crate) fn read_handle(&mut self, h: u16, n: usize) -> ApiResult<Vec<u8>> {
-        match self.files.get(h) {
+        match self.kernel.files.get(h) {
             Some(crate::fs::Handle::Std(4)) => Ok(Vec::new()),
             Some(crate::fs::Handle::Std(0 | 3)) => {
                 // One console read returns at most a line: `n` is the
                 // guest's and must not size the host buffer.
                 let mut buf = vec![0; n.min(0x1_0000)];
-                let got = self.stdin.read(&mut buf).unwrap_or(0);
+                let got = self.host.stdin.read(&mut buf).unwrap_or(0);
                 buf.truncate(got);
                 Ok(buf)
             }
             Some(crate::fs::Handle::Std(_)) => Err(ERROR_ACCESS_DENIED),
-            Some(_) => self.files.read_file(h, n),
+            Some(_) => self.kernel.files.read_file(h, n),
             None => Err(ERROR_INVALID_HANDLE),
         }
     }
@@ -129,11 +129,17 @@ impl Process {
             .checked_mul(TILE)
             .ok_or(ERROR_NOT_ENOUGH_MEMORY)?;
         let base = self
+            .pcb
             .mem
             .reserve(total, false, RegionKind::Segment)
             .map_err(|_| ERROR_NOT_ENOUGH_MEMORY)?;
-        if self.mem.map(&mut self.m, base, total, true).is_err() {
-            self.mem.release(&mut self.m, base);
+        if self
+            .pcb
+            .mem
+            .map(&mut self.machine, base, total, true)
+            .is_err()
+        {
+            self.pcb.mem.release(&mut self.machine, base);
             return Err(ERROR_NOT_ENOUGH_MEMORY);
         }
         for i in 0..count {
@@ -142,7 +148,9 @@ impl Process {
             } else {
                 TILE
             };
-            self.desc.tile(&mut self.m, base + i * TILE, size, DATA3);
+            self.kernel
+                .desc
+                .tile(&mut self.machine, base + i * TILE, size, DATA3);
         }
         tile_selector(base).ok_or(ERROR_NOT_ENOUGH_MEMORY)
     }
@@ -154,11 +162,13 @@ impl Process {
         }
         let base = tile_base(sel);
         let access = self
+            .kernel
             .desc
             .get(sel)
             .ok_or(ERROR_INVALID_SEGMENT_NUMBER)?
             .access();
         let owned = self
+            .pcb
             .mem
             .regions
             .range(..=base)
@@ -166,12 +176,12 @@ impl Process {
             .is_some_and(|(&b, r)| {
                 b + r.size > base && matches!(r.kind, RegionKind::Segment | RegionKind::Module)
             });
-        if !owned || !self.mem.is_mapped(base) {
+        if !owned || !self.pcb.mem.is_mapped(base) {
             return Err(ERROR_INVALID_SEGMENT_NUMBER);
         }
         let size = if size == 0 { TILE } else { size };
-        self.desc.set(
-            &mut self.m,
+        self.kernel.desc.set(
+            &mut self.machine,
             sel,
             crate::desc::make(base, size - 1, access, false),
         );
@@ -181,11 +191,11 @@ impl Process {
     /// Free a segment allocated by DosAllocSeg / DosAllocHuge.
     pub(crate) fn free_segment(&mut self, sel: u16) -> ApiResult<()> {
         let base = tile_base(sel);
-        match self.mem.region(base) {
+        match self.pcb.mem.region(base) {
             Some(r) if sel & 4 != 0 && r.kind == RegionKind::Segment => {
                 let size = r.size;
-                self.desc.untile(&mut self.m, base, size);
-                self.mem.release(&mut self.m, base);
+                self.kernel.desc.untile(&mut self.machine, base, size);
+                self.pcb.mem.release(&mut self.machine, base);
                 Ok(())
             }
             _ => Err(ERROR_INVALID_SEGMENT_NUMBER),
@@ -198,7 +208,7 @@ impl Process {
     pub(crate) fn search_path(&mut self, ctl: u32, path: &[u8], name: &[u8]) -> ApiResult<Vec<u8>> {
         let has_dir = name.iter().any(|&c| c == b'\\' || c == b'/' || c == b':');
         if has_dir {
-            let r = self.files.resolve(name)?;
+            let r = self.kernel.files.resolve(name)?;
             return match r.exists {
                 Some(false) => Ok(crate::process::latin1(&r.os2)),
                 _ => Err(ERROR_FILE_NOT_FOUND),
@@ -233,12 +243,17 @@ impl Process {
                 p.push(b'\\');
             }
             p.extend_from_slice(name);
-            if let Ok(r) = self.files.resolve(&p)
+            if let Ok(r) = self.kernel.files.resolve(&p)
                 && r.exists == Some(false)
             {
                 // The directory normalized (as found on disk), the name as
                 // the caller spelled it.
-                let dir_os2 = self.files.resolve(&d).map(|r| r.os2).unwrap_or_default();
+                let dir_os2 = self
+                    .kernel
+                    .files
+                    .resolve(&d)
+                    .map(|r| r.os2)
+                    .unwrap_or_default();
                 let mut full = crate::process::latin1(&dir_os2);
                 if !full.ends_with(b"\\") {
                     full.push(b'\\');

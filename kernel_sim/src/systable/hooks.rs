@@ -9,7 +9,7 @@ use crate::process::Process;
 impl Process {
     /// The always-on trace table of this process's kernel.
     pub fn trace_table(&self) -> &TraceTable {
-        self.systable.table()
+        self.kernel.systable.table()
     }
 
     /// Starts CPTRAP: the recorder, and the zaps placed in the loaded
@@ -35,60 +35,63 @@ impl Process {
             placed.push((linear, zap.clone()));
         }
         for (linear, zap) in placed {
-            self.m.insert_tracepoint(linear).map_err(|f| {
+            self.machine.insert_tracepoint(linear).map_err(|f| {
                 format!(
                     "--cptrap-zap {}:{}:{:#x}: the page is not present ({f:?})",
                     zap.module, zap.object, zap.offset
                 )
             })?;
-            self.systable.add_zap(linear, zap);
+            self.kernel.systable.add_zap(linear, zap);
         }
-        let now = self.clock.cycles(self.m.cycles());
-        self.systable.start(cfg, now);
+        let now = self.kernel.clock.cycles(self.machine.cycles());
+        self.kernel.systable.start(cfg, now);
         Ok(())
     }
 
     /// Ends CPTRAP and returns its file (`None` when it did not run).
     pub fn cptrap_finish(&mut self) -> Option<CptrapResult> {
-        self.systable.finish()
+        self.kernel.systable.finish()
     }
 
     /// Records a kernel event: the frame (PID, TID, time, bitness) is
     /// filled in here.
     pub(crate) fn systable_event(&mut self, mut entry: Entry) {
-        let cpu = self.m.cpu();
-        entry.frame.pid = self.pid;
+        let cpu = self.machine.cpu();
+        entry.frame.pid = self.pcb.pid;
         entry.frame.tid = 1;
         if cpu.sreg(emu::SegReg::Cs).big() {
             entry.frame.flags |= cptrap::entry::FLAG_32BIT;
         }
-        let now = self.clock.cycles(self.m.cycles());
-        let hz = self.clock.hz;
+        let now = self.kernel.clock.cycles(self.machine.cycles());
+        let hz = self.kernel.clock.hz;
         entry.frame.time = now;
-        self.systable.record(&entry, now, hz);
+        self.kernel.systable.record(&entry, now, hz);
     }
 
     /// Records interface data (X'3E' or X'3F').
     pub(crate) fn systable_interface(&mut self, record: InterfaceRecord) {
-        let now = self.clock.cycles(self.m.cycles());
-        let hz = self.clock.hz;
-        self.systable.record_interface(record, self.pid, now, hz);
+        let now = self.kernel.clock.cycles(self.machine.cycles());
+        let hz = self.kernel.clock.hz;
+        self.kernel
+            .systable
+            .record_interface(record, self.pcb.pid, now, hz);
     }
 
     /// A breakpoint at `linear`: if a zap is there, takes its CP interface
     /// record and returns true (the caller still runs the original
     /// instruction).
     pub(crate) fn systable_zap(&mut self, linear: u32) -> bool {
-        let Some(zap) = self.systable.zap_at(linear).cloned() else {
+        let Some(zap) = self.kernel.systable.zap_at(linear).cloned() else {
             return false;
         };
         if !self
+            .kernel
             .systable
-            .wants_interface(TypeNum::CP_INTERFACE, zap.code, self.pid)
+            .wants_interface(TypeNum::CP_INTERFACE, zap.code, self.pcb.pid)
         {
             return true;
         }
-        let cpu = self.m.cpu();
+        let cpu = self.machine.cpu();
         let base = cpu.gpr[zap.reg].wrapping_add(zap.disp as u32);
         let ds = cpu.sreg(emu::SegReg::Ds);
         let address = if cpu.sreg(emu::SegReg::Cs).big() {

@@ -98,7 +98,7 @@ impl Reader<'_> {
     fn u32(&mut self, at: u32) -> Result<u32, TnfError> {
         let mut b = [0u8; 4];
         self.p
-            .m
+            .machine
             .read_linear(at, &mut b)
             .map_err(|_| self.err(at, "not readable"))?;
         Ok(u32::from_le_bytes(b))
@@ -107,7 +107,7 @@ impl Reader<'_> {
     fn u8(&mut self, at: u32) -> Result<u8, TnfError> {
         let mut b = [0u8; 1];
         self.p
-            .m
+            .machine
             .read_linear(at, &mut b)
             .map_err(|_| self.err(at, "not readable"))?;
         Ok(b[0])
@@ -213,7 +213,7 @@ impl Reader<'_> {
 
 /// The probes of module `index` (none if it exports no table).
 pub(crate) fn read_module(p: &mut Process, index: usize) -> Result<Vec<GuestProbe>, TnfError> {
-    let m = &p.modules[index];
+    let m = &p.pcb.modules[index];
     let Some(entry) = m.module.export(PROBE_LIST_EXPORT) else {
         return Ok(Vec::new());
     };

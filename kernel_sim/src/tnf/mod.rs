@@ -112,21 +112,24 @@ impl Process {
     /// Reads the probe tables of the modules not read yet; returns the
     /// index of the first new probe.
     pub fn tnf_discover(&mut self) -> Result<usize, TnfError> {
-        let first = self.tnf.probes.len();
-        while self.tnf.scanned < self.modules.len() {
-            let index = self.tnf.scanned;
-            self.tnf.scanned += 1;
+        let first = self.kernel.tnf.probes.len();
+        while self.kernel.tnf.scanned < self.pcb.modules.len() {
+            let index = self.kernel.tnf.scanned;
+            self.kernel.tnf.scanned += 1;
             for probe in descriptor::read_module(self, index)? {
-                if self.tnf.by_site.contains_key(&probe.site) {
+                if self.kernel.tnf.by_site.contains_key(&probe.site) {
                     return Err(TnfError::new(
                         &probe.object,
                         probe.address,
                         "two probes name the same site",
                     ));
                 }
-                self.tnf.by_site.insert(probe.site, self.tnf.probes.len());
-                self.tnf.probes.push(probe);
-                self.tnf.actions.push(ProbeAction::default());
+                self.kernel
+                    .tnf
+                    .by_site
+                    .insert(probe.site, self.kernel.tnf.probes.len());
+                self.kernel.tnf.probes.push(probe);
+                self.kernel.tnf.actions.push(ProbeAction::default());
             }
         }
         Ok(first)
@@ -134,82 +137,82 @@ impl Process {
 
     /// The probes found so far.
     pub fn tnf_probes(&self) -> &[GuestProbe] {
-        &self.tnf.probes
+        &self.kernel.tnf.probes
     }
 
     /// Sets what probe `index` does when it fires.
     pub fn tnf_set_action(&mut self, index: usize, action: ProbeAction) {
-        if let Some(a) = self.tnf.actions.get_mut(index) {
+        if let Some(a) = self.kernel.tnf.actions.get_mut(index) {
             *a = action;
         }
     }
 
     /// The process ID TNF records (the PIB's), for `trace-<pid>`.
     pub fn tnf_pid(&self) -> u32 {
-        u32::from(self.pid)
+        u32::from(self.pcb.pid)
     }
 
     /// Starts recording into `writer`.
     pub fn tnf_start(&mut self, writer: TnfWriter) {
-        self.tnf.writer = Some(writer);
+        self.kernel.tnf.writer = Some(writer);
     }
 
     /// Stops recording and gives the writer back.
     pub fn tnf_finish(&mut self) -> Option<TnfWriter> {
-        self.tnf.writer.take()
+        self.kernel.tnf.writer.take()
     }
 
     /// Probe hits so far, and events the writer refused (with the first
     /// reason).
     pub fn tnf_counts(&self) -> (u64, u64, Option<&str>) {
         (
-            self.tnf.hits,
-            self.tnf.dropped,
-            self.tnf.first_error.as_deref(),
+            self.kernel.tnf.hits,
+            self.kernel.tnf.dropped,
+            self.kernel.tnf.first_error.as_deref(),
         )
     }
 
     /// The emulated time in ns.
     fn tnf_now(&self) -> i64 {
-        let cycles = u128::from(self.clock.cycles(self.m.cycles()));
-        (cycles * 1_000_000_000 / u128::from(self.clock.hz.max(1))) as i64
+        let cycles = u128::from(self.kernel.clock.cycles(self.machine.cycles()));
+        (cycles * 1_000_000_000 / u128::from(self.kernel.clock.hz.max(1))) as i64
     }
 
     /// A probe site called TNF_PROBE; `ret` is the linear return address.
     pub(crate) fn tnf_fire(&mut self, ret: u32) -> Result<(), String> {
-        self.tnf.hits += 1;
-        let index = match self.tnf.by_site.get(&ret) {
+        self.kernel.tnf.hits += 1;
+        let index = match self.kernel.tnf.by_site.get(&ret) {
             Some(i) => *i,
             None => {
                 self.tnf_discover().map_err(|e| e.to_string())?;
-                *self.tnf.by_site.get(&ret).ok_or_else(|| {
+                *self.kernel.tnf.by_site.get(&ret).ok_or_else(|| {
                     format!("TNF_PROBE called from {ret:#010x}, a site no probe descriptor names")
                 })?
             }
         };
-        let action = self.tnf.actions[index];
+        let action = self.kernel.tnf.actions[index];
         if !action.record && !action.debug {
             return Ok(());
         }
         // No clone of the probe on the hot path: argument by argument.
         let (count, bits16) = {
-            let p = &self.tnf.probes[index];
+            let p = &self.kernel.tnf.probes[index];
             (p.locations.len(), p.bits16)
         };
         let mut values = Vec::with_capacity(count);
         for i in 0..count {
-            let p = &self.tnf.probes[index];
+            let p = &self.kernel.tnf.probes[index];
             let (ty, loc) = (p.desc.args[i].0, p.locations[i]);
             values.push(self.tnf_arg(ty, loc, bits16));
         }
         if action.debug {
-            let line = tnf::probe::debug_line(&self.tnf.probes[index].desc, &values);
-            let _ = writeln!(self.stderr, "{line}");
+            let line = tnf::probe::debug_line(&self.kernel.tnf.probes[index].desc, &values);
+            let _ = writeln!(self.host.stderr, "{line}");
         }
         if action.record {
             let now = self.tnf_now();
-            let thread = (u32::from(self.pid), 1, 1);
-            let tnf = &mut self.tnf;
+            let thread = (u32::from(self.pcb.pid), 1, 1);
+            let tnf = &mut self.kernel.tnf;
             if let Some(w) = tnf.writer.as_mut()
                 && let Err(e) = w.event(index as u64, &tnf.probes[index].desc, thread, now, &values)
             {
@@ -254,7 +257,7 @@ impl Process {
     }
 
     fn tnf_raw(&mut self, loc: ArgLocation, size: u32, bits16: bool) -> u64 {
-        let cpu = self.m.cpu();
+        let cpu = self.machine.cpu();
         let mask = |v: u64| {
             if size >= 8 {
                 v
@@ -278,7 +281,11 @@ impl Process {
             ArgLocation::Data(disp) => cpu.seg[3].base.wrapping_add(disp as u32),
         };
         let mut b = [0u8; 8];
-        if self.m.read_linear(linear, &mut b[..size as usize]).is_err() {
+        if self
+            .machine
+            .read_linear(linear, &mut b[..size as usize])
+            .is_err()
+        {
             return 0;
         }
         u64::from_le_bytes(b)

@@ -90,23 +90,23 @@ impl Process {
     /// # Errors
     /// [`TraceError::Buffer`] for a size outside 1..=63.
     pub fn trace_start(&mut self, format: StdaFormat, kb: u32) -> Result<(), TraceError> {
-        self.trace = Some(SystemTrace::new(format, kb, self.now())?);
+        self.kernel.trace = Some(SystemTrace::new(format, kb, self.now())?);
         Ok(())
     }
 
     /// The system trace, once started.
     pub fn system_trace(&self) -> Option<&SystemTrace> {
-        self.trace.as_ref()
+        self.kernel.trace.as_ref()
     }
 
     /// The system trace, mutable.
     pub fn system_trace_mut(&mut self) -> Option<&mut SystemTrace> {
-        self.trace.as_mut()
+        self.kernel.trace.as_mut()
     }
 
     /// The loaded module `name`, once the system trace is on.
     fn traced_module(&self, name: &str) -> Result<&LoadedModule, TraceError> {
-        if self.trace.is_none() {
+        if self.kernel.trace.is_none() {
             return Err(TraceError::NotStarted);
         }
         self.module(name)
@@ -115,8 +115,8 @@ impl Process {
 
     /// Applies a DTO.
     fn trace_insert(&mut self, spec: &DtoSpec) -> Result<usize, TraceError> {
-        let trace = self.trace.as_mut().ok_or(TraceError::NotStarted)?;
-        Ok(trace.runtime_mut().apply(&mut self.m, spec)?)
+        let trace = self.kernel.trace.as_mut().ok_or(TraceError::NotStarted)?;
+        Ok(trace.runtime_mut().apply(&mut self.machine, spec)?)
     }
 
     /// DTRACE APPLY: the tracepoints of a trace program file into `module`.
@@ -163,8 +163,8 @@ impl Process {
     /// stamped.
     pub fn trace_off(&mut self, dto: usize) {
         let now = self.now();
-        if let Some(trace) = self.trace.as_mut() {
-            trace.runtime_mut().remove(&mut self.m, dto);
+        if let Some(trace) = self.kernel.trace.as_mut() {
+            trace.runtime_mut().remove(&mut self.machine, dto);
             trace.stamp_trace_off(now);
         }
     }
@@ -175,7 +175,7 @@ impl Process {
     /// [`TraceError`] when there is no trace or `dir` cannot be created.
     pub fn trace_spool(&mut self, dir: &Path, options: SpoolOptions) -> Result<(), TraceError> {
         let ms = self.now_millis();
-        let trace = self.trace.as_mut().ok_or(TraceError::NotStarted)?;
+        let trace = self.kernel.trace.as_mut().ok_or(TraceError::NotStarted)?;
         trace.start_spool(dir, options, ms)
     }
 
@@ -197,7 +197,7 @@ impl Process {
                 })?;
                 let minors = super::statics::parse_minors(spec.unwrap_or(""))
                     .map_err(|reason| TraceError::File { file: on(), reason })?;
-                if let Some(t) = self.trace.as_mut() {
+                if let Some(t) = self.kernel.trace.as_mut() {
                     t.trace_on_static(major, minors);
                 }
                 continue;
@@ -250,7 +250,7 @@ impl Process {
     /// [`TraceError::Spool`] when the last poll cannot write its file.
     pub fn trace_stop(&mut self) -> Result<(), TraceError> {
         let (ms, now) = (self.now_millis(), self.now());
-        match self.trace.as_mut() {
+        match self.kernel.trace.as_mut() {
             Some(trace) => trace.stop(ms, now),
             None => Ok(()),
         }
@@ -259,11 +259,11 @@ impl Process {
     /// TRACEGET: the buffer as a save file stamped now.
     pub fn traceget(&self) -> Option<SaveFile> {
         let now = self.now().into();
-        self.trace.as_ref().map(|t| t.traceget(now))
+        self.kernel.trace.as_ref().map(|t| t.traceget(now))
     }
 
     /// DTRACE QUERY / GETVARS: the DTOs, their tracepoints and variables.
     pub fn trace_report(&self) -> Option<Report> {
-        self.trace.as_ref().map(SystemTrace::report)
+        self.kernel.trace.as_ref().map(SystemTrace::report)
     }
 }

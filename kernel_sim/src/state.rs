@@ -1,0 +1,124 @@
+//! Who owns which state: the parts of a running system that
+//! [`crate::Process`] holds, split by lifetime and sharing.
+//!
+//! - the **machine** (`Process::machine`, an [`emu::Machine`]): the
+//!   emulated hardware, CPU registers, physical memory, TLB. There is one;
+//!   a process switch (or a thread switch) swaps what is in it.
+//! - [`Kernel`]: state of the whole system, shared by every process and
+//!   thread: the clock, the sandbox file system, the thunk slots of the
+//!   system DLLs, the semaphore table, the descriptor tables (GDT; the LDT
+//!   too while one process runs), the system trace, the trace table and
+//!   CPTRAP, TNF, and the run's
+//!   accounting (instructions, limits).
+//! - [`Pcb`]: one process: its address space (page tables and regions),
+//!   its modules, environment, PIB/TIB, exception handlers (DosSetVec),
+//!   exit list and process ID.
+//! - [`Host`]: the host plumbing: where the console goes and comes from,
+//!   the API log, the beeps a program made.
+//!
+//! Where the next features go, so that they need no further reshuffle:
+//! - **Threads** (DosCreateThread): a `Thread` struct in `Pcb` (a
+//!   `threads: Vec<Thread>` with the running one's index): TID, the saved
+//!   [`emu::CpuState`] while it is not on the CPU, its stack region and
+//!   its TIB/TIB2 (today's `Pcb::tib`, which becomes per thread), its
+//!   32-bit exception registration chain (in its TIB, so no new field),
+//!   and its blocking state (the semaphore or sleep it waits on). The
+//!   scheduler lives in the run loop: at a blocking call or a time slice
+//!   it saves the CPU into the running `Thread` and loads the next one.
+//!   Waits that return ERROR_TIMEOUT at once today (`api/sems.rs`) block
+//!   instead once a second thread exists.
+//! - **Child processes** (DosExecPgm, CMD.EXE): `Kernel` gets the process
+//!   table (`Vec<Pcb>` by PID, the running process's index, each
+//!   process's parent and result code for DosCwait); the LDT moves from
+//!   `Kernel::desc` into `Pcb` (each process its own, loaded into LDTR at a
+//!   switch), and so do the file handles of `Kernel::files` (a per-process
+//!   handle table over the one sandbox, inherited at DosExecPgm). Trace
+//!   records already take the PID from the running `Pcb`.
+
+use std::io::{Read, Write};
+
+use crate::clock::Clock;
+use crate::desc::Descriptors;
+use crate::fs::Files;
+use crate::loading::LoadedModule;
+use crate::memory::Memory;
+use crate::process::{ApiLogEntry, ApiLogSink};
+use crate::semaphores::Semaphores;
+use crate::thunks::Thunks;
+use crate::trace::SystemTrace;
+
+/// The state of the whole system. See the module docs.
+pub(crate) struct Kernel {
+    /// The emulated clock.
+    pub(crate) clock: Clock,
+    /// The sandbox file system, current directory and open handles.
+    pub(crate) files: Files,
+    /// System DLL entries bound to thunk slots.
+    pub(crate) thunks: Thunks,
+    /// Event and mutex semaphores (handle 0x1000 + index).
+    pub(crate) sems: Semaphores,
+    /// The GDT and (while one process runs) the LDT.
+    pub(crate) desc: Descriptors,
+    /// The system trace, once configured.
+    pub(crate) trace: Option<SystemTrace>,
+    /// TNF probes and their recorder.
+    pub(crate) tnf: crate::tnf::TnfRuntime,
+    /// The always-on trace table and CPTRAP.
+    pub(crate) systable: crate::systable::SystemTable,
+    /// Instructions executed so far.
+    pub(crate) executed: u64,
+    /// Instructions charged for host calls (API work), counted against
+    /// `max_instructions` with `executed` but not reported as executed.
+    pub(crate) host_work: u64,
+    /// When the run started on the host (for `max_wall`).
+    pub(crate) started: Option<std::time::Instant>,
+}
+
+/// One process. See the module docs.
+pub(crate) struct Pcb {
+    /// Process ID (DosGetPID, the PIB, trace records).
+    pub(crate) pid: u16,
+    /// The address space: page tables and regions.
+    pub(crate) mem: Memory,
+    /// The loaded modules, the EXE first.
+    pub(crate) modules: Vec<LoadedModule>,
+    /// Index of the EXE in `modules`.
+    pub(crate) exe: usize,
+    /// DLLs whose initialization routine must run, in order.
+    pub(crate) pending_init: Vec<usize>,
+    /// Linear address and selector of the environment segment, and the
+    /// offset of the command line (program name) in it.
+    pub(crate) env_base: u32,
+    pub(crate) env_sel: u16,
+    pub(crate) cmd_offset: u16,
+    /// Linear addresses of the (main thread's) TIB and the PIB.
+    pub(crate) tib: u32,
+    pub(crate) pib: u32,
+    /// DosSetVec handlers (16:16) by vector 0..=7.
+    pub(crate) vectors: [u32; 8],
+    /// DosExitList routines.
+    pub(crate) exit_list: Vec<u32>,
+}
+
+/// The host side of a run. See the module docs.
+pub(crate) struct Host {
+    /// Where handle 1 goes.
+    pub(crate) stdout: Box<dyn Write>,
+    /// Where handle 2 goes.
+    pub(crate) stderr: Box<dyn Write>,
+    /// Where handle 0 comes from.
+    pub(crate) stdin: Box<dyn Read>,
+    /// API calls recorded (when no sink is set).
+    pub(crate) log: Vec<ApiLogEntry>,
+    /// Where API log entries go as they happen (instead of `log`).
+    pub(crate) log_sink: Option<ApiLogSink>,
+    /// DosBeep calls: (frequency, duration).
+    pub(crate) beeps: Vec<(u32, u32)>,
+}
+
+// One of these is built per run, but the machine is moved through them:
+// keep the per-process and host parts small.
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    assert!(std::mem::size_of::<Host>() <= 128);
+};
