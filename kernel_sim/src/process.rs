@@ -209,6 +209,7 @@ impl Process {
                 pib: 0,
                 vectors: [0; 8],
                 exit_list: Vec::new(),
+                signals: Default::default(),
             },
             host: Host {
                 stdout: Box::new(std::io::stdout()),

@@ -98,6 +98,8 @@ pub(crate) struct Pcb {
     pub(crate) vectors: [u32; 8],
     /// DosExitList routines.
     pub(crate) exit_list: Vec<u32>,
+    /// Signal focus and must-complete counters.
+    pub(crate) signals: crate::api::signals::SignalState,
 }
 
 /// The host side of a run. See the module docs.

@@ -189,8 +189,6 @@ pub static DEFS: &[ApiDef] = &[
         }
         Ok(())
     }),
-    api!("DOSCALLS" 380 "DosEnterMustComplete" Sys32 [P] |p, c| p.put_u32_opt(c, 0, 1)),
-    api!("DOSCALLS" 381 "DosExitMustComplete" Sys32 [P] |p, c| p.put_u32_opt(c, 0, 0)),
     api!("DOSCALLS" 382 "DosSetRelMaxFH" Sys32 [P, P] |p, c| {
         let lin = p.arg_ptr(c, 0, 4)?;
         let b = p.read_mem(lin, 4).ok_or(ERROR_INVALID_ADDRESS)?;

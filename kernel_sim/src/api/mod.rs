@@ -73,6 +73,7 @@ pub mod nls;
 pub mod ordinals;
 pub mod sems;
 mod shared;
+pub(crate) mod signals;
 pub mod systrace;
 pub mod tnfprobe;
 mod util;
@@ -244,6 +245,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(tnfprobe::DEFS)
         .chain(cptrapvm::DEFS)
         .chain(systrace::DEFS)
+        .chain(signals::DEFS)
 }
 
 /// The system DLLs this kernel provides.
