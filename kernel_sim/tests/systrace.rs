@@ -121,3 +121,47 @@ fn tracefmt_formats_static_records_with_the_tff_of_static_tracepoints() {
     assert!(text.contains("CONTEXT=API:PROTECT"), "{text}");
     assert!(!text.contains("DYNAMIC"), "{text}");
 }
+
+#[test]
+fn thirty_two_bit_code_logs_through_its_sixteen_bit_thunk() {
+    let run32 = |statics: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        testprogs::systrc32().unwrap().write_to(dir.path()).unwrap();
+        let mut cfg = ProcessConfig::new(dir.path(), "SYSTRC32.EXE");
+        cfg.max_instructions = Some(1_000_000);
+        let mut p = Process::new(cfg).unwrap();
+        p.set_console(
+            Box::new(std::io::sink()),
+            Box::new(std::io::sink()),
+            Box::new(std::io::empty()),
+        );
+        p.trace_commands(&TraceCommands {
+            traces: statics.iter().map(|s| s.to_string()).collect(),
+            ..TraceCommands::default()
+        })
+        .unwrap();
+        let outcome = p.run();
+        let snap = p.system_trace_mut().unwrap().buffer_mut().get_stda();
+        let records: Vec<Logged> = Stda::parse(&snap.stda)
+            .unwrap()
+            .records()
+            .into_iter()
+            .map(|r| (r.major, r.minor, r.flags, r.data))
+            .collect();
+        (outcome, records)
+    };
+    let (outcome, records) = run32(&["0xF5"]);
+    assert_eq!(outcome, Outcome::Exited(150));
+    assert!(records.is_empty());
+    let (outcome, records) = run32(&["0xF7(1)"]);
+    assert_eq!(outcome, Outcome::Exited(0));
+    assert_eq!(
+        records,
+        vec![(
+            0xF7,
+            1,
+            RecordFlags::API | RecordFlags::PROTECT,
+            testprogs::systrc32::MESSAGE.to_vec()
+        )]
+    );
+}

@@ -141,7 +141,7 @@ use std::path::{Path, PathBuf};
 pub use error::{BuildError, Result};
 pub use programs::{
     args, cptrap32, debug, dll16, dll32, farcall16, fileio16, fileio32, hello16, hello32, loops,
-    msg, ords, systrc16, tnf,
+    msg, ords, systrc16, systrc32, tnf,
 };
 
 /// A label of a program: where it is, and whether the MAP file lists it.
@@ -340,6 +340,12 @@ pub fn cptrap32() -> Result<Program> {
 /// ([`systrc16`](mod@systrc16)).
 pub fn systrc16() -> Result<Program> {
     programs::systrc16::build()
+}
+
+/// SYSTRC32.EXE: DosSysTrace from 32-bit code through a 16-bit thunk
+/// ([`systrc32`](mod@systrc32)).
+pub fn systrc32() -> Result<Program> {
+    programs::systrc32::build()
 }
 
 /// TNF32.EXE: the man pages' cookie2 with TNF probes ([`tnf`](mod@tnf)).

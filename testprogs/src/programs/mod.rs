@@ -20,6 +20,7 @@ pub mod loops;
 pub mod msg;
 pub mod ords;
 pub mod systrc16;
+pub mod systrc32;
 pub mod tnf;
 
 mod calls;
