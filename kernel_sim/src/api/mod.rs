@@ -68,6 +68,7 @@ pub mod doscalls16;
 pub mod doscalls32;
 mod find;
 pub mod modules;
+mod msg;
 pub mod names;
 pub mod nls;
 pub mod ordinals;
@@ -246,6 +247,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(cptrapvm::DEFS)
         .chain(systrace::DEFS)
         .chain(signals::DEFS)
+        .chain(msg::DEFS)
 }
 
 /// The system DLLs this kernel provides.
