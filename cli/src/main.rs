@@ -28,6 +28,7 @@ mod rpn;
 mod runcmd;
 mod runviews;
 mod sigpipe;
+mod status;
 mod tdfcmd;
 mod testcmd;
 mod testprogs;

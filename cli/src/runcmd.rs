@@ -126,15 +126,19 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
         p.set_api_log_sink(Box::new(|e| eprintln!("api: {e}")));
     }
     o.cptrap.start(&mut p)?;
+    let status = crate::status::StatusLine::attach(&mut p);
     let outcome = if trace.active() {
         p.trace_commands(&trace.commands()?)?;
         crate::runviews::start(&trace.views, &mut p, trace.tff_dirs(&root));
         let outcome = p.run();
+        status.finish();
         // Also after Ctrl-C or a limit: what was captured is written.
         crate::tracing::finish(&trace, &mut p, &root)?;
         outcome
     } else {
-        p.run()
+        let outcome = p.run();
+        status.finish();
+        outcome
     };
     o.cptrap.finish(&mut p)?;
     if o.api_log {

@@ -57,6 +57,7 @@ pub mod layout;
 pub mod loading;
 mod memory;
 mod process;
+pub mod progress;
 pub mod rc;
 mod run;
 mod semaphores;

@@ -218,6 +218,8 @@ impl Process {
                 log: Vec::new(),
                 log_sink: None,
                 beeps: Vec::new(),
+                progress: None,
+                next_progress: 0,
             },
         };
         let t = p.kernel.clock.now(0);

@@ -78,6 +78,7 @@ impl Process {
                 cycles: None,
             });
             self.kernel.executed += self.machine.instructions() - before;
+            self.report_progress();
             match exit {
                 Exit::HostCall { linear } => {
                     if let Some(o) = self.host_call(linear) {

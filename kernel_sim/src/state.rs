@@ -116,11 +116,14 @@ pub(crate) struct Host {
     pub(crate) log_sink: Option<ApiLogSink>,
     /// DosBeep calls: (frequency, duration).
     pub(crate) beeps: Vec<(u32, u32)>,
+    /// Where progress snapshots go, and the instruction count of the next.
+    pub(crate) progress: Option<crate::progress::ProgressSink>,
+    pub(crate) next_progress: u64,
 }
 
 // One of these is built per run, but the machine is moved through them:
 // keep the per-process and host parts small.
 #[cfg(target_pointer_width = "64")]
 const _: () = {
-    assert!(std::mem::size_of::<Host>() <= 128);
+    assert!(std::mem::size_of::<Host>() <= 144);
 };
