@@ -96,3 +96,122 @@ fn errors() {
     assert_eq!(u32_at(&mem, LEN), 2, "only the last call stored a length");
     assert_eq!(&mem[(BUF - RC) as usize..][..3], b"Hi\0");
 }
+
+/// An MKMSGF file of component `TST`, messages 5.. with 16-bit offsets.
+fn msg_file(msgs: &[&[u8]]) -> Vec<u8> {
+    let mut f = b"\xFFMKMSGF\0TST".to_vec();
+    f.extend((msgs.len() as u16).to_le_bytes());
+    f.extend(5u16.to_le_bytes());
+    f.push(1);
+    f.extend(2u16.to_le_bytes());
+    f.extend(0x1Fu16.to_le_bytes());
+    f.resize(0x1F, 0);
+    let mut at = 0x1F + 2 * msgs.len();
+    for m in msgs {
+        f.extend((at as u16).to_le_bytes());
+        at += m.len();
+    }
+    for m in msgs {
+        f.extend(*m);
+    }
+    f
+}
+
+/// Calls Dos32TrueGetMessage (MSG.6) once per argument list, storing
+/// each return code at RC + 4i; the file name "T.MSG" is at 0x20120.
+fn get_program(calls_args: &[[u32; 8]], name: &[u8]) -> Vec<u8> {
+    let mut c = Vec::new();
+    store(&mut c, 0x20100, b"ab\0");
+    store(&mut c, 0x20120, name);
+    store(&mut c, TABLE, &0x20100u32.to_le_bytes());
+    let mut calls = Vec::new();
+    for (n, args) in calls_args.iter().enumerate() {
+        for a in args.iter().rev() {
+            c.push(0x68);
+            c.extend(a.to_le_bytes());
+        }
+        calls.push((c.len() as u32, "MSG", 6));
+        c.extend([0xE8, 0, 0, 0, 0]);
+        c.extend([0x83, 0xC4, 32]);
+        c.push(0xA3);
+        c.extend((RC + 4 * n as u32).to_le_bytes());
+    }
+    c.extend([0x6A, 0x00, 0x6A, 0x01]);
+    calls.push((c.len() as u32, "DOSCALLS", 234));
+    c.extend([0xE8, 0, 0, 0, 0]);
+    common::lx_program(&c, &calls)
+}
+
+fn run_with(bytes: Vec<u8>, files: &[(&str, Vec<u8>)]) -> (Outcome, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
+    std::fs::create_dir(dir.path().join("MSGS")).unwrap();
+    for (n, b) in files {
+        std::fs::write(dir.path().join(n), b).unwrap();
+    }
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.set_env("DPATH", "C:\\NONE;C:\\MSGS");
+    cfg.max_instructions = Some(1_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    let o = p.run();
+    let mut mem = vec![0u8; 512];
+    p.read_guest(RC, &mut mem).unwrap();
+    (o, mem)
+}
+
+#[test]
+fn get_message_reads_the_file_along_dpath() {
+    let file = msg_file(&[b"EBad %1 thing\r\n", b"IHello %1%0\r\n", b"Wx"]);
+    let name = 0x20120;
+    let (o, mem) = run_with(
+        get_program(
+            &[
+                [TABLE, 1, BUF, 64, 5, name, LEN, 0],
+                [TABLE, 1, BUF + 0x40, 64, 6, name, 0x20084, 0],
+                [TABLE, 1, BUF, 64, 8, name, LEN, 0],
+                [TABLE, 10, BUF, 64, 5, name, LEN, 0],
+                [TABLE, 1, BUF, 4, 5, name, LEN, 0],
+            ],
+            b"T.MSG\0",
+        ),
+        &[("MSGS/T.MSG", file.clone())],
+    );
+    assert_eq!(o, Outcome::Exited(0));
+    let rc: Vec<u32> = (0..5).map(|i| u32_at(&mem, RC + 4 * i)).collect();
+    assert_eq!(rc, [0, 0, 317, 320, 316]);
+    let want = b"TST0005: Bad ab thing\r\n";
+    assert_eq!(u32_at(&mem, LEN), want.len() as u32);
+    assert_eq!(&mem[(BUF - RC) as usize..][..want.len()], want);
+    assert_eq!(u32_at(&mem, 0x20084), 8);
+    assert_eq!(&mem[(BUF + 0x40 - RC) as usize..][..9], b"Hello ab\0");
+    // No such file, and a file that is not a message file.
+    let (_, mem) = run_with(
+        get_program(&[[TABLE, 1, BUF, 64, 5, 0x20120, LEN, 0]], b"NO.MSG\0"),
+        &[],
+    );
+    assert_eq!(u32_at(&mem, RC), 318, "ERROR_MR_UN_ACC_MSGF");
+    let (_, mem) = run_with(
+        get_program(&[[TABLE, 1, BUF, 64, 5, 0x20120, LEN, 0]], b"C:\\T.MSG\0"),
+        &[("T.MSG", b"not a message file at all, really".to_vec())],
+    );
+    assert_eq!(u32_at(&mem, RC), 319, "ERROR_MR_INV_MSGF_FORMAT");
+}
+
+#[test]
+fn hostile_message_files_are_format_errors() {
+    use kernel_sim::api::msg::message;
+    let mut f = msg_file(&[b"Ia", b"Ib"]);
+    assert_eq!(message(&f, 6).unwrap().2, b"b");
+    // An index running past the end, an offset past the end, reversed
+    // offsets, and an empty file.
+    f[0x0B] = 0xFF;
+    assert_eq!(message(&f, 200).unwrap_err(), 319);
+    let mut g = msg_file(&[b"Ia", b"Ib"]);
+    g[0x1F] = 0xFF;
+    assert_eq!(message(&g, 5).unwrap_err(), 319);
+    let mut h = msg_file(&[b"Ia", b"Ib"]);
+    h.swap(0x1F, 0x21);
+    assert_eq!(message(&h, 5).unwrap_err(), 319);
+    assert_eq!(message(&[], 5).unwrap_err(), 319);
+    assert_eq!(message(&f, 4).unwrap_err(), 317);
+}

@@ -68,7 +68,7 @@ pub mod doscalls16;
 pub mod doscalls32;
 mod find;
 pub mod modules;
-mod msg;
+pub mod msg;
 pub mod names;
 pub mod nls;
 pub mod ordinals;

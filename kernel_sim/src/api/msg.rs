@@ -25,8 +25,10 @@ const MAX_INSERTS: u32 = 9;
 
 /// The entries.
 pub static DEFS: &[ApiDef] = &[
+    api!("MSG" 2 "DosTrueGetMessage" Far16 [P, W, P, W, W, S, P, P] get_message),
     api!("MSG" 3 "DosInsMessage" Far16 [P, W, P, W, P, W, P] insert),
     api!("MSG" 4 "DosInsertMessage" Sys32 [P, L, P, L, P, L, P] insert),
+    api!("MSG" 6 "DosTrueGetMessage" Sys32 [P, L, P, L, L, S, P, P] get_message),
 ];
 
 /// (table, count, message, message length, buffer, buffer size, &length).
@@ -61,7 +63,7 @@ fn insert(p: &mut Process, c: &Call) -> ApiResult<()> {
 }
 
 /// The message with `%1`..`%9` replaced, or `None` past `cap` bytes.
-pub(crate) fn expand(msg: &[u8], inserts: &[Vec<u8>], cap: usize) -> Option<Vec<u8>> {
+pub fn expand(msg: &[u8], inserts: &[Vec<u8>], cap: usize) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < msg.len() {
@@ -85,4 +87,128 @@ pub(crate) fn expand(msg: &[u8], inserts: &[Vec<u8>], cap: usize) -> Option<Vec<
         }
     }
     Some(out)
+}
+
+/// ERROR_MR_MID_NOT_FOUND.
+const ERROR_MR_MID_NOT_FOUND: u32 = 317;
+/// ERROR_MR_UN_ACC_MSGF.
+const ERROR_MR_UN_ACC_MSGF: u32 = 318;
+/// ERROR_MR_INV_MSGF_FORMAT.
+const ERROR_MR_INV_MSGF_FORMAT: u32 = 319;
+/// The largest message file read (MKMSGF files are far smaller).
+const MAX_MSG_FILE: u64 = 4 << 20;
+
+/// The file's host path: a name with a drive or directory as it is,
+/// a bare name along DPATH.
+fn find_msg_file(p: &mut Process, name: &[u8]) -> Option<std::path::PathBuf> {
+    let direct = name.iter().any(|&b| b == b'\\' || b == b'/' || b == b':');
+    let mut tries: Vec<Vec<u8>> = Vec::new();
+    if direct {
+        tries.push(name.to_vec());
+    } else {
+        let dpath = p
+            .cfg
+            .env
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("DPATH"))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        for dir in dpath.split(';').filter(|d| !d.is_empty()) {
+            let mut t = crate::process::latin1(dir);
+            if !t.ends_with(b"\\") {
+                t.push(b'\\');
+            }
+            t.extend_from_slice(name);
+            tries.push(t);
+        }
+    }
+    tries.into_iter().find_map(|t| {
+        let r = p.kernel.files.resolve(&t).ok()?;
+        (r.exists == Some(false)).then_some(r.host)
+    })
+}
+
+/// A message of an MKMSGF file: its type letter and text.
+pub fn message(file: &[u8], number: u32) -> ApiResult<(String, u8, Vec<u8>)> {
+    let bad = ERROR_MR_INV_MSGF_FORMAT;
+    if file.len() < 0x1F || &file[..8] != b"\xFFMKMSGF\0" {
+        return Err(bad);
+    }
+    let u16_at = |o: usize| u32::from(u16::from_le_bytes([file[o], file[o + 1]]));
+    let comp: String = file[8..11].iter().map(|&b| char::from(b)).collect();
+    let (count, first, small) = (u16_at(0x0B), u16_at(0x0D), file[0x0F] != 0);
+    let index = u16_at(0x12) as usize;
+    if number < first || number >= first + count {
+        return Err(ERROR_MR_MID_NOT_FOUND);
+    }
+    let width = if small { 2 } else { 4 };
+    let entry = |i: u32| -> Option<usize> {
+        let o = index + width * i as usize;
+        let b = file.get(o..o + width)?;
+        Some(if small {
+            usize::from(u16::from_le_bytes([b[0], b[1]]))
+        } else {
+            u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
+        })
+    };
+    let i = number - first;
+    let start = entry(i).ok_or(bad)?;
+    let end = if i + 1 < count {
+        entry(i + 1).ok_or(bad)?
+    } else {
+        file.len()
+    };
+    let body = file.get(start..end).filter(|b| !b.is_empty()).ok_or(bad)?;
+    Ok((comp, body[0], body[1..].to_vec()))
+}
+
+/// DosTrueGetMessage (16-bit, MSG.2) and Dos32TrueGetMessage (MSG.6):
+/// (table, count, buffer, buffer size, number, file, &length, bound
+/// messages). E and W messages get the `COMPnnnn: ` prefix; `%0` ends
+/// the text (no line end); the bound-message argument is not read (no
+/// MSGBIND segments are looked for).
+fn get_message(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let count = if c.far16 { u32::from(c.w(1)) } else { c.l(1) };
+    let cap = if c.far16 { u32::from(c.w(3)) } else { c.l(3) };
+    let number = if c.far16 { u32::from(c.w(4)) } else { c.l(4) };
+    if count > MAX_INSERTS {
+        return Err(ERROR_MR_INV_IVCOUNT);
+    }
+    let table = p.arg_bytes(c, 0, 4 * count)?;
+    let mut inserts = Vec::with_capacity(count as usize);
+    for e in table.chunks_exact(4) {
+        let raw = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+        let s = p
+            .read_sz(raw, c.far16, 0x1_0000)
+            .ok_or(ERROR_INVALID_ADDRESS)?;
+        inserts.push(s);
+    }
+    let name = p.arg_sz(c, 5)?;
+    let host = find_msg_file(p, &name).ok_or(ERROR_MR_UN_ACC_MSGF)?;
+    let size = std::fs::metadata(&host)
+        .map_err(|_| ERROR_MR_UN_ACC_MSGF)?
+        .len();
+    if size > MAX_MSG_FILE {
+        return Err(ERROR_MR_INV_MSGF_FORMAT);
+    }
+    let file = std::fs::read(&host).map_err(|_| ERROR_MR_UN_ACC_MSGF)?;
+    let (comp, kind, mut text) = message(&file, number)?;
+    if let Some(z) = text.windows(2).position(|w| w == b"%0") {
+        text.truncate(z);
+    }
+    let mut full = Vec::new();
+    if matches!(kind, b'E' | b'W') {
+        full.extend(format!("{comp}{number:04}: ").bytes());
+    }
+    full.extend(text);
+    let out = expand(&full, &inserts, cap as usize).ok_or(ERROR_MR_MSG_TOO_LONG)?;
+    if c.far16 {
+        p.put_u16(c, 6, out.len() as u16)?;
+    } else {
+        p.put_u32(c, 6, out.len() as u32)?;
+    }
+    if out.is_empty() {
+        return Ok(());
+    }
+    p.put_bytes(c, 2, &out)
 }
