@@ -48,7 +48,7 @@ fn trapred_shows_the_vm_interface_records_of_a_run_forward_backward_and_by_code(
     );
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        err.contains("cptrap: 11 records in 1 blocks to RUN.CPTRAP"),
+        err.contains("cptrap: 15 records in 1 blocks to RUN.CPTRAP"),
         "{err}"
     );
     std::fs::write(

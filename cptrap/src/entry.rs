@@ -26,7 +26,7 @@
 //! | 05 I/O done | handle or port | operation | bytes moved or value | return code | 0 |
 //! | 06 allocate | 0 | address | size | allocation flags | return code |
 //! | 07 free | 0 | address | size | 0 | return code |
-//! | 08 scheduler | 0 | reason | 0 | 0 | 0 |
+//! | 08 scheduler | 0 | reason (1 = DosSleep) | milliseconds | 0 | 0 |
 //! | 09 queue drop | 0 | semaphore or handle waited on | 0 | 0 | 0 |
 //! | 0A dispatch | 0 | previous TID | 0 | 0 | 0 |
 //! | 0B start I/O | handle or port | operation | length or value | buffer address | access size |

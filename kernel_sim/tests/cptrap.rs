@@ -42,7 +42,9 @@ fn run_cptrap32(cfg: &CptrapConfig) -> (Vec<Record>, Process) {
     (records, p)
 }
 
-const MAPPED: [TypeNum; 7] = [
+const MAPPED: [TypeNum; 9] = [
+    TypeNum::SCHEDULE,
+    TypeNum::SEM_WAIT,
     TypeNum::API,
     TypeNum::EXCEPTION,
     TypeNum::IO_DONE,
@@ -57,9 +59,12 @@ fn the_table_counts_each_kind_of_event_and_cptrap_selects_by_typenum() {
     let (all, p) = run_cptrap32(&CptrapConfig::new(Selection::all()));
     let table = p.trace_table();
     // CPTRAPVM x3, DosSetExceptionHandler, DosUnsetExceptionHandler,
-    // DosAllocMem, DosFreeMem, DosWrite (DosExit ends the run).
+    // DosAllocMem, DosFreeMem, DosWrite, DosSleep, DosCreateEventSem,
+    // DosWaitEventSem, DosCloseEventSem (DosExit ends the run).
     let expected = [
-        (TypeNum::API, 8),
+        (TypeNum::API, 12),
+        (TypeNum::SCHEDULE, 1),
+        (TypeNum::SEM_WAIT, 1),
         (TypeNum::EXCEPTION, 1),
         (TypeNum::IO_START, 1),
         (TypeNum::IO_DONE, 1),
@@ -113,7 +118,7 @@ fn with_cptrap_off_the_interface_returns_and_the_table_still_counts() {
     let (_dir, mut p, _) = process(&program);
     assert_eq!(p.run(), Outcome::Exited(0));
     assert!(p.cptrap_finish().is_none());
-    assert_eq!(p.trace_table().count(TypeNum::API), 8);
+    assert_eq!(p.trace_table().count(TypeNum::API), 12);
 }
 
 /// LOOP32 with its trace program applied, and optionally a zap on the

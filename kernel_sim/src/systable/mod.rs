@@ -12,10 +12,12 @@
 //! | 0B start I/O, 05 I/O done | DosRead and DosWrite (16- and 32-bit): handle, operation, length, buffer; then bytes moved and return code | before and after the call |
 //! | 06 allocate, 07 free | DosAllocMem/DosFreeMem, DosAllocSeg/DosFreeSeg: address, size, flags, return code | after the call |
 //! | 0A run user | the dispatch of the process's thread when the run starts | the run loop |
+//! | 08 enter scheduler | DosSleep (16- and 32-bit): the thread gives up the CPU; reason 1, the milliseconds | after the call |
+//! | 12 lock spin | semaphore waits: DosSemWait/DosSemRequest (16-bit), DosWaitEventSem/DosRequestMutexSem (32-bit): the semaphore, the timeout, the return code | after the call |
 //!
-//! Hardware interrupts (01), the scheduler's entries (08, 09) and semaphore
-//! waits (12) have no producer yet: the emulated OS/2 has no device
-//! interrupts and one thread per process. Port I/O is not emulated for
+//! Hardware interrupts (01) and queue drops (09) have no producer: the
+//! emulated OS/2 has no device interrupts, and with one thread per process
+//! no wait takes a thread off the run queue. Port I/O is not emulated for
 //! ring 3 (an IN or OUT faults, which is a 03 entry).
 //!
 //! What an always-on table costs when nobody records: one 32-byte store
@@ -316,6 +318,9 @@ impl Cptrap {
     }
 }
 
+/// The reason of a scheduler entry (08) made by DosSleep.
+pub const SCHEDULE_SLEEP: u32 = 1;
+
 /// The table entries an API call makes before it runs (start I/O).
 pub(crate) fn before_call(name: &str, vals: &[u32], far16: bool) -> Option<Entry> {
     let io = match name {
@@ -385,6 +390,16 @@ pub(crate) fn after_call(
         "DosFreeMem" => {
             let mut e = Entry::new(TypeNum::FREE);
             e.words = [arg(0), 0, 0, rc];
+            Some(e)
+        }
+        "DosSleep" => {
+            let mut e = Entry::new(TypeNum::SCHEDULE);
+            e.words = [SCHEDULE_SLEEP, arg(0), 0, 0];
+            Some(e)
+        }
+        "DosSemWait" | "DosSemRequest" | "DosWaitEventSem" | "DosRequestMutexSem" => {
+            let mut e = Entry::new(TypeNum::SEM_WAIT);
+            e.words = [arg(0), arg(1), rc, 0];
             Some(e)
         }
         "DosFreeSeg" => {

@@ -14,7 +14,9 @@
 //!    unregistered;
 //! 3. DosAllocMem of 4 KB (exit 3) and DosFreeMem (exit 4);
 //! 4. DosWrite of [`MESSAGE`] to standard output (exit 5);
-//! 5. exits 0.
+//! 5. DosSleep(1); DosCreateEventSem (posted, exit 6), DosWaitEventSem
+//!    on it (exit 7) and DosCloseEventSem;
+//! 6. exits 0.
 //!
 //! Tracepoint (major 0xCF): 1 at `exit` (EAX).
 
@@ -44,6 +46,10 @@ const DOSALLOCMEM32: Ref = doscalls(299, "DosAllocMem");
 const DOSFREEMEM32: Ref = doscalls(304, "DosFreeMem");
 const DOSSETEXCEPTIONHANDLER: Ref = doscalls(354, "DosSetExceptionHandler");
 const DOSUNSETEXCEPTIONHANDLER: Ref = doscalls(355, "DosUnsetExceptionHandler");
+const DOSSLEEP32: Ref = doscalls(229, "DosSleep");
+const DOSCREATEEVENTSEM: Ref = doscalls(324, "DosCreateEventSem");
+const DOSCLOSEEVENTSEM: Ref = doscalls(326, "DosCloseEventSem");
+const DOSWAITEVENTSEM: Ref = doscalls(329, "DosWaitEventSem");
 
 pub(crate) fn build() -> Result<Program> {
     const P: &str = "CPTRAP32";
@@ -52,6 +58,7 @@ pub(crate) fn build() -> Result<Program> {
     let msg = base + d.bytes("msg", MESSAGE);
     let written = base + d.dword("written", 0);
     let mem = base + d.dword("mem", 0);
+    let hev = base + d.dword("hev", 0);
     d.bytes("data8", VM_DATA8);
     d.bytes("data264", &vm_pattern(264));
     d.bytes("data300", &vm_pattern(300));
@@ -69,7 +76,15 @@ pub(crate) fn build() -> Result<Program> {
     let data = d.finish("DATA32", "DATA", LX_DATA);
 
     let mut c = Code::new(P, 32)?;
-    let mut fails = [c.label(), c.label(), c.label(), c.label(), c.label()];
+    let mut fails = [
+        c.label(),
+        c.label(),
+        c.label(),
+        c.label(),
+        c.label(),
+        c.label(),
+        c.label(),
+    ];
     let mut exit = c.label();
     c.public("main")?;
     // 1. The virtual machine interface, registers and flags preserved.
@@ -133,6 +148,22 @@ pub(crate) fn build() -> Result<Program> {
     ];
     Call::system(DOSWRITE32, &args).emit(&mut c)?;
     fail_unless_ok(&mut c, fails[4])?;
+    // 5. DosSleep(1); an event semaphore created posted, waited on, closed.
+    Call::system(DOSSLEEP32, &[Arg::Imm(1)]).emit(&mut c)?;
+    Call::system(
+        DOSCREATEEVENTSEM,
+        &[
+            Arg::Imm(0),
+            Arg::Address("hev", hev),
+            Arg::Imm(0),
+            Arg::Imm(1),
+        ],
+    )
+    .emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[5])?;
+    Call::system(DOSWAITEVENTSEM, &[Arg::Dword("hev", hev), Arg::Imm(-1)]).emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[6])?;
+    Call::system(DOSCLOSEEVENTSEM, &[Arg::Dword("hev", hev)]).emit(&mut c)?;
     epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
 
