@@ -62,7 +62,7 @@ fn the_sample_suite_passes() {
     let text = stdout(&out);
     assert!(text.contains("test samples/LOOP32 ... ok"), "{text}");
     assert!(
-        text.contains("test result: ok. 18 passed; 0 failed"),
+        text.contains("test result: ok. 24 passed; 0 failed"),
         "{text}"
     );
 }
@@ -119,13 +119,13 @@ fn shards_are_disjoint_and_cover_the_suite() {
             .collect()
     };
     let whole = names(&[]);
-    assert_eq!(whole.len(), 18);
+    assert_eq!(whole.len(), 24);
     for n in [1, 2, 3, 5] {
         let mut seen = BTreeSet::new();
         for i in 1..=n {
             let part = names(&["--shard", &format!("{i}/{n}")]);
             assert!(
-                part.len() >= 18 / n && part.len() <= 18 / n + 1,
+                part.len() >= 24 / n && part.len() <= 24 / n + 1,
                 "{i}/{n}: {part:?}"
             );
             assert!(seen.is_disjoint(&part), "{i}/{n} overlaps");
@@ -170,7 +170,7 @@ import sys
 from junitparser import JUnitXml, Failure
 xml = JUnitXml.fromfile(sys.argv[1])
 cases = [(s.name, c.name, [type(r).__name__ for r in c.result]) for s in xml for c in s]
-assert len(cases) == 19, cases
+assert len(cases) == 25, cases
 failed = [(s, c) for s, c, r in cases if "Failure" in r]
 assert failed == [("broken", "loop32")], failed
 print("junitparser ok", len(cases))
@@ -184,7 +184,7 @@ print("junitparser ok", len(cases))
             eprintln!("skipped: python3's junitparser is not installed (pip install junitparser)");
         }
         Ok(o) => assert!(
-            o.status.success() && String::from_utf8_lossy(&o.stdout).contains("junitparser ok 19"),
+            o.status.success() && String::from_utf8_lossy(&o.stdout).contains("junitparser ok 25"),
             "{}\n{}",
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
@@ -255,7 +255,7 @@ fn the_bytes_do_not_depend_on_the_directory_or_the_time_zone() {
             .env("TZ", tz)
             .output()
             .unwrap();
-        assert!(stdout(&out).contains("18 blessed"));
+        assert!(stdout(&out).contains("24 blessed"));
         let made = tree(&here.join("samples.golden"));
         assert_eq!(made.len(), committed.len());
         for ((name, bytes), (gname, gbytes)) in made.iter().zip(&committed) {

@@ -134,6 +134,17 @@ pub fn run_case(
     let mut verify_log = String::new();
     for operand in &case.trace {
         let (name, spec) = kernel_sim::trace::select::split_operand(operand);
+        if let Some(major) = kernel_sim::trace::statics::static_major(name) {
+            // A static major (DosSysTrace records), as TRACE ON spells it.
+            let bad = |why: String| CaseError::Trace(format!("TRACE ON {operand}: {why}"));
+            let major = u8::try_from(major).map_err(|_| bad("a major is 0..255".into()))?;
+            let minors =
+                kernel_sim::trace::statics::parse_minors(spec.unwrap_or("")).map_err(bad)?;
+            if let Some(t) = process.system_trace_mut() {
+                t.trace_on_static(major, minors);
+            }
+            continue;
+        }
         let file = tdf::trcust::with_default_ext(name, "TDF");
         let bytes = read_sandbox(root, &file)?;
         let tdf = tdf::Tdf::parse(&bytes).map_err(|e| CaseError::Trace(format!("{file}: {e}")))?;
@@ -167,11 +178,40 @@ pub fn run_case(
             .trace_apply(&module, &parsed, None, None)
             .map_err(|e| CaseError::Trace(format!("APPLY {operand}: {e}")))?;
     }
+    if let Some(words) = &case.cptrap {
+        let words: Vec<&str> = words.split_whitespace().collect();
+        let selection = cptrap::Selection::parse(&words)
+            .map_err(|e| CaseError::Trace(format!("cptrap = {:?}: {e}", words.join(" "))))?;
+        process
+            .cptrap_start(&kernel_sim::systable::CptrapConfig::new(selection))
+            .map_err(CaseError::Trace)?;
+    }
+    if case.tnf {
+        process
+            .tnf_discover()
+            .map_err(|e| CaseError::Trace(format!("TNF probes: {e}")))?;
+        for i in 0..process.tnf_probes().len() {
+            let action = kernel_sim::tnf::ProbeAction {
+                record: true,
+                debug: false,
+            };
+            process.tnf_set_action(i, action);
+        }
+        let writer = tnf::TnfWriter::new(TNF_FILE_SIZE, tnf::Endian::Little)
+            .map_err(|e| CaseError::Trace(format!("TNF: {e}")))?;
+        process.tnf_start(writer);
+    }
 
     let outcome = process.run();
     process
         .trace_stop()
         .map_err(|e| CaseError::Trace(e.to_string()))?;
+    let cptrap_text = process.cptrap_finish().map(|r| cptrap_listing(&r.file));
+    let tnf_text = if case.tnf {
+        process.tnf_finish().map(|w| tnf_listing(w.bytes()))
+    } else {
+        None
+    };
     let session = process
         .system_trace_mut()
         .ok_or_else(|| CaseError::Trace("the system trace was not started".into()))?;
@@ -198,6 +238,14 @@ pub fn run_case(
             Check::Verify => verify_log.clone().into_bytes(),
             Check::Exit => exit_text(&outcome, session.sysdump()).into_bytes(),
             Check::Output => console.contents(),
+            Check::Cptrap => match &cptrap_text {
+                Some(text) => text.clone().into_bytes(),
+                None => continue,
+            },
+            Check::Tnf => match &tnf_text {
+                Some(text) => text.clone().into_bytes(),
+                None => continue,
+            },
         };
         out.insert(*check, bytes);
     }
@@ -318,6 +366,30 @@ fn verify(root: &Path, tdf_file: &str, tdf: &tdf::Tdf) -> String {
         problems.len()
     ));
     text
+}
+
+/// The TNF trace file of a case (4 MB, the prex default).
+const TNF_FILE_SIZE: u64 = 4 << 20;
+
+/// Every record of a CPTRAP file as TRAPRED shows it.
+fn cptrap_listing(file: &[u8]) -> String {
+    match cptrap::CptrapFile::parse(file) {
+        Ok(f) => f
+            .records()
+            .iter()
+            .flat_map(cptrap::trapred::display::record_lines)
+            .map(|l| l + "\n")
+            .collect(),
+        Err(e) => format!("the CPTRAP file does not read: {e}\n"),
+    }
+}
+
+/// A TNF trace as tnfdump prints it.
+fn tnf_listing(file: &[u8]) -> String {
+    match tnf::TnfFile::parse(file).and_then(|f| tnf::dump::cooked(&f, false)) {
+        Ok(text) => text,
+        Err(e) => format!("the TNF file does not read: {e}\n"),
+    }
 }
 
 /// Hits, records and cycles per tracepoint, one line each, DTO by DTO.

@@ -38,6 +38,15 @@
 //! format = "new"              # or "old"
 //! max_insns = 200000000       # the budget; reaching it fails the case
 //! check = ["stda", "tracefmt", "json", "hits", "trcust", "verify", "exit", "output"]
+//!
+//! # The other two facilities: CPTRAP with a selection, TNF probes enabled.
+//! [[case]]
+//! name = "cptrap32"
+//! files = ["testprogs:CPTRAP32.*"]
+//! cptrap = "TYPE 3E 02"       # the CPTRAP file's records, as TRAPRED shows them
+//! tnf = false                 # true: every TNF probe enabled and traced (tnfdump)
+//! trace = ["0xF5(1)"]         # a number is a static major (DosSysTrace records)
+//! program = "CPTRAP32.EXE"
 //! ```
 //!
 //! Sources are paths relative to the suite file (globs allowed) or
@@ -51,7 +60,9 @@
 //! buffer, byte for byte), `tracefmt.txt` (formatted with the sandbox's
 //! TFFs), `records.jsonl`, `hits.txt` (hits, records and emulated cycles per
 //! tracepoint), `trcust.txt` (TRCUST's console and exit code), `verify.txt`
-//! (`tdf verify` of each traced TDF), `exit.txt` and `output.txt`. Nothing
+//! (`tdf verify` of each traced TDF), `exit.txt`, `output.txt`, and for
+//! cases that switch them on `cptrap.txt` (TRAPRED's lines) and `tnf.txt`
+//! (tnfdump's default output). Nothing
 //! in them depends on the host: the clock is emulated from a fixed date and
 //! paths are the guest's.
 //!

@@ -1,6 +1,7 @@
 //! Where a case's files come from: host files beside the suite, and the
-//! built-in sample modules of `testprogs` (`testprogs:GLOB`), built once
-//! per run and shared by every case.
+//! built-in sample modules of `testprogs` (`testprogs:GLOB`: what
+//! `testprogs build` writes, plus TNF16/TNF32, CPTRAP32 and
+//! SYSTRC16/SYSTRC32), built once per run and shared by every case.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -56,6 +57,20 @@ impl Sources {
             .get_or_init(|| {
                 let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
                 testprogs::build_all(dir.path()).map_err(|e| e.to_string())?;
+                // And the programs `testprogs build` leaves out (they are
+                // not in the demo's set): the TNF, CPTRAP and DosSysTrace
+                // samples.
+                let extra = [
+                    testprogs::tnf16(),
+                    testprogs::tnf32(),
+                    testprogs::cptrap32(),
+                    testprogs::systrc16(),
+                    testprogs::systrc32(),
+                ];
+                for program in extra {
+                    let program = program.map_err(|e| e.to_string())?;
+                    program.write_to(dir.path()).map_err(|e| e.to_string())?;
+                }
                 let mut files = Vec::new();
                 let entries = std::fs::read_dir(dir.path()).map_err(|e| e.to_string())?;
                 for entry in entries {

@@ -56,11 +56,18 @@ pub enum Check {
     Exit,
     /// What the program wrote to its console (`output.txt`).
     Output,
+    /// The CPTRAP file's records as TRAPRED shows them (`cptrap.txt`),
+    /// for cases with `cptrap = "SELECTION"`.
+    Cptrap,
+    /// The TNF trace as tnfdump prints it (`tnf.txt`), for cases with
+    /// `tnf = true`.
+    Tnf,
 }
 
 impl Check {
-    /// Every check, in report order.
-    pub const ALL: [Check; 8] = [
+    /// Every check, in report order. `Cptrap` and `Tnf` give a file only
+    /// for the cases that switch those facilities on.
+    pub const ALL: [Check; 10] = [
         Check::Stda,
         Check::Tracefmt,
         Check::Json,
@@ -69,6 +76,8 @@ impl Check {
         Check::Verify,
         Check::Exit,
         Check::Output,
+        Check::Cptrap,
+        Check::Tnf,
     ];
 
     /// The golden file the check compares.
@@ -82,6 +91,8 @@ impl Check {
             Check::Verify => "verify.txt",
             Check::Exit => "exit.txt",
             Check::Output => "output.txt",
+            Check::Cptrap => "cptrap.txt",
+            Check::Tnf => "tnf.txt",
         }
     }
 }
@@ -136,6 +147,12 @@ pub struct CaseTemplate {
     pub max_insns: Option<u64>,
     /// What to check (default: all).
     pub check: Option<Vec<Check>>,
+    /// CPTRAP for the run, with this selection (`""`: everything).
+    pub cptrap: Option<String>,
+    /// TNF: every probe of the program enabled and traced (prex's
+    /// `enable $all`).
+    #[serde(default)]
+    pub tnf: bool,
 }
 
 /// A case ready to run: templates expanded, defaults filled in.
@@ -167,6 +184,10 @@ pub struct Case {
     pub max_insns: u64,
     /// Checks, sorted.
     pub checks: BTreeSet<Check>,
+    /// CPTRAP's selection, when it records.
+    pub cptrap: Option<String>,
+    /// TNF probes enabled and traced.
+    pub tnf: bool,
 }
 
 /// The default instruction budget of a case.
@@ -384,6 +405,8 @@ fn resolve(suite: &str, t: &CaseTemplate) -> Result<Case, String> {
         format: t.format.unwrap_or_default(),
         max_insns: t.max_insns.unwrap_or(DEFAULT_MAX_INSNS),
         checks,
+        cptrap: t.cptrap.clone(),
+        tnf: t.tnf,
     })
 }
 
