@@ -145,28 +145,15 @@ fn write_page(
 pub fn read_source(path: &std::path::Path) -> anyhow::Result<String> {
     use anyhow::Context;
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(text),
-        Err(e) => {
-            let bytes = e.as_bytes();
-            let at = e.utf8_error().valid_up_to();
-            let before = &bytes[..at];
-            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-            let line_start = before
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1);
-            let col = String::from_utf8_lossy(&before[line_start..])
-                .chars()
-                .count()
-                + 1;
-            anyhow::bail!(
-                "{}:{line}:{col}: not UTF-8 text (byte 0x{:02X}); save the file as UTF-8",
-                path.display(),
-                bytes[at]
-            )
-        }
-    }
+    rpn_vm::source::decode_text(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{}:{}:{}: not UTF-8 text (byte 0x{:02X}); save the file as UTF-8",
+            path.display(),
+            e.line,
+            e.col,
+            e.byte
+        )
+    })
 }
 
 #[cfg(test)]

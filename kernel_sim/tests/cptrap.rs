@@ -4,23 +4,15 @@
 //! trace that stays byte-identical, and loss through a small transfer
 //! buffer.
 
+mod common;
+
 use cptrap::{CptrapFile, Record, Selection, TypeNum};
 use kernel_sim::systable::{CptrapConfig, Zap};
-use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+use kernel_sim::{ConsoleBuffer, Outcome, Process};
 use stda::StdaFormat;
 
 fn process(program: &testprogs::Program) -> (tempfile::TempDir, Process, ConsoleBuffer) {
-    let dir = tempfile::tempdir().unwrap();
-    program.write_to(dir.path()).unwrap();
-    let mut cfg = ProcessConfig::new(dir.path(), program.file_name);
-    cfg.max_instructions = Some(50_000_000);
-    let mut p = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    let (p, out, dir) = common::testprogs_process(program, 50_000_000);
     (dir, p, out)
 }
 

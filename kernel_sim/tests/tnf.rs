@@ -3,24 +3,15 @@
 //! clock, &debug output, the cost of a disabled probe, and malformed
 //! descriptors refused with the module and address.
 
+mod common;
+
 use kernel_sim::tnf::ProbeAction;
-use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+use kernel_sim::{ConsoleBuffer, Outcome, Process};
 use testprogs::tnf::Probes;
 use tnf::{ArgType, Endian, TnfFile, TnfWriter};
 
 fn process(program: &testprogs::Program) -> (Process, ConsoleBuffer, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    program.write_to(dir.path()).unwrap();
-    let mut cfg = ProcessConfig::new(dir.path(), program.file_name);
-    cfg.max_instructions = Some(1_000_000);
-    let mut p = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
-    (p, out, dir)
+    common::testprogs_process(program, 1_000_000)
 }
 
 /// Runs with every probe set to `action`; returns the outcome, the

@@ -134,15 +134,12 @@ pub fn run_case(
     let mut verify_log = String::new();
     for operand in &case.trace {
         let (name, spec) = kernel_sim::trace::select::split_operand(operand);
-        if let Some(major) = kernel_sim::trace::statics::static_major(name) {
-            // A static major (DosSysTrace records), as TRACE ON spells it.
-            let bad = |why: String| CaseError::Trace(format!("TRACE ON {operand}: {why}"));
-            let major = u8::try_from(major).map_err(|_| bad("a major is 0..255".into()))?;
-            let minors =
-                kernel_sim::trace::statics::parse_minors(spec.unwrap_or("")).map_err(bad)?;
-            if let Some(t) = process.system_trace_mut() {
-                t.trace_on_static(major, minors);
-            }
+        // A number is a static major (DosSysTrace records), as TRACE ON
+        // spells it.
+        if process
+            .trace_on_static(operand)
+            .map_err(|e| CaseError::Trace(e.to_string()))?
+        {
             continue;
         }
         let file = tdf::trcust::with_default_ext(name, "TDF");

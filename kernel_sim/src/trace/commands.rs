@@ -59,31 +59,40 @@ fn read(file: &str) -> Result<Vec<u8>, TraceError> {
 /// A trace program file as text; bytes that are not UTF-8 are an error at
 /// `FILE:LINE:COL`, like every other error in such a file.
 fn read_source(file: &str) -> Result<String, TraceError> {
-    let bytes = read(file)?;
-    String::from_utf8(bytes).map_err(|e| {
-        let bytes = e.as_bytes();
-        let at = e.utf8_error().valid_up_to();
-        let before = &bytes[..at];
-        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = before
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        let col = String::from_utf8_lossy(&before[line_start..])
-            .chars()
-            .count()
-            + 1;
-        TraceError::File {
-            file: format!("{file}:{line}:{col}"),
-            reason: format!(
-                "not UTF-8 text (byte 0x{:02X}); save the file as UTF-8",
-                bytes[at]
-            ),
-        }
+    rpn_vm::source::decode_text(read(file)?).map_err(|e| TraceError::File {
+        file: format!("{file}:{}:{}", e.line, e.col),
+        reason: format!(
+            "not UTF-8 text (byte 0x{:02X}); save the file as UTF-8",
+            e.byte
+        ),
     })
 }
 
 impl Process {
+    /// TRACE ON for a static major (`245`, `0xF5(1,3-5)`): DosSysTrace
+    /// records of it are logged. Returns false, doing nothing, when the
+    /// operand names a TDF instead.
+    ///
+    /// # Errors
+    /// A major over 255 or a minor list that does not parse.
+    pub fn trace_on_static(&mut self, operand: &str) -> Result<bool, TraceError> {
+        let (name, spec) = split_operand(operand);
+        let Some(major) = super::statics::static_major(name) else {
+            return Ok(false);
+        };
+        let on = || format!("TRACE ON {operand}");
+        let major = u8::try_from(major).map_err(|_| TraceError::File {
+            file: on(),
+            reason: format!("major code {major} is outside 0..255"),
+        })?;
+        let minors = super::statics::parse_minors(spec.unwrap_or(""))
+            .map_err(|reason| TraceError::File { file: on(), reason })?;
+        if let Some(t) = self.kernel.trace.as_mut() {
+            t.trace_on_static(major, minors);
+        }
+        Ok(true)
+    }
+
     /// TRACEBUF=: a system trace with an empty buffer of `kb` KB, TRACE ON
     /// stamped now. Replaces any system trace there was.
     ///
@@ -189,17 +198,7 @@ impl Process {
         self.trace_start(commands.format, commands.kb)?;
         for operand in &commands.traces {
             let (file, spec) = split_operand(operand);
-            if let Some(major) = super::statics::static_major(file) {
-                let on = || format!("TRACE ON {operand}");
-                let major = u8::try_from(major).map_err(|_| TraceError::File {
-                    file: on(),
-                    reason: format!("major code {major} is outside 0..255"),
-                })?;
-                let minors = super::statics::parse_minors(spec.unwrap_or(""))
-                    .map_err(|reason| TraceError::File { file: on(), reason })?;
-                if let Some(t) = self.kernel.trace.as_mut() {
-                    t.trace_on_static(major, minors);
-                }
+            if self.trace_on_static(operand)? {
                 continue;
             }
             let bytes = read(file)?;

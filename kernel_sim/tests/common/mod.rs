@@ -1,4 +1,5 @@
-//! Tiny hand-assembled 16-bit NE programs for the tests.
+//! Tiny hand-assembled 16-bit NE programs for the tests, and a testprogs
+//! program loaded into a process of its own.
 
 #![allow(dead_code)]
 
@@ -99,4 +100,28 @@ pub fn lx_program(code: &[u8], calls: &[(u32, &str, u32)]) -> Vec<u8> {
         );
     }
     loader::write(&m).expect("an LX module")
+}
+
+/// `program` written into a fresh sandbox and loaded, with `max_insns`
+/// and its console captured: (process, console, the sandbox to keep).
+pub fn testprogs_process(
+    program: &testprogs::Program,
+    max_insns: u64,
+) -> (
+    kernel_sim::Process,
+    kernel_sim::ConsoleBuffer,
+    tempfile::TempDir,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    program.write_to(dir.path()).unwrap();
+    let mut cfg = kernel_sim::ProcessConfig::new(dir.path(), program.file_name);
+    cfg.max_instructions = Some(max_insns);
+    let mut p = kernel_sim::Process::new(cfg).unwrap();
+    let out = kernel_sim::ConsoleBuffer::new();
+    p.set_console(
+        Box::new(out.clone()),
+        Box::new(out.clone()),
+        Box::new(std::io::empty()),
+    );
+    (p, out, dir)
 }

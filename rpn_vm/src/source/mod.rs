@@ -215,6 +215,45 @@ struct Building {
     open_labels: Vec<(String, usize, usize)>,
 }
 
+/// Where a trace program file stops being UTF-8: the 1-based line and
+/// column of the first bad byte, and the byte. Old files often have
+/// Latin-1 comments; every tool reports them at `FILE:LINE:COL` with this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotUtf8 {
+    /// Line, from 1.
+    pub line: usize,
+    /// Column (characters), from 1.
+    pub col: usize,
+    /// The first byte that is not UTF-8.
+    pub byte: u8,
+}
+
+/// A trace program file's bytes as text.
+///
+/// # Errors
+/// [`NotUtf8`]: where the first byte that is not UTF-8 is.
+pub fn decode_text(bytes: Vec<u8>) -> Result<String, NotUtf8> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let before = &bytes[..at];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count()
+            + 1;
+        NotUtf8 {
+            line,
+            col,
+            byte: bytes[at],
+        }
+    })
+}
+
 /// Parses and assembles a trace program file.
 ///
 /// # Errors
