@@ -39,14 +39,6 @@ pub enum KernelError {
         #[source]
         source: std::io::Error,
     },
-    /// A DLL's initialization routine failed or the guest stopped in it.
-    #[error("initialization of {module} failed: {outcome}")]
-    Init {
-        /// Module name.
-        module: String,
-        /// How it ended.
-        outcome: Box<Outcome>,
-    },
 }
 
 /// How a run ended.
@@ -93,6 +85,14 @@ pub enum Outcome {
     /// The run was interrupted ([`crate::ProcessConfig::interrupt`] was
     /// set, e.g. by Ctrl-C), at an instruction boundary.
     Interrupted,
+    /// A DLL's initialization routine reported failure (0) or ended
+    /// otherwise; the program never started.
+    InitFailed {
+        /// Module name.
+        module: String,
+        /// How the routine ended.
+        outcome: Box<Outcome>,
+    },
 }
 
 impl Outcome {
@@ -172,6 +172,9 @@ impl fmt::Display for Outcome {
                 d.as_secs_f64()
             ),
             Outcome::Interrupted => f.write_str("interrupted"),
+            Outcome::InitFailed { module, outcome } => {
+                write!(f, "initialization of {module} failed: {outcome}")
+            }
         }
     }
 }

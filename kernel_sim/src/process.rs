@@ -165,8 +165,9 @@ pub struct Process {
 }
 
 impl Process {
-    /// Build the machine, load the program and its DLLs, run the DLL
-    /// initialization routines and set the program's start state.
+    /// Build the machine, load the program and its DLLs and set the
+    /// program's start state. The DLLs' initialization routines run when
+    /// [`Process::run`] starts, so tracing set up before that sees them.
     /// Console output goes to the host's stdout/stderr until
     /// [`Process::set_console`] changes it.
     pub fn new(cfg: ProcessConfig) -> Result<Process, KernelError> {
@@ -232,7 +233,6 @@ impl Process {
         p.init_environment()?;
         p.init_info_blocks()?;
         p.set_start_state()?;
-        p.run_dll_inits()?;
         Ok(p)
     }
 

@@ -46,8 +46,15 @@ impl Process {
     }
 
     /// Run the program to its end, offering INT3 and single-step traps to
-    /// `hook` instead of the system trace (a test seam).
-    pub fn run_with_hook(&mut self, hook: Option<&mut dyn TrapHook>) -> Outcome {
+    /// `hook` instead of the system trace (a test seam). The DLL
+    /// initialization routines run first (`startup`), under the tracing
+    /// set up since [`Process::new`].
+    pub fn run_with_hook(&mut self, mut hook: Option<&mut dyn TrapHook>) -> Outcome {
+        if let Err(outcome) =
+            self.run_dll_inits(hook.as_mut().map(|h| &mut **h as &mut dyn TrapHook))
+        {
+            return outcome;
+        }
         self.run_loop(hook)
     }
 

@@ -11,6 +11,12 @@
 //!   address, module handle, 0, environment and command line pushed; the
 //!   return address is a kernel thunk that ends the process with EAX;
 //!   CS/DS/ES/SS flat, FS the TIB.
+//! - DLL initialization: [`Process::new`] only queues the routines; they
+//!   run when the run starts, before the program's first instruction and
+//!   after whatever the caller set up in between (TRACE ON, DTRACE APPLY,
+//!   CPTRAP, the console), so a tracepoint on `DLLINIT` or
+//!   `_DLL_InitTerm` fires, as it does when OS/2's TRACE ON precedes the
+//!   program. A DLL that DosLoadModule loads runs its routine at once.
 
 use emu::{Gpr, SegReg};
 use loader::Format;
@@ -20,6 +26,7 @@ use crate::error::{KernelError, Outcome};
 use crate::layout::*;
 use crate::memory::RegionKind;
 use crate::process::Process;
+use crate::run::TrapHook;
 use crate::thunks::Slot;
 
 fn load_err(module: &str, reason: impl Into<String>) -> KernelError {
@@ -172,8 +179,17 @@ impl Process {
         Ok(())
     }
 
-    /// Run each DLL's initialization routine on the program's stack.
-    pub(crate) fn run_dll_inits(&mut self) -> Result<(), KernelError> {
+    /// Run each pending DLL initialization routine on the program's stack,
+    /// offering its debug traps to `hook` as the run does.
+    ///
+    /// # Errors
+    /// How the run ends instead: [`Outcome::InitFailed`] for a routine
+    /// that reports failure or cannot run, or the limit (instructions,
+    /// wall clock, Ctrl-C, the hook) that stopped it.
+    pub(crate) fn run_dll_inits(
+        &mut self,
+        mut hook: Option<&mut dyn TrapHook>,
+    ) -> Result<(), Outcome> {
         let pending = std::mem::take(&mut self.pcb.pending_init);
         for mi in pending {
             let saved = self.machine.cpu().clone();
@@ -213,23 +229,29 @@ impl Process {
                 gpr[Gpr::Ecx] = lm.module.heap_size & 0xFFFF;
             }
             if !ok {
-                return Err(load_err(
-                    &lm.name,
-                    "cannot enter the initialization routine",
-                ));
-            }
-            let outcome = self.run_loop(None);
-            *self.machine.cpu_mut_flush_tlb() = saved;
-            let good = match outcome {
-                Outcome::Returned(v) if lm.module.format == Format::Lx => v != 0,
-                Outcome::Returned(v) => v & 0xFFFF != 0,
-                _ => false,
-            };
-            if !good {
-                return Err(KernelError::Init {
+                return Err(Outcome::InitFailed {
                     module: lm.name.clone(),
-                    outcome: Box::new(outcome),
+                    outcome: Box::new(Outcome::HostError(
+                        "cannot enter the initialization routine".to_string(),
+                    )),
                 });
+            }
+            let outcome = self.run_loop(hook.as_mut().map(|h| &mut **h as &mut dyn TrapHook));
+            *self.machine.cpu_mut_flush_tlb() = saved;
+            match outcome {
+                Outcome::Returned(v) if lm.module.format == Format::Lx && v != 0 => {}
+                Outcome::Returned(v) if lm.module.format != Format::Lx && v & 0xFFFF != 0 => {}
+                // A limit of the whole run ends it as such.
+                Outcome::InstructionLimit(_)
+                | Outcome::TimeLimit(_)
+                | Outcome::Interrupted
+                | Outcome::Stopped => return Err(outcome),
+                other => {
+                    return Err(Outcome::InitFailed {
+                        module: lm.name.clone(),
+                        outcome: Box::new(other),
+                    });
+                }
             }
         }
         Ok(())

@@ -94,7 +94,10 @@ impl Process {
             stem.clone()
         };
         let before = self.pcb.modules.len();
-        let loaded = self.load_dll(&target, 0).and_then(|_| self.run_dll_inits());
+        let loaded = self
+            .load_dll(&target, 0)
+            .map_err(drop)
+            .and_then(|_| self.run_dll_inits(None).map_err(drop));
         if loaded.is_err() {
             // Forget what was half loaded (its memory stays reserved).
             self.pcb.modules.truncate(before);
