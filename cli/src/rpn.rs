@@ -99,10 +99,18 @@ pub fn run(args: Args) -> Result<i32> {
     }
 }
 
-/// Parses a trace program file; on errors prints them and yields `None`.
-fn load(file: &Path) -> Result<Option<TraceProgramFile>> {
+/// Parses a trace program file, with the listings when `listing` (only
+/// `asm` prints them; without, memory stays near the file's size); on
+/// errors prints them and yields `None`.
+fn load(file: &Path, listing: bool) -> Result<Option<TraceProgramFile>> {
     let text = crate::util::read_source(file)?;
-    match rpn_vm::parse(&file.display().to_string(), &text) {
+    let name = file.display().to_string();
+    let parsed = if listing {
+        rpn_vm::parse(&name, &text)
+    } else {
+        rpn_vm::source::parse_programs(&name, &text)
+    };
+    match parsed {
         Ok(parsed) => Ok(Some(parsed)),
         Err(errors) => {
             eprintln!("{errors}");
@@ -112,7 +120,7 @@ fn load(file: &Path) -> Result<Option<TraceProgramFile>> {
 }
 
 fn asm(file: &Path, out: Option<&Path>) -> Result<i32> {
-    let Some(parsed) = load(file)? else {
+    let Some(parsed) = load(file, true)? else {
         return Ok(1);
     };
     let mut listing = String::new();
@@ -148,8 +156,19 @@ fn asm(file: &Path, out: Option<&Path>) -> Result<i32> {
 fn disasm(file: &Path) -> Result<i32> {
     let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
     if bytes.starts_with(object::MAGIC) {
-        let parsed = object::read(&bytes).with_context(|| format!("{}", file.display()))?;
-        print!("{}", rpn_vm::disasm::write_file(&parsed));
+        // One tracepoint at a time, so memory stays that of the file (the
+        // text and the verified programs are several times its size): a
+        // first pass checks the whole file, so nothing is printed for a
+        // bad one, and the second prints.
+        let named = |e| anyhow::anyhow!("{}: {e}", file.display());
+        let (header, each) = object::read_each(&bytes).map_err(named)?;
+        for tp in each {
+            tp.map_err(named)?;
+        }
+        print!("{}", rpn_vm::disasm::header_text(&header));
+        for tp in object::read_each(&bytes).map_err(named)?.1 {
+            print!("{}", rpn_vm::disasm::tracepoint_text(&tp.map_err(named)?));
+        }
         return Ok(0);
     }
     match rpn_vm::disasm::disassemble(&bytes, "") {
@@ -162,7 +181,7 @@ fn disasm(file: &Path) -> Result<i32> {
 }
 
 fn verify(file: &Path) -> Result<i32> {
-    let Some(parsed) = load(file)? else {
+    let Some(parsed) = load(file, false)? else {
         return Ok(1);
     };
     println!(
@@ -174,7 +193,7 @@ fn verify(file: &Path) -> Result<i32> {
 }
 
 fn run_one(args: &RunArgs) -> Result<i32> {
-    let Some(parsed) = load(&args.file)? else {
+    let Some(parsed) = load(&args.file, false)? else {
         return Ok(1);
     };
     let tp = match args.minor {

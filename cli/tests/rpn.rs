@@ -1,7 +1,8 @@
 //! `os2trace rpn asm|disasm|verify|run`, end to end: listings, compiled
 //! files that disassemble back to the same bytes, `FILE:LINE:COL` errors
-//! with exit 1 and nothing written, and one tracepoint run against a fake
-//! machine, interpreted and native.
+//! with exit 1 and nothing written, one tracepoint run against a fake
+//! machine, interpreted and native, and `verify` and `disasm` of a large
+//! file in memory near its size.
 
 mod common;
 
@@ -124,4 +125,39 @@ fn run_native_refuses_a_program_it_cannot_compile() {
     assert!(err.contains("does not compile to native code"), "{err}");
     // Interpreted, it runs.
     stdout(&os2trace(dir.path(), &["run", "t.rpn"]));
+}
+
+/// A file of 65,535 tracepoints (the most a DTO holds), 9 MB of text.
+fn large_program() -> String {
+    let body = "Push SS\nPush ESP\nPush W,4\nAdd\nPush WIS\nInc V,0\nPush V,0\nLog WN,2\n";
+    let mut text = String::from("vars=1\nmajor=0xC8\n");
+    for minor in 1..=0xFFFF {
+        text.push_str(&format!("minor={minor}\n{body}{body}"));
+    }
+    text
+}
+
+#[test]
+fn verify_and_disasm_of_a_large_file_stay_near_its_size() {
+    let text = large_program();
+    let dir = dir_with("big.rpn", &text);
+    stdout(&os2trace(dir.path(), &["asm", "big.rpn", "-o", "big.rpo"]));
+    let compiled = std::fs::metadata(dir.path().join("big.rpo")).unwrap().len();
+    // The address space of the binary itself (48 MB; a debug build maps
+    // 28) plus six times the file: before, verify needed 13 times the
+    // text and disasm 20 times the compiled file.
+    let limit = |bytes: u64| 48 * 1024 + 6 * bytes / 1024;
+    let d = dir.path();
+    let out = common::os2trace_limited(d, &["rpn", "verify", "big.rpn"], limit(text.len() as u64));
+    assert_eq!(stdout(&out), "big.rpn: 65535 tracepoints verified\n");
+    let out = common::os2trace_limited(d, &["rpn", "disasm", "big.rpo"], limit(compiled));
+    let back = stdout(&out);
+    assert_eq!(back.matches("minor=0x").count(), 0xFFFF);
+    // What disasm printed one tracepoint at a time assembles to the same
+    // bytes.
+    std::fs::write(d.join("back.rpn"), back).unwrap();
+    stdout(&os2trace(d, &["asm", "back.rpn", "-o", "back.rpo"]));
+    assert!(
+        std::fs::read(d.join("back.rpo")).unwrap() == std::fs::read(d.join("big.rpo")).unwrap()
+    );
 }

@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 use crate::instr::{DecodeError, Instr, decode_all};
 use crate::opcode::{Op, Operand};
-use crate::source::{FileHeader, TraceProgramFile};
+use crate::source::{FileHeader, TraceProgramFile, Tracepoint};
 
 /// The text of one instruction, with a jump's target label if it has one.
 pub fn instruction_text(instr: Instr, label: Option<&str>) -> String {
@@ -61,31 +61,45 @@ pub fn disassemble(bytes: &[u8], indent: &str) -> Result<String, (usize, DecodeE
 
 /// Writes a whole trace program file back as text.
 pub fn write_file(file: &TraceProgramFile) -> String {
-    let mut out = String::new();
-    write_header(&mut out, &file.header);
+    let mut out = header_text(&file.header);
     for tp in &file.tracepoints {
-        writeln!(out).ok();
-        writeln!(out, "minor=0x{:X}", tp.minor).ok();
-        let keys = [
-            ("major", tp.major.map(u32::from)),
-            ("opcode", tp.opcode.map(u32::from)),
-            ("object", tp.object),
-            ("offset", tp.offset),
-        ];
-        for (key, value) in keys {
-            if let Some(v) = value {
-                writeln!(out, "{key}=0x{v:X}").ok();
-            }
-        }
-        if !tp.types.is_empty() {
-            writeln!(out, "type={}", tp.types.join("+")).ok();
-        }
-        if let Some(g) = &tp.group {
-            writeln!(out, "group={g}").ok();
-        }
-        // A verified program always decodes.
-        out.push_str(&disassemble(tp.program.bytes(), "").unwrap_or_default());
+        out.push_str(&tracepoint_text(tp));
     }
+    out
+}
+
+/// The text of a file's header lines (the start of [`write_file`]).
+pub fn header_text(h: &FileHeader) -> String {
+    let mut out = String::new();
+    write_header(&mut out, h);
+    out
+}
+
+/// The text of one tracepoint, from the blank line before its `minor=`
+/// (a part of [`write_file`], for writers that stream a large file).
+pub fn tracepoint_text(tp: &Tracepoint) -> String {
+    let mut out = String::new();
+    writeln!(out).ok();
+    writeln!(out, "minor=0x{:X}", tp.minor).ok();
+    let keys = [
+        ("major", tp.major.map(u32::from)),
+        ("opcode", tp.opcode.map(u32::from)),
+        ("object", tp.object),
+        ("offset", tp.offset),
+    ];
+    for (key, value) in keys {
+        if let Some(v) = value {
+            writeln!(out, "{key}=0x{v:X}").ok();
+        }
+    }
+    if !tp.types.is_empty() {
+        writeln!(out, "type={}", tp.types.join("+")).ok();
+    }
+    if let Some(g) = &tp.group {
+        writeln!(out, "group={g}").ok();
+    }
+    // A verified program always decodes.
+    out.push_str(&disassemble(tp.program.bytes(), "").unwrap_or_default());
     out
 }
 

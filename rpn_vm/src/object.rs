@@ -98,89 +98,151 @@ pub fn write(file: &TraceProgramFile) -> Vec<u8> {
 /// # Errors
 /// An [`ObjectError`] naming the byte offset.
 pub fn read(bytes: &[u8]) -> Result<TraceProgramFile, ObjectError> {
-    let field = |offset: usize, len: usize, what| {
-        bytes
-            .get(offset..offset + len)
-            .ok_or(ObjectError::Truncated { offset, what })
-    };
-    let u16_at =
-        |offset: usize, what| field(offset, 2, what).map(|b| u16::from_le_bytes([b[0], b[1]]));
-    let u32_at = |offset: usize, what| {
-        field(offset, 4, what).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    if field(0, 16, "header")?[..4] != MAGIC[..] {
+    let (header, each) = read_each(bytes)?;
+    Ok(TraceProgramFile {
+        header,
+        tracepoints: each.collect::<Result<_, _>>()?,
+    })
+}
+
+/// Reads a compiled file's header, and gives its tracepoints one at a time,
+/// each read and verified as it comes (the last item is an error when
+/// bytes follow the last tracepoint): for tools that stream a large file,
+/// whose memory then stays that of the file, not of every verified program.
+///
+/// # Errors
+/// An [`ObjectError`] naming the byte offset of a bad header.
+pub fn read_each(bytes: &[u8]) -> Result<(FileHeader, Tracepoints<'_>), ObjectError> {
+    let field = |offset: usize, len: usize| field(bytes, offset, len, "header");
+    if field(0, 16)?[..4] != MAGIC[..] {
         return Err(ObjectError::BadHeader {
             offset: 0,
             what: "not a compiled trace program (magic RPNO)",
         });
     }
-    if u16_at(4, "header")? != 1 {
+    let u16_at = |offset: usize| field(offset, 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    if u16_at(4)? != 1 {
         return Err(ObjectError::BadHeader {
             offset: 4,
             what: "unknown version",
         });
     }
-    let header_flags = u16_at(14, "header")?;
+    let header_flags = u16_at(14)?;
     if header_flags & !1 != 0 {
         return Err(ObjectError::BadHeader {
             offset: 14,
             what: "unknown header flags",
         });
     }
-    if header_flags & 1 == 0 && u16_at(12, "header")? != 0 {
+    if header_flags & 1 == 0 && u16_at(12)? != 0 {
         return Err(ObjectError::BadHeader {
             offset: 12,
             what: "default major set without its flag",
         });
     }
-    let count = u16_at(6, "header")?;
-    let vars = u32::from(u16_at(8, "header")?);
+    let vars = u32::from(u16_at(8)?);
     let header = FileHeader {
         vars: Some(vars),
-        logmax: Some(u32::from(u16_at(10, "header")?)),
-        major: (u16_at(14, "header")? & 1 != 0).then_some(u16_at(12, "header")?),
+        logmax: Some(u32::from(u16_at(10)?)),
+        major: (header_flags & 1 != 0).then_some(u16_at(12)?),
         ..FileHeader::default()
     };
-    let mut tracepoints = Vec::new();
-    let mut at = 16;
-    for _ in 0..count {
+    let each = Tracepoints {
+        bytes,
+        at: 16,
+        left: u16_at(6)?,
+        vars,
+    };
+    Ok((header, each))
+}
+
+/// `len` bytes of `bytes` at `offset`, or where `what` is truncated.
+fn field<'a>(
+    bytes: &'a [u8],
+    offset: usize,
+    len: usize,
+    what: &'static str,
+) -> Result<&'a [u8], ObjectError> {
+    bytes
+        .get(offset..offset + len)
+        .ok_or(ObjectError::Truncated { offset, what })
+}
+
+/// The tracepoints of a compiled file, read one at a time ([`read_each`]).
+#[derive(Debug)]
+pub struct Tracepoints<'a> {
+    bytes: &'a [u8],
+    /// Offset of the next tracepoint.
+    at: usize,
+    /// Tracepoints the header announces that are still to come.
+    left: u16,
+    /// The header's vars, which every program is verified against.
+    vars: u32,
+}
+
+impl Tracepoints<'_> {
+    fn next_tracepoint(&mut self) -> Result<Tracepoint, ObjectError> {
+        let (bytes, at) = (self.bytes, self.at);
         let what = "tracepoint header";
-        let flags = field(at + 12, 1, what)?[0];
+        let u16_at =
+            |offset: usize| field(bytes, offset, 2, what).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        let u32_at = |offset: usize| {
+            field(bytes, offset, 4, what).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        let byte_at = |offset: usize| field(bytes, offset, 1, what).map(|b| b[0]);
+        let flags = byte_at(at + 12)?;
         let unused_is_zero = flags & !7 == 0
-            && (flags & 1 != 0 || u16_at(at + 2, what)? == 0)
-            && (flags & 2 != 0 || field(at + 13, 1, what)?[0] == 0)
-            && (flags & 4 != 0 || (u32_at(at + 4, what)? == 0 && u32_at(at + 8, what)? == 0));
+            && (flags & 1 != 0 || u16_at(at + 2)? == 0)
+            && (flags & 2 != 0 || byte_at(at + 13)? == 0)
+            && (flags & 4 != 0 || (u32_at(at + 4)? == 0 && u32_at(at + 8)? == 0));
         if !unused_is_zero {
             return Err(ObjectError::BadHeader {
                 offset: at + 12,
                 what: "unknown tracepoint flags, or a value without its flag",
             });
         }
-        let len = usize::from(field(at + 14, 1, what)?[0]);
-        let code = field(at + 15, len, "tracepoint program")?;
-        let program = Program::load(code, vars).map_err(|error| ObjectError::Program {
+        let len = usize::from(byte_at(at + 14)?);
+        let code = field(bytes, at + 15, len, "tracepoint program")?;
+        let program = Program::load(code, self.vars).map_err(|error| ObjectError::Program {
             offset: at + 15,
             error,
         })?;
-        tracepoints.push(Tracepoint {
-            minor: u16_at(at, what)?,
-            major: (flags & 1 != 0).then_some(u16_at(at + 2, what)?),
-            object: (flags & 4 != 0).then_some(u32_at(at + 4, what)?),
-            offset: (flags & 4 != 0).then_some(u32_at(at + 8, what)?),
-            opcode: (flags & 2 != 0).then_some(field(at + 13, 1, what)?[0]),
+        let tp = Tracepoint {
+            minor: u16_at(at)?,
+            major: (flags & 1 != 0).then_some(u16_at(at + 2)?),
+            object: (flags & 4 != 0).then_some(u32_at(at + 4)?),
+            offset: (flags & 4 != 0).then_some(u32_at(at + 8)?),
+            opcode: (flags & 2 != 0).then_some(byte_at(at + 13)?),
             types: Vec::new(),
             group: None,
             line: 0,
             program,
             listing: Vec::new(),
-        });
-        at += 15 + len;
+        };
+        self.at = at + 15 + len;
+        Ok(tp)
     }
-    if at != bytes.len() {
-        return Err(ObjectError::Trailing { offset: at });
+}
+
+impl Iterator for Tracepoints<'_> {
+    type Item = Result<Tracepoint, ObjectError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            if self.at != self.bytes.len() {
+                let offset = self.at;
+                // Reported once.
+                self.at = self.bytes.len();
+                return Some(Err(ObjectError::Trailing { offset }));
+            }
+            return None;
+        }
+        let tp = self.next_tracepoint();
+        // After an error, nothing more.
+        self.left = if tp.is_ok() { self.left - 1 } else { 0 };
+        if tp.is_err() {
+            self.at = self.bytes.len();
+        }
+        Some(tp)
     }
-    Ok(TraceProgramFile {
-        header,
-        tracepoints,
-    })
 }

@@ -201,6 +201,41 @@ fn compiled_files_reject_bad_bytes_with_offsets() {
     );
 }
 
+#[test]
+fn programs_without_listings_and_compiled_tracepoints_one_at_a_time() {
+    let src = format!("{}\nminor=2\nPush W,7\nLog WN,1\n", EXAMPLES[4].source);
+    let full = parse("t.rpn", &src).unwrap();
+    let lean = rpn_vm::source::parse_programs("t.rpn", &src).unwrap();
+    assert!(full.tracepoints.iter().all(|t| !t.listing.is_empty()));
+    assert!(lean.tracepoints.iter().all(|t| t.listing.is_empty()));
+    let programs = |f: &rpn_vm::TraceProgramFile| {
+        f.tracepoints
+            .iter()
+            .map(|t| (t.minor, t.program.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(programs(&lean), programs(&full));
+    assert_eq!(lean.header, full.header);
+    // The streamed text is the whole file's text.
+    let compiled = object::write(&full);
+    let (header, each) = object::read_each(&compiled).unwrap();
+    let mut text = rpn_vm::disasm::header_text(&header);
+    for tp in each {
+        text.push_str(&rpn_vm::disasm::tracepoint_text(&tp.unwrap()));
+    }
+    assert_eq!(text, write_file(&object::read(&compiled).unwrap()));
+    // Bytes after the last tracepoint: the last item, once.
+    let mut extra = compiled.clone();
+    let end = extra.len();
+    extra.push(0);
+    let items: Vec<_> = object::read_each(&extra).unwrap().1.collect();
+    assert_eq!(items.len(), 3);
+    assert_eq!(
+        items[2].as_ref().unwrap_err().to_string(),
+        format!("byte offset {end}: trailing bytes after the last tracepoint")
+    );
+}
+
 /// A random valid program: at most 16 pushes in all, so that no path can
 /// exceed the stack limit, and jumps forward onto boundaries or the end.
 fn arb_program() -> impl Strategy<Value = Vec<u8>> {

@@ -259,10 +259,26 @@ pub fn decode_text(bytes: Vec<u8>) -> Result<String, NotUtf8> {
 /// # Errors
 /// Every problem found, each with its line and column.
 pub fn parse(file: &str, text: &str) -> Result<TraceProgramFile, SourceErrors> {
+    parse_with(file, text, true)
+}
+
+/// [`parse`] without the listings ([`Tracepoint::listing`] stays empty),
+/// for tools that verify, run or apply programs and never print their
+/// lines: a listing line costs several times the source line it copies,
+/// so memory then stays near the file's own size.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_programs(file: &str, text: &str) -> Result<TraceProgramFile, SourceErrors> {
+    parse_with(file, text, false)
+}
+
+fn parse_with(file: &str, text: &str, listing: bool) -> Result<TraceProgramFile, SourceErrors> {
     let mut parser = Parser {
         out: TraceProgramFile::default(),
         current: None,
         errors: Vec::new(),
+        listing,
     };
     for (index, raw) in text.lines().enumerate() {
         parser.line(index + 1, raw);
@@ -283,6 +299,8 @@ struct Parser {
     out: TraceProgramFile,
     current: Option<Building>,
     errors: Vec<SourceError>,
+    /// Keep each tracepoint's listing.
+    listing: bool,
 }
 
 impl Parser {
@@ -587,7 +605,9 @@ impl Parser {
         match Program::load(&code, self.out.header.vars()) {
             Ok(program) => {
                 b.tp.program = program;
-                b.tp.listing = listing;
+                if self.listing {
+                    b.tp.listing = listing;
+                }
                 self.out.tracepoints.push(b.tp);
             }
             Err(e) => {
