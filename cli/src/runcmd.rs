@@ -60,7 +60,8 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT)]
     timeout: u64,
     /// Write the program's exit code (decimal) to FILE when it exits; the
-    /// file is not written when the run ends any other way.
+    /// file is removed when the run starts and not written when the run
+    /// ends any other way.
     #[arg(long, value_name = "FILE")]
     exit_code_file: Option<PathBuf>,
     /// The program: an OS/2 path in the sandbox, or a host file.
@@ -109,17 +110,36 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
     cfg.interrupt = Some(crate::sigpipe::interrupt_flag());
     let mut trace = o.trace;
     resolve_trace_names(&mut trace, &root)?;
-    let outputs = [&trace.save, &trace.views.export, &trace.views.svg];
-    for out in outputs.into_iter().flatten() {
-        let program = root.join(&o.program);
-        let mut inputs: Vec<&Path> = vec![Path::new(&o.program), &program];
-        let tdfs: Vec<PathBuf> = trace
+    // No output may be one of the run's inputs: the program (where it was
+    // named and where it runs from), the TDFs and the trace programs.
+    let mut inputs: Vec<PathBuf> = vec![PathBuf::from(&o.program), root.join(&o.program)];
+    inputs.extend(place.host.clone());
+    inputs.extend(
+        trace
             .traces
             .iter()
-            .map(|t| PathBuf::from(split_operand(t).0))
-            .collect();
-        inputs.extend(tdfs.iter().map(PathBuf::as_path));
+            .map(|t| PathBuf::from(split_operand(t).0)),
+    );
+    inputs.extend(trace.applies.iter().map(|a| match a.rsplit_once('@') {
+        Some((file, _)) => PathBuf::from(file),
+        None => PathBuf::from(a),
+    }));
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let outputs = [
+        &trace.save,
+        &trace.views.export,
+        &trace.views.svg,
+        &o.exit_code_file,
+    ];
+    for out in outputs.into_iter().flatten() {
         crate::util::refuse_overwrite(out, &inputs)?;
+    }
+    if let Some(file) = &o.exit_code_file
+        && std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file())
+    {
+        // A file left by an earlier run must not read as this run's code.
+        std::fs::remove_file(file)
+            .with_context(|| format!("cannot remove the old {}", file.display()))?;
     }
     let mut p = Process::new(cfg).with_context(|| format!("loading {}", o.program))?;
     if o.api_log {

@@ -1,7 +1,8 @@
 //! `os2trace run` against hostile guests and awkward outputs (issue 13's
 //! CI cases): a 4 GiB DosPutMessage under `ulimit -v`, `--save` onto a
-//! symlink, a FIFO and /dev/full, Ctrl-C during a traced run, and two
-//! traced runs under different host clocks.
+//! symlink, a FIFO and /dev/full or onto one of the run's inputs, Ctrl-C
+//! during a traced run, two traced runs under different host clocks, and
+//! a program's exit codes told from os2trace's own (`--exit-code-file`).
 
 mod common;
 
@@ -91,15 +92,11 @@ fn dos_put_message_ffffffff_under_ulimit() {
     c.extend([0xE8, 0, 0, 0, 0]);
     let bytes = lx(&c, &[(put, "MSG", 5), (exit, "DOSCALLS", 234)]);
     std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
-    let out = Command::new("sh")
-        .current_dir(dir.path())
-        .args([
-            "-c",
-            "ulimit -v 2000000 && exec \"$0\" run --exit-code-file RC --root . T.EXE",
-        ])
-        .arg(env!("CARGO_BIN_EXE_os2trace"))
-        .output()
-        .unwrap();
+    let out = common::os2trace_limited(
+        dir.path(),
+        &["run", "--exit-code-file", "RC", "--root", ".", "T.EXE"],
+        2_000_000,
+    );
     let rc = std::fs::read_to_string(dir.path().join("RC"));
     assert_eq!(
         rc.as_deref().ok(),
@@ -273,4 +270,90 @@ fn module_names_cannot_send_escape_sequences() {
     let all = [out.stdout, out.stderr].concat();
     assert!(!all.contains(&0x1B), "{}", String::from_utf8_lossy(&all));
     assert!(String::from_utf8_lossy(&all).contains("E\\x1B[2JVIL"));
+}
+
+#[test]
+fn save_onto_one_of_the_runs_inputs_is_refused() {
+    let dir = prepared();
+    let d = dir.path();
+    let before = entries(d);
+    // The program, the TDF (also when --trace names it bare) and the
+    // trace program applied.
+    for (victim, extra) in [
+        ("DLLCAL16.EXE", None),
+        ("TPDLL16.TDF", None),
+        ("DLLCAL16.RPN", Some("DLLCAL16.RPN")),
+    ] {
+        let kept = std::fs::read(d.join(victim)).unwrap();
+        let mut args = vec!["run", "--root", ".", "--trace", "TPDLL16"];
+        if let Some(rpn) = extra {
+            args.extend(["--apply", rpn]);
+        }
+        args.extend(["--save", victim, "DLLCAL16.EXE"]);
+        let out = os2trace(d, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{victim}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{victim} is an input of this command")),
+            "{stderr}"
+        );
+        assert!(std::fs::read(d.join(victim)).unwrap() == kept, "{victim}");
+    }
+    // Nor the exit code file onto the program.
+    let out = os2trace(
+        d,
+        &[
+            "run",
+            "--root",
+            ".",
+            "--exit-code-file",
+            "DLLCAL16.EXE",
+            "DLLCAL16.EXE",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(entries(d), before, "nothing written, nothing left");
+}
+
+/// A program that ends with `DosExit(1, code)`, or with ud2 (a guest
+/// fault) when `code` is None.
+fn exiting(code: Option<u8>) -> Vec<u8> {
+    match code {
+        Some(code) => lx(
+            &[0x6A, code, 0x6A, 1, 0xE8, 0, 0, 0, 0],
+            &[(4, "DOSCALLS", 234)],
+        ),
+        None => lx(&[0x0F, 0x0B], &[]),
+    }
+}
+
+#[test]
+fn exit_code_file_tells_the_programs_code_from_os2traces_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rc = || std::fs::read_to_string(d.join("RC")).ok();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--exit-code-file", "RC", "--root", "."];
+        args.extend_from_slice(extra);
+        args.push("T.EXE");
+        os2trace(d, &args).status.code()
+    };
+    // The program's 1, 2 (bad usage's code) and 101 (a panic's): the
+    // same exit status as os2trace's own, but written to the file.
+    for code in [0u8, 1, 2, 101] {
+        std::fs::write(d.join("T.EXE"), exiting(Some(code))).unwrap();
+        assert_eq!(run(&[]), Some(i32::from(code)));
+        assert_eq!(rc(), Some(format!("{code}\n")));
+    }
+    // os2trace's own: a guest fault and a limit exit 1 and leave no file,
+    // not even the one of the run before.
+    std::fs::write(d.join("T.EXE"), exiting(None)).unwrap();
+    assert_eq!(run(&[]), Some(1));
+    assert_eq!(rc(), None);
+    std::fs::write(d.join("T.EXE"), exiting(Some(7))).unwrap();
+    assert_eq!(run(&["--max-insns", "1"]), Some(1));
+    assert_eq!(rc(), None);
+    // Bad usage: 2, and no file.
+    assert_eq!(run(&["--tracebuf", "0"]), Some(2));
+    assert_eq!(rc(), None);
 }

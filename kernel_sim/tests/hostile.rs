@@ -59,19 +59,51 @@ impl Code {
     }
     /// DosOpen("T.DAT", &h at DATA+0x100, ...) creating or replacing it.
     fn open_t_dat(&mut self) -> &mut Code {
-        self.store(DATA, u32::from_le_bytes(*b"T.DA"))
-            .store(DATA + 4, u32::from(b'T'))
-            .push(0)
-            .push(0x42)
-            .push(0x12)
-            .push(0)
-            .push(0)
-            .push(DATA + 0x104)
-            .push(DATA + 0x100)
+        self.open(*b"T.DAT", DATA + 0x100)
+    }
+    /// DosOpen(name, &h at `handle`, ...) creating or replacing it.
+    fn open(&mut self, name: [u8; 5], handle: u32) -> &mut Code {
+        self.store(
+            DATA,
+            u32::from_le_bytes([name[0], name[1], name[2], name[3]]),
+        )
+        .store(DATA + 4, u32::from(name[4]))
+        .push(0)
+        .push(0x42)
+        .push(0x12)
+        .push(0)
+        .push(0)
+        .push(DATA + 0x104)
+        .push(handle)
+        .push(DATA)
+        .call("DOSCALLS", 273, 32)
+    }
+    /// DosWrite(h at `handle`, DATA, `len`, &n).
+    fn write(&mut self, handle: u32, len: u32) -> &mut Code {
+        self.push(DATA + 0x10C)
+            .push(len)
             .push(DATA)
-            .call("DOSCALLS", 273, 32)
+            .push_mem(handle)
+            .call("DOSCALLS", 282, 16)
+    }
+    /// `jcc rel32` (`0F cc`) to `target`, or to a place patched later
+    /// (`target` None): returns where the rel32 is.
+    fn jcc(&mut self, cc: u8, target: Option<usize>) -> usize {
+        self.c.extend([0x0F, cc]);
+        let at = self.c.len();
+        let rel = target.map_or(0, |t| t as i32 - (at as i32 + 4));
+        self.c.extend(rel.to_le_bytes());
+        at
+    }
+    /// Points the rel32 at `at` to here.
+    fn land(&mut self, at: usize) {
+        let rel = self.c.len() as i32 - (at as i32 + 4);
+        self.c[at..at + 4].copy_from_slice(&rel.to_le_bytes());
     }
 }
+
+const JZ: u8 = 0x84;
+const JNZ: u8 = 0x85;
 
 fn process(dir: &std::path::Path, bytes: Vec<u8>, max: Option<u64>) -> Process {
     std::fs::write(dir.join("T.EXE"), bytes).unwrap();
@@ -128,6 +160,45 @@ fn seek_then_write_cannot_make_a_huge_file() {
     assert_eq!(p.run(), Outcome::Exited(112), "ERROR_DISK_FULL");
     let len = std::fs::metadata(dir.path().join("T.DAT")).unwrap().len();
     assert!(len < 1 << 20, "{len}");
+}
+
+#[test]
+fn the_disk_write_cap_counts_bytes_over_all_files() {
+    const CHUNK: u32 = 0x4000;
+    const FIRST: u64 = 192 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Code::new();
+    // A.DAT gets 192 MB in 16 KB writes (EBX counts them, kept across
+    // _System calls); then B.DAT is written until a write fails, and the
+    // program exits with that rc (or with the first rc that is not 0).
+    let mut to_end = vec![];
+    c.open(*b"A.DAT", DATA + 0x100);
+    c.c.push(0xBB); // mov ebx, imm32
+    c.c.extend(((FIRST / u64::from(CHUNK)) as u32).to_le_bytes());
+    let top_a = c.c.len();
+    c.write(DATA + 0x100, CHUNK);
+    c.c.extend([0x85, 0xC0]); // test eax, eax
+    to_end.push(c.jcc(JNZ, None));
+    c.c.push(0x4B); // dec ebx
+    c.jcc(JNZ, Some(top_a));
+    c.open(*b"B.DAT", DATA + 0x110);
+    c.c.extend([0x85, 0xC0]);
+    to_end.push(c.jcc(JNZ, None));
+    let top_b = c.c.len();
+    c.write(DATA + 0x110, CHUNK);
+    c.c.extend([0x85, 0xC0]);
+    c.jcc(JZ, Some(top_b));
+    for at in to_end {
+        c.land(at);
+    }
+    let mut p = process(dir.path(), c.exit_eax(), Some(100_000_000));
+    assert_eq!(p.run(), Outcome::Exited(112), "ERROR_DISK_FULL");
+    let len = |f: &str| std::fs::metadata(dir.path().join(f)).unwrap().len();
+    // The cap is on bytes written in all, not per file: B.DAT stopped at
+    // what A.DAT left of the 256 MB, far below the largest file size.
+    assert_eq!(len("A.DAT"), FIRST);
+    assert_eq!(len("B.DAT"), kernel_sim::fs::MAX_DISK_WRITE - FIRST);
+    assert!(len("B.DAT") < kernel_sim::fs::MAX_FILE_SIZE);
 }
 
 #[test]
