@@ -20,17 +20,25 @@
 //! OS/2 dynamic tracepoints record in the same run, each into its own file.
 //!
 //! `-k` is kernel mode over os2trace's system probes (API calls, module
-//! loads, thread switches): the whole command language, with `buffer`,
-//! `ktrace` and `pfilter`; os2trace does not record system probes yet.
+//! loads, thread switches; kernel_sim's `tnf::system`): the whole command
+//! language, with `buffer`, `ktrace` and `pfilter`. `prex -k PROGRAM`
+//! runs PROGRAM as the "kernel's" workload: `continue` runs it and comes
+//! back to the prompt when it ends (the kernel goes on), and `quit` writes
+//! the kernel buffer, if one is still allocated, to `-o` (default
+//! `ktrace-<pid>`), which is tnfxtract's part on Solaris. Without PROGRAM
+//! there is nothing to run and nothing recorded.
 
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use anyhow::{Context, Result, bail};
-use kernel_sim::tnf::ProbeAction;
+use kernel_sim::tnf::{KernelControl, ProbeAction, SYSTEM_OBJECT, SYSTEM_PROBES, system_probes};
 use kernel_sim::{Outcome, Process, ProcessConfig};
-use tnf::prex::{Action, Mode, QuitMode, Session};
-use tnf::{ArgType, Endian, ProbeDesc, TnfWriter};
+use tnf::prex::{Action, Mode, ProbeState, QuitMode, Session};
+use tnf::{Endian, TnfWriter};
 
 use crate::util::UsageError;
 
@@ -52,7 +60,7 @@ pub struct Args {
     #[arg(short = 'f', value_name = "FILE", allow_hyphen_values = true)]
     commands: Option<String>,
     /// Kernel mode: os2trace's system probes.
-    #[arg(short = 'k', conflicts_with_all = ["output", "program"])]
+    #[arg(short = 'k')]
     kernel: bool,
     /// The host directory that is drive C: and the current directory.
     #[arg(long, value_name = "DIR")]
@@ -185,39 +193,57 @@ fn dialogue(s: &mut Session, input: &mut Input, out: &mut dyn Write) -> Result<A
     }
 }
 
-/// os2trace's system probes, for `prex -k`.
-fn system_probes() -> Vec<ProbeDesc> {
-    let p = |name: &str, keys: &str, args: &[(ArgType, &str)]| ProbeDesc {
-        name: name.into(),
-        keys: keys.into(),
-        detail: String::new(),
-        file: "kernel_sim".into(),
-        line: 0,
-        args: args.iter().map(|(t, n)| (*t, (*n).to_string())).collect(),
-        debug: false,
-    };
-    vec![
-        p(
-            "syscall_start",
-            "syscall api",
-            &[(ArgType::String, "module"), (ArgType::ULong, "ordinal")],
-        ),
-        p("syscall_end", "syscall api", &[(ArgType::ULong, "rc")]),
-        p(
-            "module_load",
-            "module loader",
-            &[(ArgType::String, "path"), (ArgType::ULong, "hmod")],
-        ),
-        p(
-            "thread_switch",
-            "thread sched",
-            &[(ArgType::ULong, "from"), (ArgType::ULong, "to")],
-        ),
-    ]
+/// The program prex controls, loaded and stopped before its first
+/// instruction.
+struct Target {
+    p: Process,
+    root: PathBuf,
+    trace: crate::tracing::TraceOptions,
+    interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Target {
+    fn load(o: &mut Args) -> Result<Target> {
+        let program = o.program.clone().unwrap_or_default();
+        let (root, guest_program) = place(o.root.clone(), &program);
+        let mut cfg = ProcessConfig::new(&root, guest_program);
+        cfg.args = o.args.clone();
+        let interrupt = crate::sigpipe::interrupt_flag();
+        cfg.interrupt = Some(interrupt.clone());
+        let mut trace = std::mem::take(&mut o.trace);
+        crate::runcmd::resolve_trace_names(&mut trace, &root)?;
+        let mut p = Process::new(cfg).with_context(|| format!("loading {program}"))?;
+        if trace.active() {
+            p.trace_commands(&trace.commands()?)?;
+        }
+        Ok(Target {
+            p,
+            root,
+            trace,
+            interrupt,
+        })
+    }
+
+    /// Runs the target until it ends or Ctrl-C stops it.
+    fn resume(&mut self) -> Outcome {
+        // A Ctrl-C typed at the prompt does not stop the run to come.
+        self.interrupt
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        crate::sigpipe::interrupt_flag();
+        self.p.run()
+    }
+
+    /// Writes OS/2's system trace, if it was on.
+    fn finish_system_trace(&mut self) -> Result<()> {
+        if self.trace.active() {
+            crate::tracing::finish(&self.trace, &mut self.p, &self.root)?;
+        }
+        Ok(())
+    }
 }
 
 /// Entry point of `os2trace prex`.
-pub fn run(o: Args) -> Result<i32> {
+pub fn run(mut o: Args) -> Result<i32> {
     let size = o
         .kbytes
         .map_or(u64::from(tnf::layout::DEFAULT_FILE_SIZE), |k| {
@@ -248,41 +274,51 @@ pub fn run(o: Args) -> Result<i32> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
 
-    if o.kernel {
-        let mut s = Session::new(Mode::Kernel, "");
-        s.add_probes("kernel_sim", system_probes());
-        dialogue(&mut s, &mut input, &mut out)?;
+    if o.kernel && o.program.is_none() {
+        // No target: the dialogue alone; continue has nothing to resume.
+        let mut s = kernel_session();
+        let mut action = dialogue(&mut s, &mut input, &mut out)?;
+        while action == Action::Continue {
+            action = commands(&mut s, &mut input, &mut out)?;
+        }
         return Ok(0);
     }
-
-    let program = o.program.clone().unwrap_or_default();
-    let (root, guest_program) = place(o.root.clone(), &program);
-    let mut cfg = ProcessConfig::new(&root, guest_program);
-    cfg.args = o.args.clone();
-    let interrupt = crate::sigpipe::interrupt_flag();
-    cfg.interrupt = Some(interrupt.clone());
-    let mut trace = o.trace;
-    crate::runcmd::resolve_trace_names(&mut trace, &root)?;
-    let mut p = Process::new(cfg).with_context(|| format!("loading {program}"))?;
-    if trace.active() {
-        p.trace_commands(&trace.commands()?)?;
-    }
-    p.tnf_discover()
-        .with_context(|| format!("reading the probes of {program}"))?;
+    let mut t = Target::load(&mut o)?;
+    let default_name = if o.kernel { "ktrace" } else { "trace" };
     let trace_file = o
         .output
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("trace-{}", p.tnf_pid())));
-    let mut s = Session::new(Mode::User, &trace_file.to_string_lossy());
-    let descs: Vec<(String, ProbeDesc)> = p
-        .tnf_probes()
-        .iter()
-        .map(|g| (g.object.clone(), g.desc.clone()))
-        .collect();
-    for (object, desc) in descs {
-        s.add_probes(&object, [desc]);
+        .unwrap_or_else(|| PathBuf::from(format!("{default_name}-{}", t.p.tnf_pid())));
+    if o.kernel {
+        kernel_mode(&mut t, &trace_file, &mut input, &mut out)
+    } else {
+        user_mode(&mut t, &trace_file, size, &mut input, &mut out)
     }
-    let mut action = dialogue(&mut s, &mut input, &mut out)?;
+}
+
+/// A session over a program's own probes. The session decides what each
+/// probe does as the kernel finds it, so probes of DLLs loaded while the
+/// program runs get prex's history replayed on them.
+fn user_mode(
+    t: &mut Target,
+    trace_file: &Path,
+    size: u64,
+    input: &mut Input,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let session = Rc::new(RefCell::new(Session::new(
+        Mode::User,
+        &trace_file.to_string_lossy(),
+    )));
+    let shared = Rc::clone(&session);
+    t.p.tnf_set_policy(Box::new(move |g| {
+        let mut s = shared.borrow_mut();
+        let i = s.add_probes(&g.object, [g.desc.clone()]);
+        action_of(&s.probes()[i])
+    }));
+    t.p.tnf_discover()
+        .context("reading the probes of the program and its DLLs")?;
+    let mut action = dialogue(&mut session.borrow_mut(), input, out)?;
     let mut started = false;
     loop {
         let runs = match action {
@@ -292,36 +328,104 @@ pub fn run(o: Args) -> Result<i32> {
         if !runs {
             return Ok(0);
         }
-        for (i, probe) in s.probes().iter().enumerate() {
-            p.tnf_set_action(
-                i,
-                ProbeAction {
-                    record: probe.records(),
-                    debug: probe.debugs(),
-                },
-            );
+        for (i, probe) in session.borrow().probes().iter().enumerate() {
+            t.p.tnf_set_action(i, action_of(probe));
         }
         if !started {
-            p.tnf_start(TnfWriter::new(size, Endian::Little)?);
+            t.p.tnf_start(TnfWriter::new(size, Endian::Little)?);
             started = true;
         }
-        // A Ctrl-C typed at the prompt does not stop the run to come.
-        interrupt.store(false, std::sync::atomic::Ordering::SeqCst);
-        crate::sigpipe::interrupt_flag();
-        match p.run() {
+        match t.resume() {
             // Ctrl-C stops the target and returns to the prompt.
             Outcome::Interrupted if action == Action::Continue => {
                 writeln!(out, "\nTarget process stopped")?;
-                action = commands(&mut s, &mut input, &mut out)?;
+                // DLLs loaded since: their probes join the session.
+                if let Err(e) = t.p.tnf_discover() {
+                    eprintln!("prex: {e}");
+                }
+                action = commands(&mut session.borrow_mut(), input, out)?;
             }
             outcome => {
-                if trace.active() {
-                    crate::tracing::finish(&trace, &mut p, &root)?;
-                }
-                return finish(&mut p, &trace_file, outcome, &mut out);
+                t.finish_system_trace()?;
+                return finish(&mut t.p, trace_file, outcome, out);
             }
         }
     }
+}
+
+fn action_of(probe: &ProbeState) -> ProbeAction {
+    ProbeAction {
+        record: probe.records(),
+        debug: probe.debugs(),
+    }
+}
+
+/// A kernel-mode session over os2trace's system probes.
+fn kernel_session() -> Session {
+    let mut s = Session::new(Mode::Kernel, "");
+    s.add_probes(SYSTEM_OBJECT, system_probes());
+    s
+}
+
+/// What the session's kernel-mode state asks of the kernel.
+fn kernel_control(s: &Session) -> KernelControl {
+    let mut record = [false; SYSTEM_PROBES];
+    for (r, probe) in record.iter_mut().zip(s.probes()) {
+        *r = probe.records();
+    }
+    KernelControl {
+        buffer: s.kernel.buffer,
+        tracing: s.kernel.tracing,
+        filter: s.kernel.filtering.then(|| s.kernel.pids.clone()),
+        record,
+    }
+}
+
+/// `prex -k PROGRAM`: kernel mode while PROGRAM runs. `continue` runs it
+/// (until it ends or Ctrl-C) and comes back to the prompt, as the kernel
+/// goes on running; `quit` copies the kernel buffer, if one is allocated,
+/// into the trace file (tnfxtract's part).
+fn kernel_mode(
+    t: &mut Target,
+    trace_file: &Path,
+    input: &mut Input,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let mut s = kernel_session();
+    let mut action = dialogue(&mut s, input, out)?;
+    let mut ended: Option<bool> = None;
+    while action == Action::Continue {
+        if ended.is_some() {
+            eprintln!("prex: the target process has finished");
+        } else {
+            t.p.tnf_kernel_control(&kernel_control(&s))?;
+            match t.resume() {
+                Outcome::Interrupted => writeln!(out, "\nTarget process stopped")?,
+                Outcome::Exited(_) => {
+                    t.finish_system_trace()?;
+                    writeln!(out, "prex: target process finished")?;
+                    ended = Some(true);
+                }
+                other => {
+                    t.finish_system_trace()?;
+                    eprintln!("prex: the target stopped: {other}");
+                    ended = Some(false);
+                }
+            }
+        }
+        action = commands(&mut s, input, out)?;
+    }
+    // The state at quit counts: a buffer deallocated is gone.
+    t.p.tnf_kernel_control(&kernel_control(&s))?;
+    let (dropped, why) = t.p.tnf_kernel_dropped();
+    if dropped > 0 {
+        eprintln!("prex: {dropped} events not written: {}", why.unwrap_or("?"));
+    }
+    if let Some(bytes) = t.p.tnf_kernel_buffer() {
+        outfile::write_atomic(trace_file, bytes)
+            .with_context(|| trace_file.display().to_string())?;
+    }
+    Ok(if ended == Some(false) { 1 } else { 0 })
 }
 
 /// Writes the trace file and reports how the target ended.
@@ -331,7 +435,6 @@ fn finish(
     outcome: Outcome,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    // Probes found while running (DLLs loaded later) are not in the session.
     let writer = p.tnf_finish().context("the trace writer is gone")?;
     outfile::write_atomic(trace_file, writer.bytes())
         .with_context(|| trace_file.display().to_string())?;
@@ -370,6 +473,6 @@ mod tests {
         );
         assert!(parse(&["-k"]).unwrap().kernel);
         assert!(parse(&[]).is_err());
-        assert!(parse(&["-k", "-o", "x"]).is_err());
+        assert!(parse(&["-k", "-o", "x", "P.EXE"]).unwrap().kernel);
     }
 }

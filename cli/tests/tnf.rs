@@ -234,3 +234,79 @@ fn tnf_and_the_system_trace_in_one_run() {
         "{dump}"
     );
 }
+
+/// `prex -k PROGRAM`: os2trace's system probes record the program's API
+/// calls and its thread's dispatch and end into the kernel buffer, which
+/// `quit` writes out; `ktrace off`, `pfilter` and `buffer dealloc` act on
+/// what is recorded.
+#[test]
+fn kernel_probes_record_api_calls_and_thread_switches() {
+    let dir = setup();
+    let kernel = |file: &str, commands: &str| {
+        let out = os2trace(
+            dir.path(),
+            &["prex", "-k", "-o", file, "TNF32.EXE"],
+            commands,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let dump = |file: &str| text(&os2trace(dir.path(), &["tnfdump", file], "").stdout);
+    let events = |dump: &str| {
+        dump.lines()
+            .filter(|l| l.starts_with(' ') && !l.contains("Elapsed"))
+            .map(|l| l[61..].trim_end().to_string())
+            .collect::<Vec<_>>()
+    };
+    let on = "buffer alloc\nenable $all\ntrace $all\nktrace on\n";
+    let stdout = kernel("k.tnf", &format!("{on}continue\nktrace\nquit\n"));
+    assert!(
+        stdout.contains("prex: target process finished\nprex> ktrace\nTracing is on\n"),
+        "{stdout}"
+    );
+    let got = events(&dump("k.tnf"));
+    // 3 x 4 inloop probes and end: 13 calls of TNF_PROBE, then DosExit.
+    let mut want = vec!["thread_switch             from: 0 to: 1".to_string()];
+    for _ in 0..13 {
+        want.push(
+            "syscall_start             module: \"TNFPROBE\" ordinal: 1 name: \"TNF_PROBE\"".into(),
+        );
+        want.push("syscall_end               rc: 0".into());
+    }
+    want.push(
+        "syscall_start             module: \"DOSCALLS\" ordinal: 234 name: \"DosExit\"".into(),
+    );
+    want.push("thread_switch             from: 1 to: 0".into());
+    assert_eq!(got, want);
+
+    // Only the probes enabled and traced record.
+    kernel(
+        "sel.tnf",
+        "buffer alloc\nenable $all\ntrace name=thread_switch\nktrace on\ncontinue\nquit\n",
+    );
+    assert_eq!(
+        events(&dump("sel.tnf")),
+        [want[0].clone(), want[28].clone()]
+    );
+    // ktrace off: the buffer stays empty.
+    kernel("off.tnf", &format!("{on}ktrace off\ncontinue\nquit\n"));
+    assert_eq!(events(&dump("off.tnf")), Vec::<String>::new());
+    // The process filter: pid 1 is the target.
+    kernel(
+        "pf2.tnf",
+        &format!("{on}pfilter add 2\npfilter on\ncontinue\nquit\n"),
+    );
+    assert_eq!(events(&dump("pf2.tnf")), Vec::<String>::new());
+    kernel(
+        "pf1.tnf",
+        &format!("{on}pfilter add 1\npfilter on\ncontinue\nquit\n"),
+    );
+    assert_eq!(events(&dump("pf1.tnf")), want);
+    // A buffer deallocated before quit is not written.
+    let stdout = kernel(
+        "gone.tnf",
+        &format!("{on}continue\nktrace off\nbuffer dealloc\nquit\n"),
+    );
+    assert!(stdout.contains("buffer deallocated\n"), "{stdout}");
+    assert!(!dir.path().join("gone.tnf").exists());
+}

@@ -181,6 +181,9 @@ impl Process {
         if !is_exe && self.pcb.modules[idx].module.start.is_some() {
             self.pcb.pending_init.push(idx);
         }
+        if self.kernel.tnf.system.on {
+            self.tnf_module_load(idx);
+        }
         Ok(idx)
     }
 

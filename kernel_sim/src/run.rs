@@ -67,6 +67,9 @@ impl Process {
             // The process's one thread is dispatched (run user, 0A).
             self.kernel.systable.dispatched = true;
             self.systable_event(cptrap::Entry::new(cptrap::TypeNum::DISPATCH));
+            if self.kernel.tnf.system.on {
+                self.tnf_thread_switch(0, 1);
+            }
         }
         loop {
             let remaining = self
@@ -379,7 +382,11 @@ impl Process {
         if let Some(e) = crate::systable::before_call(def.name, &call.vals, far16) {
             self.systable_event(e);
         }
-        let result = func.call(self, &call);
+        let result = if self.kernel.tnf.system.on {
+            self.tnf_syscall(&bound.module, def, func, &call)
+        } else {
+            func.call(self, &call)
+        };
         if let Ok(rc) = &result {
             let return_address = if far16 {
                 (ret_cs << 16) | (ret_ip & 0xFFFF)

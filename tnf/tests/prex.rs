@@ -368,8 +368,8 @@ fn kernel_mode_buffer_ktrace_pfilter() {
     );
     assert_eq!(
         run(&mut s, "continue").0,
-        Action::Prompt,
-        "continue is a no-op in kernel mode"
+        Action::Continue,
+        "continue resumes prex -k's workload (the caller's call)"
     );
     assert!(
         run(&mut s, "quit kill")

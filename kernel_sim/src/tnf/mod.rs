@@ -51,7 +51,12 @@
 //! EXE has no initialization routine. A site the tables do not name (a DLL
 //! loaded later by DosLoadModule) makes the kernel read the tables of
 //! modules it has not read yet; a site still unknown stops the program with
-//! an error naming its address.
+//! an error naming its address. What a probe found that way does is asked
+//! of the [`ProbePolicy`] (prex replays its history of enable/trace
+//! commands on it, as Solaris prex does for objects dlopen'ed later).
+//!
+//! os2trace's own probes (`prex -k`: API calls, module loads, thread
+//! switches) are in [`system`].
 //!
 //! # How TNF maps to OS/2's trace concepts
 //!
@@ -73,12 +78,17 @@
 //!   same run: they record into separate files.
 
 mod descriptor;
+pub mod system;
 
 use std::collections::HashMap;
 
 pub use descriptor::{
     ArgLocation, DESC_MAGIC, DESC_SIZE, GuestProbe, LIST_MAGIC, MAX_PROBES, PROBE_LIST_EXPORT,
     TnfError,
+};
+pub use system::{
+    KernelControl, MODULE_LOAD, SYSCALL_END, SYSCALL_START, SYSTEM_OBJECT, SYSTEM_PROBES,
+    THREAD_SWITCH, system_probes,
 };
 use tnf::{ArgType, ArgValue, TnfWriter};
 
@@ -93,6 +103,10 @@ pub struct ProbeAction {
     pub debug: bool,
 }
 
+/// Decides what a newly found probe does (prex replays its history on
+/// probes that appear later, e.g. in a DLL loaded by DosLoadModule).
+pub type ProbePolicy = Box<dyn FnMut(&GuestProbe) -> ProbeAction>;
+
 /// The TNF state of a process.
 #[derive(Default)]
 pub(crate) struct TnfRuntime {
@@ -106,6 +120,10 @@ pub(crate) struct TnfRuntime {
     first_error: Option<String>,
     /// Probe hits, enabled or not.
     hits: u64,
+    /// What new probes do; without one they start disabled.
+    policy: Option<ProbePolicy>,
+    /// The system probes (`prex -k`).
+    pub(crate) system: system::SystemTnf,
 }
 
 impl Process {
@@ -128,11 +146,22 @@ impl Process {
                     .tnf
                     .by_site
                     .insert(probe.site, self.kernel.tnf.probes.len());
+                let action = self
+                    .kernel
+                    .tnf
+                    .policy
+                    .as_mut()
+                    .map_or_else(ProbeAction::default, |f| f(&probe));
                 self.kernel.tnf.probes.push(probe);
-                self.kernel.tnf.actions.push(ProbeAction::default());
+                self.kernel.tnf.actions.push(action);
             }
         }
         Ok(first)
+    }
+
+    /// Sets what probes found from now on do (prex's history, replayed).
+    pub fn tnf_set_policy(&mut self, policy: ProbePolicy) {
+        self.kernel.tnf.policy = Some(policy);
     }
 
     /// The probes found so far.
@@ -178,6 +207,12 @@ impl Process {
         (cycles * 1_000_000_000 / u128::from(self.kernel.clock.hz.max(1))) as i64
     }
 
+    /// The (pid, lwpid, tid) events are recorded under: the process's one
+    /// thread.
+    fn tnf_thread(&self) -> (u32, u32, u32) {
+        (u32::from(self.pcb.pid), 1, 1)
+    }
+
     /// A probe site called TNF_PROBE; `ret` is the linear return address.
     pub(crate) fn tnf_fire(&mut self, ret: u32) -> Result<(), String> {
         self.kernel.tnf.hits += 1;
@@ -211,7 +246,7 @@ impl Process {
         }
         if action.record {
             let now = self.tnf_now();
-            let thread = (u32::from(self.pcb.pid), 1, 1);
+            let thread = self.tnf_thread();
             let tnf = &mut self.kernel.tnf;
             if let Some(w) = tnf.writer.as_mut()
                 && let Err(e) = w.event(index as u64, &tnf.probes[index].desc, thread, now, &values)

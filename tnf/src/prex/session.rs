@@ -30,7 +30,7 @@ pub enum Mode {
 pub enum Action {
     /// Read the next command.
     Prompt,
-    /// Resume the target.
+    /// Resume the target (kernel mode: the workload, if there is one).
     Continue,
     /// Leave prex.
     Quit(QuitMode),
@@ -283,11 +283,9 @@ impl Session {
                     writeln!(self.err, "prex: no help for \"{t}\"").ok();
                 }
             },
-            Stmt::Continue => {
-                if self.mode == Mode::User {
-                    return Action::Continue;
-                }
-            }
+            // In kernel mode the caller decides: os2trace's "kernel" has a
+            // workload to resume only when prex -k was given a program.
+            Stmt::Continue => return Action::Continue,
             Stmt::Quit(q) => {
                 if self.mode == Mode::Kernel && matches!(q, QuitMode::Kill | QuitMode::Resume) {
                     writeln!(
