@@ -1,6 +1,12 @@
 //! The sandboxed file system: a host directory is drive C:, and OS/2 file
 //! handles map to host files.
 //!
+//! Who owns what: [`FileSystem`] is the system's (the sandbox, the time
+//! stamps of files written in this run, the bytes written so far) and
+//! lives in the kernel; each process has a [`FileTable`] (current
+//! directory, handles, the DosSetMaxFH limit, find handles) in its PCB. A
+//! handle number means something only in its own process.
+//!
 //! Path mapping (decisions):
 //! - `X:` other than `C:` is ERROR_INVALID_DRIVE. `\` and `/` both
 //!   separate components; a path not starting with one is relative to the
@@ -192,14 +198,12 @@ pub(crate) struct FindEntry {
     pub time: u16,
 }
 
-/// The process's file state: sandbox, current directory, handles.
+/// The system's file system, shared by every process: the sandbox, the
+/// time stamps of files written in this run, and the run's write budget.
+/// It lives in [`crate::state::Kernel`].
 #[derive(Debug)]
-pub(crate) struct Files {
+pub(crate) struct FileSystem {
     pub sandbox: Sandbox,
-    pub cwd: Vec<String>,
-    handles: Vec<Option<Handle>>,
-    pub max_handles: usize,
-    pub finds: HashMap<u16, FindState>,
     /// The emulated clock as a DOS (date, time), set before each API call:
     /// the time files written now get. No host time reaches the guest.
     pub now: (u16, u16),
@@ -212,7 +216,26 @@ pub(crate) struct Files {
     pub written: u64,
 }
 
-/// A file's identity on the host, for [`Files`]' time stamps.
+/// One process's files: its current directory, open handles, their limit
+/// (DosSetMaxFH) and find handles. It lives in [`crate::state::Pcb`];
+/// handle numbers mean nothing outside their process.
+#[derive(Debug)]
+pub(crate) struct FileTable {
+    pub cwd: Vec<String>,
+    handles: Vec<Option<Handle>>,
+    pub max_handles: usize,
+    pub finds: HashMap<u16, FindState>,
+}
+
+/// What a file call works on: the system's [`FileSystem`] and the calling
+/// process's [`FileTable`], borrowed together (`Process::files`). Calls
+/// that touch only handles go to the [`FileTable`] directly.
+pub(crate) struct Files<'a> {
+    pub fs: &'a mut FileSystem,
+    pub table: &'a mut FileTable,
+}
+
+/// A file's identity on the host, for [`FileSystem`]'s time stamps.
 fn file_id(md: &fs::Metadata) -> (u64, u64) {
     #[cfg(unix)]
     {
@@ -263,18 +286,11 @@ pub fn wild_match(pattern: &str, name: &str) -> bool {
     pi == p.len()
 }
 
-impl Files {
-    pub fn new(root: &Path) -> std::io::Result<Files> {
-        let mut handles = Vec::new();
-        for i in 0..3 {
-            handles.push(Some(Handle::Std(i)));
-        }
-        Ok(Files {
+impl FileSystem {
+    /// The file system with `root` as drive C:.
+    pub fn new(root: &Path) -> std::io::Result<FileSystem> {
+        Ok(FileSystem {
             sandbox: Sandbox::new(root)?,
-            cwd: Vec::new(),
-            handles,
-            max_handles: 20,
-            finds: HashMap::new(),
             now: (0, 0),
             boot: (0, 0),
             stamps: HashMap::new(),
@@ -282,22 +298,32 @@ impl Files {
         })
     }
 
-    /// The full OS/2 path of a program name (as given, made absolute).
-    pub fn full_os2_path(&self, path: &str) -> String {
-        let bytes: Vec<u8> = path
-            .chars()
-            .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
-            .collect();
-        match self.sandbox.resolve(&bytes, &self.cwd) {
-            Ok(r) => r.os2.to_ascii_uppercase(),
-            Err(_) => path.to_ascii_uppercase(),
+    /// The (date, time) the guest sees for a file: when it was written in
+    /// this run, else the start of the run (never the host's time).
+    fn stamp_of(&self, md: &fs::Metadata) -> (u16, u16) {
+        self.stamps.get(&file_id(md)).copied().unwrap_or(self.boot)
+    }
+
+    /// Record that the file behind `md` was written now.
+    fn stamp(&mut self, md: &fs::Metadata) {
+        self.stamps.insert(file_id(md), self.now);
+    }
+}
+
+impl Default for FileTable {
+    /// A new process's table: handles 0, 1 and 2 are standard input,
+    /// output and error; the root is the current directory.
+    fn default() -> FileTable {
+        FileTable {
+            cwd: Vec::new(),
+            handles: (0..3).map(|i| Some(Handle::Std(i))).collect(),
+            max_handles: 20,
+            finds: HashMap::new(),
         }
     }
+}
 
-    pub fn resolve(&self, path: &[u8]) -> Result<Resolved, u32> {
-        self.sandbox.resolve(path, &self.cwd)
-    }
-
+impl FileTable {
     pub fn get(&mut self, h: u16) -> Option<&mut Handle> {
         self.handles.get_mut(usize::from(h))?.as_mut()
     }
@@ -312,60 +338,6 @@ impl Files {
         }
         self.handles.push(Some(handle));
         Ok(self.handles.len() as u16 - 1)
-    }
-
-    /// DosOpen: open flags (low nibble: if it exists 0 fail, 1 open, 2
-    /// replace; high nibble: if not, 0 fail, 1 create) and open mode
-    /// (access in bits 0..2). Returns the handle and the action (1
-    /// existed, 2 created, 3 replaced).
-    pub fn open(
-        &mut self,
-        path: &[u8],
-        flags: u16,
-        mode: u16,
-        size: u64,
-    ) -> Result<(u16, u32), u32> {
-        if let Some(dev) = device(path) {
-            return Ok((self.insert(Handle::Std(dev))?, 1));
-        }
-        let r = self.resolve(path)?;
-        let access = (mode & 7) as u8;
-        if access > 2 {
-            return Err(ERROR_INVALID_ACCESS);
-        }
-        let (if_exists, if_new) = (flags & 0xF, (flags >> 4) & 0xF);
-        let mut oo = OpenOptions::new();
-        oo.read(access != 1 || if_exists == 2).write(access != 0);
-        let action;
-        match r.exists {
-            Some(true) => return Err(ERROR_ACCESS_DENIED),
-            Some(false) => match if_exists {
-                1 => action = 1,
-                2 => {
-                    oo.write(true).truncate(true);
-                    action = 3;
-                }
-                _ => return Err(ERROR_OPEN_FAILED),
-            },
-            None => match if_new {
-                1 => {
-                    oo.write(true).create_new(true);
-                    action = 2;
-                }
-                _ => return Err(ERROR_OPEN_FAILED),
-            },
-        }
-        let file = oo.open(&r.host).map_err(|e| io_error(&e))?;
-        if action != 1 && size > 0 {
-            let _ = file.set_len(size.min(MAX_FILE_SIZE));
-        }
-        if action != 1
-            && let Ok(md) = file.metadata()
-        {
-            self.stamps.insert(file_id(&md), self.now);
-        }
-        let h = self.insert(Handle::File { file, access })?;
-        Ok((h, action))
     }
 
     pub fn close(&mut self, h: u16) -> Result<(), u32> {
@@ -393,38 +365,6 @@ impl Files {
             }
             _ => Err(ERROR_INVALID_HANDLE),
         }
-    }
-
-    pub fn write_file(&mut self, h: u16, data: &[u8]) -> Result<usize, u32> {
-        let written = self.written;
-        let id = match self
-            .handles
-            .get_mut(usize::from(h))
-            .and_then(Option::as_mut)
-        {
-            Some(Handle::File { file, access }) => {
-                if *access == 0 {
-                    return Err(ERROR_ACCESS_DENIED);
-                }
-                // Bounded by bytes, not by file size: a seek far ahead and
-                // a write would otherwise make a huge (sparse) file.
-                let pos = file.stream_position().map_err(|e| io_error(&e))?;
-                let len = data.len() as u64;
-                if pos.saturating_add(len) > MAX_FILE_SIZE
-                    || written.saturating_add(len) > MAX_DISK_WRITE
-                {
-                    return Err(ERROR_DISK_FULL);
-                }
-                file.write_all(data).map_err(|e| io_error(&e))?;
-                file.metadata().ok().map(|md| file_id(&md))
-            }
-            _ => return Err(ERROR_INVALID_HANDLE),
-        };
-        self.written += data.len() as u64;
-        if let Some(id) = id {
-            self.stamps.insert(id, self.now);
-        }
-        Ok(data.len())
     }
 
     /// Seek: method 0 begin, 1 current, 2 end. Returns the new position.
@@ -473,18 +413,118 @@ impl Files {
         }
     }
 
-    /// The (date, time) the guest sees for a file: when it was written in
-    /// this run, else the start of the run (never the host's time).
-    fn stamp_of(&self, md: &fs::Metadata) -> (u16, u16) {
-        self.stamps.get(&file_id(md)).copied().unwrap_or(self.boot)
+    /// Current directory without drive and leading backslash.
+    pub fn cwd_text(&self) -> String {
+        self.cwd.join("\\")
+    }
+}
+
+impl Files<'_> {
+    /// The full OS/2 path of a program name (as given, made absolute).
+    pub fn full_os2_path(&self, path: &str) -> String {
+        let bytes: Vec<u8> = path
+            .chars()
+            .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+            .collect();
+        match self.resolve(&bytes) {
+            Ok(r) => r.os2.to_ascii_uppercase(),
+            Err(_) => path.to_ascii_uppercase(),
+        }
+    }
+
+    /// Resolve an OS/2 path from the process's current directory.
+    pub fn resolve(&self, path: &[u8]) -> Result<Resolved, u32> {
+        self.fs.sandbox.resolve(path, &self.table.cwd)
+    }
+
+    /// DosOpen: open flags (low nibble: if it exists 0 fail, 1 open, 2
+    /// replace; high nibble: if not, 0 fail, 1 create) and open mode
+    /// (access in bits 0..2). Returns the handle and the action (1
+    /// existed, 2 created, 3 replaced).
+    pub fn open(
+        &mut self,
+        path: &[u8],
+        flags: u16,
+        mode: u16,
+        size: u64,
+    ) -> Result<(u16, u32), u32> {
+        if let Some(dev) = device(path) {
+            return Ok((self.table.insert(Handle::Std(dev))?, 1));
+        }
+        let r = self.resolve(path)?;
+        let access = (mode & 7) as u8;
+        if access > 2 {
+            return Err(ERROR_INVALID_ACCESS);
+        }
+        let (if_exists, if_new) = (flags & 0xF, (flags >> 4) & 0xF);
+        let mut oo = OpenOptions::new();
+        oo.read(access != 1 || if_exists == 2).write(access != 0);
+        let action;
+        match r.exists {
+            Some(true) => return Err(ERROR_ACCESS_DENIED),
+            Some(false) => match if_exists {
+                1 => action = 1,
+                2 => {
+                    oo.write(true).truncate(true);
+                    action = 3;
+                }
+                _ => return Err(ERROR_OPEN_FAILED),
+            },
+            None => match if_new {
+                1 => {
+                    oo.write(true).create_new(true);
+                    action = 2;
+                }
+                _ => return Err(ERROR_OPEN_FAILED),
+            },
+        }
+        let file = oo.open(&r.host).map_err(|e| io_error(&e))?;
+        if action != 1 && size > 0 {
+            let _ = file.set_len(size.min(MAX_FILE_SIZE));
+        }
+        if action != 1
+            && let Ok(md) = file.metadata()
+        {
+            self.fs.stamp(&md);
+        }
+        let h = self.table.insert(Handle::File { file, access })?;
+        Ok((h, action))
+    }
+
+    pub fn write_file(&mut self, h: u16, data: &[u8]) -> Result<usize, u32> {
+        let written = self.fs.written;
+        let md = match self.table.get(h) {
+            Some(Handle::File { file, access }) => {
+                if *access == 0 {
+                    return Err(ERROR_ACCESS_DENIED);
+                }
+                // Bounded by bytes, not by file size: a seek far ahead and
+                // a write would otherwise make a huge (sparse) file.
+                let pos = file.stream_position().map_err(|e| io_error(&e))?;
+                let len = data.len() as u64;
+                if pos.saturating_add(len) > MAX_FILE_SIZE
+                    || written.saturating_add(len) > MAX_DISK_WRITE
+                {
+                    return Err(ERROR_DISK_FULL);
+                }
+                file.write_all(data).map_err(|e| io_error(&e))?;
+                file.metadata().ok()
+            }
+            _ => return Err(ERROR_INVALID_HANDLE),
+        };
+        self.fs.written += data.len() as u64;
+        if let Some(md) = md {
+            self.fs.stamp(&md);
+        }
+        Ok(data.len())
     }
 
     /// File size, allocation and attributes of an open file.
     pub fn file_info(&mut self, h: u16) -> Result<(u64, u16, u16, u16), u32> {
-        match self.get(h) {
+        match self.table.get(h) {
             Some(Handle::File { file, .. }) => {
                 let md = file.metadata().map_err(|e| io_error(&e))?;
-                let (d, t) = self.stamp_of(&md);
+                let (d, t) = self.fs.stamp_of(&md);
                 Ok((md.len(), attr_of(&md), d, t))
             }
             Some(Handle::Std(_)) => Ok((0, 0, 0, 0)),
@@ -524,12 +564,12 @@ impl Files {
 
     /// Change the current directory.
     pub fn chdir(&mut self, path: &[u8]) -> Result<(), u32> {
-        let comps = self.sandbox.components(path, &self.cwd, false)?;
-        let r = self.sandbox.resolve_components(&comps)?;
+        let comps = self.fs.sandbox.components(path, &self.table.cwd, false)?;
+        let r = self.fs.sandbox.resolve_components(&comps)?;
         if r.exists != Some(true) {
             return Err(ERROR_PATH_NOT_FOUND);
         }
-        self.cwd = r
+        self.table.cwd = r
             .os2
             .split('\\')
             .skip(1)
@@ -539,16 +579,11 @@ impl Files {
         Ok(())
     }
 
-    /// Current directory without drive and leading backslash.
-    pub fn cwd_text(&self) -> String {
-        self.cwd.join("\\")
-    }
-
     /// Collect the entries matching a pattern path for DosFindFirst.
     pub fn find(&mut self, pattern: &[u8], attr: u16) -> Result<Vec<FindEntry>, u32> {
-        let mut comps = self.sandbox.components(pattern, &self.cwd, true)?;
+        let mut comps = self.fs.sandbox.components(pattern, &self.table.cwd, true)?;
         let pat = comps.pop().ok_or(ERROR_FILE_NOT_FOUND)?;
-        let dir = self.sandbox.resolve_components(&comps)?;
+        let dir = self.fs.sandbox.resolve_components(&comps)?;
         if dir.exists != Some(true) {
             return Err(ERROR_PATH_NOT_FOUND);
         }
@@ -569,7 +604,7 @@ impl Files {
             if md.is_dir() && attr & 0x10 == 0 {
                 continue;
             }
-            let (date, time) = self.stamp_of(&md);
+            let (date, time) = self.fs.stamp_of(&md);
             out.push(FindEntry {
                 name,
                 size: md.len(),
@@ -639,10 +674,62 @@ mod tests {
         assert_eq!(device(b"nul.txt"), Some(4));
         assert_eq!(device(b"NULL"), None);
         let dir = tempfile::tempdir().unwrap();
-        let mut f = Files::new(dir.path()).unwrap();
+        let mut fs = FileSystem::new(dir.path()).unwrap();
+        let mut table = FileTable::default();
+        let mut f = Files {
+            fs: &mut fs,
+            table: &mut table,
+        };
         let (h, action) = f.open(b"NUL", 0x01, 0x41, 0).unwrap();
         assert_eq!((h, action), (3, 1));
-        assert_eq!(f.handle_type(h), Ok((1, 0x8083)));
+        assert_eq!(f.table.handle_type(h), Ok((1, 0x8083)));
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+
+    /// Two processes over one file system: each has its own handles,
+    /// limit and current directory, and both see the same files, the same
+    /// time stamps and one write budget.
+    #[test]
+    fn handles_are_per_process() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("SUB")).unwrap();
+        let mut fs = FileSystem::new(dir.path()).unwrap();
+        fs.now = (0x5A21, 0x6000);
+        let (mut a, mut b) = (FileTable::default(), FileTable::default());
+        let (h, action) = Files {
+            fs: &mut fs,
+            table: &mut a,
+        }
+        .open(b"OUT.TXT", 0x10, 0x41, 0)
+        .unwrap();
+        assert_eq!((h, action), (3, 2));
+        assert_eq!(
+            Files {
+                fs: &mut fs,
+                table: &mut a,
+            }
+            .write_file(h, b"hello"),
+            Ok(5)
+        );
+        // B has only its standard handles: A's handle 3 is not B's.
+        assert_eq!(b.handle_type(h), Err(ERROR_INVALID_HANDLE));
+        assert_eq!(b.close(h), Err(ERROR_INVALID_HANDLE));
+        let mut fb = Files {
+            fs: &mut fs,
+            table: &mut b,
+        };
+        assert_eq!(fb.write_file(h, b"x"), Err(ERROR_INVALID_HANDLE));
+        // B's current directory moves alone; the file and its stamp are
+        // the same for both.
+        fb.chdir(b"SUB").unwrap();
+        assert_eq!(fb.table.cwd_text(), "SUB");
+        let found = fb.find(b"\\*.TXT", 0).unwrap();
+        assert_eq!(
+            (found[0].size, found[0].date, found[0].time),
+            (5, 0x5A21, 0x6000)
+        );
+        assert_eq!(a.cwd_text(), "");
+        assert_eq!(fs.written, 5);
+        assert_eq!(a.close(h), Ok(()));
     }
 }

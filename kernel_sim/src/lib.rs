@@ -12,17 +12,18 @@
 //! - `Process::machine`: the emulated hardware (CPU, physical memory,
 //!   TLB), one per system;
 //! - `Kernel` (`Process::kernel`), the whole system's: clock, sandbox file
-//!   system, thunk slots, semaphores, descriptor tables, the system trace
+//!   system (with file time stamps and the write budget), thunk slots, semaphores, descriptor tables, the system trace
 //!   ([`trace::SystemTrace`]), the trace table and CPTRAP, TNF, instruction
 //!   accounting;
 //! - `Pcb` (`Process::pcb`), one process's: address space, modules,
-//!   environment, PIB/TIB, exception handlers, exit list, PID;
+//!   environment, PIB/TIB, exception handlers, exit list, PID, and file
+//!   handles, find handles and current directory;
 //! - `Host` (`Process::host`): console streams, API log, beeps.
 //!
 //! Threads go into `Pcb` as a `Vec<Thread>` (TID, saved CPU state, stack,
 //! TIB, what it waits on), switched by the run loop; child processes
 //! (DosExecPgm, CMD.EXE) make `Kernel` hold a table of `Pcb`s, and the
-//! LDT and file handles move from `Kernel` into each `Pcb`. `Process`
+//! LDT moves from `Kernel` into each `Pcb`. `Process`
 //! stays the public handle of the running system.
 //!
 //! Entry points:

@@ -127,8 +127,7 @@ impl Process {
         }
         let bytes: Vec<u8> = crate::process::latin1(path);
         let r = self
-            .kernel
-            .files
+            .files()
             .resolve(&bytes)
             .map_err(|_| KernelError::ModuleNotFound(path.to_string(), path.to_string()))?;
         if r.exists != Some(false) {
@@ -231,7 +230,7 @@ impl Process {
         }
         for d in dirs {
             let p = format!("{}\\{}", d.trim_end_matches('\\'), file);
-            if let Ok(r) = self.kernel.files.resolve(&crate::process::latin1(&p))
+            if let Ok(r) = self.files().resolve(&crate::process::latin1(&p))
                 && r.exists == Some(false)
             {
                 return self.load_file(&r.host, &r.os2, false, depth);

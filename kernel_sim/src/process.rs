@@ -12,7 +12,7 @@ use emu::{Fault, Machine, MachineConfig};
 use crate::clock::Clock;
 use crate::desc::Descriptors;
 use crate::error::KernelError;
-use crate::fs::Files;
+use crate::fs::{FileSystem, FileTable, Files};
 use crate::layout::*;
 use crate::loading::LoadedModule;
 use crate::memory::{Memory, RegionKind};
@@ -177,7 +177,7 @@ impl Process {
         });
         let mut mem = Memory::new(cfg.ram_size);
         mem.init(&mut m);
-        let files = Files::new(&cfg.root).map_err(|e| KernelError::Io {
+        let fs = FileSystem::new(&cfg.root).map_err(|e| KernelError::Io {
             what: format!("sandbox root {}", cfg.root.display()),
             source: e,
         })?;
@@ -186,7 +186,7 @@ impl Process {
             cfg,
             kernel: Kernel {
                 clock: Clock::default(),
-                files,
+                fs,
                 thunks: Thunks::default(),
                 sems: Semaphores::default(),
                 desc: Descriptors::new(),
@@ -210,6 +210,7 @@ impl Process {
                 pib: 0,
                 vectors: [0; 8],
                 exit_list: Vec::new(),
+                files: FileTable::default(),
                 signals: Default::default(),
             },
             host: Host {
@@ -224,9 +225,8 @@ impl Process {
             },
         };
         let t = p.kernel.clock.now(0);
-        p.kernel.files.boot =
-            crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);
-        p.kernel.files.now = p.kernel.files.boot;
+        p.kernel.fs.boot = crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);
+        p.kernel.fs.now = p.kernel.fs.boot;
         p.init_machine()?;
         let program = p.cfg.program.clone();
         p.pcb.exe = p.load_exe(&program)?;
@@ -291,7 +291,8 @@ impl Process {
             env.push(0);
         }
         env.push(0);
-        let full = self.kernel.files.full_os2_path(&self.cfg.program);
+        let program = self.cfg.program.clone();
+        let full = self.files().full_os2_path(&program);
         env.extend(latin1(&full));
         env.push(0);
         let cmd_offset = env.len();
@@ -420,6 +421,15 @@ impl Process {
     /// Guest instructions executed so far.
     pub fn instructions(&self) -> u64 {
         self.kernel.executed
+    }
+
+    /// The file system together with the running process's file table,
+    /// as a file API call sees them.
+    pub(crate) fn files(&mut self) -> Files<'_> {
+        Files {
+            fs: &mut self.kernel.fs,
+            table: &mut self.pcb.files,
+        }
     }
 
     // ---- guest memory helpers for APIs ----

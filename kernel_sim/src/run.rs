@@ -376,7 +376,7 @@ impl Process {
         // loop of (failing) API calls ends like any other loop.
         self.kernel.host_work += API_CALL_WEIGHT;
         let t = self.kernel.clock.now(self.machine.cycles());
-        self.kernel.files.now =
+        self.kernel.fs.now =
             crate::fs::dos_stamp(t.year, t.month, t.day, t.hour, t.minute, t.second);
         let args_text = self.cfg.api_log.then(|| api::format_args(self, def, &call));
         if let Some(e) = crate::systable::before_call(def.name, &call.vals, far16) {

@@ -9,10 +9,16 @@
 //!   system DLLs, the semaphore table, the descriptor tables (GDT; the LDT
 //!   too while one process runs), the system trace, the trace table and
 //!   CPTRAP, TNF, and the run's
-//!   accounting (instructions, limits).
+//!   accounting (instructions, limits). Its file system
+//!   ([`crate::fs::FileSystem`]) is the sandbox, the time stamps of files
+//!   written in the run and the run's write budget: what every process
+//!   sees alike.
 //! - [`Pcb`]: one process: its address space (page tables and regions),
 //!   its modules, environment, PIB/TIB, exception handlers (DosSetVec),
-//!   exit list and process ID.
+//!   exit list, process ID, and its files ([`crate::fs::FileTable`]:
+//!   current directory, open handles and their limit, find handles). A
+//!   file API call sees both halves through `Process::files`; calls on a
+//!   handle alone (DosRead, DosClose, DosChgFilePtr) go to the table.
 //! - [`Host`]: the host plumbing: where the console goes and comes from,
 //!   the API log, the beeps a program made.
 //!
@@ -31,15 +37,18 @@
 //!   table (`Vec<Pcb>` by PID, the running process's index, each
 //!   process's parent and result code for DosCwait); the LDT moves from
 //!   `Kernel::desc` into `Pcb` (each process its own, loaded into LDTR at a
-//!   switch), and so do the file handles of `Kernel::files` (a per-process
-//!   handle table over the one sandbox, inherited at DosExecPgm). Trace
-//!   records already take the PID from the running `Pcb`.
+//!   switch). Each `Pcb` already has its own `FileTable`; DosExecPgm
+//!   gives the child a copy of the parent's inheritable handles (each host
+//!   `File` duplicated with `try_clone`, so they share the position as
+//!   OS/2's inherited handles do) and the parent's current directory.
+//!   Threads share their process's table. Trace records already take the
+//!   PID from the running `Pcb`.
 
 use std::io::{Read, Write};
 
 use crate::clock::Clock;
 use crate::desc::Descriptors;
-use crate::fs::Files;
+use crate::fs::{FileSystem, FileTable};
 use crate::loading::LoadedModule;
 use crate::memory::Memory;
 use crate::process::{ApiLogEntry, ApiLogSink};
@@ -51,8 +60,9 @@ use crate::trace::SystemTrace;
 pub(crate) struct Kernel {
     /// The emulated clock.
     pub(crate) clock: Clock,
-    /// The sandbox file system, current directory and open handles.
-    pub(crate) files: Files,
+    /// The sandbox file system: drive C:, file time stamps, the write
+    /// budget.
+    pub(crate) fs: FileSystem,
     /// System DLL entries bound to thunk slots.
     pub(crate) thunks: Thunks,
     /// Event and mutex semaphores (handle 0x1000 + index).
@@ -98,6 +108,8 @@ pub(crate) struct Pcb {
     pub(crate) vectors: [u32; 8],
     /// DosExitList routines.
     pub(crate) exit_list: Vec<u32>,
+    /// Current directory, open file handles and find handles.
+    pub(crate) files: FileTable,
     /// Signal focus and must-complete counters.
     pub(crate) signals: crate::api::signals::SignalState,
 }

@@ -43,11 +43,11 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 74 "DosQFileInfo" Far16 [W, W, P, W] q_file_info),
     api!("DOSCALLS" 75 "DosQFileMode" Far16 [S, P, L] |p, c| {
         let s = p.arg_sz(c, 0)?;
-        let a = p.kernel.files.file_mode(&s)?;
+        let a = p.files().file_mode(&s)?;
         p.put_u16(c, 1, a)
     }),
     api!("DOSCALLS" 77 "DosQHandType" Far16 [W, P, P] |p, c| {
-        let (t, a) = p.kernel.files.handle_type(c.w(0))?;
+        let (t, a) = p.pcb.files.handle_type(c.w(0))?;
         p.put_u16_opt(c, 1, t)?;
         p.put_u16_opt(c, 2, a)
     }),
@@ -177,7 +177,7 @@ fn q_cur_dir(p: &mut Process, c: &Call) -> ApiResult<()> {
     if !matches!(c.w(0), 0 | 3) {
         return Err(ERROR_INVALID_DRIVE);
     }
-    let mut dir = crate::process::latin1(&p.kernel.files.cwd_text());
+    let mut dir = crate::process::latin1(&p.pcb.files.cwd_text());
     dir.push(0);
     let lin = p.arg_ptr(c, 2, 2)?;
     let cap = p
@@ -211,7 +211,7 @@ fn q_file_info(p: &mut Process, c: &Call) -> ApiResult<()> {
     if c.w(1) != 1 {
         return Err(ERROR_INVALID_FUNCTION);
     }
-    let (size, attr, d, t) = p.kernel.files.file_info(c.w(0))?;
+    let (size, attr, d, t) = p.files().file_info(c.w(0))?;
     let v = file_status(size, attr, d, t, false);
     if v.len() > usize::from(c.w(3)) {
         return Err(ERROR_BUFFER_OVERFLOW);

@@ -17,11 +17,11 @@ pub static DEFS: &[ApiDef] = &[
         let s = p.arg_sz(c, 0)?;
         match c.l(1) {
             1 => {
-                let r = p.kernel.files.resolve(&s)?;
+                let r = p.files().resolve(&s)?;
                 if r.exists.is_none() {
                     return Err(ERROR_FILE_NOT_FOUND);
                 }
-                let attr = p.kernel.files.file_mode(&s)?;
+                let attr = p.files().file_mode(&s)?;
                 let size = std::fs::metadata(&r.host).map_or(0, |m| m.len());
                 let v = crate::api::doscalls16::file_status(size, attr, 0, 0, true);
                 if v.len() > c.l(3) as usize {
@@ -30,7 +30,7 @@ pub static DEFS: &[ApiDef] = &[
                 p.put_bytes(c, 2, &v)
             }
             5 => {
-                let r = p.kernel.files.resolve(&s)?;
+                let r = p.files().resolve(&s)?;
                 let mut v = crate::process::latin1(&r.os2);
                 v.push(0);
                 if v.len() > c.l(3) as usize {
@@ -42,7 +42,7 @@ pub static DEFS: &[ApiDef] = &[
         }
     }),
     api!("DOSCALLS" 224 "DosQueryHType" Sys32 [L, P, P] |p, c| {
-        let (t, a) = p.kernel.files.handle_type(c.l(0) as u16)?;
+        let (t, a) = p.pcb.files.handle_type(c.l(0) as u16)?;
         p.put_u32(c, 1, u32::from(t))?;
         p.put_u32(c, 2, u32::from(a))
     }),
@@ -77,7 +77,7 @@ pub static DEFS: &[ApiDef] = &[
         if !matches!(c.l(0), 0 | 3) {
             return Err(ERROR_INVALID_DRIVE);
         }
-        let mut dir = crate::process::latin1(&p.kernel.files.cwd_text());
+        let mut dir = crate::process::latin1(&p.pcb.files.cwd_text());
         dir.push(0);
         let lin = p.arg_ptr(c, 2, 4)?;
         let cap = p.read_mem(lin, 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
@@ -92,7 +92,7 @@ pub static DEFS: &[ApiDef] = &[
         if c.l(1) != 1 {
             return Err(ERROR_INVALID_PARAMETER);
         }
-        let (size, attr, d, t) = p.kernel.files.file_info(c.l(0) as u16)?;
+        let (size, attr, d, t) = p.files().file_info(c.l(0) as u16)?;
         let v = crate::api::doscalls16::file_status(size, attr, d, t, true);
         if v.len() > c.l(3) as usize {
             return Err(ERROR_BUFFER_OVERFLOW);
@@ -193,8 +193,8 @@ pub static DEFS: &[ApiDef] = &[
         let lin = p.arg_ptr(c, 0, 4)?;
         let b = p.read_mem(lin, 4).ok_or(ERROR_INVALID_ADDRESS)?;
         let delta = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        let n = (p.kernel.files.max_handles as i64 + i64::from(delta)).clamp(20, 32768) as usize;
-        p.kernel.files.max_handles = n;
+        let n = (p.pcb.files.max_handles as i64 + i64::from(delta)).clamp(20, 32768) as usize;
+        p.pcb.files.max_handles = n;
         p.put_u32(c, 1, n as u32)
     }),
 ];

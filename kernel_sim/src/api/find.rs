@@ -35,7 +35,7 @@ impl Process {
         cb: usize,
         count: usize,
     ) -> ApiResult<()> {
-        let Some(state) = self.kernel.files.finds.get_mut(&hdir) else {
+        let Some(state) = self.pcb.files.finds.get_mut(&hdir) else {
             return Err(ERROR_INVALID_HANDLE);
         };
         if state.next >= state.entries.len() {
@@ -78,7 +78,7 @@ impl Process {
         let requested = u16::from_le_bytes([raw[0], raw[1]]);
         let hdir = if requested == 0xFFFF {
             (2u16..)
-                .find(|h| !self.kernel.files.finds.contains_key(h))
+                .find(|h| !self.pcb.files.finds.contains_key(h))
                 .ok_or(ERROR_INVALID_HANDLE)?
         } else {
             requested
@@ -86,8 +86,8 @@ impl Process {
         let plin = self.arg_ptr(c, 5, hsize)?;
         let craw = self.read_mem(plin, hsize).ok_or(ERROR_INVALID_ADDRESS)?;
         let count = usize::from(u16::from_le_bytes([craw[0], craw[1]]));
-        let entries = self.kernel.files.find(&spec, (c.l(2) & 0xFFFF) as u16)?;
-        self.kernel
+        let entries = self.files().find(&spec, (c.l(2) & 0xFFFF) as u16)?;
+        self.pcb
             .files
             .finds
             .insert(hdir, FindState { entries, next: 0 });
@@ -120,7 +120,7 @@ impl Process {
 
     /// DosFindClose.
     pub(crate) fn find_close(&mut self, hdir: u32) -> ApiResult<()> {
-        self.kernel
+        self.pcb
             .files
             .finds
             .remove(&(hdir as u16))

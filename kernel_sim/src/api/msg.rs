@@ -123,7 +123,7 @@ fn find_msg_file(p: &mut Process, name: &[u8]) -> Option<std::path::PathBuf> {
         }
     }
     tries.into_iter().find_map(|t| {
-        let r = p.kernel.files.resolve(&t).ok()?;
+        let r = p.files().resolve(&t).ok()?;
         (r.exists == Some(false)).then_some(r.host)
     })
 }

@@ -66,25 +66,25 @@ pub(crate) fn beep(p: &mut Process, c: &Call) -> ApiResult<()> {
 /// DosChDir / DosSetCurrentDir(path).
 pub(crate) fn set_current_dir(p: &mut Process, c: &Call) -> ApiResult<()> {
     let s = p.arg_sz(c, 0)?;
-    p.kernel.files.chdir(&s)
+    p.files().chdir(&s)
 }
 
 /// DosDelete(path).
 pub(crate) fn delete(p: &mut Process, c: &Call) -> ApiResult<()> {
     let s = p.arg_sz(c, 0)?;
-    p.kernel.files.delete(&s)
+    p.files().delete(&s)
 }
 
 /// DosMkDir / DosCreateDir(path).
 pub(crate) fn create_dir(p: &mut Process, c: &Call) -> ApiResult<()> {
     let s = p.arg_sz(c, 0)?;
-    p.kernel.files.mkdir(&s)
+    p.files().mkdir(&s)
 }
 
 /// DosChgFilePtr / DosSetFilePtr(handle, distance, method, &position).
 pub(crate) fn set_file_ptr(p: &mut Process, c: &Call) -> ApiResult<()> {
     let pos = p
-        .kernel
+        .pcb
         .files
         .seek(c.l(0) as u16, i64::from(c.l(1) as i32), c.l(2))?;
     p.put_u32_opt(c, 3, pos as u32)
@@ -92,12 +92,12 @@ pub(crate) fn set_file_ptr(p: &mut Process, c: &Call) -> ApiResult<()> {
 
 /// DosClose(handle).
 pub(crate) fn close(p: &mut Process, c: &Call) -> ApiResult<()> {
-    p.kernel.files.close(c.l(0) as u16)
+    p.pcb.files.close(c.l(0) as u16)
 }
 
 /// DosNewSize / DosSetFileSize(handle, size).
 pub(crate) fn set_file_size(p: &mut Process, c: &Call) -> ApiResult<()> {
-    p.kernel.files.set_size(c.l(0) as u16, u64::from(c.l(1)))
+    p.pcb.files.set_size(c.l(0) as u16, u64::from(c.l(1)))
 }
 
 /// DosFindClose(hdir).
@@ -113,10 +113,9 @@ pub(crate) fn find_next(p: &mut Process, c: &Call) -> ApiResult<()> {
 /// DosOpen(name, &handle, &action, size, attribute, flags, mode, reserved).
 pub(crate) fn open(p: &mut Process, c: &Call) -> ApiResult<()> {
     let name = p.arg_sz(c, 0)?;
-    let (h, action) =
-        p.kernel
-            .files
-            .open(&name, c.l(5) as u16, c.l(6) as u16, u64::from(c.l(3)))?;
+    let (h, action) = p
+        .files()
+        .open(&name, c.l(5) as u16, c.l(6) as u16, u64::from(c.l(3)))?;
     p.put_word(c, 1, u32::from(h))?;
     p.put_word(c, 2, action)
 }
@@ -148,7 +147,7 @@ pub(crate) fn set_max_fh(p: &mut Process, c: &Call) -> ApiResult<()> {
     if !(20..=32768).contains(&n) {
         return Err(ERROR_INVALID_PARAMETER);
     }
-    p.kernel.files.max_handles = n;
+    p.pcb.files.max_handles = n;
     Ok(())
 }
 

@@ -85,7 +85,7 @@ impl Process {
 
     /// Write to any handle; returns bytes written.
     pub(crate) fn write_handle(&mut self, h: u16, data: &[u8]) -> ApiResult<usize> {
-        match self.kernel.files.get(h) {
+        match self.pcb.files.get(h) {
             Some(crate::fs::Handle::Std(n)) => {
                 let n = *n;
                 match n {
@@ -96,14 +96,14 @@ impl Process {
                 }
                 Ok(data.len())
             }
-            Some(_) => self.kernel.files.write_file(h, data),
+            Some(_) => self.files().write_file(h, data),
             None => Err(ERROR_INVALID_HANDLE),
         }
     }
 
     /// Read from any handle.
     pub(crate) fn read_handle(&mut self, h: u16, n: usize) -> ApiResult<Vec<u8>> {
-        match self.kernel.files.get(h) {
+        match self.pcb.files.get(h) {
             Some(crate::fs::Handle::Std(4)) => Ok(Vec::new()),
             Some(crate::fs::Handle::Std(0 | 3)) => {
                 // One console read returns at most a line: `n` is the
@@ -114,7 +114,7 @@ impl Process {
                 Ok(buf)
             }
             Some(crate::fs::Handle::Std(_)) => Err(ERROR_ACCESS_DENIED),
-            Some(_) => self.kernel.files.read_file(h, n),
+            Some(_) => self.pcb.files.read_file(h, n),
             None => Err(ERROR_INVALID_HANDLE),
         }
     }
@@ -208,7 +208,7 @@ impl Process {
     pub(crate) fn search_path(&mut self, ctl: u32, path: &[u8], name: &[u8]) -> ApiResult<Vec<u8>> {
         let has_dir = name.iter().any(|&c| c == b'\\' || c == b'/' || c == b':');
         if has_dir {
-            let r = self.kernel.files.resolve(name)?;
+            let r = self.files().resolve(name)?;
             return match r.exists {
                 Some(false) => Ok(crate::process::latin1(&r.os2)),
                 _ => Err(ERROR_FILE_NOT_FOUND),
@@ -243,17 +243,12 @@ impl Process {
                 p.push(b'\\');
             }
             p.extend_from_slice(name);
-            if let Ok(r) = self.kernel.files.resolve(&p)
+            if let Ok(r) = self.files().resolve(&p)
                 && r.exists == Some(false)
             {
                 // The directory normalized (as found on disk), the name as
                 // the caller spelled it.
-                let dir_os2 = self
-                    .kernel
-                    .files
-                    .resolve(&d)
-                    .map(|r| r.os2)
-                    .unwrap_or_default();
+                let dir_os2 = self.files().resolve(&d).map(|r| r.os2).unwrap_or_default();
                 let mut full = crate::process::latin1(&dir_os2);
                 if !full.ends_with(b"\\") {
                     full.push(b'\\');
