@@ -318,15 +318,19 @@ impl Machine {
         self.intercepts[usize::from(v >> 6)] & (1 << (v & 63)) != 0
     }
 
-    /// Register a host-call linear address.
+    /// Register a host-call linear address. The code caches are dropped
+    /// only when the set changes (the kernel registers its return thunk at
+    /// every exception it dispatches).
     pub fn add_host_call(&mut self, linear: u32) {
-        self.hostcalls.insert(linear);
-        self.clear_code_caches();
+        if self.hostcalls.insert(linear) {
+            self.clear_code_caches();
+        }
     }
     /// Remove a host-call linear address.
     pub fn remove_host_call(&mut self, linear: u32) {
-        self.hostcalls.remove(&linear);
-        self.clear_code_caches();
+        if self.hostcalls.remove(&linear) {
+            self.clear_code_caches();
+        }
     }
 
     /// Queue an external (maskable) interrupt; it is taken before the next

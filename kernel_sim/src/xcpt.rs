@@ -10,7 +10,12 @@
 //! goes to the next record; the end of the chain (0xFFFFFFFF) or a chain
 //! that leaves readable memory ends the run with the original fault. A
 //! handler that never returns (it longjmps or exits) simply runs on. At
-//! most 64 handlers are tried. Handlers run without the trap hook.
+//! most 64 handlers are tried. Handlers run without the trap hook, and
+//! without TF (a guest single-stepping itself gets XCPT_SINGLE_STEP after
+//! each instruction, not inside its handler); the context record holds
+//! the EFLAGS of the exception, TF included, but only the status flags and
+//! DF are taken back from it, so a handler's CONTINUE_EXECUTION ends the
+//! stepping (it sets TF again in its own code to go on).
 
 use emu::{Fault, Gpr, SegReg, vector};
 
@@ -105,6 +110,10 @@ impl Process {
                 let cpu = self.machine.cpu_mut_flush_tlb();
                 *cpu = saved.clone();
                 cpu.gpr[Gpr::Esp] = report.wrapping_sub(4);
+                // As the CPU's own exception entry: the handler runs
+                // without the guest's TF (its single steps would trap
+                // inside the handler); the context record keeps it.
+                cpu.eflags &= !(emu::flags::TF | emu::flags::RF);
             }
             let ok = [0, ctx, rec, report, ret]
                 .into_iter()
