@@ -51,9 +51,12 @@ fn assembled(a: &mut CodeAssembler, base: u32, labels: &[CodeLabel]) -> (Vec<u8>
     (r.inner.code_buffer, offsets)
 }
 
+/// Import calls to fix up: (offset of the call, module, ordinal).
+type Calls = Vec<(u32, &'static str, u32)>;
+
 /// The 32-bit guest: (code, offset of the POPF that sets TF, offset of
 /// the instruction after the NOP that follows it, calls to fix up).
-fn guest32() -> (Vec<u8>, u32, u32, Vec<(u32, &'static str, u32)>) {
+fn guest32() -> (Vec<u8>, u32, u32, Calls) {
     // Twice: the first pass finds the handler, the second stores its
     // address (an imm32 either way, so nothing moves).
     let (_, at) = guest32_with_handler_at(0);
