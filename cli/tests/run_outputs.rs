@@ -317,12 +317,15 @@ fn save_onto_one_of_the_runs_inputs_is_refused() {
 
 /// A program that ends with `DosExit(1, code)`, or with ud2 (a guest
 /// fault) when `code` is None.
-fn exiting(code: Option<u8>) -> Vec<u8> {
+fn exiting(code: Option<u32>) -> Vec<u8> {
     match code {
-        Some(code) => lx(
-            &[0x6A, code, 0x6A, 1, 0xE8, 0, 0, 0, 0],
-            &[(4, "DOSCALLS", 234)],
-        ),
+        Some(code) => {
+            // push code; push 1; call DOSCALLS.234
+            let mut c = vec![0x68];
+            c.extend(code.to_le_bytes());
+            c.extend([0x6A, 1, 0xE8, 0, 0, 0, 0]);
+            lx(&c, &[(7, "DOSCALLS", 234)])
+        }
         None => lx(&[0x0F, 0x0B], &[]),
     }
 }
@@ -336,24 +339,38 @@ fn exit_code_file_tells_the_programs_code_from_os2traces_own() {
         let mut args = vec!["run", "--exit-code-file", "RC", "--root", "."];
         args.extend_from_slice(extra);
         args.push("T.EXE");
-        os2trace(d, &args).status.code()
+        let out = os2trace(d, &args);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     };
     // The program's 1, 2 (bad usage's code) and 101 (a panic's): the
-    // same exit status as os2trace's own, but written to the file.
-    for code in [0u8, 1, 2, 101] {
+    // same exit status as os2trace's own, but written to the file, and
+    // os2trace says nothing of its own. A code above 255 exits 1 (the
+    // README says so): only the file tells it from a failure.
+    for (code, status) in [(0u32, 0), (1, 1), (2, 2), (101, 101), (258, 1)] {
         std::fs::write(d.join("T.EXE"), exiting(Some(code))).unwrap();
-        assert_eq!(run(&[]), Some(i32::from(code)));
+        let (got, stderr) = run(&[]);
+        assert_eq!(got, Some(status), "program exiting {code}: {stderr}");
         assert_eq!(rc(), Some(format!("{code}\n")));
+        assert_eq!(stderr, "", "program exiting {code}");
     }
     // os2trace's own: a guest fault and a limit exit 1 and leave no file,
-    // not even the one of the run before.
+    // not even the one of the run before; each says why.
     std::fs::write(d.join("T.EXE"), exiting(None)).unwrap();
-    assert_eq!(run(&[]), Some(1));
+    let (got, stderr) = run(&[]);
+    assert_eq!(got, Some(1));
     assert_eq!(rc(), None);
+    assert!(stderr.starts_with("os2trace run: "), "{stderr}");
     std::fs::write(d.join("T.EXE"), exiting(Some(7))).unwrap();
-    assert_eq!(run(&["--max-insns", "1"]), Some(1));
+    let (got, stderr) = run(&["--max-insns", "1"]);
+    assert_eq!(got, Some(1));
     assert_eq!(rc(), None);
-    // Bad usage: 2, and no file.
-    assert_eq!(run(&["--tracebuf", "0"]), Some(2));
+    assert!(stderr.contains("instruction limit"), "{stderr}");
+    // Bad usage: 2, a usage message, and no file.
+    let (got, stderr) = run(&["--tracebuf", "0"]);
+    assert_eq!(got, Some(2));
     assert_eq!(rc(), None);
+    assert!(stderr.contains("--tracebuf"), "{stderr}");
 }
