@@ -121,15 +121,13 @@ impl Frame {
 
     /// The frame in the first 16 bytes of `b`.
     pub fn from_bytes(b: &[u8; FRAME_SIZE]) -> Frame {
-        let u16_at = |o: usize| u16::from_le_bytes([b[o], b[o + 1]]);
-        let mut time = [0u8; 8];
-        time.copy_from_slice(&b[8..16]);
+        let [typenum, flags, p0, p1, t0, t1, a0, a1, time @ ..] = *b;
         Frame {
-            typenum: b[0],
-            flags: b[1],
-            pid: u16_at(2),
-            tid: u16_at(4),
-            aux: u16_at(6),
+            typenum,
+            flags,
+            pid: u16::from_le_bytes([p0, p1]),
+            tid: u16::from_le_bytes([t0, t1]),
+            aux: u16::from_le_bytes([a0, a1]),
             time: u64::from_le_bytes(time),
         }
     }

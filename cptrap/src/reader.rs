@@ -1,6 +1,7 @@
 //! Reading a CPTRAP file: every block checked, every logical record
 //! decoded, errors naming the byte offset in the file.
 
+use binread::Bytes;
 use thiserror::Error;
 
 use crate::entry::{ENTRY_SIZE, Entry, FRAME_SIZE, Frame};
@@ -56,6 +57,15 @@ pub enum ReadErrorKind {
     /// An interface header total length outside 8..=272.
     #[error("interface total length {0} is outside 8..=272")]
     BadTotalLength(u16),
+    /// A read past the end of the file. The checks before each read make
+    /// this unreachable; the shared reader reports it with its structure.
+    #[error("{structure}: {kind}")]
+    Read {
+        /// The structure being read.
+        structure: &'static str,
+        /// What went wrong.
+        kind: binread::ErrorKind,
+    },
     /// A record count that differs from the records found.
     #[error("block header counts {header} records, the block holds {found}")]
     RecordCount {
@@ -74,6 +84,18 @@ pub struct ReadError {
     pub offset: usize,
     /// What is wrong there.
     pub kind: ReadErrorKind,
+}
+
+impl From<binread::Error> for ReadError {
+    fn from(e: binread::Error) -> ReadError {
+        ReadError {
+            offset: usize::try_from(e.offset).unwrap_or(usize::MAX),
+            kind: ReadErrorKind::Read {
+                structure: e.structure,
+                kind: e.kind,
+            },
+        }
+    }
 }
 
 /// One logical record and where it is.
@@ -112,8 +134,9 @@ impl CptrapFile {
             });
         }
         let mut file = CptrapFile::default();
-        for (index, block) in bytes.chunks_exact(BLOCK_SIZE).enumerate() {
-            file.closed = read_block(block, index, &mut file.records)?;
+        let input = Bytes::new(bytes);
+        for index in 0..bytes.len() / BLOCK_SIZE {
+            file.closed = read_block(input, index, &mut file.records)?;
             file.blocks += 1;
         }
         Ok(file)
@@ -136,13 +159,19 @@ impl CptrapFile {
     }
 }
 
-fn u16_at(b: &[u8], o: usize) -> u16 {
-    u16::from_le_bytes([b[o], b[o + 1]])
-}
+/// Structure names in read errors.
+const BLOCK_HEADER: &str = "CPTRAP block header";
+const INTERFACE_HEADER: &str = "CPTRAP interface header";
 
-/// Reads one block; returns its "last" flag.
-fn read_block(block: &[u8], index: usize, out: &mut Vec<FileRecord>) -> Result<bool, ReadError> {
+/// Reads block `index` of the file; returns its "last" flag.
+fn read_block(
+    input: Bytes<'_>,
+    index: usize,
+    out: &mut Vec<FileRecord>,
+) -> Result<bool, ReadError> {
     let base = index * BLOCK_SIZE;
+    let at_block = |at: usize| (base + at) as u64;
+    let block = input.slice(at_block(0), BLOCK_SIZE as u64, "CPTRAP block")?;
     let err = |at: usize, kind| ReadError {
         offset: base + at,
         kind,
@@ -153,7 +182,7 @@ fn read_block(block: &[u8], index: usize, out: &mut Vec<FileRecord>) -> Result<b
     if block[6] != VERSION {
         return Err(err(6, ReadErrorKind::BadVersion(block[6])));
     }
-    let number = u32::from_le_bytes([block[8], block[9], block[10], block[11]]);
+    let number = input.u32(at_block(8), BLOCK_HEADER)?;
     let expected = u32::try_from(index).unwrap_or(u32::MAX);
     if number != expected {
         return Err(err(
@@ -164,11 +193,11 @@ fn read_block(block: &[u8], index: usize, out: &mut Vec<FileRecord>) -> Result<b
             },
         ));
     }
-    let used = u16_at(block, 12);
+    let used = input.u16(at_block(12), BLOCK_HEADER)?;
     if !(BLOCK_HEADER_SIZE..=BLOCK_SIZE).contains(&usize::from(used)) {
         return Err(err(12, ReadErrorKind::BadUsed(used)));
     }
-    let count = u16_at(block, 14);
+    let count = input.u16(at_block(14), BLOCK_HEADER)?;
     let used = usize::from(used);
     let mut at = BLOCK_HEADER_SIZE;
     let mut found: u16 = 0;
@@ -213,8 +242,8 @@ fn read_block(block: &[u8], index: usize, out: &mut Vec<FileRecord>) -> Result<b
                     },
                 ));
             }
-            let code = u16_at(block, h + 2);
-            let total = u16_at(block, h + 4);
+            let code = input.u16(at_block(h + 2), INTERFACE_HEADER)?;
+            let total = input.u16(at_block(h + 4), INTERFACE_HEADER)?;
             if !(HEADER_SIZE..=HEADER_SIZE + MAX_DATA).contains(&usize::from(total)) {
                 return Err(err(h + 4, ReadErrorKind::BadTotalLength(total)));
             }

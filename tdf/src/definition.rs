@@ -26,6 +26,7 @@
 //! reads and writes back identically. Names are kept up to their first NUL;
 //! non-zero padding after it is not preserved.
 
+use binread::Bytes;
 use thiserror::Error;
 
 /// `"TDF\0"`.
@@ -38,6 +39,9 @@ pub const RECORD_HEADER_SIZE: usize = 0x16;
 pub const ENTRY_SIZE: usize = 12;
 /// The value TRCUST writes at +0x04.
 pub const TDF_VERSION: u32 = 2;
+/// Structure names in read errors.
+const HEADER: &str = "TDF header";
+const RECORD: &str = "TDF tracepoint record";
 /// Default MAXDATALENGTH.
 pub const DEFAULT_MAX_DATA_LEN: u16 = 0x200;
 /// Size of the module name field.
@@ -149,20 +153,10 @@ pub struct Tdf {
 /// A malformed TDF. Offsets are from the start of the file.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum TdfError {
-    /// Fewer bytes than the structure needs.
-    #[error(
-        "TDF truncated at offset {offset:#06x}: {what} needs {needed} bytes, {available} present"
-    )]
-    Truncated {
-        /// Where the structure starts.
-        offset: usize,
-        /// The structure.
-        what: &'static str,
-        /// Bytes it needs.
-        needed: usize,
-        /// Bytes present.
-        available: usize,
-    },
+    /// A structure that runs past the end of the file (the shared
+    /// reader's error: offset and structure).
+    #[error("{0}")]
+    Read(#[from] binread::Error),
     /// The file does not start with `"TDF\0"`.
     #[error("TDF header at offset 0x0000: magic is not \"TDF\\0\"")]
     BadMagic,
@@ -176,45 +170,6 @@ pub enum TdfError {
         /// What is wrong.
         problem: String,
     },
-}
-
-/// Little-endian reads with bounds checks that name the structure.
-pub(crate) struct Reader<'a> {
-    pub(crate) bytes: &'a [u8],
-}
-
-impl<'a> Reader<'a> {
-    pub(crate) fn slice(
-        &self,
-        offset: usize,
-        len: usize,
-        what: &'static str,
-    ) -> Result<&'a [u8], (usize, &'static str, usize, usize)> {
-        let available = self.bytes.len().saturating_sub(offset);
-        if available < len || offset > self.bytes.len() {
-            return Err((offset, what, len, available));
-        }
-        Ok(&self.bytes[offset..offset + len])
-    }
-}
-
-fn trunc((offset, what, needed, available): (usize, &'static str, usize, usize)) -> TdfError {
-    TdfError::Truncated {
-        offset,
-        what,
-        needed,
-        available,
-    }
-}
-
-/// The little-endian u16 at `at` in `b` (the caller has checked the bounds).
-pub(crate) fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-/// The little-endian u32 at `at` in `b` (the caller has checked the bounds).
-pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 /// The module-name field of a TDF or TMI header: `module` cut to 255
@@ -329,20 +284,20 @@ impl Tdf {
     /// # Errors
     /// [`TdfError`] naming the offset and the structure.
     pub fn parse(bytes: &[u8]) -> Result<Self, TdfError> {
-        let r = Reader { bytes };
-        let h = r.slice(0, HEADER_SIZE, "TDF header").map_err(trunc)?;
+        let b = Bytes::new(bytes);
+        let h = b.slice(0, HEADER_SIZE as u64, HEADER)?;
         if &h[..4] != TDF_MAGIC {
             return Err(TdfError::BadMagic);
         }
-        let total = u32_at(h, 0x08) as usize;
-        let count = u32_at(h, 0x0C) as usize;
-        let first = u32_at(h, 0x10) as usize;
-        let nvars = u32_at(h, 0x14) as usize;
-        let nentries = usize::from(u16_at(h, 0x11E));
+        let total = b.u32(0x08, HEADER)? as usize;
+        let count = b.u32(0x0C, HEADER)? as usize;
+        let first = b.u32(0x10, HEADER)? as usize;
+        let nvars = b.u32(0x14, HEADER)? as usize;
+        let nentries = usize::from(b.u16(0x11E, HEADER)?);
         let tables_end = HEADER_SIZE + ENTRY_SIZE * nentries;
         // Bound the variable count by the file before allocating.
-        r.slice(tables_end, nvars.saturating_mul(4), "DTO variables")
-            .map_err(trunc)?;
+        let var_bytes = (nvars as u64).saturating_mul(4);
+        b.slice(tables_end as u64, var_bytes, "TDF DTO variables")?;
         if first != tables_end + 4 * nvars {
             return Err(TdfError::Invalid {
                 offset: 0x10,
@@ -355,18 +310,20 @@ impl Tdf {
         }
         let mut entries = Vec::with_capacity(nentries);
         for i in 0..nentries {
-            let at = HEADER_SIZE + ENTRY_SIZE * i;
-            let e = r.slice(at, ENTRY_SIZE, "type/group entry").map_err(trunc)?;
+            let at = (HEADER_SIZE + ENTRY_SIZE * i) as u64;
+            let e: [u8; ENTRY_SIZE] = b.array(at, "TDF type/group entry")?;
             entries.push(NameEntry {
                 name: until_nul(&e[..8]),
                 pad: e[8],
                 kind: EntryKind::from_byte(e[9]),
-                id: u16_at(e, 10),
+                id: u16::from_le_bytes([e[10], e[11]]),
             });
         }
-        let vars = (0..nvars)
-            .map(|i| u32_at(bytes, tables_end + 4 * i))
-            .collect();
+        let mut vars = Vec::with_capacity(nvars);
+        let mut v = b.cursor_at(tables_end as u64);
+        for _ in 0..nvars {
+            vars.push(v.u32("TDF DTO variables")?);
+        }
         // Each record takes at least 0x16 bytes: bound the count by the file.
         if count > bytes.len().saturating_sub(first) / RECORD_HEADER_SIZE {
             return Err(TdfError::Invalid {
@@ -381,11 +338,17 @@ impl Tdf {
         let mut records = Vec::with_capacity(count);
         let mut at = first;
         for _ in 0..count {
-            let f = r
-                .slice(at, RECORD_HEADER_SIZE, "tracepoint record")
-                .map_err(trunc)?;
-            let len = usize::from(u16_at(f, 0));
-            let rpn_len = usize::from(u16_at(f, 0x12));
+            b.slice(at as u64, RECORD_HEADER_SIZE as u64, RECORD)?;
+            let mut f = b.cursor_at(at as u64);
+            let len = usize::from(f.u16(RECORD)?);
+            let type_mask = f.u16(RECORD)?;
+            let group = f.u16(RECORD)?;
+            let object = f.u32(RECORD)?;
+            let offset = f.u32(RECORD)?;
+            let minor = f.u16(RECORD)?;
+            let major = f.u16(RECORD)?;
+            let rpn_len = usize::from(f.u16(RECORD)?);
+            let [opcode, pad] = f.array(RECORD)?;
             if len != RECORD_HEADER_SIZE + rpn_len {
                 return Err(TdfError::Invalid {
                     offset: at,
@@ -393,19 +356,16 @@ impl Tdf {
                     problem: format!("length {len} is not 0x16 + RPN length {rpn_len}"),
                 });
             }
-            let rpn = r
-                .slice(at + RECORD_HEADER_SIZE, rpn_len, "RPN program")
-                .map_err(trunc)?
-                .to_vec();
+            let rpn = f.take(rpn_len as u64, "TDF RPN program")?.to_vec();
             records.push(TdfRecord {
-                type_mask: u16_at(f, 2),
-                group: u16_at(f, 4),
-                object: u32_at(f, 6),
-                offset: u32_at(f, 0x0A),
-                minor: u16_at(f, 0x0E),
-                major: u16_at(f, 0x10),
-                opcode: f[0x14],
-                pad: f[0x15],
+                type_mask,
+                group,
+                object,
+                offset,
+                minor,
+                major,
+                opcode,
+                pad,
                 rpn,
             });
             at += len;
@@ -425,16 +385,14 @@ impl Tdf {
                 problem: format!("{} bytes after the last record", bytes.len() - at),
             });
         }
-        let mut reserved = [0u8; 34];
-        reserved.copy_from_slice(&h[0x122..0x144]);
         Ok(Tdf {
-            version: u32_at(h, 4),
-            max_data_len: u16_at(h, 0x18),
-            reserved_1a: u16_at(h, 0x1A),
-            major: u16_at(h, 0x1C),
+            version: b.u32(4, HEADER)?,
+            max_data_len: b.u16(0x18, HEADER)?,
+            reserved_1a: b.u16(0x1A, HEADER)?,
+            major: b.u16(0x1C, HEADER)?,
             module: until_nul(&h[0x1E..0x11E]),
-            tdf_id: u16_at(h, 0x120),
-            reserved,
+            tdf_id: b.u16(0x120, HEADER)?,
+            reserved: b.array(0x122, HEADER)?,
             entries,
             vars,
             records,
@@ -477,7 +435,7 @@ mod tests {
         let t = sample();
         let b = t.to_bytes();
         assert_eq!(b.len(), HEADER_SIZE + 12 + 8 + 0x16 + 3);
-        assert_eq!(u32_at(&b, 0x10) as usize, HEADER_SIZE + 12 + 8);
+        assert_eq!(&b[0x10..0x14], &(HEADER_SIZE as u32 + 12 + 8).to_le_bytes());
         assert_eq!(&b[0x144..0x14C], b"ABCDEFGH");
         assert_eq!(b[0x14D], 2);
         assert_eq!(Tdf::parse(&b).unwrap(), t);
@@ -503,7 +461,10 @@ mod tests {
         let mut b = sample().to_bytes();
         b[0x11E..0x120].copy_from_slice(&0xFFFFu16.to_le_bytes());
         b[0x14..0x18].copy_from_slice(&0u32.to_le_bytes());
-        assert!(matches!(Tdf::parse(&b), Err(TdfError::Truncated { .. })));
+        let Err(TdfError::Read(e)) = Tdf::parse(&b) else {
+            panic!("not a read error")
+        };
+        assert_eq!(e.kind, binread::ErrorKind::Truncated);
     }
 
     #[test]
@@ -511,7 +472,15 @@ mod tests {
         let b = sample().to_bytes();
         for cut in 0..b.len() {
             let e = Tdf::parse(&b[..cut]).unwrap_err();
-            assert!(!e.to_string().is_empty());
+            assert!(e.to_string().contains(" at "), "{e}");
         }
+        assert_eq!(
+            Tdf::parse(&b[..0x100]).unwrap_err().to_string(),
+            "TDF header at file offset 0x0: truncated"
+        );
+        assert_eq!(
+            Tdf::parse(&b[..b.len() - 1]).unwrap_err().to_string(),
+            "TDF RPN program at file offset 0x16e: truncated"
+        );
     }
 }

@@ -17,7 +17,9 @@
 
 use thiserror::Error;
 
-use crate::definition::{Reader, module_name_field, u16_at, u32_at, until_nul};
+use binread::Bytes;
+
+use crate::definition::{module_name_field, until_nul};
 
 /// `"TMI\0"`.
 pub const TMI_MAGIC: &[u8; 4] = b"TMI\0";
@@ -25,6 +27,9 @@ pub const TMI_MAGIC: &[u8; 4] = b"TMI\0";
 pub const TMI_HEADER_SIZE: usize = 0x128;
 /// Fixed part of a record.
 pub const TMI_RECORD_SIZE: usize = 0x12;
+/// Structure names in read errors.
+const HEADER: &str = "TMI header";
+const RECORD: &str = "TMI record";
 
 /// One coverage bit's routine.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -59,20 +64,10 @@ pub struct Tmi {
 /// A malformed TMI file.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum TmiError {
-    /// Fewer bytes than the structure needs.
-    #[error(
-        "TMI truncated at offset {offset:#06x}: {what} needs {needed} bytes, {available} present"
-    )]
-    Truncated {
-        /// Where the structure starts.
-        offset: usize,
-        /// The structure.
-        what: &'static str,
-        /// Bytes it needs.
-        needed: usize,
-        /// Bytes present.
-        available: usize,
-    },
+    /// A structure that runs past the end of the file (the shared
+    /// reader's error: offset and structure).
+    #[error("{0}")]
+    Read(#[from] binread::Error),
     /// The file does not start with `"TMI\0"`.
     #[error("TMI header at offset 0x0000: magic is not \"TMI\\0\"")]
     BadMagic,
@@ -86,15 +81,6 @@ pub enum TmiError {
         /// What is wrong.
         problem: String,
     },
-}
-
-fn trunc((offset, what, needed, available): (usize, &'static str, usize, usize)) -> TmiError {
-    TmiError::Truncated {
-        offset,
-        what,
-        needed,
-        available,
-    }
 }
 
 /// The ORBIT id TRCUST records for `mask` in `variable`: the variable times
@@ -131,12 +117,12 @@ impl Tmi {
     /// # Errors
     /// [`TmiError`] naming the offset and the structure.
     pub fn parse(bytes: &[u8]) -> Result<Self, TmiError> {
-        let r = Reader { bytes };
-        let h = r.slice(0, TMI_HEADER_SIZE, "TMI header").map_err(trunc)?;
+        let b = Bytes::new(bytes);
+        let h = b.slice(0, TMI_HEADER_SIZE as u64, HEADER)?;
         if &h[..4] != TMI_MAGIC {
             return Err(TmiError::BadMagic);
         }
-        let count = usize::from(u16_at(h, 6));
+        let count = usize::from(b.u16(6, HEADER)?);
         if count > bytes.len().saturating_sub(TMI_HEADER_SIZE) / (TMI_RECORD_SIZE + 1) {
             return Err(TmiError::Invalid {
                 offset: 6,
@@ -147,11 +133,14 @@ impl Tmi {
         let mut records = Vec::with_capacity(count);
         let mut at = TMI_HEADER_SIZE;
         for _ in 0..count {
-            let f = r.slice(at, TMI_RECORD_SIZE, "TMI record").map_err(trunc)?;
-            let name_len = usize::from(u16_at(f, 0x10));
-            let name = r
-                .slice(at + TMI_RECORD_SIZE, name_len, "TMI symbol name")
-                .map_err(trunc)?;
+            b.slice(at as u64, TMI_RECORD_SIZE as u64, RECORD)?;
+            let mut f = b.cursor_at(at as u64);
+            let orbit_id = f.u32(RECORD)?;
+            let object = f.u32(RECORD)?;
+            let offset = f.u32(RECORD)?;
+            let size = f.u32(RECORD)?;
+            let name_len = usize::from(f.u16(RECORD)?);
+            let name = f.take(name_len as u64, "TMI symbol name")?;
             if name_len == 0 || name[name_len - 1] != 0 || name[..name_len - 1].contains(&0) {
                 return Err(TmiError::Invalid {
                     offset: at + 0x10,
@@ -160,10 +149,10 @@ impl Tmi {
                 });
             }
             records.push(TmiRecord {
-                orbit_id: u32_at(f, 0),
-                object: u32_at(f, 4),
-                offset: u32_at(f, 8),
-                size: u32_at(f, 0x0C),
+                orbit_id,
+                object,
+                offset,
+                size,
                 name: name[..name_len - 1].to_vec(),
             });
             at += TMI_RECORD_SIZE + name_len;
@@ -175,13 +164,11 @@ impl Tmi {
                 problem: format!("{} bytes after the last record", bytes.len() - at),
             });
         }
-        let mut reserved = [0u8; 30];
-        reserved.copy_from_slice(&h[0x10A..0x128]);
         Ok(Tmi {
-            major: u16_at(h, 4),
+            major: b.u16(4, HEADER)?,
             module: until_nul(&h[8..0x108]),
-            tdf_id: u16_at(h, 0x108),
-            reserved,
+            tdf_id: b.u16(0x108, HEADER)?,
+            reserved: b.array(0x10A, HEADER)?,
             records,
         })
     }

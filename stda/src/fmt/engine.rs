@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use binread::Cursor;
+
 use super::{Control, FmtItem, parse_fmt};
 use crate::tff::TffRecord;
 
@@ -26,7 +28,7 @@ pub struct FormatInput<'a> {
 pub fn format_record(rule: &TffRecord, input: &FormatInput<'_>) -> Vec<String> {
     let mut lines = Vec::with_capacity(1 + rule.fmts.len());
     lines.push(text(&rule.desc));
-    let mut cur = Cursor::new(input);
+    let mut cur = RecordState::new(input);
     for fmt in &rule.fmts {
         let mut line = String::new();
         for item in parse_fmt(fmt) {
@@ -117,35 +119,51 @@ fn push_hex_bytes(out: &mut String, bytes: &[u8], upper: bool) {
     }
 }
 
-/// The reading state, carried from one FMT line to the next.
-pub(super) struct Cursor<'a> {
+/// Structure names for the shared reader (its errors are printed as
+/// `<no data>` or `<only N bytes: ...>`, never returned).
+const PREFIX: &str = "FMT item prefix";
+const VALUE: &str = "FMT value";
+
+/// The reading state of one record, carried from one FMT line to the
+/// next: where the next control reads (a [`Cursor`] over the record's
+/// data) and what the previous controls left pending.
+pub(super) struct RecordState<'a> {
     input: &'a FormatInput<'a>,
-    pos: usize,
+    /// Where the next control reads; never past the end of the data.
+    cur: Cursor<'a>,
     /// The current prefixed item: where its bytes start and end.
-    item: Option<(usize, usize)>,
+    item: Option<(u64, u64)>,
     /// A fault item was printed; the next data control prints nothing.
     swallow: bool,
     /// `%R` is waiting for its control: repeat up to this offset.
-    repeat_end: Option<usize>,
+    repeat_end: Option<u64>,
 }
 
-impl<'a> Cursor<'a> {
+impl<'a> RecordState<'a> {
     pub(super) fn new(input: &'a FormatInput<'a>) -> Self {
         Self {
             input,
-            pos: 0,
+            cur: Cursor::new(input.data),
             item: None,
             swallow: false,
             repeat_end: None,
         }
     }
 
-    fn data(&self) -> &'a [u8] {
-        self.input.data
+    /// Length of the record's data.
+    fn len(&self) -> u64 {
+        self.cur.bytes().len()
     }
 
+    /// The data from `from` to `to` (both within the data).
+    fn span(&self, from: u64, to: u64) -> &'a [u8] {
+        let data = self.input.data;
+        data.get(from as usize..to as usize).unwrap_or_default()
+    }
+
+    /// The data not read yet.
     fn rest(&self) -> &'a [u8] {
-        &self.input.data[self.pos..]
+        self.span(self.cur.pos(), self.len())
     }
 
     /// One item of a FMT line.
@@ -154,7 +172,8 @@ impl<'a> Cursor<'a> {
             FmtItem::Text(t) => push_text(out, t),
             FmtItem::Ignore(n) => {
                 self.repeat_end = None;
-                self.pos = self.pos.saturating_add(n as usize).min(self.data().len());
+                let to = self.cur.pos().saturating_add(u64::from(n));
+                self.cur.seek(to.min(self.len()));
             }
             FmtItem::Control(c) => self.control(c, out),
         }
@@ -180,14 +199,14 @@ impl<'a> Cursor<'a> {
                     }
                 } else {
                     self.item = None;
-                    self.repeat_end = Some(self.data().len());
+                    self.repeat_end = Some(self.len());
                 }
             }
             Control::U => {
                 self.repeat_end = None;
                 self.swallow = false;
                 push_hex_bytes(out, self.rest(), false);
-                self.pos = self.data().len();
+                self.cur.seek(self.len());
             }
             Control::S => {
                 self.repeat_end = None;
@@ -211,79 +230,72 @@ impl<'a> Cursor<'a> {
     /// previous item left). True when it starts a readable item.
     fn prefix(&mut self, out: &mut String) -> bool {
         if let Some((_, end)) = self.item.take() {
-            self.pos = self.pos.max(end.min(self.data().len()));
+            let to = self.cur.pos().max(end.min(self.len()));
+            self.cur.seek(to);
         }
         self.swallow = false;
-        let rest = self.rest();
-        if rest.len() < 3 {
-            out.push_str(&short(rest, "<no data>"));
-            self.pos = self.data().len();
+        let (b, at) = (self.cur.bytes(), self.cur.pos());
+        let (Ok(status), Ok(len)) = (b.u8(at, PREFIX), b.u16(at + 1, PREFIX)) else {
+            out.push_str(&short(self.rest(), "<no data>"));
+            self.cur.seek(self.len());
             self.swallow = true;
             return false;
-        }
-        let status = rest[0];
-        let len = usize::from(u16::from_le_bytes([rest[1], rest[2]]));
-        let start = self.pos + 3;
-        let end = start.saturating_add(len).min(self.data().len());
+        };
+        let start = at + 3;
+        let end = start.saturating_add(u64::from(len)).min(self.len());
         if let Some(kind) = fault_kind(status) {
-            out.push_str(&fault_text(kind, status, &rest[3..]));
-            self.pos = end;
+            out.push_str(&fault_text(kind, status, b.u32(start, PREFIX).ok()));
+            self.cur.seek(end);
             self.swallow = true;
             return false;
         }
         if status > 1 {
             let _ = write!(out, "<bad prefix status {status:#04x}>");
         }
-        self.pos = start;
+        self.cur.seek(start);
         self.item = Some((start, end));
         true
     }
 
     /// One value of a fixed-size control.
     fn value(&mut self, c: Control, out: &mut String) {
-        let w = c.width().unwrap_or(1);
-        let rest = self.rest();
-        if rest.len() < w {
-            out.push_str(&short(rest, "<no data>"));
-            self.pos = self.data().len();
+        let w = c.width().unwrap_or(1) as u64;
+        if self.cur.remaining() < w {
+            out.push_str(&short(self.rest(), "<no data>"));
+            self.cur.seek(self.len());
             return;
         }
-        put_value(c, &rest[..w], out);
-        self.pos += w;
+        let _ = put_value(c, w, &mut self.cur, out);
     }
 
-    fn repeat(&mut self, c: Control, end: usize, out: &mut String) {
-        let w = c.width().unwrap_or(1);
-        let end = end.min(self.data().len()).max(self.pos);
+    fn repeat(&mut self, c: Control, end: u64, out: &mut String) {
+        let w = c.width().unwrap_or(1) as u64;
+        let end = end.min(self.len()).max(self.cur.pos());
         let sep = if c == Control::C { "" } else { " " };
         let mut first = true;
-        while self.pos + w <= end {
+        while self.cur.pos() + w <= end {
             if !first {
                 out.push_str(sep);
             }
             first = false;
-            put_value(c, &self.data()[self.pos..self.pos + w], out);
-            self.pos += w;
+            let _ = put_value(c, w, &mut self.cur, out);
         }
-        if self.pos < end {
+        if self.cur.pos() < end {
             if !first {
                 out.push(' ');
             }
-            let _ = write!(
-                out,
-                "<partial: {}>",
-                hex_bytes(&self.data()[self.pos..end], true)
-            );
-            self.pos = end;
+            let partial = self.span(self.cur.pos(), end);
+            let _ = write!(out, "<partial: {}>", hex_bytes(partial, true));
+            self.cur.seek(end);
         }
     }
 
     fn string(&mut self, out: &mut String) {
         if let Some((start, end)) = self.item
-            && start == self.pos
+            && start == self.cur.pos()
         {
-            push_text(out, &self.data()[start..end]);
-            self.pos = end;
+            push_text(out, self.span(start, end));
+            self.cur.seek(end);
             self.item = None;
             return;
         }
@@ -293,47 +305,55 @@ impl<'a> Cursor<'a> {
             out.push_str("<no data>");
             return;
         }
-        if rest.len() >= 3 {
-            let len = usize::from(u16::from_le_bytes([rest[1], rest[2]]));
-            if rest[0] <= 1 && 3 + len <= rest.len() {
-                push_text(out, &rest[3..3 + len]);
-                self.pos += 3 + len;
+        let (b, at) = (self.cur.bytes(), self.cur.pos());
+        if let (Ok(status), Ok(len)) = (b.u8(at, PREFIX), b.u16(at + 1, PREFIX)) {
+            let len = u64::from(len);
+            if status <= 1
+                && let Ok(text) = b.slice(at + 3, len, PREFIX)
+            {
+                push_text(out, text);
+                self.cur.seek(at + 3 + len);
                 return;
             }
-            if let Some(kind) = fault_kind(rest[0])
+            if let Some(kind) = fault_kind(status)
                 && len == 4
-                && rest.len() >= 7
+                && let Ok(address) = b.u32(at + 3, PREFIX)
             {
-                out.push_str(&fault_text(kind, rest[0], &rest[3..7]));
-                self.pos += 7;
+                out.push_str(&fault_text(kind, status, Some(address)));
+                self.cur.seek(at + 7);
                 return;
             }
         }
         let n = rest.iter().position(|&b| b == 0);
         push_text(out, &rest[..n.unwrap_or(rest.len())]);
-        self.pos += n.map_or(rest.len(), |n| n + 1);
+        self.cur.seek(at + n.map_or(rest.len(), |n| n + 1) as u64);
     }
 }
 
-fn put_value(c: Control, b: &[u8], out: &mut String) {
-    let d = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+/// One value of control `c`, `w` bytes, read from `cur`. The callers
+/// check first that `w` bytes remain (a short value prints differently),
+/// so this does not fail.
+fn put_value(c: Control, w: u64, cur: &mut Cursor<'_>, out: &mut String) -> binread::Result<()> {
     match c {
-        Control::B => push_hex(out, u32::from(b[0]), 2),
-        Control::C => out.push(printable(b[0])),
-        Control::W => push_hex(out, u32::from(u16::from_le_bytes([b[0], b[1]])), 4),
+        Control::B => push_hex(out, u32::from(cur.u8(VALUE)?), 2),
+        Control::C => out.push(printable(cur.u8(VALUE)?)),
+        Control::W => push_hex(out, u32::from(cur.u16(VALUE)?), 4),
         Control::D | Control::A => {
-            push_hex(out, d(0) >> 16, 4);
+            let d = cur.u32(VALUE)?;
+            push_hex(out, d >> 16, 4);
             out.push(if c == Control::D { ' ' } else { ':' });
-            push_hex(out, d(0) & 0xFFFF, 4);
+            push_hex(out, d & 0xFFFF, 4);
         }
-        Control::F => push_hex(out, d(0), 8),
+        Control::F => push_hex(out, cur.u32(VALUE)?, 8),
         Control::Q => {
-            push_hex(out, d(0), 8);
+            let (lo, hi) = (cur.u32(VALUE)?, cur.u32(VALUE)?);
+            push_hex(out, lo, 8);
             out.push(' ');
-            push_hex(out, d(4), 8);
+            push_hex(out, hi, 8);
         }
-        _ => {}
+        _ => cur.skip(w, VALUE)?,
     }
+    Ok(())
 }
 
 /// What a value that runs out prints.
@@ -361,16 +381,17 @@ fn fault_kind(status: u8) -> Option<FaultKind> {
     }
 }
 
-fn fault_text(kind: FaultKind, status: u8, addr: &[u8]) -> String {
+/// What a fault item prints; `address` is its 4-byte address, when the
+/// data has it.
+fn fault_text(kind: FaultKind, status: u8, address: Option<u32>) -> String {
     let what = match kind {
         FaultKind::InvalidSelector => "invalid selector",
         FaultKind::SelectorNotPresent => "selector not present",
         FaultKind::PageNotPresent => "page not present",
     };
-    if addr.len() < 4 {
+    let Some(a) = address else {
         return format!("<{what} (status {status:#04x}), address missing>");
-    }
-    let a = u32::from_le_bytes([addr[0], addr[1], addr[2], addr[3]]);
+    };
     match kind {
         FaultKind::PageNotPresent => format!("<{what} at 0x{a:08X}>"),
         _ => format!("<{what} at {:04X}:{:04X}>", a >> 16, a & 0xFFFF),

@@ -2,7 +2,7 @@
 //! converted to text and every FMT string split into items, so that a
 //! record costs only the engine's work, written into the caller's buffer.
 
-use super::engine::{Cursor, FormatInput, text};
+use super::engine::{FormatInput, RecordState, text};
 use super::{Control, FmtItem, parse_fmt};
 use crate::tff::TffRecord;
 
@@ -55,7 +55,7 @@ impl PreparedRule {
         out.push_str(indent);
         out.push_str(&self.desc);
         out.push('\n');
-        let mut cur = Cursor::new(input);
+        let mut cur = RecordState::new(input);
         for (fmt, items) in &self.fmts {
             out.push_str(indent);
             for &item in items {

@@ -45,10 +45,10 @@
 //!   stored as [`HLL_TYPE`] | the HLL index, which has no CodeView size, so
 //!   a stack variable logs the procedure's word (2 or 4 bytes).
 
-use super::bytes::Cursor;
 use super::symbols::{add_procedure, add_variable};
 use super::{DataSymbol, Location, Procedure};
-use super::{DebugError, DebugInfo, LineEntry, ModuleInfo, SourceFile};
+use super::{DebugError, DebugInfo, LineEntry, ModuleInfo, SourceFile, bad, too_many};
+use binread::{Cursor, ErrorKind};
 
 /// Marks a type index as HLL's (see the module doc).
 pub const HLL_TYPE: u32 = 0xFFFF_0000;
@@ -58,48 +58,49 @@ const HLL_MODULE: u16 = 0x0101;
 const HLL_SYMBOLS: u16 = 0x0104;
 const HLL_IBMSRC: u16 = 0x010B;
 
+/// Structure name in read errors.
+const SUBRECORD: &str = "HLL symbol subrecord";
+/// Structure name in read errors.
+const MODULE_REC: &str = "HLL module";
+/// Structure name in read errors.
+const LINE_TABLE: &str = "HLL line-number table";
+
 /// Reads HLL debug information that starts with `NB04`.
 pub(crate) fn parse(bytes: &[u8]) -> Result<DebugInfo, DebugError> {
     let mut info = DebugInfo {
         signature: *b"NB04",
         ..DebugInfo::default()
     };
-    let mut h = Cursor::new(bytes, 4, "HLL header");
-    let lfo = h.u32()? as usize;
-    let mut d = Cursor::new(bytes, lfo, "HLL directory");
-    let cb = usize::from(d.u16()?);
-    let cb_entry = usize::from(d.u16()?);
-    let count = d.u32()? as usize;
+    let mut h = Cursor::at(bytes, 4);
+    let lfo = h.u32("HLL header")? as usize;
+    let mut d = Cursor::at(bytes, lfo as u64);
+    let cb = usize::from(d.u16("HLL directory")?);
+    let cb_entry = usize::from(d.u16("HLL directory")?);
+    let count = d.u32("HLL directory")? as usize;
     if cb < 8 || cb_entry < 12 {
-        return Err(DebugError::Bad {
-            at: lfo,
-            what: "HLL directory: header or entry size too small",
-        });
+        return Err(bad(lfo, "HLL directory", "header or entry size too small"));
     }
     let first = lfo.saturating_add(cb);
-    let e = Cursor::new(bytes, first, "HLL directory");
+    let e = Cursor::at(bytes, first as u64);
     if count > super::MAX_DIRECTORY_ENTRIES {
-        return Err(DebugError::BadCount {
-            at: first,
-            what: "HLL directory",
-            count,
-        });
+        return Err(too_many(first, "HLL directory", count));
     }
-    e.check_count(count, cb_entry)?;
+    e.check_count(count as u64, cb_entry as u64, "HLL directory")?;
     // Each module's first segment, for procedures without a change-segment.
     let mut first_segment: Vec<(u16, u16)> = Vec::new();
     let mut entries = Vec::with_capacity(count);
     for i in 0..count {
-        let mut c = Cursor::new(bytes, first + i * cb_entry, "HLL directory entry");
-        let kind = c.u16()?;
-        let module = c.u16()?;
-        let at = c.u32()? as usize;
-        let len = c.u32()? as usize;
+        let mut c = Cursor::at(bytes, (first + i * cb_entry) as u64);
+        let kind = c.u16("HLL directory entry")?;
+        let module = c.u16("HLL directory entry")?;
+        let at = c.u32("HLL directory entry")? as usize;
+        let len = c.u32("HLL directory entry")? as usize;
         let Some(end) = at.checked_add(len).filter(|&end| end <= bytes.len()) else {
-            return Err(DebugError::Bad {
-                at: first + i * cb_entry,
-                what: "HLL directory entry: data outside the debug information",
-            });
+            return Err(bad(
+                first + i * cb_entry,
+                "HLL directory entry",
+                "data outside the debug information",
+            ));
         };
         entries.push((kind, module, at, end));
     }
@@ -127,22 +128,22 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<DebugInfo, DebugError> {
 }
 
 fn read_module(bytes: &[u8], at: usize, index: u16) -> Result<ModuleInfo, DebugError> {
-    let mut c = Cursor::new(bytes, at, "HLL module");
-    let seg = c.u16()?;
-    let offset = c.u32()?;
-    let size = c.u32()?;
-    c.take(4)?;
-    let count = usize::from(c.u8()?);
-    c.take(1)?;
-    c.take(4)?;
-    let name = c.name()?;
+    let mut c = Cursor::at(bytes, at as u64);
+    let seg = c.u16(MODULE_REC)?;
+    let offset = c.u32(MODULE_REC)?;
+    let size = c.u32(MODULE_REC)?;
+    c.skip(4, MODULE_REC)?;
+    let count = usize::from(c.u8(MODULE_REC)?);
+    c.skip(1, MODULE_REC)?;
+    c.skip(4, MODULE_REC)?;
+    let name = c.pstring(MODULE_REC)?;
     let mut segments = vec![(seg, offset, size)];
     let more = count.saturating_sub(1);
-    c.check_count(more, 10)?;
+    c.check_count(more as u64, 10, MODULE_REC)?;
     for _ in 0..more {
-        let seg = c.u16()?;
-        let offset = c.u32()?;
-        let size = c.u32()?;
+        let seg = c.u16(MODULE_REC)?;
+        let offset = c.u32(MODULE_REC)?;
+        let size = c.u32(MODULE_REC)?;
         segments.push((seg, offset, size));
     }
     Ok(ModuleInfo {
@@ -154,13 +155,13 @@ fn read_module(bytes: &[u8], at: usize, index: u16) -> Result<ModuleInfo, DebugE
 
 /// A name with a one-byte length, or (top bit set) a two-byte one.
 fn long_name(c: &mut Cursor<'_>) -> Result<String, DebugError> {
-    let b0 = c.u8()?;
+    let b0 = c.u8(SUBRECORD)?;
     let n = if b0 & 0x80 != 0 {
-        (usize::from(b0 & 0x7F) << 8) | usize::from(c.u8()?)
+        (usize::from(b0 & 0x7F) << 8) | usize::from(c.u8(SUBRECORD)?)
     } else {
         usize::from(b0)
     };
-    Ok(c.take(n)?.iter().map(|&b| char::from(b)).collect())
+    Ok(binread::latin1(c.take(n as u64, SUBRECORD)?))
 }
 
 fn read_symbols(
@@ -173,38 +174,35 @@ fn read_symbols(
     let mut scopes: Vec<Option<usize>> = Vec::new();
     let mut at = at;
     while at < bytes.len() {
-        let mut c = Cursor::new(bytes, at, "HLL symbol subrecord");
-        let b0 = c.u8()?;
+        let mut c = Cursor::at(bytes, at as u64);
+        let b0 = c.u8(SUBRECORD)?;
         let len = if b0 & 0x80 != 0 {
-            (usize::from(b0 & 0x7F) << 8) | usize::from(c.u8()?)
+            (usize::from(b0 & 0x7F) << 8) | usize::from(c.u8(SUBRECORD)?)
         } else {
             usize::from(b0)
         };
-        let end = c.at + len;
+        let end = c.pos() as usize + len;
         if end > bytes.len() || len == 0 {
-            return Err(DebugError::Truncated {
-                at,
-                what: "HLL symbol subrecord",
-                need: len.max(1),
-            });
+            let e = binread::Error::new(at, SUBRECORD, ErrorKind::Truncated);
+            return Err(e.into());
         }
-        let mut r = Cursor::new(&bytes[..end], c.at, "HLL symbol subrecord");
-        let kind = r.u8()?;
+        let mut r = Cursor::at(&bytes[..end], c.pos());
+        let kind = r.u8(SUBRECORD)?;
         let current = scopes.iter().rev().find_map(|s| *s);
         match kind {
             0x00 => scopes.push(None),
             0x01 | 0x1D => {
-                let offset = r.u32()?;
-                r.u16()?;
-                let length = r.u32()?;
-                let debug_start = u32::from(r.u16()?);
-                let debug_end = r.u32()?;
-                r.u16()?;
-                let flags = r.u8()?;
+                let offset = r.u32(SUBRECORD)?;
+                r.u16(SUBRECORD)?;
+                let length = r.u32(SUBRECORD)?;
+                let debug_start = u32::from(r.u16(SUBRECORD)?);
+                let debug_end = r.u32(SUBRECORD)?;
+                r.u16(SUBRECORD)?;
+                let flags = r.u8(SUBRECORD)?;
                 let name = if kind == 0x1D {
                     long_name(&mut r)?
                 } else {
-                    r.name()?
+                    r.pstring(SUBRECORD)?
                 };
                 let procedure = Procedure {
                     name,
@@ -217,23 +215,23 @@ fn read_symbols(
                     global: true,
                     variables: Vec::new(),
                 };
-                let what = "HLL procedure: prologue or body past its length";
+                let what = ("HLL procedure", "prologue or body past its length");
                 scopes.push(Some(add_procedure(info, procedure, at, what)?));
             }
             0x02 => {
                 scopes.pop();
             }
             0x04 => {
-                let off = r.u32()? as i32;
-                let type_index = HLL_TYPE | u32::from(r.u16()?);
-                let name = r.name()?;
+                let off = r.u32(SUBRECORD)? as i32;
+                let type_index = HLL_TYPE | u32::from(r.u16(SUBRECORD)?);
+                let name = r.pstring(SUBRECORD)?;
                 add_variable(info, current, name, Location::BpRelative(off), type_index);
             }
             0x05 => {
-                let offset = r.u32()?;
-                let seg = r.u16()?;
-                let type_index = HLL_TYPE | u32::from(r.u16()?);
-                let name = r.name()?;
+                let offset = r.u32(SUBRECORD)?;
+                let seg = r.u16(SUBRECORD)?;
+                let type_index = HLL_TYPE | u32::from(r.u16(SUBRECORD)?);
+                let name = r.pstring(SUBRECORD)?;
                 info.data.push(DataSymbol {
                     name,
                     segment: seg,
@@ -242,13 +240,13 @@ fn read_symbols(
                 });
             }
             0x0D => {
-                let type_index = HLL_TYPE | u32::from(r.u16()?);
-                let reg = u16::from(r.u8()?);
-                let name = r.name()?;
+                let type_index = HLL_TYPE | u32::from(r.u16(SUBRECORD)?);
+                let reg = u16::from(r.u8(SUBRECORD)?);
+                let name = r.pstring(SUBRECORD)?;
                 let loc = Location::Register(reg + 1);
                 add_variable(info, current, name, loc, type_index);
             }
-            0x11 => segment = r.u16()?,
+            0x11 => segment = r.u16(SUBRECORD)?,
             _ => {}
         }
         at = end;
@@ -258,20 +256,17 @@ fn read_symbols(
 
 /// A file-name table of `size` bytes at `c`: its names.
 fn file_names(c: &mut Cursor<'_>, size: usize, names: &mut Vec<String>) -> Result<(), DebugError> {
-    let start = c.at;
-    c.take(8)?;
-    let count = c.u32()? as usize;
-    c.check_count(count, 1)?;
+    let start = c.pos() as usize;
+    c.skip(8, "HLL file-name table")?;
+    let count = c.u32("HLL file-name table")? as usize;
+    c.check_count(count as u64, 1, "HLL file-name table")?;
     for _ in 0..count {
-        names.push(c.name()?);
+        names.push(c.pstring("HLL file-name table")?);
     }
-    if c.at - start > size {
-        return Err(DebugError::Bad {
-            at: start,
-            what: "HLL file-name table longer than its size",
-        });
+    if c.pos() as usize - start > size {
+        return Err(bad(start, "HLL file-name table", "longer than its size"));
     }
-    c.at = start + size;
+    c.seek((start + size) as u64);
     Ok(())
 }
 
@@ -279,28 +274,29 @@ fn read_lines(bytes: &[u8], at: usize) -> Result<Vec<SourceFile>, DebugError> {
     let mut names: Vec<String> = Vec::new();
     // (file index from 1, entry).
     let mut lines: Vec<(usize, LineEntry)> = Vec::new();
-    let mut c = Cursor::new(bytes, at, "HLL line-number table");
-    while c.at + 12 <= bytes.len() {
-        let line0 = c.u16()?;
-        let kind = c.u8()?;
-        c.u8()?;
-        let count = usize::from(c.u16()?);
-        let segment = c.u16()?;
-        let size = c.u32()? as usize;
+    let mut c = Cursor::at(bytes, at as u64);
+    while c.pos() as usize + 12 <= bytes.len() {
+        let line0 = c.u16(LINE_TABLE)?;
+        let kind = c.u8(LINE_TABLE)?;
+        c.u8(LINE_TABLE)?;
+        let count = usize::from(c.u16(LINE_TABLE)?);
+        let segment = c.u16(LINE_TABLE)?;
+        let size = c.u32(LINE_TABLE)? as usize;
         if line0 != 0 {
-            return Err(DebugError::Bad {
-                at: c.at - 12,
-                what: "HLL line-number table: first entry has a line number",
-            });
+            return Err(bad(
+                c.pos() as usize - 12,
+                "HLL line-number table",
+                "first entry has a line number",
+            ));
         }
         match kind {
             0 => {
-                c.check_count(count, 8)?;
+                c.check_count(count as u64, 8, LINE_TABLE)?;
                 lines.reserve(count);
                 for _ in 0..count {
-                    let line = u32::from(c.u16()?);
-                    let file = usize::from(c.u16()?);
-                    let offset = c.u32()?;
+                    let line = u32::from(c.u16(LINE_TABLE)?);
+                    let file = usize::from(c.u16(LINE_TABLE)?);
+                    let offset = c.u32(LINE_TABLE)?;
                     if line != 0 {
                         let e = LineEntry {
                             line,
@@ -316,10 +312,11 @@ fn read_lines(bytes: &[u8], at: usize) -> Result<Vec<SourceFile>, DebugError> {
             }
             3 => file_names(&mut c, size, &mut names)?,
             _ => {
-                return Err(DebugError::Bad {
-                    at: c.at - 12,
-                    what: "HLL line-number table of a type this reader does not know",
-                });
+                return Err(bad(
+                    c.pos() as usize - 12,
+                    "HLL line-number table",
+                    "a type this reader does not know",
+                ));
             }
         }
     }

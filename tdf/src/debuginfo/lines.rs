@@ -8,7 +8,7 @@
 //! `cPair` u16, `cPair` × offset u32, `cPair` × line u16.
 
 use super::DebugError;
-use super::bytes::Cursor;
+use binread::Cursor;
 
 /// One line with code: where its first instruction is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,42 +32,45 @@ pub struct SourceFile {
 
 /// Reads the `sstSrcModule` at `at`; `bytes` ends where it ends.
 pub(crate) fn read(bytes: &[u8], at: usize) -> Result<Vec<SourceFile>, DebugError> {
-    let mut c = Cursor::new(bytes, at, "sstSrcModule header");
-    let files = usize::from(c.u16()?);
-    let _segments = c.u16()?;
-    c.check_count(files, 4)?;
+    let mut c = Cursor::at(bytes, at as u64);
+    let files = usize::from(c.u16("sstSrcModule header")?);
+    let _segments = c.u16("sstSrcModule header")?;
+    c.check_count(files as u64, 4, "sstSrcModule header")?;
     let mut bases = Vec::with_capacity(files);
     for _ in 0..files {
-        bases.push(c.u32()? as usize);
+        bases.push(c.u32("sstSrcModule header")? as usize);
     }
     let mut out = Vec::with_capacity(files);
     for base in bases {
-        let start = at.checked_add(base).ok_or(DebugError::Bad {
-            at: c.at,
-            what: "sstSrcModule: file offset overflows",
+        let start = at.checked_add(base).ok_or_else(|| {
+            super::bad(
+                c.pos() as usize,
+                "sstSrcModule header",
+                "file offset overflows",
+            )
         })?;
-        let mut f = Cursor::new(bytes, start, "sstSrcModule source file");
-        let tables = usize::from(f.u16()?);
-        f.take(2)?;
-        f.check_count(tables, 12)?;
+        let mut f = Cursor::at(bytes, start as u64);
+        let tables = usize::from(f.u16("sstSrcModule source file")?);
+        f.skip(2, "sstSrcModule source file")?;
+        f.check_count(tables as u64, 12, "sstSrcModule source file")?;
         let mut table_bases = Vec::with_capacity(tables);
         for _ in 0..tables {
-            table_bases.push(f.u32()? as usize);
+            table_bases.push(f.u32("sstSrcModule source file")? as usize);
         }
-        f.take(tables * 8)?;
-        let name = f.name()?;
+        f.skip(tables as u64 * 8, "sstSrcModule source file")?;
+        let name = f.pstring("sstSrcModule source file")?;
         let mut lines = Vec::new();
         for tb in table_bases {
             let t_at = at.saturating_add(tb);
-            let mut t = Cursor::new(bytes, t_at, "sstSrcModule line table");
-            let segment = t.u16()?;
-            let pairs = usize::from(t.u16()?);
-            t.check_count(pairs, 6)?;
-            let mut lt = Cursor::new(bytes, t.at + pairs * 4, "sstSrcModule line numbers");
+            let mut t = Cursor::at(bytes, t_at as u64);
+            let segment = t.u16("sstSrcModule line table")?;
+            let pairs = usize::from(t.u16("sstSrcModule line table")?);
+            t.check_count(pairs as u64, 6, "sstSrcModule line table")?;
+            let mut lt = Cursor::at(bytes, (t.pos() as usize + pairs * 4) as u64);
             lines.reserve(pairs);
             for _ in 0..pairs {
-                let offset = t.u32()?;
-                let line = u32::from(lt.u16()?);
+                let offset = t.u32("sstSrcModule line table")?;
+                let line = u32::from(lt.u16("sstSrcModule line numbers")?);
                 lines.push(LineEntry {
                     line,
                     segment,

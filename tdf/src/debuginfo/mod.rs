@@ -45,14 +45,13 @@
 //! Every count is checked against the bytes that remain before anything
 //! is allocated for it; errors carry the offset from `lfaBase`.
 
-mod bytes;
 pub mod hll;
 pub mod lines;
 pub mod symbols;
 
 use thiserror::Error;
 
-use bytes::Cursor;
+use binread::{Cursor, ErrorKind};
 pub use lines::{LineEntry, SourceFile};
 pub use symbols::{DataSymbol, Location, Procedure, Variable};
 
@@ -71,34 +70,13 @@ pub const MAX_DIRECTORY_ENTRIES: usize = 65_536;
 /// Debug information that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum DebugError {
-    /// A structure runs past the end of the debug information.
-    #[error("debug information offset {at:#x}: {what} truncated ({need} bytes needed)")]
-    Truncated {
-        /// Offset from the start of the debug information.
-        at: usize,
-        /// The structure.
-        what: &'static str,
-        /// Bytes it needed.
-        need: usize,
-    },
-    /// A count larger than the bytes that remain could hold.
-    #[error("debug information offset {at:#x}: {what}: count {count} does not fit")]
-    BadCount {
-        /// Offset of the items counted.
-        at: usize,
-        /// The structure.
-        what: &'static str,
-        /// The count read.
-        count: usize,
-    },
-    /// A field with a value the format does not allow.
-    #[error("debug information offset {at:#x}: {what}")]
-    Bad {
-        /// Offset of the field.
-        at: usize,
-        /// What is wrong.
-        what: &'static str,
-    },
+    /// A structure that runs past the end of the debug information, a
+    /// count larger than the bytes left could hold, or a field the format
+    /// does not allow: the shared reader's error, whose offset is from the
+    /// start of the debug information (the `NBxx` signature), not of the
+    /// file.
+    #[error("debug information offset {:#x}: {}: {}", .0.offset, .0.structure, .0.kind)]
+    Read(#[from] binread::Error),
     /// The information does not start with `NB`.
     #[error("debug information offset 0x0: no NBxx signature")]
     NoSignature,
@@ -168,12 +146,8 @@ impl DebugInfo {
     /// # Errors
     /// [`DebugError`] naming the offset and structure that is wrong.
     pub fn parse(bytes: &[u8]) -> Result<DebugInfo, DebugError> {
-        let mut c = Cursor::new(bytes, 0, "signature");
-        let sig: [u8; 4] = c
-            .take(4)
-            .map_err(|_| DebugError::NoSignature)?
-            .try_into()
-            .map_err(|_| DebugError::NoSignature)?;
+        let mut c = Cursor::new(bytes);
+        let sig: [u8; 4] = c.array("signature").map_err(|_| DebugError::NoSignature)?;
         if &sig[..2] != b"NB" {
             return Err(DebugError::NoSignature);
         }
@@ -188,56 +162,54 @@ impl DebugInfo {
             signature: sig,
             ..DebugInfo::default()
         };
-        let lfo = c.u32()? as usize;
-        let mut d = Cursor::new(bytes, lfo, "subsection directory header");
-        let cb_header = usize::from(d.u16()?);
-        let cb_entry = usize::from(d.u16()?);
-        let count = d.u32()? as usize;
+        let lfo = c.u32("signature")? as usize;
+        let mut d = Cursor::at(bytes, lfo as u64);
+        let cb_header = usize::from(d.u16("subsection directory header")?);
+        let cb_entry = usize::from(d.u16("subsection directory header")?);
+        let count = d.u32("subsection directory header")? as usize;
         if cb_header < 8 || cb_entry < 12 {
-            return Err(DebugError::Bad {
-                at: lfo,
-                what: "subsection directory header: header or entry size too small",
-            });
+            return Err(bad(
+                lfo,
+                "subsection directory header",
+                "header or entry size too small",
+            ));
         }
         let first = lfo.saturating_add(cb_header);
-        let e = Cursor::new(bytes, first, "subsection directory");
+        let e = Cursor::at(bytes, first as u64);
         if count > MAX_DIRECTORY_ENTRIES {
-            return Err(DebugError::BadCount {
-                at: first,
-                what: "subsection directory",
-                count,
-            });
+            return Err(too_many(first, "subsection directory", count));
         }
-        e.check_count(count, cb_entry)?;
+        e.check_count(count as u64, cb_entry as u64, "subsection directory")?;
         for i in 0..count {
-            let mut entry = Cursor::new(bytes, first + i * cb_entry, "subsection directory entry");
-            let kind = entry.u16()?;
-            let module = entry.u16()?;
-            let at = entry.u32()? as usize;
-            let len = entry.u32()? as usize;
+            let mut entry = Cursor::at(bytes, (first + i * cb_entry) as u64);
+            let kind = entry.u16("subsection directory entry")?;
+            let module = entry.u16("subsection directory entry")?;
+            let at = entry.u32("subsection directory entry")? as usize;
+            let len = entry.u32("subsection directory entry")? as usize;
             let end = at.checked_add(len).filter(|&end| end <= bytes.len());
             let Some(end) = end else {
-                return Err(DebugError::Bad {
-                    at: entry.at - 8,
-                    what: "subsection directory entry: subsection outside the debug information",
-                });
+                return Err(bad(
+                    entry.pos() as usize - 8,
+                    "subsection directory entry",
+                    "subsection outside the debug information",
+                ));
             };
             let sub = &bytes[..end];
             match kind {
                 SST_MODULE => info.modules.push(read_module(sub, at, module)?),
                 SST_SRC_MODULE => info.files.extend(lines::read(sub, at)?),
                 SST_ALIGN_SYM => {
-                    let mut start = Cursor::new(sub, at, "sstAlignSym signature");
-                    start.u32()?;
-                    symbols::read(sub, start.at, wide_types, &mut info)?;
+                    let mut start = Cursor::at(sub, at as u64);
+                    start.u32("sstAlignSym signature")?;
+                    symbols::read(sub, start.pos() as usize, wide_types, &mut info)?;
                 }
                 SST_GLOBAL_SYM => {
-                    let mut h = Cursor::new(sub, at, "sstGlobalSym header");
-                    h.take(4)?;
-                    let cb_symbols = h.u32()? as usize;
-                    h.take(8)?;
-                    let sym_end = h.at.saturating_add(cb_symbols).min(end);
-                    symbols::read(&bytes[..sym_end], h.at, wide_types, &mut info)?;
+                    let mut h = Cursor::at(sub, at as u64);
+                    h.skip(4, "sstGlobalSym header")?;
+                    let cb_symbols = h.u32("sstGlobalSym header")? as usize;
+                    h.skip(8, "sstGlobalSym header")?;
+                    let sym_end = (h.pos() as usize).saturating_add(cb_symbols).min(end);
+                    symbols::read(&bytes[..sym_end], h.pos() as usize, wide_types, &mut info)?;
                 }
                 _ => {}
             }
@@ -296,22 +268,39 @@ impl DebugInfo {
     }
 }
 
+/// Structure name in read errors.
+const MODULE_REC: &str = "sstModule";
+
+/// A field at `at` in `structure` the format does not allow.
+pub(crate) fn bad(at: usize, structure: &'static str, problem: &'static str) -> DebugError {
+    binread::Error::new(at, structure, ErrorKind::Invalid(problem)).into()
+}
+
+/// A count over [`MAX_DIRECTORY_ENTRIES`] at `at`.
+pub(crate) fn too_many(at: usize, structure: &'static str, count: usize) -> DebugError {
+    let kind = ErrorKind::TooMany {
+        count: count as u64,
+        limit: MAX_DIRECTORY_ENTRIES as u64,
+    };
+    binread::Error::new(at, structure, kind).into()
+}
+
 /// `sstModule` at `at`.
 fn read_module(bytes: &[u8], at: usize, index: u16) -> Result<ModuleInfo, DebugError> {
-    let mut c = Cursor::new(bytes, at, "sstModule");
-    c.take(4)?;
-    let count = usize::from(c.u16()?);
-    c.take(2)?;
-    c.check_count(count, 12)?;
+    let mut c = Cursor::at(bytes, at as u64);
+    c.skip(4, MODULE_REC)?;
+    let count = usize::from(c.u16(MODULE_REC)?);
+    c.skip(2, MODULE_REC)?;
+    c.check_count(count as u64, 12, MODULE_REC)?;
     let mut segments = Vec::with_capacity(count);
     for _ in 0..count {
-        let seg = c.u16()?;
-        c.take(2)?;
-        let offset = c.u32()?;
-        let size = c.u32()?;
+        let seg = c.u16(MODULE_REC)?;
+        c.skip(2, MODULE_REC)?;
+        let offset = c.u32(MODULE_REC)?;
+        let size = c.u32(MODULE_REC)?;
         segments.push((seg, offset, size));
     }
-    let name = c.name()?;
+    let name = c.pstring(MODULE_REC)?;
     Ok(ModuleInfo {
         index,
         name,
@@ -332,14 +321,14 @@ mod tests {
             Err(DebugError::Unsupported(*b"NB02"))
         );
         let err = DebugInfo::parse(b"NB04\x40\0\0\0").unwrap_err();
-        assert!(
-            matches!(err, DebugError::Truncated { at: 0x40, .. }),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            "debug information offset 0x40: HLL directory: truncated"
         );
         let err = DebugInfo::parse(b"NB09\x40\0\0\0").unwrap_err();
-        assert!(
-            matches!(err, DebugError::Truncated { at: 0x40, .. }),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            "debug information offset 0x40: subsection directory header: truncated"
         );
     }
 
@@ -351,9 +340,10 @@ mod tests {
         b.extend_from_slice(&0xFFFFu32.to_le_bytes());
         b.extend_from_slice(&[0; 8]);
         let err = DebugInfo::parse(&b).unwrap_err();
-        assert!(
-            matches!(err, DebugError::BadCount { at: 0x18, .. }),
-            "{err}"
-        );
+        let DebugError::Read(e) = &err else {
+            panic!("{err}")
+        };
+        assert_eq!((e.offset, e.structure), (0x18, "subsection directory"));
+        assert!(matches!(e.kind, ErrorKind::TooMany { count: 0xFFFF, .. }));
     }
 }

@@ -16,8 +16,8 @@
 //! Scopes opened by 0x0106-0x0108 and 0x0206-0x0208 (thunk, block, with)
 //! nest inside a procedure; variables belong to the innermost procedure.
 
-use super::bytes::Cursor;
 use super::{DebugError, DebugInfo};
+use binread::Cursor;
 
 /// Where a variable lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +117,9 @@ pub fn primitive_size(t: u32) -> Option<u32> {
     }
 }
 
+/// Structure name in read errors.
+const RECORD: &str = "symbol record";
+
 /// Reads symbol records from `at` to the end of `bytes` into `info`.
 pub(crate) fn read(
     bytes: &[u8],
@@ -128,8 +131,8 @@ pub(crate) fn read(
     let mut scopes: Vec<Option<usize>> = Vec::new();
     let mut at = at;
     while at + 4 <= bytes.len() {
-        let mut c = Cursor::new(bytes, at, "symbol record");
-        let len = usize::from(c.u16()?);
+        let mut c = Cursor::at(bytes, at as u64);
+        let len = usize::from(c.u16(RECORD)?);
         if len < 2 {
             // Alignment padding (a zero length) ends the records of a block.
             at += 2;
@@ -137,57 +140,58 @@ pub(crate) fn read(
         }
         let end = at + 2 + len;
         if end > bytes.len() {
-            return Err(DebugError::Truncated {
-                at,
-                what: "symbol record",
-                need: len + 2,
-            });
+            let e = binread::Error::new(at, RECORD, binread::ErrorKind::Truncated);
+            return Err(e.into());
         }
         let rec = &bytes[..end];
-        let mut r = Cursor::new(rec, at + 2, "symbol record");
-        let kind = r.u16()?;
+        let mut r = Cursor::at(rec, (at + 2) as u64);
+        let kind = r.u16(RECORD)?;
         let current = scopes.iter().rev().find_map(|s| *s);
         match kind {
             0x0002 | 0x1001 => {
                 let type_index = if wide_types {
-                    r.u32()?
+                    r.u32(RECORD)?
                 } else {
-                    u32::from(r.u16()?)
+                    u32::from(r.u16(RECORD)?)
                 };
-                let reg = r.u16()?;
-                let name = r.name()?;
+                let reg = r.u16(RECORD)?;
+                let name = r.pstring(RECORD)?;
                 add_variable(info, current, name, Location::Register(reg), type_index);
             }
             0x0006 => {
                 scopes.pop();
             }
             0x0100 => {
-                let off = r.u16()? as i16;
-                let type_index = u32::from(r.u16()?);
-                let name = r.name()?;
+                let off = r.u16(RECORD)? as i16;
+                let type_index = u32::from(r.u16(RECORD)?);
+                let name = r.pstring(RECORD)?;
                 let loc = Location::BpRelative(i32::from(off));
                 add_variable(info, current, name, loc, type_index);
             }
             0x0200 | 0x1006 => {
-                let off = r.u32()? as i32;
+                let off = r.u32(RECORD)? as i32;
                 let type_index = if kind == 0x1006 {
-                    r.u32()?
+                    r.u32(RECORD)?
                 } else {
-                    u32::from(r.u16()?)
+                    u32::from(r.u16(RECORD)?)
                 };
-                let name = r.name()?;
+                let name = r.pstring(RECORD)?;
                 add_variable(info, current, name, Location::BpRelative(off), type_index);
             }
             0x0101 | 0x0102 | 0x0201 | 0x0202 | 0x1007 | 0x1008 => {
                 let (offset, segment, type_index) = match kind {
-                    0x0101 | 0x0102 => (u32::from(r.u16()?), r.u16()?, u32::from(r.u16()?)),
-                    0x0201 | 0x0202 => (r.u32()?, r.u16()?, u32::from(r.u16()?)),
+                    0x0101 | 0x0102 => (
+                        u32::from(r.u16(RECORD)?),
+                        r.u16(RECORD)?,
+                        u32::from(r.u16(RECORD)?),
+                    ),
+                    0x0201 | 0x0202 => (r.u32(RECORD)?, r.u16(RECORD)?, u32::from(r.u16(RECORD)?)),
                     _ => {
-                        let t = r.u32()?;
-                        (r.u32()?, r.u16()?, t)
+                        let t = r.u32(RECORD)?;
+                        (r.u32(RECORD)?, r.u16(RECORD)?, t)
                     }
                 };
-                let name = r.name()?;
+                let name = r.pstring(RECORD)?;
                 info.data.push(DataSymbol {
                     name,
                     segment,
@@ -196,24 +200,28 @@ pub(crate) fn read(
                 });
             }
             0x0104 | 0x0105 | 0x0204 | 0x0205 | 0x100A | 0x100B => {
-                r.take(12)?;
+                r.skip(12, RECORD)?;
                 let big = kind != 0x0104 && kind != 0x0105;
-                let word = |r: &mut Cursor<'_>| -> Result<u32, DebugError> {
-                    if big { r.u32() } else { r.u16().map(u32::from) }
+                let word = |r: &mut Cursor<'_>| -> binread::Result<u32> {
+                    if big {
+                        r.u32(RECORD)
+                    } else {
+                        r.u16(RECORD).map(u32::from)
+                    }
                 };
                 let length = word(&mut r)?;
                 let debug_start = word(&mut r)?;
                 let debug_end = word(&mut r)?;
                 let (offset, segment, type_index) = if kind >= 0x1000 {
-                    let t = r.u32()?;
-                    (r.u32()?, r.u16()?, t)
+                    let t = r.u32(RECORD)?;
+                    (r.u32(RECORD)?, r.u16(RECORD)?, t)
                 } else {
                     let o = word(&mut r)?;
-                    (o, r.u16()?, u32::from(r.u16()?))
+                    (o, r.u16(RECORD)?, u32::from(r.u16(RECORD)?))
                 };
                 let _ = type_index;
-                r.u8()?;
-                let name = r.name()?;
+                r.u8(RECORD)?;
+                let name = r.pstring(RECORD)?;
                 let procedure = Procedure {
                     name,
                     segment,
@@ -225,7 +233,7 @@ pub(crate) fn read(
                     global: matches!(kind, 0x0105 | 0x0205 | 0x100B),
                     variables: Vec::new(),
                 };
-                let what = "procedure symbol: debug start or end past its length";
+                let what = ("procedure symbol", "debug start or end past its length");
                 scopes.push(Some(add_procedure(info, procedure, at, what)?));
             }
             0x0106..=0x0108 | 0x0206..=0x0208 => scopes.push(None),
@@ -237,16 +245,17 @@ pub(crate) fn read(
 }
 
 /// Adds `procedure` to `info` and gives its index, once its debug start and
-/// end are found within its length (else the error names `what` at `at`).
+/// end are found within its length (else the error names `what`, the
+/// structure and the problem, at `at`).
 /// Shared by the CodeView and HLL symbol readers.
 pub(super) fn add_procedure(
     info: &mut DebugInfo,
     procedure: Procedure,
     at: usize,
-    what: &'static str,
+    (structure, problem): (&'static str, &'static str),
 ) -> Result<usize, DebugError> {
     if procedure.debug_start > procedure.length || procedure.debug_end > procedure.length {
-        return Err(DebugError::Bad { at, what });
+        return Err(super::bad(at, structure, problem));
     }
     info.procedures.push(procedure);
     Ok(info.procedures.len() - 1)
@@ -289,20 +298,19 @@ mod tests {
             global: true,
             variables: Vec::new(),
         };
-        assert_eq!(add_procedure(&mut info, p(3, 10), 0, "x"), Ok(0));
+        let what = ("proc", "past its length");
+        assert_eq!(add_procedure(&mut info, p(3, 10), 0, what), Ok(0));
         assert_eq!(
-            add_procedure(&mut info, p(3, 11), 0x40, "proc"),
-            Err(DebugError::Bad {
-                at: 0x40,
-                what: "proc"
-            })
+            add_procedure(&mut info, p(3, 11), 0x40, what)
+                .unwrap_err()
+                .to_string(),
+            "debug information offset 0x40: proc: past its length"
         );
         assert_eq!(
-            add_procedure(&mut info, p(11, 0), 0x50, "proc"),
-            Err(DebugError::Bad {
-                at: 0x50,
-                what: "proc"
-            })
+            add_procedure(&mut info, p(11, 0), 0x50, what)
+                .unwrap_err()
+                .to_string(),
+            "debug information offset 0x50: proc: past its length"
         );
         assert_eq!(info.procedures.len(), 1);
         add_variable(&mut info, Some(0), "v".into(), Location::Register(3), 0x74);
