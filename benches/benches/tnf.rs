@@ -21,6 +21,7 @@ fn probe(args: &[(ArgType, &str)]) -> ProbeDesc {
         line: 50,
         args: args.iter().map(|(t, n)| (*t, (*n).to_string())).collect(),
         debug: false,
+        records: Vec::new(),
     }
 }
 
@@ -88,6 +89,7 @@ fn tnf32(c: &mut Criterion) {
             ProbeAction {
                 record: true,
                 debug: false,
+                records: Vec::new(),
             },
         ),
     ] {

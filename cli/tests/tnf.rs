@@ -83,6 +83,7 @@ fn cookie2_under_prex_then_tnfdump() {
     let dump = os2trace(dir.path(), &["tnfdump", "cookie2.tnf"], "");
     assert_eq!(dump.status.code(), Some(0), "{}", text(&dump.stderr));
     golden("cookie2.tnfdump", &text(&dump.stdout));
+    beside_the_man_page(&text(&dump.stdout));
     let hex = os2trace(dir.path(), &["tnfdump", "-x", "cookie2.tnf"], "");
     golden("cookie2.tnfdump-x", &text(&hex.stdout));
     let raw = os2trace(dir.path(), &["tnfdump", "-r", "cookie2.tnf"], "");
@@ -96,7 +97,14 @@ fn cookie2_under_prex_then_tnfdump() {
         raw.contains("             tnf_tag_arg 0x"),
         "raw events show their schedule record"
     );
-    assert!(raw.contains("              loop_count 3\n        total_iterations 11\n\t}\n"));
+    assert!(raw.contains("              loop_count 6\n        total_iterations 11\n\t}\n"));
+    // end's record: a reference to a node_tnf instance, and the instance.
+    assert!(raw.contains("             node_struct 0x"), "{raw}");
+    assert!(raw.contains("<node_tnf>"), "{raw}");
+    assert!(
+        raw.contains("                 cur_sum 9\n                 max_cnt 12\n"),
+        "{raw}"
+    );
     // The default trace file is trace-<pid> in the current directory, 4 MB.
     let out = os2trace(
         dir.path(),
@@ -110,10 +118,57 @@ fn cookie2_under_prex_then_tnfdump() {
     );
     let dump = text(&os2trace(dir.path(), &["tnfdump", "trace-1"], "").stdout);
     assert!(
-        dump.ends_with(" end                       cur_sum: 18 max_cnt: 12\n"),
+        dump.ends_with(
+            " end                       node_struct: { type: node_tnf cur_sum: 9 max_cnt: 12 }\n"
+        ),
         "{dump}"
     );
     assert_eq!(dump.matches("\n        ").count(), 1, "one event: {dump}");
+}
+
+/// tnfdump(1)'s Example 1, the cookie2 trace: its probe lines and each
+/// event's probe and data, as the man page prints them (joined where it
+/// wraps; our times are the emulated clock's, so they differ).
+const MAN_PAGE_PROBES: [&str; 2] = [
+    "probe\t tnf_name: \"inloop\" tnf_string: \"keys cookie main loop;file cookie2.c;line 50;sunw%debug in the loop\"",
+    "probe\t tnf_name: \"end\" tnf_string: \"keys cookie main end;file cookie2.c;line 41;sunw%debug exiting program\"",
+];
+
+fn man_page_events() -> Vec<(String, String)> {
+    let mut events = Vec::new();
+    let mut total = 0;
+    for round in [5, 7] {
+        for i in 0..round {
+            events.push((
+                "inloop".to_string(),
+                format!("loop_count: {i} total_iterations: {total}"),
+            ));
+            total += 1;
+        }
+    }
+    events.push((
+        "end".to_string(),
+        "node_struct: { type: node_tnf cur_sum: 9 max_cnt: 12 }".to_string(),
+    ));
+    events
+}
+
+/// Our cooked dump against the man page's: the same probe lines, the
+/// header's columns, and per event the same probe and data; the columns
+/// are where the format string puts them.
+fn beside_the_man_page(dump: &str) {
+    let lines: Vec<&str> = dump.lines().collect();
+    assert_eq!(lines[..2], MAN_PAGE_PROBES, "{dump}");
+    assert!(lines[3].contains("Elapsed (ms)       Delta (ms)   PID LWPID    TID     CPU Probe Name                Data / Description . . ."));
+    let ours: Vec<(String, String)> = lines[5..]
+        .iter()
+        .map(|l| {
+            // "%16.6f %16.6f %5u %5u %10llu %3s" then " %-25s" and the data.
+            assert_eq!(&l[57..61], "  - ", "{l}");
+            (l[61..86].trim_end().to_string(), l[87..].to_string())
+        })
+        .collect();
+    assert_eq!(ours, man_page_events());
 }
 
 #[test]
@@ -230,7 +285,9 @@ fn tnf_and_the_system_trace_in_one_run() {
     assert_eq!(stdout.matches("MAJ=00D0 MIN=0001").count(), 12, "{stdout}");
     let dump = text(&os2trace(dir.path(), &["tnfdump", "both.tnf"], "").stdout);
     assert!(
-        dump.ends_with(" end                       cur_sum: 18 max_cnt: 12\n"),
+        dump.ends_with(
+            " end                       node_struct: { type: node_tnf cur_sum: 9 max_cnt: 12 }\n"
+        ),
         "{dump}"
     );
 }

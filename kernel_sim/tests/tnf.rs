@@ -51,7 +51,25 @@ fn tnf32_probes_are_found_before_the_program_runs() {
         probes[0].object
     );
     assert!(!probes[0].bits16);
-    assert_eq!(probes[1].desc.name, "end");
+    let end = &probes[1];
+    assert_eq!(
+        end.desc.attributes(),
+        "name end;slots node_struct ;keys cookie main end;file cookie2.c;line 41;sunw%debug exiting program"
+    );
+    assert_eq!(
+        end.desc.args,
+        [(ArgType::Record, "node_struct".to_string())]
+    );
+    assert_eq!(end.desc.records.len(), 1);
+    assert_eq!(end.desc.records[0].name, "node_tnf");
+    assert_eq!(
+        end.desc.records[0].members,
+        [
+            (ArgType::Long, "cur_sum".to_string()),
+            (ArgType::Long, "max_cnt".to_string())
+        ]
+    );
+    assert_eq!(end.member_offsets, [vec![0, 4]]);
     // Reading again finds nothing new.
     assert_eq!(p.tnf_discover().unwrap(), 2);
     assert_eq!(p.tnf_probes().len(), 2);
@@ -69,12 +87,17 @@ fn tnf32_records_the_cookie_loop() {
         lines[5].ends_with("inloop                    loop_count: 0 total_iterations: 0"),
         "{dump}"
     );
+    // Rounds of 5 and 7, as in the man page.
     assert!(
-        lines[9].ends_with("loop_count: 0 total_iterations: 4"),
+        lines[10].ends_with("loop_count: 0 total_iterations: 5"),
         "{dump}"
     );
+    // The man page's end: a node_tnf record read through the structure's
+    // address, its members at their offsets.
     assert!(
-        lines[17].ends_with("end                       cur_sum: 18 max_cnt: 12"),
+        lines[17].ends_with(
+            "end                       node_struct: { type: node_tnf cur_sum: 9 max_cnt: 12 }"
+        ),
         "{dump}"
     );
     assert!(lines[17].contains("    1     1          1   - "), "{dump}");
@@ -187,4 +210,34 @@ fn malformed_descriptors_are_refused_with_module_and_address() {
     let (mut p, _out, _dir) = process(&program);
     p.write_guest(table, b"XXXX").unwrap();
     assert!(p.tnf_discover().unwrap_err().to_string().contains("'TNFL'"));
+
+    // The end probe's record type: a bad magic, a nested record, a member
+    // offset out of range, no record types (flag 2 clear), unknown flags.
+    let (mut p, _out, _dir) = process(&program);
+    let mut end = [0u8; 4];
+    p.read_guest(table + 12, &mut end).unwrap();
+    let end = u32::from_le_bytes(end);
+    let mut rt = [0u8; 4];
+    p.read_guest(end + 92, &mut rt).unwrap();
+    let rt = u32::from_le_bytes(rt);
+    let refused = |patch: &[(u32, &[u8])], want: &str, at: u32| {
+        let (mut p, _out, _dir) = process(&program);
+        for (addr, bytes) in patch {
+            p.write_guest(*addr, bytes).unwrap();
+        }
+        let e = p.tnf_discover().unwrap_err();
+        assert_eq!(e.address, at, "{e}");
+        assert!(e.to_string().contains(want), "{e} lacks {want}");
+    };
+    refused(&[(rt, b"XXXX")], "'TNFR'", rt);
+    refused(&[(rt + 12, &[10])], "member type code 10", rt + 12);
+    refused(&[(rt + 8, &[6])], "6 record members", rt + 8);
+    refused(
+        &[(rt + 16, &0x10000u32.to_le_bytes())],
+        "beyond 64 KB",
+        rt + 16,
+    );
+    refused(&[(end + 29, &[0])], "without record types", end + 32);
+    refused(&[(end + 29, &[0x82])], "unknown bits", end + 29);
+    refused(&[(end + 92, &[0, 0, 0, 0])], "not readable", 0);
 }

@@ -104,7 +104,7 @@
 //! | file | format | segments / objects | imports | does |
 //! |---|---|---|---|---|
 //! | TNF16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | TNFPROBE.2 TNF_PROBE16, DOSCALLS.5 | probes `start` (debug; string and int), `step` (int from a BP frame, opaque), `done` (ulong from data) around a loop; exit 1 if its sum is wrong |
-//! | TNF32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | TNFPROBE.1 TNF_PROBE, DOSCALLS.234 | cookie2: `inloop` (loop_count, total_iterations) per iteration, `end` (cur_sum, max_cnt); exit 1 if cur_sum is wrong |
+//! | TNF32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | TNFPROBE.1 TNF_PROBE, DOSCALLS.234 | cookie2: `inloop` (loop_count, total_iterations) per iteration of rounds of 5 and 7, `end` (`node_struct`, a `node_tnf` record of cur_sum and max_cnt); exit 1 if cur_sum is wrong |
 //!
 //! # The companion files
 //!

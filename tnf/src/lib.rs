@@ -45,9 +45,14 @@
 //! - A schedule record's `tid` and `lwpid` are both the OS/2 thread ID:
 //!   OS/2 threads are kernel threads.
 //! - prex's syntax error reads `prex: syntax error, line N`.
-//! - User-defined record types (TNF_DECLARE_RECORD) are read and printed
-//!   (`{ type: ... }`) but not written: guest probes log scalars and
-//!   strings.
+//! - User-defined record types (TNF_DECLARE_RECORD, [`probe::RecordType`])
+//!   are written as struct type records in the tag blocks, and each record
+//!   argument as a record of its own allocated just before its event (so,
+//!   like a string, it may dangle after the wrap); members are the
+//!   predefined types, strings included, and records do not nest. tnfdump
+//!   prints them `{ type: node_tnf cur_sum: 9 max_cnt: 12 }`; `&debug`
+//!   prints `{ type: node_tnf cur_sum=9; max_cnt=12; }` (libtnfprobe's
+//!   debug function prints no records; this is our choice).
 //!
 //! The crate knows nothing of the emulator: kernel_sim finds the probes in
 //! the guest's modules, asks the session which are enabled and hands the
@@ -65,6 +70,7 @@
 //!     line: 50,
 //!     args: vec![(ArgType::Long, "loop_count".into())],
 //!     debug: false,
+//!     records: vec![],
 //! };
 //! let mut w = TnfWriter::new(128 * 1024, Endian::Little)?;
 //! w.event(1, &probe, (42, 1, 1), 1_000, &[ArgValue::Int(7)])?;

@@ -31,7 +31,15 @@ pub enum ArgType {
     String,
     /// `void *`, printed in hex
     Opaque,
+    /// A pointer to a user record (TNF_DECLARE_RECORD), logged as a
+    /// reference to a record of its own; the probe's [`ProbeDesc::records`]
+    /// says which type, in the order of its record arguments. Not in
+    /// [`ALL`](Self::ALL): it has no fixed TNF type.
+    Record,
 }
+
+/// Descriptor code of [`ArgType::Record`].
+pub const RECORD_CODE: u8 = 10;
 
 impl ArgType {
     /// Every type, in the order of their codes.
@@ -50,11 +58,17 @@ impl ArgType {
 
     /// The type's code in a guest probe descriptor (its index in [`ALL`](Self::ALL)).
     pub fn code(self) -> u8 {
+        if self == ArgType::Record {
+            return RECORD_CODE;
+        }
         Self::ALL.iter().position(|t| *t == self).unwrap_or(0) as u8
     }
 
     /// The type of a descriptor code.
     pub fn from_code(code: u8) -> Option<ArgType> {
+        if code == RECORD_CODE {
+            return Some(ArgType::Record);
+        }
         Self::ALL.get(usize::from(code)).copied()
     }
 
@@ -71,6 +85,7 @@ impl ArgType {
             ArgType::Double => "tnf_double",
             ArgType::String => "tnf_string",
             ArgType::Opaque => "tnf_opaque",
+            ArgType::Record => "tnf_record",
         }
     }
 
@@ -79,7 +94,8 @@ impl ArgType {
         Self::ALL.into_iter().find(|t| t.c_name() == name)
     }
 
-    /// The TNF type the writer logs it as.
+    /// The TNF type the writer logs it as (a record's is its own type's
+    /// name: [`ProbeDesc::tnf_types`]).
     pub fn tnf_type(self) -> &'static str {
         match self {
             ArgType::Int | ArgType::Long => "tnf_int32",
@@ -90,6 +106,7 @@ impl ArgType {
             ArgType::Double => "tnf_float64",
             ArgType::String => "tnf_string",
             ArgType::Opaque => "tnf_opaque",
+            ArgType::Record => "tnf_struct",
         }
     }
 
@@ -115,6 +132,19 @@ pub enum ArgValue {
     Str(Vec<u8>),
     /// A pointer.
     Opaque(u64),
+    /// A user record: its members' values, in its type's order.
+    Record(Vec<ArgValue>),
+}
+
+/// A user record type, as TNF_DECLARE_RECORD / TNF_DEFINE_RECORD_n
+/// declare it: the TNF type name and up to five typed, named members of
+/// the predefined types (no nested records).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RecordType {
+    /// The TNF type name (`node_tnf`).
+    pub name: String,
+    /// The members' types and names.
+    pub members: Vec<(ArgType, String)>,
 }
 
 /// A probe as compiled into a program: what TNF_PROBE_n declares.
@@ -134,6 +164,8 @@ pub struct ProbeDesc {
     pub args: Vec<(ArgType, String)>,
     /// True for TNF_PROBE_n_DEBUG probes (`debug;` before the detail).
     pub debug: bool,
+    /// The record types of the [`ArgType::Record`] arguments, in order.
+    pub records: Vec<RecordType>,
 }
 
 /// Why a probe declaration is refused.
@@ -154,6 +186,10 @@ pub enum ProbeError {
     /// A string holds a NUL or a newline.
     #[error("{0} holds a NUL or a newline")]
     BadText(&'static str),
+    /// Record arguments and record types do not pair up, or a record type
+    /// is malformed.
+    #[error("record type: {0}")]
+    BadRecord(String),
 }
 
 fn is_ident(s: &str) -> bool {
@@ -179,6 +215,46 @@ impl ProbeDesc {
                 return Err(ProbeError::BadArgName(n.clone()));
             }
         }
+        let record_args = self
+            .args
+            .iter()
+            .filter(|(t, _)| *t == ArgType::Record)
+            .count();
+        if record_args != self.records.len() {
+            return Err(ProbeError::BadRecord(format!(
+                "{record_args} record arguments but {} record types",
+                self.records.len()
+            )));
+        }
+        for r in &self.records {
+            if !is_ident(&r.name) {
+                return Err(ProbeError::BadRecord(format!(
+                    "{:?} is not a C identifier",
+                    r.name
+                )));
+            }
+            if r.members.is_empty() || r.members.len() > MAX_ARGS {
+                return Err(ProbeError::BadRecord(format!(
+                    "{} has {} members (1 to 5)",
+                    r.name,
+                    r.members.len()
+                )));
+            }
+            for (t, n) in &r.members {
+                if *t == ArgType::Record {
+                    return Err(ProbeError::BadRecord(format!(
+                        "{}.{n} is a record (records do not nest)",
+                        r.name
+                    )));
+                }
+                if !is_ident(n) {
+                    return Err(ProbeError::BadRecord(format!(
+                        "member {n:?} of {} is not a C identifier",
+                        r.name
+                    )));
+                }
+            }
+        }
         for (what, s) in [
             ("keys", &self.keys),
             ("detail", &self.detail),
@@ -189,6 +265,30 @@ impl ProbeDesc {
             }
         }
         Ok(())
+    }
+
+    /// The TNF type of each argument slot (a record's own type name).
+    pub fn tnf_types(&self) -> Vec<&str> {
+        let mut records = self.records.iter();
+        self.args
+            .iter()
+            .map(|(t, _)| match t {
+                ArgType::Record => records.next().map_or("tnf_struct", |r| r.name.as_str()),
+                t => t.tnf_type(),
+            })
+            .collect()
+    }
+
+    /// The record type of argument `index`, if it is a record.
+    pub fn record_of(&self, index: usize) -> Option<&RecordType> {
+        if self.args.get(index)?.0 != ArgType::Record {
+            return None;
+        }
+        let k = self.args[..index]
+            .iter()
+            .filter(|(t, _)| *t == ArgType::Record)
+            .count();
+        self.records.get(k)
     }
 
     /// The detail as the macro stores it (`debug;` first for debug probes).
@@ -247,18 +347,33 @@ pub fn debug_line(desc: &ProbeDesc, args: &[ArgValue]) -> String {
     if let Some(u) = detail.iter().find(|u| u.attr == "sunw%debug") {
         write!(out, "sunw%debug \"{}\"; ", u.raw.trim_matches('\'')).ok();
     }
-    for ((ty, name), v) in desc.args.iter().zip(args) {
-        let text = match (ty, v) {
-            (_, ArgValue::Str(s)) => format!("\"{}\"", String::from_utf8_lossy(s)),
-            (ArgType::Opaque, ArgValue::Opaque(u) | ArgValue::UInt(u)) => format!("0x{u:x}"),
-            (ArgType::Float | ArgType::Double, ArgValue::Float(f)) => format!("{f:.6}"),
-            (_, ArgValue::Int(i)) => i.to_string(),
-            (_, ArgValue::UInt(u) | ArgValue::Opaque(u)) => u.to_string(),
-            (_, ArgValue::Float(f)) => format!("{f:.6}"),
-        };
+    for (i, ((ty, name), v)) in desc.args.iter().zip(args).enumerate() {
+        let text = debug_value(*ty, v, desc.record_of(i));
         write!(out, "{name}={text}; ").ok();
     }
     out.trim_end().to_string()
+}
+
+/// One value as `&debug` prints it; a record (our decision: debug_funcs.c
+/// prints no records) as `{ type: T member=value; ... }`.
+fn debug_value(ty: ArgType, v: &ArgValue, record: Option<&RecordType>) -> String {
+    match (ty, v) {
+        (_, ArgValue::Record(values)) => {
+            let mut t = format!("{{ type: {}", record.map_or("?", |r| r.name.as_str()));
+            let members = record.map(|r| r.members.as_slice()).unwrap_or_default();
+            for ((mty, mname), m) in members.iter().zip(values) {
+                t.push_str(&format!(" {mname}={};", debug_value(*mty, m, None)));
+            }
+            t.push_str(" }");
+            t
+        }
+        (_, ArgValue::Str(s)) => format!("\"{}\"", String::from_utf8_lossy(s)),
+        (ArgType::Opaque, ArgValue::Opaque(u) | ArgValue::UInt(u)) => format!("0x{u:x}"),
+        (ArgType::Float | ArgType::Double, ArgValue::Float(f)) => format!("{f:.6}"),
+        (_, ArgValue::Int(i)) => i.to_string(),
+        (_, ArgValue::UInt(u) | ArgValue::Opaque(u)) => u.to_string(),
+        (_, ArgValue::Float(f)) => format!("{f:.6}"),
+    }
 }
 
 #[cfg(test)]
@@ -278,6 +393,7 @@ mod tests {
                 (ArgType::String, "string_input".into()),
             ],
             debug: false,
+            records: Vec::new(),
         };
         assert_eq!(
             debug_line(

@@ -17,6 +17,7 @@ fn desc(name: &str, keys: &str, detail: &str, line: u32, args: &[(ArgType, &str)
         line,
         args: args.iter().map(|(t, n)| (*t, (*n).to_string())).collect(),
         debug: false,
+        records: Vec::new(),
     }
 }
 

@@ -34,6 +34,7 @@ fn cptrap_and_tnf_files_are_read_and_browsed() {
         line: 50,
         args: vec![(ArgType::Long, "loop_count".into())],
         debug: false,
+        records: Vec::new(),
     };
     let mut w = TnfWriter::new(128 * 1024, Endian::Little).unwrap();
     w.event(1, &probe, (42, 1, 1), 1_000, &[ArgValue::Int(7)])

@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use tnf::probe::RecordType;
 use tnf::{ArgType, ProbeDesc};
 
 use crate::process::Process;
@@ -18,8 +19,14 @@ pub const LIST_MAGIC: u32 = 0x4C46_4E54;
 pub const DESC_MAGIC: u32 = 0x4446_4E54;
 /// The most probes one module may declare.
 pub const MAX_PROBES: u32 = 4096;
-/// Bytes of a descriptor.
+/// Bytes of a descriptor (without the record type pointers of flag bit 1).
 pub const DESC_SIZE: u32 = 92;
+/// 'TNFR': a record type descriptor.
+pub const RECORD_MAGIC: u32 = 0x5246_4E54;
+/// Descriptor flag: a debug probe (TNF_PROBE_n_DEBUG).
+pub const FLAG_DEBUG: u8 = 1;
+/// Descriptor flag: five record type pointers follow at +92.
+pub const FLAG_RECORDS: u8 = 2;
 
 /// Where an argument's value is when the site calls TNF_PROBE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,8 +52,13 @@ pub struct GuestProbe {
     pub address: u32,
     /// Linear address right after the site's call.
     pub site: u32,
-    /// Where each argument is.
+    /// Where each argument is (a record argument's location holds a
+    /// pointer to the record, as a string argument's holds a pointer to
+    /// the text).
     pub locations: Vec<ArgLocation>,
+    /// For each of `desc.records`, its members' byte offsets in the guest's
+    /// structure.
+    pub member_offsets: Vec<Vec<u32>>,
     /// A 16-bit module (16:16 pointers, 16-bit ints).
     pub bits16: bool,
 }
@@ -165,8 +177,13 @@ impl Reader<'_> {
         if usize::from(nargs) > tnf::probe::MAX_ARGS {
             return Err(self.err(at + 28, format!("{nargs} arguments (at most 5)")));
         }
+        if flags & !(FLAG_DEBUG | FLAG_RECORDS) != 0 {
+            return Err(self.err(at + 29, format!("flags {flags:#04x}: unknown bits")));
+        }
         let mut args = Vec::new();
         let mut locations = Vec::new();
+        let mut records = Vec::new();
+        let mut member_offsets = Vec::new();
         for i in 0..u32::from(nargs) {
             let a = at + 32 + 12 * i;
             let code = self.u8(a)?;
@@ -187,6 +204,15 @@ impl Reader<'_> {
                 }
             };
             let arg_name = self.string(a + 8, "argument name")?;
+            if ty == ArgType::Record {
+                if flags & FLAG_RECORDS == 0 {
+                    return Err(self.err(a, "a record argument without record types (flag 2)"));
+                }
+                let rt = self.ptr(at + DESC_SIZE + 4 * i)?;
+                let (r, offsets) = self.record_type(rt)?;
+                records.push(r);
+                member_offsets.push(offsets);
+            }
             args.push((ty, arg_name));
             locations.push(loc);
         }
@@ -197,7 +223,8 @@ impl Reader<'_> {
             file,
             line,
             args,
-            debug: flags & 1 != 0,
+            debug: flags & FLAG_DEBUG != 0,
+            records,
         };
         desc.validate().map_err(|e| self.err(at, e.to_string()))?;
         Ok(GuestProbe {
@@ -206,8 +233,37 @@ impl Reader<'_> {
             address: at,
             site,
             locations,
+            member_offsets,
             bits16: self.bits16,
         })
+    }
+
+    /// A record type descriptor and its members' offsets.
+    fn record_type(&mut self, at: u32) -> Result<(RecordType, Vec<u32>), TnfError> {
+        if self.u32(at)? != RECORD_MAGIC {
+            return Err(self.err(at, "record type does not start with 'TNFR'"));
+        }
+        let name = self.string(at + 4, "record type name")?;
+        let count = self.u8(at + 8)?;
+        if count == 0 || usize::from(count) > tnf::probe::MAX_ARGS {
+            return Err(self.err(at + 8, format!("{count} record members (1 to 5)")));
+        }
+        let mut members = Vec::new();
+        let mut offsets = Vec::new();
+        for i in 0..u32::from(count) {
+            let m = at + 12 + 12 * i;
+            let code = self.u8(m)?;
+            let ty = ArgType::from_code(code)
+                .filter(|t| *t != ArgType::Record)
+                .ok_or_else(|| self.err(m, format!("member type code {code} is not allowed")))?;
+            let offset = self.u32(m + 4)?;
+            if offset > 0xFFFF {
+                return Err(self.err(m + 4, format!("member offset {offset} is beyond 64 KB")));
+            }
+            members.push((ty, self.string(m + 8, "member name")?));
+            offsets.push(offset);
+        }
+        Ok((RecordType { name, members }, offsets))
     }
 }
 

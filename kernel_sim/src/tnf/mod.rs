@@ -35,6 +35,21 @@
 //!     ptr argument name
 //! ```
 //!
+//! Flags bit 1 says five more ptrs follow at +92, one per argument: the
+//! record type of an argument of type 10 (a user record,
+//! TNF_DECLARE_RECORD), 0 for the others. The argument's location holds a
+//! pointer to the guest's structure; its type is described by
+//!
+//! ```text
+//! +0  u32 magic 'TNFR' (0x52464E54)
+//! +4  ptr type name (the tnf_type, e.g. node_tnf)
+//! +8  u8 members (1..=5), u8 0, u16 0
+//! +12 five members of 12 bytes:
+//!     u8 type (0..9: the predefined types; records do not nest), u8 0, u16 0
+//!     u32 the member's byte offset in the structure
+//!     ptr member name
+//! ```
+//!
 //! In a 16-bit module `tnf_int`/`tnf_uint` are 16-bit (C's `int` on OS/2
 //! 1.x), `tnf_long`, `tnf_float`, pointers and strings 32-bit; a string
 //! argument is a pointer to ASCIIZ text.
@@ -235,10 +250,21 @@ impl Process {
             (p.locations.len(), p.bits16)
         };
         let mut values = Vec::with_capacity(count);
+        let mut record = 0;
         for i in 0..count {
             let p = &self.kernel.tnf.probes[index];
             let (ty, loc) = (p.desc.args[i].0, p.locations[i]);
-            values.push(self.tnf_arg(ty, loc, bits16));
+            let value = self.tnf_arg(ty, loc, bits16);
+            if ty != ArgType::Record {
+                values.push(value);
+                continue;
+            }
+            let ptr = match value {
+                ArgValue::UInt(v) => v as u32,
+                _ => 0,
+            };
+            values.push(self.tnf_record(index, record, ptr, bits16));
+            record += 1;
         }
         if action.debug {
             let line = tnf::probe::debug_line(&self.kernel.tnf.probes[index].desc, &values);
@@ -267,6 +293,13 @@ impl Process {
             _ => 4,
         };
         let raw = self.tnf_raw(loc, size, bits16);
+        self.tnf_decode(ty, raw, size, bits16)
+    }
+
+    /// A value of type `ty` from its `size` raw bytes; a string's are a
+    /// pointer to its text, a record's a pointer to the structure (given
+    /// back as `UInt` for [`Self::tnf_record`]).
+    fn tnf_decode(&mut self, ty: ArgType, raw: u64, size: u32, bits16: bool) -> ArgValue {
         let signed = |bits: u64| match size {
             2 => i64::from(bits as u16 as i16),
             4 => i64::from(bits as u32 as i32),
@@ -274,7 +307,9 @@ impl Process {
         };
         match ty {
             ArgType::Int | ArgType::Long | ArgType::LongLong => ArgValue::Int(signed(raw)),
-            ArgType::UInt | ArgType::ULong | ArgType::ULongLong => ArgValue::UInt(raw),
+            ArgType::UInt | ArgType::ULong | ArgType::ULongLong | ArgType::Record => {
+                ArgValue::UInt(raw)
+            }
             ArgType::Float => ArgValue::Float(f64::from(f32::from_bits(raw as u32))),
             ArgType::Double => ArgValue::Float(f64::from_bits(raw)),
             ArgType::Opaque => ArgValue::Opaque(raw),
@@ -289,6 +324,54 @@ impl Process {
                 ArgValue::Str(text)
             }
         }
+    }
+
+    /// Record `record` of probe `index`, its structure at the guest
+    /// pointer `ptr` (flat, or 16:16 in a 16-bit module); a member that
+    /// cannot be read is 0 (an empty string).
+    fn tnf_record(&mut self, index: usize, record: usize, ptr: u32, bits16: bool) -> ArgValue {
+        let (members, offsets) = {
+            let p = &self.kernel.tnf.probes[index];
+            match (p.desc.records.get(record), p.member_offsets.get(record)) {
+                (Some(r), Some(o)) => (r.members.clone(), o.clone()),
+                _ => return ArgValue::Record(Vec::new()),
+            }
+        };
+        let mut values = Vec::with_capacity(members.len());
+        for ((ty, _), offset) in members.iter().zip(offsets) {
+            // The member as a Data location: a pointer plus the offset
+            // (a 16:16 pointer's offset part; it does not carry).
+            let linear = if bits16 {
+                self.selector_to_linear((ptr >> 16) as u16, (ptr & 0xFFFF) + offset, 1)
+            } else {
+                Some(ptr.wrapping_add(offset))
+            };
+            let value = match linear {
+                Some(at) if ptr != 0 => self.tnf_member(*ty, at, bits16),
+                _ => self.tnf_arg(*ty, ArgLocation::Constant(0), bits16),
+            };
+            values.push(value);
+        }
+        ArgValue::Record(values)
+    }
+
+    /// A member of the predefined type `ty` at linear address `at`.
+    fn tnf_member(&mut self, ty: ArgType, at: u32, bits16: bool) -> ArgValue {
+        let size = match ty {
+            ArgType::Int | ArgType::UInt if bits16 => 2,
+            ArgType::LongLong | ArgType::ULongLong | ArgType::Double => 8,
+            _ => 4,
+        };
+        let mut b = [0u8; 8];
+        if self
+            .machine
+            .read_linear(at, &mut b[..size as usize])
+            .is_err()
+        {
+            b = [0; 8];
+        }
+        let raw = u64::from_le_bytes(b);
+        self.tnf_decode(ty, raw, size, bits16)
     }
 
     fn tnf_raw(&mut self, loc: ArgLocation, size: u32, bits16: bool) -> u64 {

@@ -58,6 +58,7 @@ pub fn system_probes() -> Vec<ProbeDesc> {
         line,
         args: args.iter().map(|(t, n)| (*t, (*n).to_string())).collect(),
         debug: false,
+        records: Vec::new(),
     };
     vec![
         p(

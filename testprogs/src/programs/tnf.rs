@@ -4,15 +4,21 @@
 //! address right after a `call TNFPROBE.TNF_PROBE`).
 //!
 //! TNF32 (LX; objects 1 `CODE32`, 2 `DATA32`, 3 `STACK`) mirrors the man
-//! pages' `cookie2.c`: [`COOKIE_ROUNDS`] rounds of [`COOKIE_LOOPS`]
-//! iterations; each iteration fires `inloop` (keys `cookie main loop`,
-//! `sunw%debug in the loop`, file `cookie2.c` line 50) with `tnf_ulong
-//! loop_count` (ESI, 0.. within the round) and `tnf_ulong total_iterations`
-//! (EBX, counting all rounds), and adds loop_count to `cur_sum`; at the end
-//! `end` (line 60) fires with `tnf_long cur_sum` (from data) and `tnf_long
-//! max_cnt` (a constant, the iterations). Exit 1 if cur_sum is wrong. An
-//! OS/2 tracepoint (major 0xD0, minor 1) at `loop_top` logs ESI and EBX,
-//! so TNF and OS/2's system trace can record the same run.
+//! pages' `cookie2.c` (tnfdump(1), Example 1): rounds of
+//! [`COOKIE_ROUNDS`] iterations (5, then 7); each iteration fires `inloop`
+//! (keys `cookie main loop`, `sunw%debug in the loop`, file `cookie2.c`
+//! line 50) with `tnf_ulong loop_count` (ESI, 0.. within the round) and
+//! `tnf_ulong total_iterations` (EBX, counting all rounds). At the end,
+//! `end` (keys `cookie main end`, `sunw%debug exiting program`, line 41)
+//! logs `node_struct`, a user record of type `node_tnf`
+//! (TNF_DECLARE_RECORD) with `tnf_long cur_sum` and `tnf_long max_cnt`,
+//! as the man page's does: `{ type: node_tnf cur_sum: 9 max_cnt: 12 }`.
+//! The man page does not show cookie2.c's source; ours keeps `cur_sum` as
+//! the round's running sum of loop_count modulo `max_cnt` (the iterations
+//! of all rounds, [`COOKIE_MAX_CNT`]), which gives the man page's 9. Exit 1
+//! if cur_sum is wrong. An OS/2 tracepoint (major 0xD0, minor 1) at
+//! `loop_top` logs ESI and EBX, so TNF and OS/2's system trace can record
+//! the same run.
 //!
 //! TNF16 (NE; 1 `_TEXT`, 2 `_DATA`) has a debug probe `start` (keys
 //! `tnf16 io`) with `tnf_string program` (a 16:16 pointer in data) and
@@ -35,10 +41,26 @@ use crate::error::Result;
 use crate::link::{Export, Spec, TraceSpec, link, lx_base};
 use crate::segment::{Code, Data};
 
-/// Rounds of TNF32's cookie loop.
-pub const COOKIE_ROUNDS: u32 = 3;
-/// Iterations per round.
-pub const COOKIE_LOOPS: u32 = 4;
+/// TNF32's cookie rounds: the iterations of each (the man page's 5 and 7).
+pub const COOKIE_ROUNDS: [u32; 2] = [5, 7];
+/// The iterations of all rounds: `end`'s `max_cnt`.
+pub const COOKIE_MAX_CNT: u32 = 12;
+/// `end`'s `cur_sum`: the last round's sum of loop_count modulo
+/// [`COOKIE_MAX_CNT`], kept as the loop runs.
+pub const fn cookie_cur_sum() -> u32 {
+    let mut sum = 0;
+    let mut r = 0;
+    while r < COOKIE_ROUNDS.len() {
+        sum = 0;
+        let mut i = 0;
+        while i < COOKIE_ROUNDS[r] {
+            sum = (sum + i) % COOKIE_MAX_CNT;
+            i += 1;
+        }
+        r += 1;
+    }
+    sum
+}
 /// Iterations of TNF16's loop.
 pub const TNF16_COUNT: u32 = 5;
 
@@ -74,6 +96,15 @@ enum Loc {
     /// 32-bit descriptor gets its flat address through an off32 fixup).
     Var(&'static str, u32),
     Const(i32),
+    /// The address of a data label as a constant (a pointer argument).
+    AddrOf(&'static str),
+}
+
+/// A user record type (TNF_DECLARE_RECORD): name and members as (tnf type
+/// code, name, byte offset in the structure).
+struct RecordDef {
+    name: &'static str,
+    members: &'static [(u8, &'static str, u32)],
 }
 
 /// One probe: what TNF_PROBE_n declares, and the label after its call.
@@ -86,6 +117,8 @@ struct ProbeDef {
     debug: bool,
     /// (tnf type code, name, location)
     args: &'static [(u8, &'static str, Loc)],
+    /// The record types of the record arguments, in order.
+    records: &'static [RecordDef],
     site: &'static str,
 }
 
@@ -95,6 +128,7 @@ const TNF_ULONG: u8 = 3;
 const TNF_LONG: u8 = 2;
 const TNF_STRING: u8 = 8;
 const TNF_OPAQUE: u8 = 9;
+const TNF_RECORD: u8 = 10;
 
 const ESI: u8 = 6;
 const EBX: u8 = 3;
@@ -114,6 +148,43 @@ fn probe_table(d: &mut Data, seg: u16, probes: &[ProbeDef], bits16: bool) {
     };
     let mut descs = Vec::new();
     for p in probes {
+        // Record type descriptors ('TNFR') first.
+        let mut record_at = Vec::new();
+        for r in p.records {
+            let name = string(d, r.name);
+            let member_names: Vec<u32> = r.members.iter().map(|m| string(d, m.1)).collect();
+            while !d.here().is_multiple_of(4) {
+                d.anon(&[0]);
+            }
+            let at = d.anon(&0x5246_4E54u32.to_le_bytes());
+            d.ptr(
+                kind,
+                Ref::Local {
+                    segment: seg,
+                    offset: name,
+                },
+            );
+            d.anon(&[r.members.len() as u8, 0, 0, 0]);
+            for i in 0..5 {
+                match r.members.get(i) {
+                    Some((ty, _, offset)) => {
+                        d.anon(&[*ty, 0, 0, 0]);
+                        d.anon(&offset.to_le_bytes());
+                        d.ptr(
+                            kind,
+                            Ref::Local {
+                                segment: seg,
+                                offset: member_names[i],
+                            },
+                        );
+                    }
+                    None => {
+                        d.anon(&[0; 12]);
+                    }
+                }
+            }
+            record_at.push(at);
+        }
         let name = string(d, p.name);
         let keys = string(d, p.keys);
         let detail = string(d, p.detail);
@@ -134,7 +205,8 @@ fn probe_table(d: &mut Data, seg: u16, probes: &[ProbeDef], bits16: bool) {
             );
         }
         d.anon(&p.line.to_le_bytes());
-        d.anon(&[p.args.len() as u8, u8::from(p.debug), 0, 0]);
+        let flags = u8::from(p.debug) | if p.records.is_empty() { 0 } else { 2 };
+        d.anon(&[p.args.len() as u8, flags, 0, 0]);
         for i in 0..5 {
             match p.args.get(i).zip(arg_names.get(i)) {
                 Some(((ty, _, loc), arg_name)) => {
@@ -143,11 +215,15 @@ fn probe_table(d: &mut Data, seg: u16, probes: &[ProbeDef], bits16: bool) {
                         Loc::Frame(o) => (2, 0, o),
                         Loc::Var(_, o) => (3, 0, o as i32),
                         Loc::Const(v) => (4, 0, v),
+                        Loc::AddrOf(_) => (4, 0, 0),
                     };
                     d.anon(&[*ty, k, reg, 0]);
                     match *loc {
                         Loc::Var(sym, _) if !bits16 => {
                             d.ptr(SourceKind::Off32, Ref::Symbol(sym));
+                        }
+                        Loc::AddrOf(sym) => {
+                            d.ptr(kind, Ref::Symbol(sym));
                         }
                         _ => {
                             d.anon(&disp.to_le_bytes());
@@ -163,6 +239,26 @@ fn probe_table(d: &mut Data, seg: u16, probes: &[ProbeDef], bits16: bool) {
                 }
                 None => {
                     d.anon(&[0; 12]);
+                }
+            }
+        }
+        if !p.records.is_empty() {
+            let mut records = record_at.into_iter();
+            for i in 0..5 {
+                match p.args.get(i) {
+                    Some((TNF_RECORD, _, _)) => {
+                        let r = records.next().unwrap_or(0);
+                        d.ptr(
+                            kind,
+                            Ref::Local {
+                                segment: seg,
+                                offset: r,
+                            },
+                        );
+                    }
+                    _ => {
+                        d.anon(&[0; 4]);
+                    }
                 }
             }
         }
@@ -225,23 +321,21 @@ const COOKIE_PROBES: &[ProbeDef] = &[
             (TNF_ULONG, "loop_count", Loc::Reg(ESI)),
             (TNF_ULONG, "total_iterations", Loc::Reg(EBX)),
         ],
+        records: &[],
         site: "inloop_site",
     },
     ProbeDef {
         name: "end",
-        keys: "cookie main",
-        detail: "sunw%debug 'at the end'",
+        keys: "cookie main end",
+        detail: "sunw%debug exiting program",
         file: "cookie2.c",
-        line: 60,
+        line: 41,
         debug: false,
-        args: &[
-            (TNF_LONG, "cur_sum", Loc::Var("cur_sum", 0)),
-            (
-                TNF_LONG,
-                "max_cnt",
-                Loc::Const((COOKIE_ROUNDS * COOKIE_LOOPS) as i32),
-            ),
-        ],
+        args: &[(TNF_RECORD, "node_struct", Loc::AddrOf("node"))],
+        records: &[RecordDef {
+            name: "node_tnf",
+            members: &[(TNF_LONG, "cur_sum", 0), (TNF_LONG, "max_cnt", 4)],
+        }],
         site: "end_site",
     },
 ];
@@ -251,7 +345,9 @@ pub(crate) fn build_tnf32(probes: Probes) -> Result<Program> {
     const P: &str = "TNF32";
     let base = lx_base(2);
     let mut d = Data::new();
-    let cur_sum = base + d.dword("cur_sum", 0);
+    // The node: { long cur_sum; long max_cnt; }.
+    let cur_sum = base + d.dword("node", 0);
+    d.dword("max_cnt", COOKIE_MAX_CNT);
     if probes == Probes::Tnf {
         probe_table(&mut d, 2, COOKIE_PROBES, false);
     }
@@ -262,28 +358,38 @@ pub(crate) fn build_tnf32(probes: Probes) -> Result<Program> {
     let mut exit = c.label();
     let mut round = c.label();
     let mut top = c.label();
+    let mut kept = c.label();
     let mut stub = c.label();
     c.public("main")?;
     c.op(|a| a.xor(ebx, ebx))?;
-    c.op(|a| a.mov(edi, COOKIE_ROUNDS))?;
+    // EDI: this round's iterations, 5 then 7.
+    c.op(|a| a.mov(edi, COOKIE_ROUNDS[0]))?;
     c.place(&mut round)?;
     c.local("round")?;
+    c.data_ref("node")?;
+    c.op(|a| a.mov(dword_ptr(u64::from(cur_sum)), 0))?;
     c.op(|a| a.xor(esi, esi))?;
     c.place(&mut top)?;
     c.local("loop_top")?;
     site(&mut c, probes, stub, "inloop_site", false)?;
-    c.data_ref("cur_sum")?;
+    c.data_ref("node")?;
     c.op(|a| a.add(dword_ptr(u64::from(cur_sum)), esi))?;
+    c.data_ref("node")?;
+    c.op(|a| a.cmp(dword_ptr(u64::from(cur_sum)), COOKIE_MAX_CNT))?;
+    c.op(|a| a.jb(kept))?;
+    c.data_ref("node")?;
+    c.op(|a| a.sub(dword_ptr(u64::from(cur_sum)), COOKIE_MAX_CNT))?;
+    c.place(&mut kept)?;
     c.op(|a| a.inc(ebx))?;
     c.op(|a| a.inc(esi))?;
-    c.op(|a| a.cmp(esi, COOKIE_LOOPS))?;
+    c.op(|a| a.cmp(esi, edi))?;
     c.op(|a| a.jb(top))?;
-    c.op(|a| a.dec(edi))?;
-    c.op(|a| a.jnz(round))?;
+    c.op(|a| a.add(edi, COOKIE_ROUNDS[1] - COOKIE_ROUNDS[0]))?;
+    c.op(|a| a.cmp(edi, COOKIE_ROUNDS[1]))?;
+    c.op(|a| a.jbe(round))?;
     site(&mut c, probes, stub, "end_site", false)?;
-    let want = COOKIE_ROUNDS * COOKIE_LOOPS * (COOKIE_LOOPS - 1) / 2;
-    c.data_ref("cur_sum")?;
-    c.op(|a| a.cmp(dword_ptr(u64::from(cur_sum)), want))?;
+    c.data_ref("node")?;
+    c.op(|a| a.cmp(dword_ptr(u64::from(cur_sum)), cookie_cur_sum()))?;
     c.op(|a| a.jne(fails[0]))?;
     epilogue(&mut c, &mut fails, &mut exit, 32)?;
     c.place(&mut stub)?;
@@ -332,6 +438,7 @@ const TNF16_PROBES: &[ProbeDef] = &[
             (TNF_STRING, "program", Loc::Var("program_name_ptr", 10)),
             (TNF_INT, "count", Loc::Const(TNF16_COUNT as i32)),
         ],
+        records: &[],
         site: "start_site",
     },
     ProbeDef {
@@ -345,6 +452,7 @@ const TNF16_PROBES: &[ProbeDef] = &[
             (TNF_INT, "i", Loc::Frame(-2)),
             (TNF_OPAQUE, "where", Loc::Const(0x1234)),
         ],
+        records: &[],
         site: "step_site",
     },
     ProbeDef {
@@ -355,6 +463,7 @@ const TNF16_PROBES: &[ProbeDef] = &[
         line: 30,
         debug: false,
         args: &[(TNF_ULONG, "sum", Loc::Var("sum", 0))],
+        records: &[],
         site: "done_site",
     },
 ];

@@ -23,7 +23,7 @@ use thiserror::Error;
 
 use crate::bytes::Endian;
 use crate::layout::{self, BLOCK_HEADER_SIZE, BLOCK_SIZE, DATA_START, FILE_HEADER_SIZE, round8};
-use crate::probe::{ArgType, ArgValue, ProbeDesc, ProbeError};
+use crate::probe::{ArgType, ArgValue, ProbeDesc, ProbeError, RecordType};
 use crate::refs::{self, FULL, PAIR, TAG};
 use crate::types::struct_size;
 
@@ -117,6 +117,8 @@ pub struct TnfWriter {
     sched_tag: u32,
     threads: BTreeMap<ThreadKey, Thread>,
     stats: WriterStats,
+    /// User record types written so far, by name.
+    records: BTreeMap<String, RecordType>,
 }
 
 impl TnfWriter {
@@ -143,6 +145,7 @@ impl TnfWriter {
             sched_tag: 0,
             threads: BTreeMap::new(),
             stats: WriterStats::default(),
+            records: BTreeMap::new(),
         };
         w.image[..4].copy_from_slice(&layout::MAGIC.to_be_bytes());
         if endian == Endian::Little {
@@ -295,15 +298,19 @@ impl TnfWriter {
     ) -> Result<(), WriteError> {
         if !self.probes.contains_key(&probe_id) {
             desc.validate()?;
+            for r in &desc.records {
+                self.record_type(r)?;
+            }
             let cell = self.write_probe_type(desc)?;
+            let arg_types = desc.tnf_types();
             let types = ["tnf_probe_event", "tnf_time_delta"]
                 .into_iter()
-                .chain(desc.args.iter().map(|(t, _)| t.tnf_type()));
+                .chain(arg_types.iter().copied());
             let event_size = round8(struct_size(types));
             let mut slots = Vec::with_capacity(desc.args.len());
             let mut offset = 8u32;
-            for (ty, _) in &desc.args {
-                let (size, align) = crate::types::slot_layout(ty.tnf_type());
+            for ty in &arg_types {
+                let (size, align) = crate::types::slot_layout(ty);
                 offset = offset.next_multiple_of(align);
                 slots.push((offset, size));
                 offset += size;
@@ -328,24 +335,25 @@ impl TnfWriter {
                 });
             }
         };
-        // String arguments first: each a record of its own.
+        // String and record arguments first: each a record of its own.
         let mut strings = Vec::new();
         for (i, (ty, _)) in desc.args.iter().enumerate() {
-            if *ty == ArgType::String {
-                let Some(ArgValue::Str(s)) = args.get(i) else {
-                    return Err(WriteError::ArgMismatch {
-                        probe: desc.name.clone(),
-                        index: i,
-                        expected: "string",
-                    });
-                };
-                let s = &s[..s.len().min(layout::STRING_LIMIT)];
-                let self_size = 8 + s.len() as u32 + 1;
-                let (at, generation, _) = self.data_alloc(key, self_size)?;
-                self.put_u32(at, self.string_tag);
-                self.put_u32(at + 4, self_size);
-                self.image[(at + 8) as usize..(at + 8) as usize + s.len()].copy_from_slice(s);
-                strings.push((at, generation));
+            let mismatch = |expected| WriteError::ArgMismatch {
+                probe: desc.name.clone(),
+                index: i,
+                expected,
+            };
+            match (ty, args.get(i)) {
+                (ArgType::String, Some(ArgValue::Str(s))) => {
+                    strings.push(self.data_string(key, s)?);
+                }
+                (ArgType::String, _) => return Err(mismatch("string")),
+                (ArgType::Record, Some(ArgValue::Record(values))) => {
+                    let rt = desc.record_of(i).ok_or_else(|| mismatch("record"))?;
+                    strings.push(self.data_record(key, rt, values, &desc.name, i)?);
+                }
+                (ArgType::Record, _) => return Err(mismatch("record")),
+                _ => {}
             }
         }
         // Event and its forwarding cell; a schedule record first if needed.
@@ -404,7 +412,7 @@ impl TnfWriter {
             };
             let value = args.get(i).ok_or_else(mismatch)?;
             match ty {
-                ArgType::String => {
+                ArgType::String | ArgType::Record => {
                     let (target, tgen) = strings.next().ok_or_else(mismatch)?;
                     let gen_delta = tgen.wrapping_sub(generation) as i32;
                     let r = refs::reclaimable(slot, target, gen_delta, self.log, FULL).unwrap_or(0);
@@ -425,6 +433,96 @@ impl TnfWriter {
     }
 }
 
+impl TnfWriter {
+    /// A string record in the thread's data: (offset, generation).
+    fn data_string(&mut self, key: ThreadKey, s: &[u8]) -> Result<(u32, u32), WriteError> {
+        let s = &s[..s.len().min(layout::STRING_LIMIT)];
+        let self_size = 8 + s.len() as u32 + 1;
+        let (at, generation, _) = self.data_alloc(key, self_size)?;
+        self.put_u32(at, self.string_tag);
+        self.put_u32(at + 4, self_size);
+        self.image[(at + 8) as usize..(at + 8) as usize + s.len()].copy_from_slice(s);
+        Ok((at, generation))
+    }
+
+    /// Writes record type `r` into the tag area once; a second type of the
+    /// same name must be the same type.
+    fn record_type(&mut self, r: &RecordType) -> Result<(), WriteError> {
+        match self.records.get(&r.name) {
+            Some(known) if known == r => return Ok(()),
+            Some(_) => {
+                return Err(ProbeError::BadRecord(format!(
+                    "{} is declared twice with different members",
+                    r.name
+                ))
+                .into());
+            }
+            None => {}
+        }
+        if self.types.contains_key(&r.name) {
+            return Err(ProbeError::BadRecord(format!("{} is a built-in type", r.name)).into());
+        }
+        self.write_record_type(r)?;
+        self.records.insert(r.name.clone(), r.clone());
+        Ok(())
+    }
+
+    /// A user record (its string members first) in the thread's data:
+    /// (offset, generation).
+    fn data_record(
+        &mut self,
+        key: ThreadKey,
+        rt: &RecordType,
+        values: &[ArgValue],
+        probe: &str,
+        index: usize,
+    ) -> Result<(u32, u32), WriteError> {
+        let mismatch = |expected| WriteError::ArgMismatch {
+            probe: probe.to_string(),
+            index,
+            expected,
+        };
+        if values.len() != rt.members.len() {
+            return Err(mismatch("record of its type's members"));
+        }
+        let mut strings = Vec::new();
+        for ((ty, _), v) in rt.members.iter().zip(values) {
+            match (ty, v) {
+                (ArgType::String, ArgValue::Str(s)) => strings.push(self.data_string(key, s)?),
+                (ArgType::String, _) => return Err(mismatch("string member")),
+                _ => {}
+            }
+        }
+        let types: Vec<&str> = std::iter::once("tnf_tag")
+            .chain(rt.members.iter().map(|(t, _)| t.tnf_type()))
+            .collect();
+        let (at, generation, _) = self.data_alloc(key, struct_size(types.iter().copied()))?;
+        self.put_u32(at, self.tag_of(&rt.name)?);
+        let mut strings = strings.into_iter();
+        let mut offset = 4u32;
+        for ((ty, _), v) in rt.members.iter().zip(values) {
+            let (size, align) = crate::types::slot_layout(ty.tnf_type());
+            offset = offset.next_multiple_of(align);
+            let slot = at + offset;
+            offset += size;
+            if *ty == ArgType::String {
+                let (target, tgen) = strings.next().ok_or(mismatch("string member"))?;
+                let gen_delta = tgen.wrapping_sub(generation) as i32;
+                let r = refs::reclaimable(slot, target, gen_delta, self.log, FULL).unwrap_or(0);
+                self.put_u32(slot, r);
+                continue;
+            }
+            let bits = scalar_bits(*ty, v).ok_or(mismatch("number member"))?;
+            if size == 8 {
+                self.put_u64(slot, bits);
+            } else {
+                self.put_u32(slot, bits as u32);
+            }
+        }
+        Ok((at, generation))
+    }
+}
+
 /// The bits a scalar slot holds; numbers convert between each other as C
 /// would, a string is not a number.
 fn scalar_bits(ty: ArgType, value: &ArgValue) -> Option<u64> {
@@ -432,7 +530,7 @@ fn scalar_bits(ty: ArgType, value: &ArgValue) -> Option<u64> {
         ArgValue::Int(v) => (*v as u64, *v as f64),
         ArgValue::UInt(v) | ArgValue::Opaque(v) => (*v, *v as f64),
         ArgValue::Float(v) => (*v as i64 as u64, *v),
-        ArgValue::Str(_) => return None,
+        ArgValue::Str(_) | ArgValue::Record(_) => return None,
     };
     Some(match ty {
         ArgType::Float => u64::from((f as f32).to_bits()),

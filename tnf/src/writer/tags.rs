@@ -7,7 +7,7 @@ use crate::layout::{
     self, BLOCK_HEADER_SIZE, BLOCK_SIZE, DATA_START, DIRECTORY_SIZE, STRING_LIMIT, TAG_GENERATION,
     round8,
 };
-use crate::probe::ProbeDesc;
+use crate::probe::{ProbeDesc, RecordType};
 use crate::refs::{self, FULL, TAG};
 use crate::types::{BUILTINS, Def, PROBE_TYPE_SLOTS, struct_size};
 
@@ -176,7 +176,7 @@ impl TnfWriter {
             &["tnf_struct", "tnf_tagged"],
         )?;
         let mut types = vec!["tnf_probe_event", "tnf_time_delta"];
-        types.extend(desc.args.iter().map(|(t, _)| t.tnf_type()));
+        types.extend(desc.tnf_types());
         let mut names = vec!["tnf_tag", "time_delta"];
         names.extend(desc.args.iter().map(|(_, n)| n.as_str()));
         let st = self.type_array(&types)?;
@@ -191,5 +191,28 @@ impl TnfWriter {
         self.fw_next += 4;
         self.put_u32(layout::header::NEXT_FW_ALLOC, self.fw_next);
         Ok(cell)
+    }
+
+    /// Writes a user record type (TNF_DEFINE_RECORD_n) as a struct type
+    /// record: tag, members; its name goes into the type table.
+    pub(super) fn write_record_type(&mut self, r: &RecordType) -> Result<(), WriteError> {
+        let at = self.tag_alloc(24)?;
+        self.type_head(
+            at,
+            "tnf_struct_type",
+            &r.name,
+            &["tnf_struct", "tnf_tagged"],
+        )?;
+        let mut types = vec!["tnf_tag"];
+        types.extend(r.members.iter().map(|(t, _)| t.tnf_type()));
+        let mut names = vec!["tnf_tag"];
+        names.extend(r.members.iter().map(|(_, n)| n.as_str()));
+        let st = self.type_array(&types)?;
+        self.put_u32(at + 12, refs::permanent(st, FULL));
+        self.put_u32(at + 16, struct_size(types.iter().copied()));
+        let sn = self.name_array(&names)?;
+        self.put_u32(at + 20, refs::permanent(sn, FULL));
+        self.types.insert(r.name.clone(), at);
+        Ok(())
     }
 }

@@ -19,6 +19,7 @@ pub fn probe(name: &str, types: &[ArgType]) -> ProbeDesc {
             .map(|(i, t)| (*t, format!("a{i}")))
             .collect(),
         debug: false,
+        records: Vec::new(),
     }
 }
 
