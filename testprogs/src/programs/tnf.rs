@@ -165,23 +165,19 @@ fn probe_table(d: &mut Data, seg: u16, probes: &[ProbeDef], bits16: bool) {
                 },
             );
             d.anon(&[r.members.len() as u8, 0, 0, 0]);
-            for i in 0..5 {
-                match r.members.get(i) {
-                    Some((ty, _, offset)) => {
-                        d.anon(&[*ty, 0, 0, 0]);
-                        d.anon(&offset.to_le_bytes());
-                        d.ptr(
-                            kind,
-                            Ref::Local {
-                                segment: seg,
-                                offset: member_names[i],
-                            },
-                        );
-                    }
-                    None => {
-                        d.anon(&[0; 12]);
-                    }
-                }
+            for ((ty, _, offset), member_name) in r.members.iter().zip(&member_names) {
+                d.anon(&[*ty, 0, 0, 0]);
+                d.anon(&offset.to_le_bytes());
+                d.ptr(
+                    kind,
+                    Ref::Local {
+                        segment: seg,
+                        offset: *member_name,
+                    },
+                );
+            }
+            for _ in r.members.len()..5 {
+                d.anon(&[0; 12]);
             }
             record_at.push(at);
         }
