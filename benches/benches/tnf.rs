@@ -89,7 +89,6 @@ fn tnf32(c: &mut Criterion) {
             ProbeAction {
                 record: true,
                 debug: false,
-                records: Vec::new(),
             },
         ),
     ] {
