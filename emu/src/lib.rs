@@ -68,7 +68,7 @@ pub mod unicorn;
 pub use bus::{NullBus, PortBus, RecordingBus};
 pub use cpu::{Access, CpuModel, CpuState, DescTable, Gpr, SegReg, Segment, flags};
 pub use fault::{Fault, vector};
-pub use machine::{Exit, JitStats, Limits, Machine, MachineConfig};
+pub use machine::{Exit, JitStats, Limits, Machine, MachineConfig, TrapHandler};
 pub use mem::PhysMem;
 pub use seg::Descriptor;
 pub use tracepoint::INT3;

@@ -60,6 +60,17 @@ pub struct Limits {
     pub cycles: Option<u64>,
 }
 
+/// Takes INT3 traps inside [`Machine::run_with`], where no exit is needed
+/// (the host's tracepoints).
+pub trait TrapHandler {
+    /// The guest ran an INT3 at linear address `at` whose #BP the host
+    /// intercepts: the machine is as at an [`Exit::Exception`] for it (EIP
+    /// after the INT3, the INT3 counted). Return `true` when handled (the
+    /// run resumes from the machine's state as the handler left it),
+    /// `false`, having changed nothing, to end the run with that exit.
+    fn breakpoint(&mut self, machine: &mut Machine, at: u32) -> bool;
+}
+
 /// Construction parameters.
 #[derive(Clone, Copy, Debug)]
 pub struct MachineConfig {
@@ -366,6 +377,15 @@ impl Machine {
 
     /// Run until an [`Exit`].
     pub fn run(&mut self, limits: Limits) -> Exit {
+        self.run_with(limits, None)
+    }
+
+    /// Run until an [`Exit`], handing each intercepted INT3 to `traps`
+    /// first, inside the loop: a tracepoint hit the handler takes costs no
+    /// exit, and the run goes on within the same budgets. What the handler
+    /// declines leaves the run as the [`Exit::Exception`] [`Machine::run`]
+    /// would return, with the machine exactly as it would be.
+    pub fn run_with(&mut self, limits: Limits, mut traps: Option<&mut dyn TrapHandler>) -> Exit {
         let istop = limits.instructions.map(|n| self.steps.saturating_add(n));
         let cstop = limits.cycles.map(|n| self.cycles.saturating_add(n));
         // Only a host call just reported at this very address is skipped:
@@ -388,8 +408,18 @@ impl Machine {
             if self.jit_run(istop, cstop) {
                 continue;
             }
-            if let Some(e) = self.step() {
-                return e;
+            match self.step() {
+                None => {}
+                Some(Exit::Exception {
+                    fault,
+                    software: true,
+                }) if fault.vector == vector::BP
+                    && traps.as_mut().is_some_and(|h| {
+                        let cs = self.cpu.seg[SegReg::Cs];
+                        let at = cs.base.wrapping_add(self.cpu.eip.wrapping_sub(1));
+                        h.breakpoint(self, at)
+                    }) => {}
+                Some(e) => return e,
             }
         }
     }

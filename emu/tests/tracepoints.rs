@@ -2,7 +2,9 @@
 //! the way hits used to run: the host put the original byte back, set TF,
 //! and re-inserted the INT3 at the #DB after the one instruction.
 //!
-//! Every case runs four ways (both hosts, interpreter and native tier) and
+//! Every case runs six ways (the old host, the emulator keeping the
+//! original with hits at exits or inside the run loop through a
+//! `TrapHandler`; interpreter and native tier) and
 //! must end in the same registers, flags, memory, cycles and instruction
 //! count, with the same hits and the same guest #DBs. Cases: a tracepoint
 //! on a jump, a call, a far call, a `ret`, a `loop`, a REP string
@@ -15,7 +17,7 @@
 mod common;
 
 use common::*;
-use emu::{Descriptor, Exit, Fault, Gpr, Limits, Machine, SegReg, flags, vector};
+use emu::{Descriptor, Exit, Fault, Gpr, Limits, Machine, SegReg, TrapHandler, flags, vector};
 use iced_x86::code_asm::*;
 
 /// How the host runs the original instruction at a hit.
@@ -25,6 +27,39 @@ enum Host {
     Patch,
     /// The emulator keeps the original and runs it out of line.
     Keep,
+    /// As `Keep`, with the hits taken inside the run loop by a
+    /// [`TrapHandler`] (`Machine::run_with`), no exit.
+    InLoop,
+}
+
+/// The `InLoop` host's handler: the `Keep` host's work at a hit.
+struct InLoop<'a> {
+    hits: &'a mut Vec<(u32, u32, u32)>,
+    live: &'a mut Vec<u32>,
+    originals: &'a [(u32, u8)],
+    plan: Plan,
+    stopped: bool,
+}
+
+impl TrapHandler for InLoop<'_> {
+    fn breakpoint(&mut self, m: &mut Machine, at: u32) -> bool {
+        assert_eq!(at, linear_eip(m).wrapping_sub(1));
+        assert!(self.live.contains(&at), "a guest INT3 at {at:#x}");
+        let g = m.cpu().gpr;
+        self.hits.push((at, g[0], g[1]));
+        let n = self.hits.len();
+        assert_eq!(m.resume_at_tracepoint(), at);
+        if self.plan.stop_at == Some(n) {
+            self.stopped = true;
+            return false;
+        }
+        if self.plan.remove_at == Some(n) {
+            self.live.retain(|&a| a != at);
+            let original = self.originals.iter().find(|(a, _)| *a == at).unwrap().1;
+            assert_eq!(m.remove_tracepoint(at).unwrap(), Some(original));
+        }
+        true
+    }
 }
 
 /// What the host does at a hit.
@@ -64,7 +99,7 @@ fn run(mut m: Machine, tps: &[u32], host: Host, jit: bool, plan: Plan) -> Run {
     let mut originals = Vec::new();
     for &tp in tps {
         let original = match host {
-            Host::Keep => m.insert_tracepoint(tp).unwrap(),
+            Host::Keep | Host::InLoop => m.insert_tracepoint(tp).unwrap(),
             Host::Patch => {
                 let mut b = [0u8];
                 m.read_linear(tp, &mut b).unwrap();
@@ -85,16 +120,33 @@ fn run(mut m: Machine, tps: &[u32], host: Host, jit: bool, plan: Plan) -> Run {
     let mut stepping: Option<(u32, bool)> = None;
     let mut live: Vec<u32> = tps.to_vec();
     let end = loop {
-        let exit = m.run(Limits {
+        let limits = Limits {
             instructions: Some(100_000),
             cycles: None,
-        });
+        };
+        let exit = if host == Host::InLoop {
+            let mut h = InLoop {
+                hits: &mut hits,
+                live: &mut live,
+                originals: &originals,
+                plan,
+                stopped: false,
+            };
+            let exit = m.run_with(limits, Some(&mut h));
+            if h.stopped {
+                break "stopped".to_string();
+            }
+            exit
+        } else {
+            m.run(limits)
+        };
         match exit {
             Exit::Halted => break "halted".to_string(),
             Exit::Exception {
                 fault,
                 software: true,
             } if fault.vector == vector::BP => {
+                assert_ne!(host, Host::InLoop, "a hit the handler declined");
                 let at = linear_eip(&m).wrapping_sub(1);
                 assert!(live.contains(&at), "a guest INT3 at {at:#x}");
                 let g = m.cpu().gpr;
@@ -108,7 +160,7 @@ fn run(mut m: Machine, tps: &[u32], host: Host, jit: bool, plan: Plan) -> Run {
                     eip & 0xFFFF
                 };
                 match host {
-                    Host::Keep => {
+                    Host::Keep | Host::InLoop => {
                         assert_eq!(m.resume_at_tracepoint(), at);
                     }
                     Host::Patch => m.set_eip(eip),
@@ -119,7 +171,9 @@ fn run(mut m: Machine, tps: &[u32], host: Host, jit: bool, plan: Plan) -> Run {
                 if plan.remove_at == Some(n) {
                     live.retain(|&a| a != at);
                     match host {
-                        Host::Keep => assert_eq!(m.remove_tracepoint(at).unwrap(), Some(original)),
+                        Host::Keep | Host::InLoop => {
+                            assert_eq!(m.remove_tracepoint(at).unwrap(), Some(original))
+                        }
                         Host::Patch => m.patch_code(at, &[original]).unwrap(),
                     }
                     continue;
@@ -165,15 +219,21 @@ fn run(mut m: Machine, tps: &[u32], host: Host, jit: bool, plan: Plan) -> Run {
     }
 }
 
-/// Runs `make()` all four ways and checks they agree; returns the run.
+/// Runs `make()` all six ways and checks they agree; returns the run.
 /// `tf_differs`: a run that stops at a fault inside the old host's single
 /// step, where only the old host had set TF.
 fn same_four_ways(make: impl Fn() -> Machine, tps: &[u32], plan: Plan, tf_differs: bool) -> Run {
     let reference = run(make(), tps, Host::Patch, false, plan);
-    for (host, jit) in [(Host::Patch, true), (Host::Keep, false), (Host::Keep, true)] {
+    for (host, jit) in [
+        (Host::Patch, true),
+        (Host::Keep, false),
+        (Host::Keep, true),
+        (Host::InLoop, false),
+        (Host::InLoop, true),
+    ] {
         let mut r = run(make(), tps, host, jit, plan);
         let mut want_flags = reference.eflags;
-        if tf_differs && host == Host::Keep {
+        if tf_differs && host != Host::Patch {
             assert_eq!(r.eflags & flags::TF, 0, "the guest's own TF at its fault");
             want_flags &= !flags::TF;
             r.eflags &= !flags::TF;

@@ -92,6 +92,52 @@ impl Clock {
     }
 }
 
+/// A record's stamp and the clock cycles it holds for: the stamp only
+/// changes every hundredth of a second, so a hit in the same hundredth
+/// (the common case: a hit costs a few hundred cycles) reuses it instead
+/// of converting the clock to a date.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StampCache {
+    /// The clock it was computed for.
+    hz: u64,
+    start: [u16; 6],
+    /// Clock cycles `from..until` have `stamp`.
+    from: u64,
+    until: u64,
+    stamp: stda::Timestamp,
+}
+
+impl StampCache {
+    /// `clock.now(machine_cycles)` as a record stamp.
+    #[inline]
+    pub fn stamp(&mut self, clock: &Clock, machine_cycles: u64) -> stda::Timestamp {
+        let c = clock.cycles(machine_cycles);
+        if (self.from..self.until).contains(&c) && self.hz == clock.hz && self.start == clock.start
+        {
+            return self.stamp;
+        }
+        self.refill(clock, machine_cycles)
+    }
+
+    #[cold]
+    fn refill(&mut self, clock: &Clock, machine_cycles: u64) -> stda::Timestamp {
+        let c = u128::from(clock.cycles(machine_cycles));
+        let hz = u128::from(clock.hz.max(1));
+        // Every field of the stamp is a function of the hundredths since
+        // the start, floor(c * 100 / hz) (`millis` / 10, floored twice);
+        // the cycles with the same hundredths run from ceil(h * hz / 100)
+        // to ceil((h + 1) * hz / 100).
+        let h = c * 100 / hz;
+        let at = |h: u128| u64::try_from((h * hz).div_ceil(100)).unwrap_or(u64::MAX);
+        self.hz = clock.hz;
+        self.start = clock.start;
+        self.from = at(h);
+        self.until = at(h + 1);
+        self.stamp = clock.now(machine_cycles).into();
+        self.stamp
+    }
+}
+
 /// The time of day as a trace record's stamp.
 impl From<DateTime> for stda::Timestamp {
     fn from(t: DateTime) -> Self {
@@ -168,6 +214,40 @@ mod tests {
         );
         assert_eq!(t.hundredths, 50);
         assert_eq!(t.weekday, 6, "1 Jan 2000 was a Saturday");
+    }
+
+    #[test]
+    fn cached_stamps_are_the_clock_s() {
+        let mut c = Clock {
+            hz: 33_000_000,
+            start: [1996, 10, 9, 23, 59, 58],
+            extra_cycles: 0,
+        };
+        let mut cache = StampCache::default();
+        // Steps of odd sizes across hundredths, seconds and midnight, and
+        // back in time (a cache built later must still answer earlier).
+        let mut cycles = 0u64;
+        for i in 0..20_000u64 {
+            cycles += 1 + (i * 7919) % 40_000;
+            for at in [cycles, cycles.saturating_sub(330_001)] {
+                let want: stda::Timestamp = c.now(at).into();
+                assert_eq!(cache.stamp(&c, at), want, "at {at}");
+            }
+        }
+        // Exactly on the edges of a hundredth at an odd frequency.
+        c.hz = 1_000_003;
+        for h in 0..300u64 {
+            let edge = (h * c.hz).div_ceil(100);
+            for at in [edge.saturating_sub(1), edge, edge + 1] {
+                let want: stda::Timestamp = c.now(at).into();
+                assert_eq!(cache.stamp(&c, at), want, "at {at}");
+            }
+        }
+        // A clock with added cycles, and a changed start.
+        c.add_cycles(12_345_678);
+        c.start[3] = 1;
+        let want: stda::Timestamp = c.now(77).into();
+        assert_eq!(cache.stamp(&c, 77), want);
     }
 
     #[test]

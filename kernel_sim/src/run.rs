@@ -3,6 +3,11 @@
 //! (or to a [`TrapHook`] in tests) and adds each hit's cost to the clock,
 //! and turns every other guest exception into a handler call (DosSetVec)
 //! or an [`Outcome::GuestFault`].
+//!
+//! Tracepoint hits take a shorter way: the CPU runs with the system trace
+//! as its `emu::TrapHandler` ([`emu::Machine::run_with`]), which takes a
+//! hit inside the CPU's own loop, so a hit ends no slice. The clock, the
+//! records and every cycle are the same on both ways.
 
 use emu::{Exit, Fault, Gpr, Limits, SegReg, vector};
 
@@ -12,6 +17,7 @@ use crate::api::{self, Conv, Stop};
 use crate::error::Outcome;
 use crate::layout::*;
 use crate::process::{ApiLogEntry, Process};
+use crate::state::Kernel;
 use crate::thunks::Slot;
 
 /// What the hook did with a trap.
@@ -83,12 +89,29 @@ impl Process {
                 return o;
             }
             let before = self.machine.instructions();
-            let exit = self.machine.run(Limits {
+            let limits = Limits {
                 instructions: Some(remaining.unwrap_or(SLICE).min(SLICE)),
                 cycles: None,
-            });
+            };
+            let mut sysdump = false;
+            let exit = if hook.is_none() && self.kernel.trace.is_some() {
+                // Tracepoint hits are taken inside the CPU's run loop.
+                let mut hits = TraceHits {
+                    kernel: &mut self.kernel,
+                    pid: self.pcb.pid,
+                    sysdump: false,
+                };
+                let exit = self.machine.run_with(limits, Some(&mut hits));
+                sysdump = hits.sysdump;
+                exit
+            } else {
+                self.machine.run(limits)
+            };
             self.kernel.executed += self.machine.instructions() - before;
             self.report_progress();
+            if sysdump {
+                return Outcome::Stopped;
+            }
             match exit {
                 Exit::HostCall { linear } => {
                     if let Some(o) = self.host_call(linear) {
@@ -152,26 +175,9 @@ impl Process {
         }
     }
 
-    /// A trap offered to the system trace: its cost goes on the clock,
-    /// then TRSPOOL polls if due.
+    /// A trap offered to the system trace after the CPU exited on it.
     fn trace_trap(&mut self, kind: TrapKind) -> Next {
-        let now = self.now().into();
-        let Some(trace) = self.kernel.trace.as_mut() else {
-            return Next::NotOurs;
-        };
-        let at = crate::trace::fine::HitClock {
-            cycle: self.kernel.clock.cycles(self.machine.cycles()),
-            hz: self.kernel.clock.hz,
-            tid: 1,
-        };
-        let dispatch = trace.on_trap_at(&mut self.machine, kind, now, self.pcb.pid, Some(at));
-        self.kernel.clock.add_cycles(dispatch.cycles);
-        let cycles = self.machine.cycles();
-        trace.after_hit(
-            self.kernel.clock.millis(cycles),
-            self.kernel.clock.now(cycles),
-        );
-        dispatch.next
+        trace_trap(&mut self.kernel, &mut self.machine, kind, self.pcb.pid)
     }
 
     /// An exception the hook did not take: a DosSetVec handler if one is
@@ -467,5 +473,62 @@ impl Process {
             self.machine.set_eip(ret_ip);
         }
         None
+    }
+}
+
+/// A trap offered to the system trace, on either path: its cost goes on
+/// the clock, then TRSPOOL polls if due.
+#[inline]
+fn trace_trap(kernel: &mut Kernel, machine: &mut emu::Machine, kind: TrapKind, pid: u16) -> Next {
+    let Some(trace) = kernel.trace.as_mut() else {
+        return Next::NotOurs;
+    };
+    let clock = &mut kernel.clock;
+    let now = trace.stamp(clock, machine.cycles());
+    let at = crate::trace::fine::HitClock {
+        cycle: clock.cycles(machine.cycles()),
+        hz: clock.hz,
+        tid: 1,
+    };
+    let dispatch = trace.on_trap_at(machine, kind, now, pid, Some(at));
+    clock.add_cycles(dispatch.cycles);
+    if trace.spooling() {
+        let cycles = machine.cycles();
+        trace.after_hit(clock.millis(cycles), clock.now(cycles));
+    }
+    dispatch.next
+}
+
+/// The system trace as the CPU's [`emu::TrapHandler`]: a tracepoint hit
+/// is taken inside `emu::Machine::run_with`, with no exit, no exception
+/// delivery and no copy of the CPU. Anything else (a guest's own INT3, a
+/// CP interface zap) is declined and takes the exit path.
+struct TraceHits<'k> {
+    kernel: &'k mut Kernel,
+    pid: u16,
+    /// A hit's program asked for a system dump: the run stops (the hit
+    /// was handled; the CPU's exit is not offered again).
+    sysdump: bool,
+}
+
+impl emu::TrapHandler for TraceHits<'_> {
+    #[inline]
+    fn breakpoint(&mut self, machine: &mut emu::Machine, at: u32) -> bool {
+        let ours = self
+            .kernel
+            .trace
+            .as_ref()
+            .is_some_and(|t| t.runtime().is_tracepoint(at));
+        if !ours || self.kernel.systable.zap_at(at).is_some() {
+            return false;
+        }
+        match trace_trap(self.kernel, machine, TrapKind::Breakpoint, self.pid) {
+            Next::Resume => true,
+            Next::SysDump { .. } => {
+                self.sysdump = true;
+                false
+            }
+            Next::NotOurs => false,
+        }
     }
 }

@@ -2,10 +2,13 @@
 //! the [`TrapKind`] the kernel hands to the trace, and the [`Dispatch`] the
 //! trace hands back, with what the hit cost.
 //!
-//! A hit travels `emu::Exit` (the CPU stopped on #BP or #DB) →
-//! [`TrapKind::of`] in the run loop → [`super::DynamicTrace::on_trap`] →
-//! [`Dispatch`]; the run loop adds [`Dispatch::cycles`] to the clock and
-//! does what [`Dispatch::next`] says. No other type sits on the path.
+//! A tracepoint hit is taken inside the CPU's run loop: the kernel's
+//! `emu::TrapHandler` gets the INT3's address, and calls
+//! [`super::DynamicTrace::on_trap`] → [`Dispatch`] with no exit from the
+//! CPU. Any other trap travels `emu::Exit` (the CPU stopped on #BP or #DB)
+//! → [`TrapKind::of`] in the kernel's run loop → the same call. Either way
+//! the kernel adds [`Dispatch::cycles`] to the clock and does what
+//! [`Dispatch::next`] says. No other type sits on the path.
 
 use emu::{Exit, vector};
 

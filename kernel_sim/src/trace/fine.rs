@@ -25,7 +25,13 @@ pub struct HitClock {
 impl HitClock {
     /// Nanoseconds of `cycles` at this clock's frequency.
     pub fn ns(&self, cycles: u64) -> u64 {
-        (u128::from(cycles) * 1_000_000_000 / u128::from(self.hz.max(1))) as u64
+        let hz = self.hz.max(1);
+        match cycles.checked_mul(1_000_000_000) {
+            // The same quotient without a 128-bit division (below ~18e9
+            // cycles: minutes of emulated time).
+            Some(n) => n / hz,
+            None => (u128::from(cycles) * 1_000_000_000 / u128::from(hz)) as u64,
+        }
     }
 }
 

@@ -1,8 +1,10 @@
 //! The interrupted guest as a trace program sees it: [`rpn_vm::Machine`]
 //! over the emulated machine at a TRAP3.
 //!
-//! Registers come from a snapshot of the trap frame taken when the INT3
-//! trapped (so EIP is the INT3's address plus one, as DynamicTrace saw it).
+//! Registers are the CPU's own, read where the program reads them: at a
+//! hit the CPU stands as the trap frame holds it (EIP is the INT3's
+//! address plus one, as DynamicTrace saw it), and nothing the program does
+//! changes a register, so no copy of the CPU is taken.
 //! Flat reads go through the MMU; a page fault becomes the page-not-present
 //! token with the address of the first byte that could not be read.
 //! Segmented reads look the selector up with `emu::Machine::segment_of`,
@@ -14,7 +16,7 @@
 //! 0xFF with `sel:off`. In real and V86 mode a selector is a
 //! paragraph and only paging can fault.
 
-use emu::{Access, CpuState, Gpr, Machine as Emu, SegReg, vector};
+use emu::{Access, Gpr, Machine as Emu, SegReg, vector};
 use rpn_vm::{FaultKind, MemFault, Reg};
 
 /// An object of the traced module: its selector (16:16 view) and flat base.
@@ -29,18 +31,13 @@ pub struct ObjectMapping {
 /// The guest at a tracepoint hit.
 pub struct GuestView<'a> {
     emu: &'a mut Emu,
-    frame: CpuState,
     objects: &'a [ObjectMapping],
 }
 
 impl<'a> GuestView<'a> {
-    /// A view of `emu` whose registers are those of `frame`.
-    pub fn new(emu: &'a mut Emu, frame: CpuState, objects: &'a [ObjectMapping]) -> GuestView<'a> {
-        GuestView {
-            emu,
-            frame,
-            objects,
-        }
+    /// A view of `emu` at a hit, with the objects of the traced module.
+    pub fn new(emu: &'a mut Emu, objects: &'a [ObjectMapping]) -> GuestView<'a> {
+        GuestView { emu, objects }
     }
 
     fn read_linear(&mut self, address: u32, buf: &mut [u8]) -> Result<(), MemFault> {
@@ -65,7 +62,7 @@ impl<'a> GuestView<'a> {
 
 impl rpn_vm::Machine for GuestView<'_> {
     fn reg(&self, reg: Reg) -> u32 {
-        let f = &self.frame;
+        let f = self.emu.cpu();
         let sreg = |s: SegReg| u32::from(f.sreg(s).selector);
         match reg {
             Reg::Eax => f.gpr[Gpr::Eax],

@@ -9,9 +9,10 @@
 //! CPU keeps the original instruction, decoded once. The runtime then asks
 //! the CPU to report #BP and #DB to the host.
 //!
-//! On a #BP at a known tracepoint the runtime snapshots the trap frame (EIP
-//! is the INT3's address plus one), runs the tracepoint's program against a
-//! [`GuestView`], logs the record in the system trace and moves EIP back
+//! On a #BP at a known tracepoint (EIP is the INT3's address plus one) the
+//! runtime runs the tracepoint's program against a [`GuestView`] of the
+//! CPU as it stands (no copy: the program changes no register), logs the
+//! record in the system trace and moves EIP back
 //! onto the tracepoint ([`Emu::resume_at_tracepoint`]): the CPU runs the
 //! original instruction out of line, with the guest's own TF. Nothing is
 //! patched back, nothing invalidated. A #BP that is not a tracepoint, and
@@ -163,6 +164,12 @@ impl DynamicTrace {
         self.overhead_cycles
     }
 
+    /// Whether an active tracepoint is at linear address `linear`.
+    #[inline]
+    pub fn is_tracepoint(&self, linear: u32) -> bool {
+        self.by_address.contains_key(&linear)
+    }
+
     /// Inserts the tracepoints of `spec` (DosDynamicTrace / DTRACE APPLY).
     /// Returns the DTO's index.
     ///
@@ -283,9 +290,9 @@ impl DynamicTrace {
         let Some(&(d, t)) = self.by_address.get(&linear) else {
             return Dispatch::NOT_OURS;
         };
-        // The trap frame: one copy, taken only for a tracepoint.
-        let frame = cpu.clone();
-        let protected = frame.protected();
+        // The trap frame is the CPU itself: the program reads registers
+        // where it needs them, and changes none.
+        let protected = cpu.protected();
         let dto = &mut self.dtos[d];
         let tp = &mut dto.tracepoints[t];
         let hit = Hit {
@@ -293,7 +300,7 @@ impl DynamicTrace {
             minor: tp.spec.minor,
             logmax: dto.logmax,
         };
-        let mut guest = GuestView::new(emu, frame, &dto.objects);
+        let mut guest = GuestView::new(emu, &dto.objects);
         let result = match &self.native[d][t] {
             Some(native) => native.run(&mut self.interp, &mut guest, &mut dto.vars, hit),
             None => self

@@ -22,7 +22,7 @@ use super::event::{Dispatch, Next, TrapKind};
 use super::fine::{Fine, HitClock, Observer};
 use super::guest::ObjectMapping;
 use super::runtime::{ApplyError, DynamicTrace};
-use crate::clock::DateTime;
+use crate::clock::{Clock, DateTime, StampCache};
 use crate::loading::LoadedModule;
 
 /// Why a trace command failed. The messages name the command and file.
@@ -102,6 +102,8 @@ pub struct SystemTrace {
     fine: Fine,
     /// The static majors (DosSysTrace) TRACE ON selected.
     statics: super::statics::StaticSelection,
+    /// The stamp of the last hit, reused within its hundredth of a second.
+    stamp: StampCache,
 }
 
 /// What DTRACE QUERY and GETVARS show of one tracepoint.
@@ -186,6 +188,7 @@ impl SystemTrace {
             spool_error: None,
             sysdump: None,
             statics: Default::default(),
+            stamp: StampCache::default(),
         })
     }
 
@@ -282,6 +285,20 @@ impl SystemTrace {
             self.fine.after_hit(&self.buffer, before, at, address, 0);
         }
         Ok(())
+    }
+
+    /// The stamp of a record logged when the machine's clock reads
+    /// `machine_cycles`: `clock.now(machine_cycles)`, converted once per
+    /// hundredth of a second.
+    #[inline]
+    pub fn stamp(&mut self, clock: &Clock, machine_cycles: u64) -> Timestamp {
+        self.stamp.stamp(clock, machine_cycles)
+    }
+
+    /// Whether TRSPOOL runs (so [`SystemTrace::after_hit`] may poll).
+    #[inline]
+    pub fn spooling(&self) -> bool {
+        self.spool.is_some()
     }
 
     /// After a hit was charged to the clock: a TRSPOOL poll if one is due
