@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use tdf::diag::{ConsoleLine, Severity};
-use tdf::trcust::{CommandLine, PathStyle, find_file, replace_ext, run_parsed, with_default_ext};
+use tdf::trcust::{
+    CommandLine, PathStyle, find_file, replace_ext, run_parsed, tdf_output_name, with_default_ext,
+};
 
 use crate::util::refuse_overwrite;
 
@@ -165,7 +167,7 @@ fn check_outputs(dir: &Path, cmd: &CommandLine) -> Result<()> {
         inputs.extend(found(&tsf));
         inputs.extend(cmd.map.as_deref().and_then(found));
         let tdf = match cmd.files.get(1) {
-            Some(n) => with_default_ext(n, "TDF"),
+            Some(n) => tdf_output_name(dir, n),
             None => replace_ext(tdf::module::file_name(&tsf), "TDF"),
         };
         outputs.push(found(&tdf).unwrap_or_else(|| dir.join(&tdf)));

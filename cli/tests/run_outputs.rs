@@ -161,6 +161,91 @@ fn output_to_dev_full_fails_and_leaves_no_file() {
 }
 
 #[test]
+fn trcust_onto_dev_full_fails_and_removes_the_tff_it_wrote() {
+    if !Path::new("/dev/full").exists() {
+        println!("skipped: no /dev/full");
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    text(&os2trace(dir.path(), &["testprogs", "build", "."]));
+    let before = entries(dir.path());
+    // The TFF is written first, then the TDF fails: the run's TFF goes
+    // too, and /dev/full is written as named (no /dev/full.TDF).
+    let out = os2trace(
+        dir.path(),
+        &["trcust", "TPDLL16.TSF", "/dev/full", "/M=TPDLL16.MAP"],
+    );
+    let console = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{console}");
+    assert!(
+        console.contains("error writing to file : /dev/full\n"),
+        "{console}"
+    );
+    assert!(!Path::new("/dev/full.TDF").exists());
+    assert_eq!(entries(dir.path()), before, "no TFF, TDF or temp file left");
+}
+
+/// Runs `os2trace ARGS` in `dir` with the files it writes limited to
+/// `blocks` 512-byte blocks (`ulimit -f`, SIGXFSZ ignored): a write past
+/// it fails as on a full disk.
+fn os2trace_small_disk(dir: &Path, args: &[&str], blocks: u32) -> std::process::Output {
+    Command::new("sh")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {blocks} && exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_os2trace"))
+        .args(args)
+        .output()
+        .expect("runs sh")
+}
+
+#[test]
+fn a_full_disk_leaves_no_temp_or_half_written_file() {
+    let dir = prepared();
+    let d = dir.path();
+    // testprogs build: files over 1 KB fail. Those written are whole (as
+    // an unlimited build writes them), the others absent, no temp left.
+    let out = os2trace_small_disk(d, &["testprogs", "build", "small"], 2);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains(".tmp"), "{err}");
+    let small = entries(&d.join("small"));
+    for name in &small {
+        let written = std::fs::read(d.join("small").join(name)).unwrap();
+        let whole = std::fs::read(d.join(name));
+        assert_eq!(written, whole.unwrap_or_default(), "{name} is whole");
+    }
+    assert!(
+        small.len() < entries(d).len(),
+        "the limit stopped the build: {small:?}"
+    );
+    // run --save: the 4 KB save file does not fit in 2 KB.
+    let before = entries(d);
+    let out = os2trace_small_disk(
+        d,
+        &[
+            "run",
+            "--root",
+            ".",
+            "--trace",
+            "TPDLL16",
+            "--save",
+            "S.SAV",
+            "DLLCAL16.EXE",
+        ],
+        4,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot write S.SAV"), "{err}");
+    assert!(!err.contains(".tmp"), "{err}");
+    assert_eq!(entries(d), before, "no S.SAV, no temp file");
+}
+
+#[test]
 fn sigint_during_a_traced_run_still_writes_save() {
     let dir = tempfile::tempdir().unwrap();
     // L: nop; jmp L  (a tracepoint on the NOP hits on every turn)

@@ -188,6 +188,19 @@ pub fn with_default_ext(name: &str, ext: &str) -> String {
     }
 }
 
+/// The TDF file to write for the TDF argument `given`: TRCUST's default
+/// `.TDF` is added to a name without an extension, except when `given`
+/// names an existing device or FIFO (`/dev/full`, `/dev/stdout`, a pipe),
+/// which is written as named rather than creating `/dev/full.TDF`.
+pub fn tdf_output_name(dir: &Path, given: &str) -> String {
+    let special = fs::metadata(dir.join(given)).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    if special {
+        given.to_string()
+    } else {
+        with_default_ext(given, "TDF")
+    }
+}
+
 /// `name` with its extension replaced by `ext`.
 pub fn replace_ext(name: &str, ext: &str) -> String {
     let base_start = name.len() - crate::module::file_name(name).len();
@@ -430,7 +443,7 @@ fn tsf_mode(r: &mut Run<'_>, cmd: &CommandLine) {
         return;
     }
     let tdf_name = match cmd.files.get(1) {
-        Some(n) => with_default_ext(n, "TDF"),
+        Some(n) => tdf_output_name(r.dir, n),
         None => replace_ext(crate::module::file_name(&tsf_name), "TDF"),
     };
     if let Some(tff) = &out.tff {
