@@ -11,9 +11,14 @@
 //! file (default `trace-<pid>` in the current directory, 4 MB, at least 128
 //! KB) and ends with `prex: target process finished`. `quit` (or the end of
 //! the input) kills the target, `quit resume` lets it run to its end with
-//! the probes as set, `quit suspend` leaves it unrun. Ctrl-C while the
-//! target runs stops it and returns to the prompt; `continue` resumes it. The command language
-//! is the `tnf` crate's ([`tnf::prex`]).
+//! the probes as set, `quit suspend` leaves it unrun; once the target has
+//! run, quit writes the trace file with what it recorded (on Solaris the
+//! file is mapped and always holds it). Ctrl-C (SIGINT) while the target
+//! runs stops it at an instruction boundary, prints `Target process
+//! stopped` and returns to the prompt; `continue` resumes it where it
+//! stopped, and probes of DLLs it loaded meanwhile join the session.
+//! Ctrl-C at the prompt is ignored (our choice; the next `continue` runs
+//! on). The command language is the `tnf` crate's ([`tnf::prex`]).
 //!
 //! The options of `os2trace run` for OS/2's system trace (`--trace`,
 //! `--apply`, `--tracefmt`, `--save`, ...) work here too: TNF probes and
@@ -326,6 +331,12 @@ fn user_mode(
             Action::Quit(_) | Action::Prompt => false,
         };
         if !runs {
+            if started {
+                // The target ran and is killed (or left) here: the trace
+                // file holds what it recorded, as Solaris's mapped file does.
+                t.finish_system_trace()?;
+                write_trace(&mut t.p, trace_file)?;
+            }
             return Ok(0);
         }
         for (i, probe) in session.borrow().probes().iter().enumerate() {
@@ -338,6 +349,9 @@ fn user_mode(
         match t.resume() {
             // Ctrl-C stops the target and returns to the prompt.
             Outcome::Interrupted if action == Action::Continue => {
+                // The handler is armed again: a Ctrl-C at the prompt does
+                // not end prex (the next continue forgets it).
+                crate::sigpipe::interrupt_flag();
                 writeln!(out, "\nTarget process stopped")?;
                 // DLLs loaded since: their probes join the session.
                 if let Err(e) = t.p.tnf_discover() {
@@ -400,7 +414,10 @@ fn kernel_mode(
         } else {
             t.p.tnf_kernel_control(&kernel_control(&s))?;
             match t.resume() {
-                Outcome::Interrupted => writeln!(out, "\nTarget process stopped")?,
+                Outcome::Interrupted => {
+                    crate::sigpipe::interrupt_flag();
+                    writeln!(out, "\nTarget process stopped")?
+                }
                 Outcome::Exited(_) => {
                     t.finish_system_trace()?;
                     writeln!(out, "prex: target process finished")?;
@@ -428,13 +445,8 @@ fn kernel_mode(
     Ok(if ended == Some(false) { 1 } else { 0 })
 }
 
-/// Writes the trace file and reports how the target ended.
-fn finish(
-    p: &mut Process,
-    trace_file: &Path,
-    outcome: Outcome,
-    out: &mut dyn Write,
-) -> Result<i32> {
+/// Writes the trace file (what the target recorded so far).
+fn write_trace(p: &mut Process, trace_file: &Path) -> Result<()> {
     let writer = p.tnf_finish().context("the trace writer is gone")?;
     outfile::write_atomic(trace_file, writer.bytes())
         .with_context(|| trace_file.display().to_string())?;
@@ -442,6 +454,17 @@ fn finish(
     if dropped > 0 {
         eprintln!("prex: {dropped} events not written: {}", why.unwrap_or("?"));
     }
+    Ok(())
+}
+
+/// Writes the trace file and reports how the target ended.
+fn finish(
+    p: &mut Process,
+    trace_file: &Path,
+    outcome: Outcome,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    write_trace(p, trace_file)?;
     match outcome {
         Outcome::Exited(_) => {
             writeln!(out, "prex: target process finished")?;

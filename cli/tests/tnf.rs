@@ -367,3 +367,267 @@ fn kernel_probes_record_api_calls_and_thread_switches() {
     assert!(stdout.contains("buffer deallocated\n"), "{stdout}");
     assert!(!dir.path().join("gone.tnf").exists());
 }
+
+/// What a child has written so far on one stream, read by a thread.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Captured {
+    fn read_from(mut r: impl std::io::Read + Send + 'static) -> Captured {
+        let c = Captured::default();
+        let sink = c.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = r.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.0.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        c
+    }
+
+    fn text(&self) -> String {
+        text(&self.0.lock().unwrap())
+    }
+
+    /// Waits until `pred` holds for the text (a hang guard, not a timing
+    /// assertion: the bound is minutes).
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+        loop {
+            let t = self.text();
+            if pred(&t) {
+                return t;
+            }
+            assert!(std::time::Instant::now() < deadline, "no {what} in:\n{t}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// The `n` of every `tick` event in a trace file, in time order.
+fn ticks(dir: &Path, file: &str) -> Vec<u64> {
+    let dump = text(&os2trace(dir, &["tnfdump", file], "").stdout);
+    dump.lines()
+        .filter(|l| l.get(61..66) == Some("tick "))
+        .map(|l| {
+            let n = l.split("n: ").nth(1).unwrap();
+            n.split(' ').next().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+/// Ctrl-C (SIGINT) while the target runs stops it and prex reads commands
+/// again; `continue` resumes the target where it stopped. TNFLD32 with an
+/// argument calls TNFDLL32's probed Tick forever; `&debug` shows on stderr
+/// that the target runs before each signal is sent. The trace file that
+/// `quit` writes holds ticks 0, 1, 2, ... with none lost across the stop.
+#[test]
+fn ctrl_c_stops_the_target_and_prex_reads_commands_again() {
+    use std::io::Write;
+    let dir = setup();
+    testprogs::tnfld32().unwrap().write_to(dir.path()).unwrap();
+    testprogs::tnfdll32().unwrap().write_to(dir.path()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_os2trace"))
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .args(["prex", "-o", "spin.tnf", "TNFLD32.EXE", "forever"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = Captured::read_from(child.stdout.take().unwrap());
+    let stderr = Captured::read_from(child.stderr.take().unwrap());
+    let mut stdin = child.stdin.take().unwrap();
+    let interrupt = || {
+        let st = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    stdin
+        .write_all(b"enable name=tick\nconnect &debug name=tick\ncontinue\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    stderr.wait_for("tick on stderr", |t| t.contains("probe tick;"));
+    interrupt();
+    stdout.wait_for("the stop", |t| t.contains("\nTarget process stopped\n"));
+    let seen = stderr.text().len();
+    stdin.write_all(b"list history\ncontinue\n").unwrap();
+    stdin.flush().unwrap();
+    stderr.wait_for("ticks after the resume", |t| {
+        t[seen..].contains("probe tick;")
+    });
+    interrupt();
+    stdout.wait_for("the second stop", |t| {
+        t.matches("\nTarget process stopped\n").count() == 2
+    });
+    stdin.write_all(b"quit\n").unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", stderr.text());
+    let out = stdout.wait_for("quit", |t| t.ends_with("prex> quit\n"));
+    assert!(
+        out.contains(
+            "Target process stopped\nprex> list history\n[0] enable 'name'='tick'\n[1] connect &debug 'name'='tick'\nprex> continue\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("Target process stopped\nprex> quit\n"),
+        "{out}"
+    );
+    let ticks = ticks(dir.path(), "spin.tnf");
+    assert!(ticks.len() >= 2, "{ticks:?}");
+    assert_eq!(ticks, (0..ticks.len() as u64).collect::<Vec<_>>());
+    // Every tick recorded was also printed by &debug, in order.
+    let debug: Vec<u64> = stderr
+        .text()
+        .lines()
+        .filter_map(|l| l.strip_prefix("probe tick; n="))
+        .map(|l| l.split(';').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(debug[..ticks.len()], ticks[..]);
+}
+
+/// The same on a terminal: prex under script(1), Ctrl-C typed as the
+/// ^C character, which the terminal turns into SIGINT; prex shows its
+/// `prex> ` prompt and does not echo commands. Skipped without script.
+#[test]
+fn ctrl_c_on_a_terminal() {
+    use std::io::Write;
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no script(1) for a pseudo-terminal");
+        return;
+    }
+    let dir = setup();
+    testprogs::tnfld32().unwrap().write_to(dir.path()).unwrap();
+    testprogs::tnfdll32().unwrap().write_to(dir.path()).unwrap();
+    let cmd = format!(
+        "{} prex -o tty.tnf TNFLD32.EXE forever",
+        env!("CARGO_BIN_EXE_os2trace")
+    );
+    let mut child = Command::new("script")
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let tty = Captured::read_from(child.stdout.take().unwrap());
+    let mut stdin = child.stdin.take().unwrap();
+    tty.wait_for("the first prompt", |t| t.contains("prex> "));
+    stdin
+        .write_all(b"enable name=tick\nconnect &debug name=tick\ncontinue\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    tty.wait_for("ticks", |t| t.contains("probe tick;"));
+    stdin.write_all(b"\x03").unwrap();
+    stdin.flush().unwrap();
+    tty.wait_for("the stop and a prompt", |t| {
+        t.split("Target process stopped")
+            .nth(2)
+            .is_some_and(|rest| rest.contains("prex> "))
+    });
+    stdin.write_all(b"quit\n").unwrap();
+    stdin.flush().unwrap();
+    let status = child.wait().unwrap();
+    let t = tty.text();
+    assert_eq!(status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("Target process stopped\r\nType \"continue\" to resume the target, \"help\" for help ...\r\nprex> "),
+        "{t}"
+    );
+    assert!(!t.contains("prex> continue\r\nprex: "), "no echo: {t}");
+    let ticks = ticks(dir.path(), "tty.tnf");
+    assert!(!ticks.is_empty());
+    assert_eq!(ticks, (0..ticks.len() as u64).collect::<Vec<_>>());
+}
+
+/// prex's history is replayed on the probes of a DLL the target loads
+/// while it runs (TNFLD32 loads TNFDLL32 with DosLoadModule): `list
+/// probes` before `continue` shows only the program's probe, yet `tick`
+/// records. And `prex -k` records that load as `module_load`.
+#[test]
+fn history_reaches_probes_of_a_dll_loaded_later() {
+    let dir = setup();
+    testprogs::tnfld32().unwrap().write_to(dir.path()).unwrap();
+    testprogs::tnfdll32().unwrap().write_to(dir.path()).unwrap();
+    let out = os2trace(
+        dir.path(),
+        &["prex", "-o", "late.tnf", "TNFLD32.EXE"],
+        "enable /tick/\nlist name probes $all\ncontinue\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("prex> list name probes $all\nname=loaded \nprex> continue\n"),
+        "{stdout}"
+    );
+    assert_eq!(ticks(dir.path(), "late.tnf"), [0, 1, 2]);
+    let dump = text(&os2trace(dir.path(), &["tnfdump", "late.tnf"], "").stdout);
+    assert!(
+        !dump.contains(" loaded      "),
+        "loaded stays disabled: {dump}"
+    );
+    // disable after enable: the history replays both, in order.
+    let out = os2trace(
+        dir.path(),
+        &["prex", "-o", "late2.tnf", "TNFLD32.EXE"],
+        "enable $all\ndisable keys=dll\ncontinue\n",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(ticks(dir.path(), "late2.tnf"), Vec::<u64>::new());
+    let dump = text(&os2trace(dir.path(), &["tnfdump", "late2.tnf"], "").stdout);
+    assert_eq!(
+        dump.matches(" loaded                    hmod: ").count(),
+        1,
+        "{dump}"
+    );
+
+    // Kernel mode: the load is a module_load event, between the calls.
+    let out = os2trace(
+        dir.path(),
+        &["prex", "-k", "-o", "k.tnf", "TNFLD32.EXE"],
+        "buffer alloc\nenable $all\ntrace $all\nktrace on\ncontinue\nquit\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let dump = text(&os2trace(dir.path(), &["tnfdump", "k.tnf"], "").stdout);
+    let events: Vec<&str> = dump
+        .lines()
+        .filter(|l| l.get(57..61) == Some("  - "))
+        .map(|l| l[61..].trim_end())
+        .collect();
+    let load = events
+        .iter()
+        .position(|e| e.starts_with("module_load "))
+        .unwrap_or_else(|| panic!("{dump}"));
+    assert!(
+        events[load].starts_with("module_load               name: \"TNFDLL32\" path: \""),
+        "{}",
+        events[load]
+    );
+    assert!(
+        events[load].contains("TNFDLL32.DLL\" hmod: "),
+        "{}",
+        events[load]
+    );
+    assert_eq!(
+        events[load - 1],
+        "syscall_start             module: \"DOSCALLS\" ordinal: 318 name: \"DosLoadModule\""
+    );
+    assert_eq!(events[load + 1], "syscall_end               rc: 0");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.starts_with("module_load"))
+            .count(),
+        1
+    );
+}

@@ -241,3 +241,54 @@ fn malformed_descriptors_are_refused_with_module_and_address() {
     refused(&[(end + 29, &[0x82])], "unknown bits", end + 29);
     refused(&[(end + 92, &[0, 0, 0, 0])], "not readable", 0);
 }
+
+/// A DLL loaded by DosLoadModule while the program runs: its probe is
+/// found at its first hit and the probe policy (prex's history) decides
+/// what it does; the program's own probe keeps the action it was given.
+#[test]
+fn probes_of_a_dll_loaded_later_get_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    testprogs::tnfld32().unwrap().write_to(dir.path()).unwrap();
+    testprogs::tnfdll32().unwrap().write_to(dir.path()).unwrap();
+    let mut cfg = kernel_sim::ProcessConfig::new(dir.path(), "TNFLD32.EXE");
+    cfg.max_instructions = Some(1_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    assert_eq!(p.tnf_discover().unwrap(), 0);
+    let names: Vec<&str> = p
+        .tnf_probes()
+        .iter()
+        .map(|g| g.desc.name.as_str())
+        .collect();
+    assert_eq!(names, ["loaded"], "the DLL is not loaded yet");
+    let asked = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let seen = asked.clone();
+    p.tnf_set_policy(Box::new(move |g| {
+        seen.borrow_mut().push(g.desc.name.clone());
+        ProbeAction {
+            record: g.desc.keys.split(' ').any(|k| k == "tick"),
+            debug: false,
+        }
+    }));
+    p.tnf_start(TnfWriter::new(128 * 1024, Endian::Little).unwrap());
+    assert_eq!(p.run(), Outcome::Exited(0));
+    assert_eq!(*asked.borrow(), ["tick"], "asked once, for the new probe");
+    let probes = p.tnf_probes();
+    assert_eq!(probes.len(), 2);
+    assert!(
+        probes[1].object.ends_with("TNFDLL32.DLL"),
+        "{}",
+        probes[1].object
+    );
+    let bytes = p.tnf_finish().unwrap().into_bytes();
+    let dump = tnf::dump::cooked(&TnfFile::parse(&bytes).unwrap(), false).unwrap();
+    let events: Vec<&str> = dump.lines().skip(4).map(|l| &l[61..]).collect();
+    assert_eq!(
+        events,
+        [
+            "tick                      n: 0 module: \"TNFDLL32\"",
+            "tick                      n: 1 module: \"TNFDLL32\"",
+            "tick                      n: 2 module: \"TNFDLL32\"",
+        ],
+        "{dump}"
+    );
+}

@@ -519,3 +519,183 @@ pub(crate) fn build_tnf16(probes: Probes) -> Result<Program> {
     spec.exports = exports(probes);
     link(spec)
 }
+
+/// How many times TNFLD32 calls `Tick` (without an argument).
+pub const TNFLD32_TICKS: u32 = 3;
+
+const TNFDLL32_PROBES: &[ProbeDef] = &[ProbeDef {
+    name: "tick",
+    keys: "dll tick",
+    detail: "XYZ%where 'in a DLL loaded later'",
+    file: "tnfdll.c",
+    line: 7,
+    debug: false,
+    args: &[
+        (TNF_ULONG, "n", Loc::Frame(8)),
+        (TNF_STRING, "module", Loc::AddrOf("module_name")),
+    ],
+    records: &[],
+    site: "tick_site",
+}];
+
+/// TNFDLL32.DLL: a DLL with a TNF probe that TNFLD32 loads with
+/// DosLoadModule while it runs, so its probe appears after prex has set
+/// the probes up (prex replays its history on it). Objects 1 `CODE32`, 2
+/// `DATA32`; ordinal 1 `Tick(n)` fires `tick` (keys `dll tick`, `tnf_ulong
+/// n` from `[EBP+8]`, `tnf_string module`) and returns 2n; ordinal 2
+/// `TNF_PROBE_LIST`; `_DLL_InitTerm` returns 1.
+pub(crate) fn build_tnfdll32() -> Result<Program> {
+    const P: &str = "TNFDLL32";
+    let mut d = Data::new();
+    d.bytes("module_name", b"TNFDLL32\0");
+    probe_table(&mut d, 2, TNFDLL32_PROBES, false);
+    let data = d.finish("DATA32", "DATA", LX_DATA);
+
+    let mut c = Code::new(P, 32)?;
+    let stub = c.label();
+    c.public("_DLL_InitTerm")?;
+    c.op(|a| a.mov(eax, 1))?;
+    c.op(|a| a.ret())?;
+    c.public("Tick")?;
+    c.op(|a| a.push(ebp))?;
+    c.op(|a| a.mov(ebp, esp))?;
+    site(&mut c, Probes::Tnf, stub, "tick_site", false)?;
+    c.op(|a| a.mov(eax, dword_ptr(ebp + 8)))?;
+    c.op(|a| a.add(eax, eax))?;
+    c.op(|a| a.pop(ebp))?;
+    c.op(|a| a.ret())?;
+    let code = c.finish("CODE32", "CODE", LX_CODE)?;
+    link(Spec {
+        format: Format::Lx,
+        name: P,
+        file_name: "TNFDLL32.DLL",
+        description: "TNFDLL32.DLL: a TNF probe in a DLL loaded later (os2trace testprogs)",
+        flags: LX_LIBRARY,
+        segments: vec![code, data],
+        exports: vec![
+            Export {
+                ordinal: 1,
+                symbol: "Tick",
+                name: "Tick",
+            },
+            Export {
+                ordinal: 2,
+                symbol: "TNF_PROBE_LIST",
+                name: "TNF_PROBE_LIST",
+            },
+        ],
+        start: "_DLL_InitTerm",
+        stack: None,
+        stack_size: 0,
+        auto_data: None,
+        major: 0xD3,
+        tracepoints: Vec::new(),
+    })
+}
+
+const TNFLD32_PROBES: &[ProbeDef] = &[ProbeDef {
+    name: "loaded",
+    keys: "loader",
+    detail: "",
+    file: "tnfld.c",
+    line: 12,
+    debug: false,
+    args: &[(TNF_ULONG, "hmod", Loc::Var("hmod", 0))],
+    records: &[],
+    site: "loaded_site",
+}];
+
+/// `DosLoadModule(pszObjNameBuf, cbObjNameBuf, pszModName, phmod)`.
+const DOSLOADMODULE32: Ref = doscalls(318, "DosLoadModule");
+/// `DosQueryProcAddr(hmod, ordinal, pszProcName, ppfn)`.
+const DOSQUERYPROCADDR32: Ref = doscalls(321, "DosQueryProcAddr");
+
+/// TNFLD32.EXE: loads TNFDLL32.DLL with DosLoadModule, fires its own probe
+/// `loaded` (keys `loader`, `tnf_ulong hmod`), finds `Tick` (TNFDLL32.1)
+/// with DosQueryProcAddr and calls `Tick(i)` for i = 0..[`TNFLD32_TICKS`],
+/// checking each returns 2i; with any argument it goes on calling forever
+/// (a busy loop between calls), a target for prex's Ctrl-C. Objects 1
+/// `CODE32`, 2 `DATA32`, 3 `STACK`. Exit 2 if the DLL does not load, 3 if
+/// Tick is not found, 1 if Tick returns a wrong value.
+pub(crate) fn build_tnfld32() -> Result<Program> {
+    const P: &str = "TNFLD32";
+    let base = lx_base(2);
+    let mut d = Data::new();
+    let hmod = base + d.dword("hmod", 0);
+    let pfn = base + d.dword("pfn", 0);
+    let dll_name = base + d.bytes("dll_name", b"TNFDLL32\0");
+    probe_table(&mut d, 2, TNFLD32_PROBES, false);
+    let objbuf = base + d.zeroed("objbuf", 64);
+    let data = d.finish("DATA32", "DATA", LX_DATA);
+
+    let mut c = Code::new(P, 32)?;
+    let mut fails = [c.label(), c.label(), c.label()];
+    let mut exit = c.label();
+    let mut top = c.label();
+    let mut delay = c.label();
+    let mut next = c.label();
+    let stub = c.label();
+    c.public("main")?;
+    // ESI: nonzero when the command line has an argument (forever).
+    c.op(|a| a.mov(edi, dword_ptr(esp + 16)))?;
+    c.op(|a| a.cld())?;
+    c.op(|a| a.xor(eax, eax))?;
+    c.op(|a| a.mov(ecx, -1))?;
+    c.op(|a| a.repne().scasb())?;
+    c.op(|a| a.movzx(esi, byte_ptr(edi)))?;
+    let load = [
+        Arg::Address("objbuf", objbuf),
+        Arg::Imm(64),
+        Arg::Address("dll_name", dll_name),
+        Arg::Address("hmod", hmod),
+    ];
+    Call::system(DOSLOADMODULE32, &load).emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[1])?;
+    site(&mut c, Probes::Tnf, stub, "loaded_site", false)?;
+    let query = [
+        Arg::Dword("hmod", hmod),
+        Arg::Imm(1),
+        Arg::Imm(0),
+        Arg::Address("pfn", pfn),
+    ];
+    Call::system(DOSQUERYPROCADDR32, &query).emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[2])?;
+    c.op(|a| a.xor(ebx, ebx))?;
+    c.place(&mut top)?;
+    c.local("tick_loop")?;
+    c.op(|a| a.push(ebx))?;
+    c.data_ref("pfn")?;
+    c.op(|a| a.call(dword_ptr(u64::from(pfn))))?;
+    c.op(|a| a.add(esp, 4))?;
+    c.op(|a| a.lea(edx, ebx + ebx))?;
+    c.op(|a| a.cmp(eax, edx))?;
+    c.op(|a| a.jne(fails[0]))?;
+    c.op(|a| a.inc(ebx))?;
+    c.op(|a| a.test(esi, esi))?;
+    c.op(|a| a.jz(next))?;
+    c.op(|a| a.mov(ecx, 20_000))?;
+    c.place(&mut delay)?;
+    c.op(|a| a.dec(ecx))?;
+    c.op(|a| a.jnz(delay))?;
+    c.op(|a| a.jmp(top))?;
+    c.place(&mut next)?;
+    c.op(|a| a.cmp(ebx, TNFLD32_TICKS))?;
+    c.op(|a| a.jb(top))?;
+    epilogue(&mut c, &mut fails, &mut exit, 32)?;
+    let code = c.finish("CODE32", "CODE", LX_CODE)?;
+    link(Spec {
+        format: Format::Lx,
+        name: P,
+        file_name: "TNFLD32.EXE",
+        description: "TNFLD32.EXE: loads TNFDLL32 and calls its probed Tick (os2trace testprogs)",
+        flags: LX_PROGRAM,
+        segments: vec![code, data, layout::stack32()],
+        exports: exports(Probes::Tnf),
+        start: "main",
+        stack: Some((3, STACK32)),
+        stack_size: STACK32,
+        auto_data: None,
+        major: 0xD2,
+        tracepoints: Vec::new(),
+    })
+}
