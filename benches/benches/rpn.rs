@@ -12,7 +12,7 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rpn_vm::examples::{EXAMPLES, sample_machine};
 use rpn_vm::jit::Compiled;
-use rpn_vm::{Hit, Interpreter, Outcome, Program, parse};
+use rpn_vm::{Hit, HitOutcome, Interpreter, Program, parse};
 use std::hint::black_box;
 
 const SIXTEEN: &str = "vars=2\nmajor=0xC8\nminor=0x10\n\
@@ -64,7 +64,7 @@ fn logged_len(
     hit: Hit,
 ) -> usize {
     match interp.run(p, m, vars, hit).outcome {
-        Outcome::Logged(r) => r.data.len(),
+        HitOutcome::Logged(r) => r.data.len(),
         _ => usize::MAX,
     }
 }
@@ -78,7 +78,7 @@ fn logged_len_jit(
     hit: Hit,
 ) -> usize {
     match p.run(interp, m, vars, hit).outcome {
-        Outcome::Logged(r) => r.data.len(),
+        HitOutcome::Logged(r) => r.data.len(),
         _ => usize::MAX,
     }
 }

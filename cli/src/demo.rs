@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 use kernel_sim::trace::Selection;
 use kernel_sim::{ConsoleBuffer, Process, ProcessConfig};
 use rpn_vm::examples::{EXAMPLES, sample_machine};
-use rpn_vm::{Hit, Interpreter, Outcome, parse};
+use rpn_vm::{Hit, HitOutcome, Interpreter, parse};
 use stda::{Stda, StdaFormat, tracefmt};
 use tdf::trcust::PathStyle;
 
@@ -180,7 +180,7 @@ fn examples() -> Result<()> {
         };
         let result = interp.run(&tp.program, machine, &mut [], hit);
         match result.outcome {
-            Outcome::Logged(r) => println!(
+            HitOutcome::Logged(r) => println!(
                 "      -> logged major {:02X} minor {:04X}{}, {} cycles: {}",
                 r.major,
                 r.minor,

@@ -8,7 +8,7 @@ use clap::Subcommand;
 use rpn_vm::fake::PAGE_SIZE;
 use rpn_vm::jit::Compiled;
 use rpn_vm::source::TraceProgramFile;
-use rpn_vm::{FakeMachine, Hit, Interpreter, Outcome, Reg, Segment, object};
+use rpn_vm::{FakeMachine, FakeSegment, Hit, HitOutcome, Interpreter, Reg, object};
 
 use crate::util::parse_u32;
 
@@ -235,7 +235,7 @@ fn run_one(args: &RunArgs) -> Result<i32> {
         interp.run(&program, machine, &mut vars, hit)
     };
     let (major, minor, data, incomplete) = match result.outcome {
-        Outcome::Logged(r) => (r.major, r.minor, r.data.to_vec(), r.incomplete),
+        HitOutcome::Logged(r) => (r.major, r.minor, r.data.to_vec(), r.incomplete),
         _ => (hit.major, hit.minor, Vec::new(), false),
     };
     if args.json {
@@ -251,7 +251,7 @@ fn run_one(args: &RunArgs) -> Result<i32> {
         println!("{json}");
     } else {
         match result.outcome {
-            Outcome::Error(e) => println!("outcome: error ({e})"),
+            HitOutcome::Error(e) => println!("outcome: error ({e})"),
             o => println!("outcome: {}", o.name()),
         }
         println!("major: 0x{major:04X}  minor: 0x{minor:04X}  incomplete: {incomplete}");
@@ -293,7 +293,7 @@ fn build_machine(args: &RunArgs) -> Result<FakeMachine> {
             .with_context(|| format!("--sel: expected SEL=BASE[:LIMIT][:np], got '{spec}'"))?;
         let mut parts = rest.split(':');
         let base = parse_u32(parts.next().unwrap_or("")).map_err(anyhow::Error::msg)?;
-        let mut segment = Segment {
+        let mut segment = FakeSegment {
             base,
             limit: 0xFFFF,
             present: true,

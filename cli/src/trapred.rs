@@ -14,7 +14,7 @@ use std::io::{self, BufRead, BufReader, IsTerminal, Write};
 
 use anyhow::{Context, Result};
 use cptrap::CptrapFile;
-use cptrap::trapred::{DialogueOptions, Outcome, run_dialogue};
+use cptrap::trapred::{AfterCommand, DialogueOptions, run_dialogue};
 
 /// `trapred`'s arguments.
 #[derive(clap::Args, Debug, Default)]
@@ -90,7 +90,7 @@ pub fn run(opts: Args) -> Result<i32> {
     let outcome =
         run_dialogue(&file, &mut input, &mut term, &mut printer, options).context("TRAPRED")?;
     printer.flush().with_context(|| printer.path.clone())?;
-    if outcome == (Outcome::Stop { delete: true }) {
+    if outcome == (AfterCommand::Stop { delete: true }) {
         std::fs::remove_file(&opts.file)
             .with_context(|| format!("STOP: cannot delete {}", opts.file))?;
         writeln!(term, "FILE {} DELETED", opts.file)?;

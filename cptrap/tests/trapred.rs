@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use cptrap::trapred::{DialogueOptions, Outcome, run_dialogue};
+use cptrap::trapred::{AfterCommand, DialogueOptions, run_dialogue};
 use cptrap::{CptrapFile, Entry, Interface, InterfaceRecord, Recorder, Selection, TypeNum};
 use proptest::prelude::*;
 
@@ -35,7 +35,7 @@ fn sample() -> CptrapFile {
     CptrapFile::parse(&file).unwrap()
 }
 
-fn dialogue(file: &CptrapFile, script: &str) -> (String, String, Outcome) {
+fn dialogue(file: &CptrapFile, script: &str) -> (String, String, AfterCommand) {
     let mut input = script.as_bytes();
     let (mut term, mut printer) = (Vec::new(), Vec::new());
     let outcome = run_dialogue(
@@ -95,7 +95,7 @@ STOP
 fn golden_dialogue() {
     let (term, printer, outcome) = dialogue(&sample(), SCRIPT);
     golden("trapred_dialogue.txt", &term);
-    assert_eq!(outcome, Outcome::Stop { delete: false });
+    assert_eq!(outcome, AfterCommand::Stop { delete: false });
     // PRINTER * after the last record prints nothing.
     assert_eq!(printer, "");
 }
@@ -105,7 +105,7 @@ fn printer_writes_what_type_shows() {
     let file = sample();
     let (term, printer, outcome) = dialogue(&file, "SEL TYPE 3E\nP 2\nQUIT\n");
     assert!(term.contains("2 RECORDS PRINTED"), "{term}");
-    assert_eq!(outcome, Outcome::Quit);
+    assert_eq!(outcome, AfterCommand::Quit);
     let (shown, _, _) = dialogue(&file, "SEL TYPE 3E\nTYPE 2\n");
     let shown: Vec<&str> = shown
         .lines()
@@ -119,12 +119,15 @@ fn printer_writes_what_type_shows() {
 #[test]
 fn stop_deletes_unless_held_and_end_of_input_quits() {
     let file = sample();
-    assert_eq!(dialogue(&file, "STOP\n").2, Outcome::Stop { delete: true });
+    assert_eq!(
+        dialogue(&file, "STOP\n").2,
+        AfterCommand::Stop { delete: true }
+    );
     assert_eq!(
         dialogue(&file, "HOLD\nNOHOLD\nstop\n").2,
-        Outcome::Stop { delete: true }
+        AfterCommand::Stop { delete: true }
     );
-    assert_eq!(dialogue(&file, "TYPE\n").2, Outcome::Quit);
+    assert_eq!(dialogue(&file, "TYPE\n").2, AfterCommand::Quit);
 }
 
 fn record_numbers(term: &str) -> Vec<usize> {

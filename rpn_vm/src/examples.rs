@@ -8,7 +8,7 @@
 //! address 0x00020040 (example 5 treats a sel:off pair as a flat dword, as
 //! the seed says), where a 16-byte message waits.
 
-use crate::fake::{FakeMachine, Segment};
+use crate::fake::{FakeMachine, FakeSegment};
 use crate::machine::Reg;
 
 /// One example: its title as the seed gives it, and its trace program file.
@@ -66,7 +66,7 @@ pub fn sample_machine() -> FakeMachine {
         .set_reg(Reg::Es, 0x0017);
     m.add_selector(
         0x000F,
-        Segment {
+        FakeSegment {
             base: 0x0001_0000,
             limit: 0xFFFF,
             present: true,
@@ -74,7 +74,7 @@ pub fn sample_machine() -> FakeMachine {
     )
     .add_selector(
         0x0017,
-        Segment {
+        FakeSegment {
             base: 0x0002_0000,
             limit: 0xFFFF,
             present: true,
@@ -82,7 +82,7 @@ pub fn sample_machine() -> FakeMachine {
     )
     .add_selector(
         0x001F,
-        Segment {
+        FakeSegment {
             base: 0x0003_0000,
             limit: 0xFFFF,
             present: true,

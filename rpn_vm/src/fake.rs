@@ -1,4 +1,4 @@
-//! A small fake [`Machine`] for tests, benchmarks and `os2trace rpn run`.
+//! A small fake [`TracedMachine`] for tests, benchmarks and `os2trace rpn run`.
 //!
 //! It holds the registers of a trap frame, sparse flat memory (bytes never
 //! written read as zero), a table of selectors with base, limit and a
@@ -9,14 +9,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::machine::{FaultKind, Machine, MemFault, Reg};
+use crate::machine::{FaultKind, MemFault, Reg, TracedMachine};
 
 /// Page size used for not-present pages.
 pub const PAGE_SIZE: u32 = 4096;
 
 /// A segment descriptor of the fake machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Segment {
+pub struct FakeSegment {
     /// Linear base address.
     pub base: u32,
     /// Highest valid offset.
@@ -30,7 +30,7 @@ pub struct Segment {
 pub struct FakeMachine {
     regs: [u32; 16],
     memory: BTreeMap<u32, u8>,
-    selectors: BTreeMap<u16, Segment>,
+    selectors: BTreeMap<u16, FakeSegment>,
     not_present: BTreeSet<u32>,
     objects: BTreeMap<u32, (u16, u32)>,
 }
@@ -56,7 +56,7 @@ impl FakeMachine {
     }
 
     /// Defines a selector.
-    pub fn add_selector(&mut self, selector: u16, segment: Segment) -> &mut Self {
+    pub fn add_selector(&mut self, selector: u16, segment: FakeSegment) -> &mut Self {
         self.selectors.insert(selector, segment);
         self
     }
@@ -88,7 +88,7 @@ impl FakeMachine {
     }
 }
 
-impl Machine for FakeMachine {
+impl TracedMachine for FakeMachine {
     fn reg(&self, reg: Reg) -> u32 {
         self.regs[reg as usize]
     }

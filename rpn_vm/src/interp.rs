@@ -1,7 +1,7 @@
 //! The cycle-counted interpreter.
 //!
 //! One tracepoint hit runs one verified [`Program`] against the interrupted
-//! [`Machine`] and the DTO's variables, and ends in an [`Outcome`]. The
+//! [`TracedMachine`] and the DTO's variables, and ends in a [`HitOutcome`]. The
 //! semantics are those of warp-debug-dtrace.txt §1.6 with the decisions of
 //! DESIGN.md:
 //!
@@ -23,7 +23,7 @@
 //!   to undo `Cnvrt FXS` (which leaves the offset on top) put an `Xchg`
 //!   between them.
 //! * A variable index out of range (`Move VIi`, `Inc VIi`, `Push VIi`) ends
-//!   the hit with [`Outcome::Error`]; variable changes made so far remain, as
+//!   the hit with [`HitOutcome::Error`]; variable changes made so far remain, as
 //!   they do after Abort.
 //!
 //! Costs come from the opcode table: each instruction's fixed cycles plus
@@ -43,7 +43,7 @@ pub(crate) use log::{ItemAt, LOG_CAPACITY, LogBuffer};
 pub(crate) use stack::Stack;
 
 use crate::fuse::Kind;
-use crate::machine::{Machine, MemFault, Reg};
+use crate::machine::{MemFault, Reg, TracedMachine};
 use crate::opcode::Op;
 use crate::verify::{Program, STACK_SLOTS};
 
@@ -95,7 +95,7 @@ pub enum RunError {
 
 /// How a hit ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome<'a> {
+pub enum HitOutcome<'a> {
     /// Exit, or the end of the program: log this record.
     Logged(Record<'a>),
     /// Abort: nothing is logged; variable changes remain.
@@ -108,15 +108,19 @@ pub enum Outcome<'a> {
     Error(RunError),
 }
 
-impl Outcome<'_> {
+/// The former name of [`HitOutcome`], kept while the hit-path work
+/// (issue 11) still uses it; `kernel_sim::Outcome` is how a run ended.
+pub type Outcome<'a> = HitOutcome<'a>;
+
+impl HitOutcome<'_> {
     /// The outcome's name as `os2trace rpn run --json` prints it.
     pub fn name(&self) -> &'static str {
         match self {
-            Outcome::Logged(_) => "logged",
-            Outcome::Aborted => "aborted",
-            Outcome::Removed => "removed",
-            Outcome::SysDump => "sysdump",
-            Outcome::Error(_) => "error",
+            HitOutcome::Logged(_) => "logged",
+            HitOutcome::Aborted => "aborted",
+            HitOutcome::Removed => "removed",
+            HitOutcome::SysDump => "sysdump",
+            HitOutcome::Error(_) => "error",
         }
     }
 }
@@ -125,7 +129,7 @@ impl Outcome<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunResult<'a> {
     /// How the hit ended.
-    pub outcome: Outcome<'a>,
+    pub outcome: HitOutcome<'a>,
     /// Cycles spent interpreting.
     pub cycles: u64,
 }
@@ -135,7 +139,7 @@ pub(crate) enum Stop {
     /// End the hit and log what there is, marked incomplete.
     Incomplete,
     /// Abort, Remove, SysDump or Error.
-    Outcome(Outcome<'static>),
+    Outcome(HitOutcome<'static>),
 }
 
 /// The interpreter: the circular stack and the log buffer, reused across
@@ -169,7 +173,7 @@ impl Interpreter {
     }
 
     /// Runs one hit.
-    pub fn run<'s, M: Machine + ?Sized>(
+    pub fn run<'s, M: TracedMachine + ?Sized>(
         &'s mut self,
         program: &Program,
         machine: &mut M,
@@ -436,9 +440,9 @@ impl Interpreter {
                 Kind::SetMajW => major = arg as u16,
                 Kind::SetMaj => major = st.peek() as u16,
                 Kind::Exit => break None,
-                Kind::Abort => break Some(Stop::Outcome(Outcome::Aborted)),
-                Kind::Remove => break Some(Stop::Outcome(Outcome::Removed)),
-                Kind::SysDump => break Some(Stop::Outcome(Outcome::SysDump)),
+                Kind::Abort => break Some(Stop::Outcome(HitOutcome::Aborted)),
+                Kind::Remove => break Some(Stop::Outcome(HitOutcome::Removed)),
+                Kind::SysDump => break Some(Stop::Outcome(HitOutcome::SysDump)),
             }
         };
         self.stack = st.slots;
@@ -447,13 +451,13 @@ impl Interpreter {
         let fixed = program.prefix.get(pc).map_or(0, |&c| u64::from(c));
         let cycles = (cycles + fixed).saturating_sub(skipped);
         let outcome = match stop {
-            None => Outcome::Logged(Record {
+            None => HitOutcome::Logged(Record {
                 major,
                 minor,
                 data: self.data.as_slice(),
                 incomplete: false,
             }),
-            Some(Stop::Incomplete) => Outcome::Logged(Record {
+            Some(Stop::Incomplete) => HitOutcome::Logged(Record {
                 major,
                 minor,
                 data: self.data.as_slice(),
@@ -469,7 +473,7 @@ impl Interpreter {
     /// takes exactly the pushed entries and they all fit, the registers go
     /// straight to their slots and to the log (at most 16 of them).
     #[inline(always)]
-    fn push_log<M: Machine + ?Sized, const W: usize>(
+    fn push_log<M: TracedMachine + ?Sized, const W: usize>(
         &mut self,
         st: &mut Stack,
         machine: &M,
@@ -514,13 +518,13 @@ fn run(regs: &[Reg], arg: u32, n: u8) -> &[Reg] {
 
 /// The register at `regs[arg]`, read from the machine.
 #[inline(always)]
-fn reg_of<M: Machine + ?Sized>(machine: &M, regs: &[Reg], arg: u32) -> u32 {
+fn reg_of<M: TracedMachine + ?Sized>(machine: &M, regs: &[Reg], arg: u32) -> u32 {
     regs.get(arg as usize).map_or(0, |&reg| machine.reg(reg))
 }
 
 /// `N` bytes at `selector:offset`, out of line (see `log_item`).
 #[inline(never)]
-pub(crate) fn read_segmented<M: Machine + ?Sized, const N: usize>(
+pub(crate) fn read_segmented<M: TracedMachine + ?Sized, const N: usize>(
     machine: &mut M,
     selector: u16,
     offset: u32,
@@ -532,7 +536,7 @@ pub(crate) fn read_segmented<M: Machine + ?Sized, const N: usize>(
 
 /// `N` bytes at a flat address, out of line (see `log_item`).
 #[inline(never)]
-pub(crate) fn read_flat<M: Machine + ?Sized, const N: usize>(
+pub(crate) fn read_flat<M: TracedMachine + ?Sized, const N: usize>(
     machine: &mut M,
     address: u32,
 ) -> Result<[u8; N], MemFault> {
@@ -544,18 +548,18 @@ pub(crate) fn read_flat<M: Machine + ?Sized, const N: usize>(
 /// The selector of an object of the traced module, out of line: a table
 /// lookup the loop rarely needs.
 #[inline(never)]
-fn object_selector<M: Machine + ?Sized>(machine: &M, object: u32) -> u32 {
+fn object_selector<M: TracedMachine + ?Sized>(machine: &M, object: u32) -> u32 {
     u32::from(machine.object_selector(object))
 }
 
 /// The flat base of an object of the traced module, out of line.
 #[inline(never)]
-fn object_flat_base<M: Machine + ?Sized>(machine: &M, object: u32) -> u32 {
+fn object_flat_base<M: TracedMachine + ?Sized>(machine: &M, object: u32) -> u32 {
     machine.object_flat_base(object)
 }
 
 fn var_error(index: u32, vars: &[u32]) -> Stop {
-    Stop::Outcome(Outcome::Error(RunError::VariableOutOfRange {
+    Stop::Outcome(HitOutcome::Error(RunError::VariableOutOfRange {
         index,
         vars: vars.len(),
     }))

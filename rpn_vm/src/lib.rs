@@ -32,10 +32,12 @@ pub mod opcode;
 pub mod source;
 pub mod verify;
 
-pub use fake::{FakeMachine, Segment};
+pub use fake::{FakeMachine, FakeSegment};
 pub use instr::Instr;
-pub use interp::{DEFAULT_LOGMAX, Hit, Interpreter, Outcome, Record, RunError, RunResult};
-pub use machine::{FaultKind, Machine, MemFault, Reg};
+pub use interp::{
+    DEFAULT_LOGMAX, Hit, HitOutcome, Interpreter, Outcome, Record, RunError, RunResult,
+};
+pub use machine::{FaultKind, Machine, MemFault, Reg, TracedMachine};
 pub use opcode::{OPCODES, Op, OpInfo, Operand};
 pub use source::{SourceError, SourceErrors, TraceProgramFile, Tracepoint, parse};
 pub use verify::{Program, VerifyError, VerifyErrorKind};

@@ -1,7 +1,7 @@
 //! The interrupted machine, as the RPN interpreter sees it.
 //!
 //! `rpn_vm` knows nothing of the emulator. Everything a trace program can
-//! observe goes through [`Machine`]: the registers of the interrupted context
+//! observe goes through [`TracedMachine`]: the registers of the interrupted context
 //! (as the trap frame holds them), segmented and flat reads that can fail
 //! with a [`MemFault`], the selectors and flat bases of the traced module's
 //! objects, and CRMA, the compatibility-region mapping between flat and
@@ -143,7 +143,7 @@ pub struct MemFault {
 }
 
 /// The interrupted machine.
-pub trait Machine {
+pub trait TracedMachine {
     /// A register of the interrupted context.
     fn reg(&self, reg: Reg) -> u32;
 
@@ -185,6 +185,10 @@ pub trait Machine {
         crma_segmented_to_flat(selector, offset)
     }
 }
+
+/// The former name of [`TracedMachine`], kept while the hit-path work
+/// (issue 11) still uses it; `emu::Machine` is the emulated PC.
+pub use TracedMachine as Machine;
 
 /// The end of the compatibility region: tiled selectors map below 512 MB.
 pub const CRMA_LIMIT: u32 = 0x2000_0000;

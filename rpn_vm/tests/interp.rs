@@ -1,7 +1,9 @@
 //! The interpreter, instruction by instruction, written as trace programs.
 
 use rpn_vm::examples::{EXAMPLES, SAMPLE_MESSAGE, sample_machine};
-use rpn_vm::{FakeMachine, FaultKind, Hit, Interpreter, Outcome, Program, Reg, Segment, parse};
+use rpn_vm::{
+    FakeMachine, FakeSegment, FaultKind, Hit, HitOutcome, Interpreter, Program, Reg, parse,
+};
 
 /// What one hit produced, owned.
 #[derive(Debug, PartialEq)]
@@ -40,7 +42,7 @@ fn run_program(
     );
     let name = result.outcome.name();
     match result.outcome {
-        Outcome::Logged(r) => Ran {
+        HitOutcome::Logged(r) => Ran {
             outcome: name,
             major: r.major,
             minor: r.minor,
@@ -375,7 +377,7 @@ fn each_fault_token_logs_its_address_and_ends_the_hit() {
     let mut m = sample_machine();
     m.add_selector(
         0x0027,
-        Segment {
+        FakeSegment {
             base: 0x5_0000,
             limit: 0xFF,
             present: false,
@@ -383,7 +385,7 @@ fn each_fault_token_logs_its_address_and_ends_the_hit() {
     );
     m.add_selector(
         0x002F,
-        Segment {
+        FakeSegment {
             base: 0x6_0000,
             limit: 0x1FFF,
             present: true,

@@ -10,7 +10,7 @@ use proptest::test_runner::TestRunner;
 use rpn_vm::examples::{EXAMPLES, sample_machine};
 use rpn_vm::jit::Compiled;
 use rpn_vm::opcode::{OPCODES, Op};
-use rpn_vm::{Hit, Instr, Interpreter, Outcome, Program, Reg, parse};
+use rpn_vm::{Hit, HitOutcome, Instr, Interpreter, Program, Reg, parse};
 
 mod support;
 
@@ -203,7 +203,7 @@ fn assemble(src: &str) -> (Program, Hit, usize) {
 /// The registers of the sample machine.
 fn sample_regs() -> [u32; 16] {
     let m = sample_machine();
-    Reg::ALL.map(|r| rpn_vm::Machine::reg(&m, r))
+    Reg::ALL.map(|r| rpn_vm::TracedMachine::reg(&m, r))
 }
 
 #[test]
@@ -251,7 +251,7 @@ fn the_sixteen_program_compiles_and_matches() {
     let mut interp = Interpreter::new();
     for _ in 0..3 {
         let r = compiled.run(&mut interp, &mut m, &mut vars, hit);
-        let Outcome::Logged(record) = r.outcome else {
+        let HitOutcome::Logged(record) = r.outcome else {
             panic!("{:?}", r.outcome)
         };
         assert_eq!(record.data.len(), 18);

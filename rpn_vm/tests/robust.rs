@@ -2,7 +2,7 @@
 //! in `rpn_vm/fuzz`, driven by proptest so that CI exercises them.
 
 use proptest::prelude::*;
-use rpn_vm::{Hit, Interpreter, Outcome, Program, object, parse};
+use rpn_vm::{Hit, HitOutcome, Interpreter, Program, object, parse};
 
 /// Text made of the pieces trace programs are made of, so that the parser
 /// gets past its first checks often.
@@ -74,7 +74,7 @@ proptest! {
             let hit = Hit { major: 1, minor: 1, logmax };
             let mut interp = Interpreter::new();
             let result = interp.run(&program, &mut machine, &mut v, hit);
-            if let Outcome::Logged(r) = result.outcome {
+            if let HitOutcome::Logged(r) = result.outcome {
                 prop_assert!(r.data.len() <= logmax);
             }
         }

@@ -9,11 +9,11 @@
 //!
 //! The session writes to two sinks, the terminal and the print file; it
 //! never touches the file system. STOP's deletion is the caller's, told by
-//! [`Outcome::Stop`].
+//! [`AfterCommand::Stop`].
 
 pub mod command;
 pub mod display;
 pub mod session;
 
 pub use command::{Command, CommandError, Count, parse_command};
-pub use session::{DialogueOptions, Outcome, Session, run_dialogue};
+pub use session::{AfterCommand, DialogueOptions, Session, run_dialogue};

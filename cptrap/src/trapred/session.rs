@@ -15,9 +15,9 @@ use crate::selection::Selection;
 use crate::trapred::command::{Command, Count, HELP, parse_command};
 use crate::trapred::display::record_lines;
 
-/// How a session ended, or that it goes on.
+/// What the session does after a command: go on, or how it ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum AfterCommand {
     /// Read the next command.
     Continue,
     /// QUIT, or the end of the input: keep the file.
@@ -107,7 +107,7 @@ impl<'f> Session<'f> {
         command: &Command,
         term: &mut dyn Write,
         printer: &mut dyn Write,
-    ) -> io::Result<Outcome> {
+    ) -> io::Result<AfterCommand> {
         let total = self.records().len();
         match command {
             Command::Select(words) => {
@@ -187,10 +187,10 @@ impl<'f> Session<'f> {
                     writeln!(term, "{line}")?;
                 }
             }
-            Command::Quit => return Ok(Outcome::Quit),
-            Command::Stop => return Ok(Outcome::Stop { delete: !self.held }),
+            Command::Quit => return Ok(AfterCommand::Quit),
+            Command::Stop => return Ok(AfterCommand::Stop { delete: !self.held }),
         }
-        Ok(Outcome::Continue)
+        Ok(AfterCommand::Continue)
     }
 
     fn query(&self, term: &mut dyn Write) -> io::Result<()> {
@@ -260,7 +260,7 @@ pub fn run_dialogue(
     term: &mut dyn Write,
     printer: &mut dyn Write,
     options: DialogueOptions<'_>,
-) -> io::Result<Outcome> {
+) -> io::Result<AfterCommand> {
     let mut session = Session::new(file, options.held);
     let mut line = String::new();
     loop {
@@ -270,7 +270,7 @@ pub fn run_dialogue(
         }
         line.clear();
         if input.read_line(&mut line)? == 0 {
-            return Ok(Outcome::Quit);
+            return Ok(AfterCommand::Quit);
         }
         let text = line.trim_end_matches(['\n', '\r']);
         if options.echo {
@@ -278,13 +278,13 @@ pub fn run_dialogue(
         }
         let outcome = match parse_command(text) {
             Ok(Some(command)) => session.execute(&command, term, printer)?,
-            Ok(None) => Outcome::Continue,
+            Ok(None) => AfterCommand::Continue,
             Err(e) => {
                 writeln!(term, "ERROR: {e}")?;
-                Outcome::Continue
+                AfterCommand::Continue
             }
         };
-        if outcome != Outcome::Continue {
+        if outcome != AfterCommand::Continue {
             return Ok(outcome);
         }
     }

@@ -9,7 +9,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use rpn_vm::jit::Compiled;
-use rpn_vm::{FakeMachine, Hit, Interpreter, Outcome, Program, Reg};
+use rpn_vm::{FakeMachine, Hit, Interpreter, HitOutcome, Program, Reg};
 
 /// Everything a hit leaves behind, owned.
 fn after(result: rpn_vm::RunResult<'_>) -> String {
@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
         let hit = Hit { major: 1, minor: 1, logmax };
         let mut interp = Interpreter::new();
         let result = interp.run(&program, &mut machine, &mut v, hit);
-        if let Outcome::Logged(r) = result.outcome {
+        if let HitOutcome::Logged(r) = result.outcome {
             assert!(r.data.len() <= logmax);
         }
         let fused = (after(result), v.clone(), *interp.stack().0, interp.stack().1);

@@ -4,7 +4,7 @@
 //! fault items.
 
 use super::{Stack, Stop, TOKEN_MEMORY, TOKEN_STRING};
-use crate::machine::{Machine, MemFault};
+use crate::machine::{MemFault, TracedMachine};
 use crate::opcode::Op;
 
 /// The most data a record can hold: the length field of an item is a word.
@@ -116,7 +116,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> LogBuffer<B> {
     /// line, with the other memory reads, so that the interpreter loop
     /// stays small.
     #[inline(never)]
-    pub(crate) fn log_item<M: Machine + ?Sized>(
+    pub(crate) fn log_item<M: TracedMachine + ?Sized>(
         &mut self,
         machine: &mut M,
         at: ItemAt,
@@ -190,7 +190,7 @@ pub(crate) enum ItemAt {
 
 impl ItemAt {
     /// Reads `buf.len()` bytes starting `skip` bytes into the item.
-    fn read<M: Machine + ?Sized>(
+    fn read<M: TracedMachine + ?Sized>(
         self,
         machine: &mut M,
         skip: u32,

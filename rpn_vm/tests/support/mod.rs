@@ -7,7 +7,7 @@
 
 use rpn_vm::examples::sample_machine;
 use rpn_vm::jit::Compiled;
-use rpn_vm::{FakeMachine, Hit, Instr, Interpreter, Outcome, Program, Reg, Segment};
+use rpn_vm::{FakeMachine, FakeSegment, Hit, HitOutcome, Instr, Interpreter, Program, Reg};
 
 /// Everything a hit leaves behind, owned.
 #[derive(Debug, PartialEq)]
@@ -25,7 +25,7 @@ pub fn machine(regs: &[u32; 16]) -> FakeMachine {
     let mut m = sample_machine();
     m.add_selector(
         0x27,
-        Segment {
+        FakeSegment {
             base: 0x5_0000,
             limit: 0xFFFF,
             present: false,
@@ -33,7 +33,7 @@ pub fn machine(regs: &[u32; 16]) -> FakeMachine {
     )
     .add_selector(
         0x2F,
-        Segment {
+        FakeSegment {
             base: 0x6_0000,
             limit: 0x0FFF,
             present: true,
@@ -52,7 +52,7 @@ pub fn machine(regs: &[u32; 16]) -> FakeMachine {
 /// The outcome as text, and the cycles.
 pub fn summary(result: rpn_vm::RunResult<'_>) -> (String, u64) {
     let outcome = match result.outcome {
-        Outcome::Logged(r) => format!(
+        HitOutcome::Logged(r) => format!(
             "logged {:04X}/{:04X} incomplete={} {:02X?}",
             r.major, r.minor, r.incomplete, r.data
         ),
