@@ -129,3 +129,107 @@ fn bad_tracing_options_fail_clearly() {
     let out = os2trace(dir.path(), &["run", "--root", ".", "--tracebuf"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+/// `run --api-log`'s closing totals: (instructions, cycles).
+fn api_log_totals(stderr: &str) -> (u64, u64) {
+    let line = stderr
+        .lines()
+        .rfind(|l| l.starts_with("run: "))
+        .unwrap_or_else(|| panic!("no totals: {stderr}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    // run: N instructions, C cycles, M ms of emulated time
+    let number = |i: usize| words[i].trim_end_matches(',').parse::<u64>().unwrap();
+    (number(1), number(3))
+}
+
+#[test]
+fn api_log_totals_include_what_tracing_cost() {
+    let dir = prepared();
+    let d = dir.path();
+    let untraced = os2trace(d, &["run", "--root", ".", "--api-log", "DLLCAL16.EXE"]);
+    assert!(untraced.status.success(), "{untraced:?}");
+    let (insns, cycles) = api_log_totals(&String::from_utf8_lossy(&untraced.stderr));
+    let traced = os2trace(
+        d,
+        &[
+            "run",
+            "--root",
+            ".",
+            "--api-log",
+            "--trace",
+            "TPDLL16",
+            "--apply",
+            "DLLCAL16",
+            "--query",
+            "DLLCAL16.EXE",
+        ],
+    );
+    assert!(traced.status.success(), "{traced:?}");
+    let query = String::from_utf8_lossy(&traced.stdout);
+    // QUERY: "  minor 0001 major 00C2 at ...: 1 hits, 1 records, 302 cycles"
+    let (mut hits, mut hit_cycles) = (0, 0);
+    for l in query
+        .lines()
+        .filter(|l| l.trim_start().starts_with("minor "))
+    {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let n = w.len();
+        assert_eq!((w[n - 5], w[n - 1]), ("hits,", "cycles"), "{l}");
+        hits += w[n - 6].parse::<u64>().unwrap();
+        hit_cycles += w[n - 2].parse::<u64>().unwrap();
+    }
+    assert_eq!(hits, 7, "{query}");
+    // Each hit adds its INT3 to the instructions and its cost to the
+    // emulated clock; the totals say so (they used not to move at all).
+    let totals = api_log_totals(&String::from_utf8_lossy(&traced.stderr));
+    assert_eq!(totals, (insns + hits, cycles + hit_cycles), "{query}");
+}
+
+#[test]
+fn the_default_limits_and_the_messages_of_a_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A program that loops forever: L: jmp L.
+    let mut m = loader::Module::new_lx("LOOPER");
+    m.add_object(0x2005, 2, &[0xEB, 0xFE]);
+    m.add_object(0x2003, 0x1000, &[]);
+    m.start = Some(loader::Address {
+        object: 1,
+        offset: 0,
+    });
+    m.stack = Some(loader::Address {
+        object: 2,
+        offset: 0x1000,
+    });
+    std::fs::write(d.join("L.EXE"), loader::write(&m).unwrap()).unwrap();
+    let help = text(&os2trace(d, &["run", "--help"]));
+    assert!(help.contains("[default: 10000000000]"), "{help}");
+    assert!(help.contains("[default: 60]"), "{help}");
+    let out = os2trace(d, &["run", "--root", ".", "--max-insns", "5000", "L.EXE"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the instruction limit of 5000 ran out") && err.contains("--max-insns"),
+        "{err}"
+    );
+    // --max-insns 0 is no instruction limit: the wall clock ends it.
+    let out = os2trace(
+        d,
+        &[
+            "run",
+            "--root",
+            ".",
+            "--max-insns",
+            "0",
+            "--timeout",
+            "1",
+            "L.EXE",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the wall-clock limit of 1 s ran out") && err.contains("--timeout"),
+        "{err}"
+    );
+}
