@@ -212,6 +212,7 @@ impl Process {
                 exit_list: Vec::new(),
                 files: FileTable::default(),
                 signals: Default::default(),
+                sub: Default::default(),
             },
             host: Host {
                 stdout: Box::new(std::io::stdout()),

@@ -83,3 +83,13 @@ pub const ERROR_NLS_NO_CTRY_CODE: u32 = 398;
 pub const ERROR_NLS_TABLE_TRUNCATED: u32 = 399;
 /// No such code page.
 pub const ERROR_CODE_PAGE_NOT_FOUND: u32 = 476;
+/// ERROR_DOSSUB_SHRINK: DOSSUB_GROW with a smaller size.
+pub const ERROR_DOSSUB_SHRINK: u32 = 310;
+/// ERROR_DOSSUB_NOMEM: no free block of that size in the pool.
+pub const ERROR_DOSSUB_NOMEM: u32 = 311;
+/// ERROR_DOSSUB_OVERLAP: the range overlaps a pool or free space.
+pub const ERROR_DOSSUB_OVERLAP: u32 = 312;
+/// ERROR_DOSSUB_BADSIZE: a size of 0 or beyond the pool.
+pub const ERROR_DOSSUB_BADSIZE: u32 = 313;
+/// ERROR_DOSSUB_BADFLAG: an unknown flag or combination.
+pub const ERROR_DOSSUB_BADFLAG: u32 = 314;

@@ -84,19 +84,30 @@ impl Process {
         Ok(())
     }
 
-    /// Lowest and top address of the EXE's stack.
-    fn stack_bounds(&self) -> (u32, u32) {
+    /// Lowest and top address of the EXE's stack: the TIB's
+    /// `tib_pstack` and `tib_pstacklimit`.
+    ///
+    /// An LX program's stack is its whole ESP object (the header's stack
+    /// size is 0 in programs linked for OS/2 2.x; EMX's start-up compares
+    /// these bounds with the size it needs); an NE program's is the
+    /// header's stack size below the initial SS:SP.
+    pub(crate) fn stack_bounds(&self) -> (u32, u32) {
         let exe = &self.pcb.modules[self.pcb.exe];
+        let m = &exe.module;
+        if m.format == Format::Lx {
+            let obj = m.stack.and_then(|s| exe.object(s.object));
+            let top = self.initial_sp().map_or(0, |(_, sp)| sp);
+            return match obj {
+                Some(o) if top > o.base => (o.base, top),
+                _ => (top.saturating_sub(m.stack_size.max(1)), top),
+            };
+        }
         let top = self.initial_sp().map_or(0, |(sel, sp)| {
-            if exe.module.format == Format::Lx {
-                sp
-            } else {
-                self.selector_to_linear(sel, 0, 1)
-                    .unwrap_or(0)
-                    .wrapping_add(sp)
-            }
+            self.selector_to_linear(sel, 0, 1)
+                .unwrap_or(0)
+                .wrapping_add(sp)
         });
-        (top.saturating_sub(exe.module.stack_size.max(1)), top)
+        (top.saturating_sub(m.stack_size.max(1)), top)
     }
 
     /// The EXE's initial SS and SP/ESP.

@@ -112,6 +112,8 @@ pub(crate) struct Pcb {
     pub(crate) files: FileTable,
     /// Signal focus and must-complete counters.
     pub(crate) signals: crate::api::signals::SignalState,
+    /// DosSubSetMem pools.
+    pub(crate) sub: crate::api::submem::Pools,
 }
 
 /// The host side of a run. See the module docs.

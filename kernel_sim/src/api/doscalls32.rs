@@ -189,6 +189,16 @@ pub static DEFS: &[ApiDef] = &[
         }
         Ok(())
     }),
+    // DosFlatToSel and DosSelToFlat take their argument in EAX and return
+    // the result in EAX (not `_System`): the host call's result is EAX.
+    api!("DOSCALLS" 425 "DosFlatToSel" Sys32 [] raw |p, _| {
+        let lin = p.machine.cpu().gpr[emu::Gpr::Eax];
+        Ok(flat_to_sel(lin))
+    }),
+    api!("DOSCALLS" 426 "DosSelToFlat" Sys32 [] raw |p, _| {
+        let v = p.machine.cpu().gpr[emu::Gpr::Eax];
+        Ok(sel_to_flat(p, v))
+    }),
     api!("DOSCALLS" 382 "DosSetRelMaxFH" Sys32 [P, P] |p, c| {
         let lin = p.arg_ptr(c, 0, 4)?;
         let b = p.read_mem(lin, 4).ok_or(ERROR_INVALID_ADDRESS)?;
@@ -198,6 +208,20 @@ pub static DEFS: &[ApiDef] = &[
         p.put_u32(c, 1, n as u32)
     }),
 ];
+
+/// The 16:16 address of a flat one by the tiling rule (CRMA): the tile's
+/// selector and the offset in it. Addresses beyond the tiled region have
+/// no 16:16 form; OS/2 returns 0 for them.
+fn flat_to_sel(lin: u32) -> u32 {
+    crate::layout::tile_selector(lin).map_or(0, |sel| (u32::from(sel) << 16) | (lin & 0xFFFF))
+}
+
+/// The flat address of a 16:16 one: the selector's base plus the offset.
+/// A selector with no descriptor gives 0.
+fn sel_to_flat(p: &Process, v: u32) -> u32 {
+    let (sel, off) = ((v >> 16) as u16, v & 0xFFFF);
+    p.selector_to_linear(sel, off, 1).unwrap_or(0)
+}
 
 fn query_sys_info(p: &mut Process, c: &Call) -> ApiResult<()> {
     let (first, last) = (c.l(0), c.l(1));

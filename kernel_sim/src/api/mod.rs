@@ -75,6 +75,7 @@ pub mod ordinals;
 pub mod sems;
 mod shared;
 pub(crate) mod signals;
+pub(crate) mod submem;
 pub mod systrace;
 pub mod tnfprobe;
 mod util;
@@ -248,6 +249,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(systrace::DEFS)
         .chain(signals::DEFS)
         .chain(msg::DEFS)
+        .chain(submem::DEFS)
 }
 
 /// The system DLLs this kernel provides.
