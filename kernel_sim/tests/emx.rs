@@ -36,7 +36,9 @@ fn flat_to_sel_and_back_follow_the_tiling() {
         .call("DOSCALLS", 426, 0)
         .expect(0x0002_0010, 2);
     // Beyond the tiled 512 MB there is no 16:16 form.
-    mov_eax(&mut c, 0x2000_0000).call("DOSCALLS", 425, 0).expect(0, 3);
+    mov_eax(&mut c, 0x2000_0000)
+        .call("DOSCALLS", 425, 0)
+        .expect(0, 3);
     mov_eax(&mut c, 0);
     assert_eq!(run_code(c.exit_eax()), Outcome::Exited(0));
 }

@@ -30,17 +30,26 @@ fn alloc_object(c: &mut Code, flags: u32) {
 
 /// DosSubSetMem([DATA], flags, size).
 fn set(c: &mut Code, flags: u32, size: u32) -> &mut Code {
-    c.push(size).push(flags).push_mem(DATA).call("DOSCALLS", SET, 12)
+    c.push(size)
+        .push(flags)
+        .push_mem(DATA)
+        .call("DOSCALLS", SET, 12)
 }
 
 /// DosSubAllocMem([DATA], &out, size).
 fn sub_alloc(c: &mut Code, out: u32, size: u32) -> &mut Code {
-    c.push(size).push(out).push_mem(DATA).call("DOSCALLS", ALLOC, 12)
+    c.push(size)
+        .push(out)
+        .push_mem(DATA)
+        .call("DOSCALLS", ALLOC, 12)
 }
 
 /// DosSubFreeMem([DATA], [block], size).
 fn sub_free(c: &mut Code, block: u32, size: u32) -> &mut Code {
-    c.push(size).push_mem(block).push_mem(DATA).call("DOSCALLS", FREE, 12)
+    c.push(size)
+        .push_mem(block)
+        .push_mem(DATA)
+        .call("DOSCALLS", FREE, 12)
 }
 
 #[test]

@@ -76,8 +76,10 @@ fn inside_object(p: &Process, base: u32, size: u32) -> bool {
         .range(..=base)
         .next_back()
         .is_some_and(|(&b, r)| {
-            matches!(r.kind, RegionKind::Mem | RegionKind::Module | RegionKind::Segment)
-                && u64::from(base) + u64::from(size) <= u64::from(b) + u64::from(r.size)
+            matches!(
+                r.kind,
+                RegionKind::Mem | RegionKind::Module | RegionKind::Segment
+            ) && u64::from(base) + u64::from(size) <= u64::from(b) + u64::from(r.size)
         })
 }
 
@@ -188,7 +190,12 @@ fn alloc_mem(p: &mut Process, c: &Call) -> ApiResult<()> {
         commit(p, block, want)?;
     }
     p.put_u32(c, 1, block)?;
-    let pool = p.pcb.sub.pools.get_mut(&base).ok_or(ERROR_INVALID_PARAMETER)?;
+    let pool = p
+        .pcb
+        .sub
+        .pools
+        .get_mut(&base)
+        .ok_or(ERROR_INVALID_PARAMETER)?;
     pool.free.remove(&off);
     if len > want {
         pool.free.insert(off + want, len - want);
