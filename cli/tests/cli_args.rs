@@ -91,6 +91,35 @@ fn a_slash_path_is_an_output_not_a_switch() {
         &["trcust", "HELLO16.TSF", "/M=HELLO16.MAP", "--", "/W1"],
     );
     assert!(!text(&out.stdout).contains("invalid parameter"), "{out:?}");
+    // dtrace buildtdf and tdf verify, run from elsewhere on /paths.
+    let rpn = dir.path().join("HELLO16.RPN");
+    let built = elsewhere.path().join("y.TDF");
+    let out = os2trace(
+        elsewhere.path(),
+        &[
+            "dtrace",
+            "buildtdf",
+            rpn.to_str().unwrap(),
+            built.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{out:?}");
+    assert!(built.is_file(), "{out:?}");
+    let exe = dir.path().join("HELLO16.EXE");
+    let map = format!("/M={}", dir.path().join("HELLO16.MAP").display());
+    for tdf in [&target, &built] {
+        let out = os2trace(
+            elsewhere.path(),
+            &[
+                "tdf",
+                "verify",
+                tdf.to_str().unwrap(),
+                exe.to_str().unwrap(),
+                &map,
+            ],
+        );
+        assert_eq!(code(&out), 0, "{}: {out:?}", tdf.display());
+    }
 }
 
 #[test]

@@ -74,3 +74,60 @@ fn without_root_the_program_cannot_write_beside_itself() {
         "{out:?}"
     );
 }
+
+#[test]
+fn a_bare_trace_name_finds_its_tdf_in_the_root_or_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stdout(&os2trace(d, &["testprogs", "build", "c"]));
+    stdout(&os2trace(
+        &d.join("c"),
+        &["trcust", "TPDLL16.TSF", "/M=TPDLL16.MAP"],
+    ));
+    let query = |cwd: &std::path::Path, root: &str| {
+        let out = os2trace(
+            cwd,
+            &[
+                "run",
+                "--root",
+                root,
+                "--trace",
+                "TPDLL16",
+                "--apply",
+                "DLLCAL16",
+                "--query",
+                "DLLCAL16.EXE",
+            ],
+        );
+        stdout(&out)
+    };
+    // In the root (the current directory is its parent, without a TDF).
+    let text = query(d, "c");
+    assert!(text.contains("module TPDLL16.DLL"), "{text}");
+    assert!(text.contains("module DLLCAL16 "), "{text}");
+    // In the current directory (the root holds the programs only).
+    std::fs::create_dir(d.join("here")).unwrap();
+    for f in ["TPDLL16.TDF", "DLLCAL16.RPN"] {
+        std::fs::rename(d.join("c").join(f), d.join("here").join(f)).unwrap();
+    }
+    let root = d.join("c");
+    let text = query(&d.join("here"), root.to_str().unwrap());
+    assert!(text.contains("module TPDLL16.DLL"), "{text}");
+    assert!(text.contains("module DLLCAL16 "), "{text}");
+    // Nowhere: an error that names what was looked for.
+    std::fs::remove_file(d.join("here").join("TPDLL16.TDF")).unwrap();
+    let out = os2trace(
+        &d.join("here"),
+        &[
+            "run",
+            "--root",
+            root.to_str().unwrap(),
+            "--trace",
+            "TPDLL16",
+            "DLLCAL16.EXE",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("TPDLL16"), "{err}");
+}
