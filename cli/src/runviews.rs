@@ -98,9 +98,9 @@ pub fn finish(opts: &ViewOptions, process: &Process, tff_dirs: &[PathBuf]) -> Re
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("json"))
         {
-            serde_json::to_vec_pretty(&view::perfetto::to_chrome(&trace, &entries, &fmt))?
+            serde_json::to_vec_pretty(&view::perfetto::to_chrome(&entries, &fmt))?
         } else {
-            view::perfetto::to_perfetto(&trace, &entries, &fmt)
+            view::perfetto::to_perfetto(&entries, &fmt)
         };
         outfile::write_atomic(out, &bytes)?;
     }

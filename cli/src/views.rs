@@ -225,7 +225,7 @@ pub fn export(a: ExportArgs) -> Result<i32> {
     let (trace, fmt) = load(&a.files, &a.tff)?;
     let entries = select(&trace, &fmt, &a.filter.filter());
     if let Some(out) = &a.perfetto {
-        let bytes = view::perfetto::to_perfetto(&trace, &entries, &fmt);
+        let bytes = view::perfetto::to_perfetto(&entries, &fmt);
         outfile::write_atomic(out, &bytes)?;
         println!(
             "{}: {} records, {} bytes (Perfetto)",
@@ -235,7 +235,7 @@ pub fn export(a: ExportArgs) -> Result<i32> {
         );
     }
     if let Some(out) = &a.chrome {
-        let doc = view::perfetto::to_chrome(&trace, &entries, &fmt);
+        let doc = view::perfetto::to_chrome(&entries, &fmt);
         let text = serde_json::to_string_pretty(&doc)?;
         outfile::write_atomic(out, text.as_bytes())?;
         println!(

@@ -40,8 +40,8 @@ pub fn exercise(file: &[u8], sidecar: Option<&[u8]>) {
         let _ = render::marked_hex(&e.record.data, true);
     }
     let entries: Vec<&trace::Entry> = trace.entries.iter().collect();
-    let _ = perfetto::to_perfetto(&trace, &entries, &fmt);
-    let _ = perfetto::to_chrome(&trace, &entries, &fmt);
+    let _ = perfetto::to_perfetto(&entries, &fmt);
+    let _ = perfetto::to_chrome(&entries, &fmt);
     let _ = plot::Plot::from_entries(&entries).to_svg();
     let mut app = browse::App::new(trace, fmt, filter::Filter::default());
     for k in ['j', 'G', 'h', 'n'] {

@@ -113,7 +113,7 @@ fn series_in_capture_order_with_gaps_lost_and_fine_time() {
 
     // Perfetto: with every record timed, each hit's cost is a slice.
     let entries: Vec<_> = trace.entries.iter().collect();
-    let bytes = view::perfetto::to_perfetto(&trace, &entries, &fmt);
+    let bytes = view::perfetto::to_perfetto(&entries, &fmt);
     let back = proto::Trace::decode(bytes.as_slice()).unwrap();
     let events: Vec<&proto::TrackEvent> = back
         .packet

@@ -4,6 +4,8 @@
 //! address ([`crate::tnf`]). The result (EAX/AX) is 0 and nothing else
 //! changes, so a site needs no cleanup.
 
+use emu::{Gpr, SegReg};
+
 use super::{ApiDef, Call, Stop};
 use crate::error::Outcome;
 use crate::process::Process;
@@ -24,7 +26,11 @@ fn fire(p: &mut Process, ret: Option<u32>) -> Result<u32, Stop> {
 
 fn probe32(p: &mut Process, _: &Call) -> Result<u32, Stop> {
     let cpu = p.machine.cpu();
-    let (ss, esp, cs) = (cpu.seg[2].base, cpu.gpr[4], cpu.seg[1].base);
+    let (ss, esp, cs) = (
+        cpu.seg[SegReg::Ss].base,
+        cpu.gpr[Gpr::Esp],
+        cpu.seg[SegReg::Cs].base,
+    );
     let mut b = [0u8; 4];
     let ret = p
         .machine
@@ -36,7 +42,9 @@ fn probe32(p: &mut Process, _: &Call) -> Result<u32, Stop> {
 
 fn probe16(p: &mut Process, _: &Call) -> Result<u32, Stop> {
     let cpu = p.machine.cpu();
-    let at = cpu.seg[2].base.wrapping_add(cpu.gpr[4] & 0xFFFF);
+    let at = cpu.seg[SegReg::Ss]
+        .base
+        .wrapping_add(cpu.gpr[Gpr::Esp] & 0xFFFF);
     let mut b = [0u8; 4];
     let ret = p.machine.read_linear(at, &mut b).ok().and_then(|_| {
         let (ip, cs) = (

@@ -101,6 +101,7 @@ pub use descriptor::{
     ArgLocation, DESC_MAGIC, DESC_SIZE, GuestProbe, LIST_MAGIC, MAX_PROBES, PROBE_LIST_EXPORT,
     TnfError,
 };
+use emu::{Gpr, SegReg};
 pub use system::{
     KernelControl, MODULE_LOAD, SYSCALL_END, SYSCALL_START, SYSTEM_OBJECT, SYSTEM_PROBES,
     THREAD_SWITCH, system_probes,
@@ -387,8 +388,8 @@ impl Process {
             ArgLocation::Constant(v) => return mask(v as i64 as u64),
             ArgLocation::Register(r) => return mask(u64::from(cpu.gpr[usize::from(r & 7)])),
             ArgLocation::Frame(disp) => {
-                let ss = cpu.seg[2];
-                let bp = cpu.gpr[5];
+                let ss = cpu.seg[SegReg::Ss];
+                let bp = cpu.gpr[Gpr::Ebp];
                 let off = if bits16 {
                     (bp.wrapping_add(disp as u32)) & 0xFFFF
                 } else {
@@ -396,7 +397,7 @@ impl Process {
                 };
                 ss.base.wrapping_add(off)
             }
-            ArgLocation::Data(disp) => cpu.seg[3].base.wrapping_add(disp as u32),
+            ArgLocation::Data(disp) => cpu.seg[SegReg::Ds].base.wrapping_add(disp as u32),
         };
         let mut b = [0u8; 8];
         if self

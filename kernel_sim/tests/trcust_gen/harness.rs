@@ -281,7 +281,6 @@ pub fn explain(case: &Case, ibm: &Run, ours: &Run) -> Option<&'static str> {
 
 fn ends_with_type_or_group(tsf: &str) -> bool {
     // The last keyword followed by `=` in the file, comments left in.
-    let bytes = tsf.as_bytes();
     let mut last = None;
     for (i, _) in tsf.match_indices('=') {
         let before = tsf[..i].trim_end();
@@ -297,7 +296,6 @@ fn ends_with_type_or_group(tsf: &str) -> bool {
             last = Some(word);
         }
     }
-    let _ = bytes;
     matches!(last.as_deref(), Some("TYPE" | "GROUP"))
 }
 

@@ -212,14 +212,16 @@ pub(crate) fn read(
                 let length = word(&mut r)?;
                 let debug_start = word(&mut r)?;
                 let debug_end = word(&mut r)?;
-                let (offset, segment, type_index) = if kind >= 0x1000 {
-                    let t = r.u32(RECORD)?;
-                    (r.u32(RECORD)?, r.u16(RECORD)?, t)
+                // The procedure's type index is not used: skipped.
+                let (offset, segment) = if kind >= 0x1000 {
+                    r.skip(4, RECORD)?;
+                    (r.u32(RECORD)?, r.u16(RECORD)?)
                 } else {
                     let o = word(&mut r)?;
-                    (o, r.u16(RECORD)?, u32::from(r.u16(RECORD)?))
+                    let segment = r.u16(RECORD)?;
+                    r.skip(2, RECORD)?;
+                    (o, segment)
                 };
-                let _ = type_index;
                 r.u8(RECORD)?;
                 let name = r.pstring(RECORD)?;
                 let procedure = Procedure {

@@ -26,7 +26,7 @@ use prost::Message as _;
 use serde_json::{Value, json};
 
 use crate::render::{Formatter, hex};
-use crate::trace::{Entry, Trace};
+use crate::trace::Entry;
 use proto::{
     CounterDescriptor, DebugAnnotation, ProcessDescriptor, TracePacket, TrackDescriptor,
     TrackEvent, UNIT_COUNT, event_type,
@@ -141,7 +141,7 @@ fn event(track: u64, kind: i32, name: Option<String>) -> TrackEvent {
 }
 
 /// The Perfetto trace of the entries that are kept.
-pub fn perfetto_trace(trace: &Trace, entries: &[&Entry], fmt: &Formatter) -> proto::Trace {
+pub fn perfetto_trace(entries: &[&Entry], fmt: &Formatter) -> proto::Trace {
     let placed = place(entries);
     let mut packets = Vec::new();
     // Tracks first: processes, their DTOs, the counters.
@@ -185,7 +185,6 @@ pub fn perfetto_trace(trace: &Trace, entries: &[&Entry], fmt: &Formatter) -> pro
         p.track_descriptor = Some(d);
         packets.push(p);
     }
-    let _ = trace;
     // Events in time order (stable: records of one hundredth keep theirs).
     let mut order: Vec<usize> = (0..placed.len()).collect();
     order.sort_by_key(|&i| placed[i].ts);
@@ -234,13 +233,12 @@ pub fn perfetto_trace(trace: &Trace, entries: &[&Entry], fmt: &Formatter) -> pro
 }
 
 /// The Perfetto protobuf bytes.
-pub fn to_perfetto(trace: &Trace, entries: &[&Entry], fmt: &Formatter) -> Vec<u8> {
-    perfetto_trace(trace, entries, fmt).encode_to_vec()
+pub fn to_perfetto(entries: &[&Entry], fmt: &Formatter) -> Vec<u8> {
+    perfetto_trace(entries, fmt).encode_to_vec()
 }
 
 /// The Chrome JSON trace-event document (`ts` and `dur` in microseconds).
-pub fn to_chrome(trace: &Trace, entries: &[&Entry], fmt: &Formatter) -> Value {
-    let _ = trace;
+pub fn to_chrome(entries: &[&Entry], fmt: &Formatter) -> Value {
     let placed = place(entries);
     let us = |ns: u64| ns as f64 / 1000.0;
     let mut events = Vec::new();
