@@ -631,3 +631,99 @@ fn history_reaches_probes_of_a_dll_loaded_later() {
         1
     );
 }
+
+/// A TNF file goes where OS/2's trace files go: `export` (Chrome JSON and
+/// Perfetto) reads it, its events named by their probes with their
+/// typed arguments.
+#[test]
+fn tnf_files_export_for_perfetto_and_chrome() {
+    let dir = setup();
+    let out = os2trace(
+        dir.path(),
+        &["prex", "-o", "c.tnf", "-s", "128", "TNF32.EXE"],
+        "enable $all\ncontinue\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = os2trace(
+        dir.path(),
+        &[
+            "export",
+            "--chrome",
+            "c.json",
+            "--perfetto",
+            "c.pftrace",
+            "c.tnf",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json = fs::read_to_string(dir.path().join("c.json")).unwrap();
+    assert!(json.matches("inloop").count() >= 12, "{json}");
+    assert!(json.contains("node_tnf"), "{json}");
+    let pb = fs::read(dir.path().join("c.pftrace")).unwrap();
+    let has = |needle: &[u8]| pb.windows(needle.len()).any(|w| w == needle);
+    assert!(
+        has(b"inloop") && has(b"end"),
+        "probe names in the Perfetto trace"
+    );
+}
+
+/// prex reads `$HOME/.prexrc`, then `./.prexrc` (both, in that order); a
+/// bad line in one is reported with its line and prex goes on; a `-f`
+/// file that cannot be read is a clear error.
+#[test]
+fn both_prexrc_files_and_a_missing_command_file() {
+    let dir = setup();
+    let home = tempfile::tempdir().unwrap();
+    fs::write(
+        home.path().join(".prexrc"),
+        "create $s name=start\nenable $s\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join(".prexrc"),
+        "# ./.prexrc\ndisable $s\nbogus\nenable name=done\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_os2trace"))
+        .current_dir(dir.path())
+        .env("HOME", home.path())
+        .args(["prex", "-o", "rc.tnf", "TNF16.EXE"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"list history\ncontinue\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "prex: syntax error, line 3\n");
+    assert!(
+        text(&out.stdout).contains(
+            "prex> list history\n[0] enable $s\n[1] disable $s\n[2] enable 'name'='done'\n"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+    let dump = text(&os2trace(dir.path(), &["tnfdump", "rc.tnf"], "").stdout);
+    assert!(
+        !dump.contains(" start      "),
+        "./.prexrc ran after $HOME's: {dump}"
+    );
+    assert!(
+        dump.contains(" done                      sum: 10\n"),
+        "{dump}"
+    );
+
+    let out = os2trace(dir.path(), &["prex", "-f", "nosuch.cmds", "TNF16.EXE"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("cannot read nosuch.cmds"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -292,3 +292,27 @@ fn probes_of_a_dll_loaded_later_get_the_policy() {
         "{dump}"
     );
 }
+
+/// TNFLD32 with a number N calls Tick N times (the bench's workload).
+#[test]
+fn tnfld32_takes_a_count() {
+    let dir = tempfile::tempdir().unwrap();
+    testprogs::tnfld32().unwrap().write_to(dir.path()).unwrap();
+    testprogs::tnfdll32().unwrap().write_to(dir.path()).unwrap();
+    for (arg, want) in [("0", 0), ("12", 12)] {
+        let mut cfg = kernel_sim::ProcessConfig::new(dir.path(), "TNFLD32.EXE");
+        cfg.args = vec![arg.to_string()];
+        cfg.max_instructions = Some(1_000_000);
+        let mut p = Process::new(cfg).unwrap();
+        p.tnf_set_policy(Box::new(|_| RECORD));
+        p.tnf_start(TnfWriter::new(128 * 1024, Endian::Little).unwrap());
+        assert_eq!(p.run(), Outcome::Exited(0), "{arg}");
+        let bytes = p.tnf_finish().unwrap().into_bytes();
+        let file = TnfFile::parse(&bytes).unwrap();
+        let ticks = tnf::dump::cooked(&file, false)
+            .unwrap()
+            .matches(" tick      ")
+            .count();
+        assert_eq!(ticks, want, "{arg}");
+    }
+}

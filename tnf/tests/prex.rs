@@ -391,3 +391,93 @@ fn kernel_mode_buffer_ktrace_pfilter() {
     );
     assert_eq!(run(&mut s, "quit").0, Action::Quit(QuitMode::Default));
 }
+
+/// The statement forms and lexical rules the tests above leave out:
+/// `trace $set`, `clear <exprlist>`, `pfilter off`, `\/` in a regex, a
+/// keyword quoted to be a value, IDENT characters `.` and `%`, scaled
+/// integers with `K`/`M`, the man page's `trace foobar='on'` (an attribute
+/// no probe has selects nothing), `list history` after every kind of
+/// recorded command, and prex going on after each error.
+#[test]
+fn the_remaining_statement_forms() {
+    let mut s = session();
+    s.add_probes(
+        "COOKIE2.EXE",
+        [desc("path", "io", "XYZ%dir /usr/lib; XYZ%mode on", 80, &[])],
+    );
+    out(&mut s, "untrace $all");
+    out(&mut s, "create $io keys=io");
+    out(&mut s, "trace $io");
+    assert_eq!(
+        states(&s).iter().map(|p| p.1).collect::<Vec<_>>(),
+        [false, false, false, true]
+    );
+    // A slash inside a regex, escaped.
+    out(&mut s, "enable XYZ%dir=/^\\/usr\\//");
+    assert!(s.probes()[3].enabled);
+    // `on` is a keyword: as a value it must be quoted.
+    assert_eq!(
+        run(&mut s, "disable XYZ%mode=on").2,
+        "prex: syntax error, line 1\n"
+    );
+    assert!(s.probes()[3].enabled, "the bad line changed nothing");
+    out(&mut s, "disable XYZ%mode='on'");
+    assert!(!s.probes()[3].enabled);
+    // An attribute no probe has selects nothing.
+    out(&mut s, "trace foobar='on'");
+    assert!(!s.probes()[0].traced);
+    // clear with an exprlist: only the selected probes lose &debug.
+    out(&mut s, "connect &debug $all");
+    out(&mut s, "clear name=inloop /queue/");
+    assert_eq!(
+        states(&s).iter().map(|p| p.2.len()).collect::<Vec<_>>(),
+        [0, 1, 0, 1]
+    );
+    assert_eq!(
+        out(&mut s, "list history"),
+        "[0] untrace $all\n\
+         [1] trace $io\n\
+         [2] enable 'XYZ%dir'=/^\\/usr\\//\n\
+         [3] disable 'XYZ%mode'='on'\n\
+         [4] trace 'foobar'='on'\n\
+         [5] connect &debug $all\n\
+         [6] clear 'name'='inloop' 'keys'=/queue/\n"
+    );
+    // The history replayed on a later probe ends as the commands left it.
+    let i = s.add_probes(
+        "LATE.DLL",
+        [desc("late", "queue io", "XYZ%dir /usr/lib", 1, &[])],
+    );
+    let late = &s.probes()[i];
+    assert_eq!(
+        (late.enabled, late.traced, late.funcs.len()),
+        (true, true, 0),
+        "untraced, traced by $io, enabled by XYZ%dir, cleared by /queue/"
+    );
+
+    // Kernel mode: pfilter off and scaled sizes.
+    let mut k = Session::new(Mode::Kernel, "");
+    out(&mut k, "pfilter add 7");
+    out(&mut k, "pfilter on");
+    out(&mut k, "pfilter off");
+    assert_eq!(
+        out(&mut k, "pfilter"),
+        "Process filtering is off\nProcess filter set is {7}\n"
+    );
+    assert_eq!(
+        out(&mut k, "buffer alloc 512K"),
+        "Buffer of size 524288 bytes allocated\n"
+    );
+    out(&mut k, "buffer dealloc");
+    assert_eq!(
+        out(&mut k, "buffer alloc 1M"),
+        "Buffer of size 1048576 bytes allocated\n"
+    );
+    assert_eq!(out(&mut k, "ktrace"), "Tracing is off\n");
+    // A kernel-mode syntax error, then prex goes on.
+    assert_eq!(
+        run(&mut k, "ktrace maybe").2,
+        "prex: syntax error, line 1\n"
+    );
+    assert_eq!(out(&mut k, "ktrace"), "Tracing is off\n");
+}

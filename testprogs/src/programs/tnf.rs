@@ -613,8 +613,9 @@ const DOSQUERYPROCADDR32: Ref = doscalls(321, "DosQueryProcAddr");
 /// TNFLD32.EXE: loads TNFDLL32.DLL with DosLoadModule, fires its own probe
 /// `loaded` (keys `loader`, `tnf_ulong hmod`), finds `Tick` (TNFDLL32.1)
 /// with DosQueryProcAddr and calls `Tick(i)` for i = 0..[`TNFLD32_TICKS`],
-/// checking each returns 2i; with any argument it goes on calling forever
-/// (a busy loop between calls), a target for prex's Ctrl-C. Objects 1
+/// checking each returns 2i. A decimal argument N makes it N calls (a
+/// workload of probe hits for the bench); any other argument makes it call
+/// forever with a busy loop between calls, a target for prex's Ctrl-C. Objects 1
 /// `CODE32`, 2 `DATA32`, 3 `STACK`. Exit 2 if the DLL does not load, 3 if
 /// Tick is not found, 1 if Tick returns a wrong value.
 pub(crate) fn build_tnfld32() -> Result<Program> {
@@ -633,16 +634,47 @@ pub(crate) fn build_tnfld32() -> Result<Program> {
     let mut exit = c.label();
     let mut top = c.label();
     let mut delay = c.label();
-    let mut next = c.label();
+    let mut done = c.label();
+    let mut skip = c.label();
+    let mut digits = c.label();
+    let mut forever = c.label();
+    let mut parsed = c.label();
     let stub = c.label();
     c.public("main")?;
-    // ESI: nonzero when the command line has an argument (forever).
+    // ESI: how many ticks: 3 without an argument, N for a decimal
+    // argument, 0xFFFFFFFF (forever, with a busy delay) for any other.
     c.op(|a| a.mov(edi, dword_ptr(esp + 16)))?;
     c.op(|a| a.cld())?;
     c.op(|a| a.xor(eax, eax))?;
     c.op(|a| a.mov(ecx, -1))?;
     c.op(|a| a.repne().scasb())?;
-    c.op(|a| a.movzx(esi, byte_ptr(edi)))?;
+    c.place(&mut skip)?;
+    c.op(|a| a.cmp(byte_ptr(edi), b' ' as i32))?;
+    c.op(|a| a.jne(digits))?;
+    c.op(|a| a.inc(edi))?;
+    c.op(|a| a.jmp(skip))?;
+    c.place(&mut digits)?;
+    c.op(|a| a.mov(esi, TNFLD32_TICKS))?;
+    c.op(|a| a.movzx(eax, byte_ptr(edi)))?;
+    c.op(|a| a.test(eax, eax))?;
+    c.op(|a| a.jz(parsed))?;
+    c.op(|a| a.sub(eax, b'0' as i32))?;
+    c.op(|a| a.cmp(eax, 9))?;
+    c.op(|a| a.ja(forever))?;
+    c.op(|a| a.xor(esi, esi))?;
+    let mut digit = c.label();
+    c.place(&mut digit)?;
+    c.op(|a| a.movzx(eax, byte_ptr(edi)))?;
+    c.op(|a| a.sub(eax, b'0' as i32))?;
+    c.op(|a| a.cmp(eax, 9))?;
+    c.op(|a| a.ja(parsed))?;
+    c.op(|a| a.imul_3(esi, esi, 10))?;
+    c.op(|a| a.add(esi, eax))?;
+    c.op(|a| a.inc(edi))?;
+    c.op(|a| a.jmp(digit))?;
+    c.place(&mut forever)?;
+    c.op(|a| a.mov(esi, -1))?;
+    c.place(&mut parsed)?;
     let load = [
         Arg::Address("objbuf", objbuf),
         Arg::Imm(64),
@@ -663,6 +695,8 @@ pub(crate) fn build_tnfld32() -> Result<Program> {
     c.op(|a| a.xor(ebx, ebx))?;
     c.place(&mut top)?;
     c.local("tick_loop")?;
+    c.op(|a| a.cmp(ebx, esi))?;
+    c.op(|a| a.jae(done))?;
     c.op(|a| a.push(ebx))?;
     c.data_ref("pfn")?;
     c.op(|a| a.call(dword_ptr(u64::from(pfn))))?;
@@ -671,16 +705,14 @@ pub(crate) fn build_tnfld32() -> Result<Program> {
     c.op(|a| a.cmp(eax, edx))?;
     c.op(|a| a.jne(fails[0]))?;
     c.op(|a| a.inc(ebx))?;
-    c.op(|a| a.test(esi, esi))?;
-    c.op(|a| a.jz(next))?;
+    c.op(|a| a.cmp(esi, -1))?;
+    c.op(|a| a.jne(top))?;
     c.op(|a| a.mov(ecx, 20_000))?;
     c.place(&mut delay)?;
     c.op(|a| a.dec(ecx))?;
     c.op(|a| a.jnz(delay))?;
     c.op(|a| a.jmp(top))?;
-    c.place(&mut next)?;
-    c.op(|a| a.cmp(ebx, TNFLD32_TICKS))?;
-    c.op(|a| a.jb(top))?;
+    c.place(&mut done)?;
     epilogue(&mut c, &mut fails, &mut exit, 32)?;
     let code = c.finish("CODE32", "CODE", LX_CODE)?;
     link(Spec {

@@ -24,8 +24,10 @@ impl PartialEq for EdRegex {
 }
 
 impl fmt::Display for EdRegex {
+    /// As prex prints it (`list history`, `list sets`): between slashes,
+    /// a slash in it escaped as it was typed, so the line reads back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "/{}/", self.source)
+        write!(f, "/{}/", self.source.replace('/', "\\/"))
     }
 }
 
