@@ -11,6 +11,9 @@
 //! - `TRCUST_DIFF_MODE=harsh` adds token mutations (deleted, repeated,
 //!   misspelled, inserted tokens, comments anywhere), junk keywords, odd
 //!   number bases and unknown switches to the default "tame" cases;
+//! - `TRCUST_DIFF_SHOW=i,j,...` prints those cases and both runs instead,
+//!   and with `TRCUST_DIFF_DUMP=dir` writes their inputs under `dir` in
+//!   the layout `try_cases_by_hand` reads;
 //! - `TRCUST_DIFF_STRICT=1` fails on any unexplained difference (not yet
 //!   the default: some kinds of difference are still open, see the
 //!   printed summary).
@@ -55,6 +58,16 @@ fn env_u64(name: &str, default: u64) -> u64 {
 fn show(exe: &[u8], seed: u64, i: u64, tame: bool) {
     let case = tree(seed, i).current().case_in(tame);
     let (v, ibm, ours) = judge(exe, &case);
+    if let Some(dir) = std::env::var_os("TRCUST_DIFF_DUMP") {
+        // The case's inputs in TRCUST_TRY's layout, to edit by hand.
+        let d = Path::new(&dir).join(format!("case_{i}"));
+        std::fs::create_dir_all(&d).expect("dump directory");
+        for (n, data) in &case.files {
+            std::fs::write(d.join(n), data).expect("dump file");
+        }
+        std::fs::write(d.join("args"), case.args.join(" ")).expect("dump args");
+        std::fs::write(d.join("modules"), case.modules.join(" ")).expect("dump modules");
+    }
     println!("=== case {i}: {v:?}\nargs: {}", case.args.join(" "));
     for (n, d) in &case.files {
         if n.to_ascii_uppercase().ends_with(".C") {
@@ -206,6 +219,13 @@ fn generated_cases_match_ibm() {
     );
 }
 
+fn hex(b: &[u8]) -> String {
+    b.iter()
+        .map(|x| format!("{x:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// `TRCUST_TRY=dir`: runs both TRCUSTs on each case directory under `dir`
 /// (files, `args`, optional `modules`) and prints the runs; for finding
 /// out what IBM's TRCUST does by hand.
@@ -263,6 +283,21 @@ fn try_cases_by_hand() {
                 ours.files.keys().collect::<Vec<_>>(),
                 ours.text()
             );
+            for (n, d) in &ibm.files {
+                if let Some(o) = ours.files.get(n).filter(|o| *o != d) {
+                    let k = d
+                        .iter()
+                        .zip(o.iter())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(0)
+                        .saturating_sub(8);
+                    println!(
+                        "--- {n} (from {k})\nIBM  {}\nours {}",
+                        hex(&d[k..(k + 48).min(d.len())]),
+                        hex(&o[k..(k + 48).min(o.len())])
+                    );
+                }
+            }
         }
     }
 }

@@ -457,6 +457,7 @@ fn tsf_mode(r: &mut Run<'_>, cmd: &CommandLine) {
             tff.records.len()
         ));
     }
+    r.out.console.extend(out.tdf_console.iter().cloned());
     if let Some(tdf) = &out.tdf {
         if !r.write(&tdf_name, &tdf.to_bytes()) {
             return;

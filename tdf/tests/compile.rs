@@ -32,7 +32,7 @@ fn duplicate_minor_keeps_the_first_and_writes_the_tdf() {
     ));
     assert_eq!(
         messages(&c),
-        ["TRCUST(5) ERROR: duplicate minor code = 0001, ignored"]
+        ["TRCUST(4) ERROR: duplicate minor code = 0001, ignored"]
     );
     let tdf = c.tdf.unwrap();
     assert_eq!(tdf.records.len(), 1);
@@ -131,7 +131,7 @@ fn duplicate_address_keeps_the_format() {
     ));
     assert_eq!(
         messages(&c),
-        ["TRCUST(5) ERROR: duplicate TP address 00000002:00000000, ignored"]
+        ["TRCUST(4) ERROR: duplicate TP address 00000002:00000000, ignored"]
     );
     assert_eq!(c.tdf.unwrap().records.len(), 1);
     assert_eq!(c.tff.unwrap().records.len(), 2);

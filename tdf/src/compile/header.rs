@@ -3,8 +3,9 @@
 //!
 //! Ranges as TRCUST 3.05A applies them: MAJOR 1..0xFFFF (0 only with
 //! `/RAS`), else `MAJOR out of range, 1 used`; MAXDATALENGTH 20..4099, else
-//! `MAXDATALENGTH out of range, 512 used`; TDFID 0..0xFFFF, else (where
-//! TRCUST silently kept the low word) `TDFID out of range, 0 used`. Type IDs
+//! `MAXDATALENGTH out of range, 512 used`; TDFID 1..0xFFFF, else (where
+//! TRCUST silently kept the low word of a larger one) `TDFID out of range,
+//! 0 used`. Type IDs
 //! are powers of two, at most 16 types and 48 groups, names at most 8
 //! characters.
 
@@ -19,8 +20,22 @@ pub const MAX_TYPES: usize = 16;
 pub const MAX_GROUPS: usize = 48;
 
 impl Compiler<'_> {
+    /// The next token, which a statement needs: the end of the file
+    /// here is SEVERE `premature end of file encountered`, as in TRCUST.
     pub(crate) fn next(&mut self) -> Step<Token> {
+        match self.next_or_eof()? {
+            Token::Eof => Err(self.premature_eof()),
+            t => Ok(t),
+        }
+    }
+
+    /// The next token, the end of the file included.
+    pub(crate) fn next_or_eof(&mut self) -> Step<Token> {
         self.lex.next_token().map_err(|d| self.lex_failed(d))
+    }
+
+    pub(crate) fn premature_eof(&mut self) -> super::Stop {
+        self.severe("premature end of file encountered")
     }
 
     pub(crate) fn peek(&mut self) -> Step<Token> {
@@ -38,7 +53,10 @@ impl Compiler<'_> {
             self.next()?;
             return Ok(());
         }
-        if c == '=' && t != Token::Eof {
+        if t == Token::Eof {
+            return Err(self.premature_eof());
+        }
+        if c == '=' {
             // TRCUST assumes a missing '=', naming the keyword it follows.
             let kw = self.keyword.clone();
             self.diag(
@@ -47,12 +65,8 @@ impl Compiler<'_> {
             );
             return Ok(());
         }
-        let mut found = t.text();
-        if t == Token::Punct('.') {
-            // TRCUST names the symbol, not its dot: `missing '(' before 'msg'`.
-            self.next()?;
-            found = self.peek()?.text();
-        }
+        // A symbol shows without its dot: `missing '(' before 'msg'`.
+        let found = t.text();
         if severe {
             Err(self.severe(format!("syntax error : missing '{c}' before '{found}'")))
         } else {
@@ -76,6 +90,7 @@ impl Compiler<'_> {
                 self.next()?;
                 Ok((parse_number(&w).unwrap_or(u64::MAX), w))
             }
+            Token::Eof => Err(self.premature_eof()),
             t => Ok((u64::MAX, t.text())),
         }
     }
@@ -126,7 +141,12 @@ impl Compiler<'_> {
                 "MODNAME" => {
                     self.next()?;
                     self.expect('=', true)?;
-                    let name = self.lex.raw().map_err(|d| self.lex_failed(d))?;
+                    // A word (or `.word`); anything else is no name.
+                    let name = match self.next()? {
+                        Token::Word(w) => crate::tsf::lexer::latin1_bytes(&w),
+                        Token::Sym(w) => crate::tsf::lexer::latin1_bytes(&format!(".{w}")),
+                        _ => return Err(self.severe("module name not specified")),
+                    };
                     if name.len() >= crate::definition::MODULE_NAME_SIZE {
                         let shown = crate::tsf::lexer::latin1(&name);
                         self.diag(Severity::Fatal, format!("filename to long: {shown}"));
@@ -164,7 +184,7 @@ impl Compiler<'_> {
                         return Err(self.severe("TDFID redefinition"));
                     }
                     let (n, _) = self.header_number()?;
-                    let ok = n <= 0xFFFF;
+                    let ok = (1..=0xFFFF).contains(&n);
                     if !ok {
                         self.diag(Severity::Warning, "TDFID out of range, 0 used");
                     }

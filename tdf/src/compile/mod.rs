@@ -114,15 +114,21 @@ pub struct Compilation {
     pub tmi: Option<Tmi>,
     /// Tracepoints accepted (static and dynamic).
     pub accepted: usize,
+    /// Diagnostics found while the TDF is built (duplicate addresses):
+    /// TRCUST prints them after the TFF's `Creating` line.
+    pub tdf_console: Vec<ConsoleLine>,
 }
 
 impl Compilation {
     /// The diagnostics, in order.
     pub fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
-        self.console.iter().filter_map(|l| match l {
-            ConsoleLine::Diag(d) => Some(d),
-            ConsoleLine::Text(_) => None,
-        })
+        self.console
+            .iter()
+            .chain(&self.tdf_console)
+            .filter_map(|l| match l {
+                ConsoleLine::Diag(d) => Some(d),
+                ConsoleLine::Text(_) => None,
+            })
     }
 }
 
@@ -141,10 +147,13 @@ pub(crate) type Step<T> = Result<T, Stop>;
 /// whether that ORBIT was assigned automatically.
 pub(crate) type Dynamic = (TdfRecord, Option<(u32, u32)>, bool);
 
-/// An accepted dynamic tracepoint with what the TMI needs.
+/// An accepted tracepoint: the line of its TRACE, its minor, its format
+/// and, for a dynamic one, its record and what the TMI needs.
 struct Accepted {
-    record: TdfRecord,
-    orbit: Option<(u32, u32)>,
+    line: u32,
+    minor: u16,
+    tff: Option<TffRecord>,
+    dynamic: Option<Dynamic>,
 }
 
 /// Compiler state.
@@ -177,11 +186,7 @@ pub(crate) struct Compiler<'a> {
     pub(crate) trace_count: u32,
     pub(crate) explicit_minors: Option<bool>,
     pub(crate) auto_orbits: u32,
-    minors: BTreeSet<u16>,
-    addresses: BTreeSet<(u32, u32)>,
     accepted: Vec<Accepted>,
-    tff_records: Vec<TffRecord>,
-    any_auto_orbit: bool,
     accepted_count: usize,
 }
 
@@ -217,9 +222,18 @@ impl<'a> Compiler<'a> {
     /// The module, opened on first use: `Using module file:` is printed
     /// then, as TRCUST does.
     pub(crate) fn module(&mut self) -> Step<&dyn ModuleImage> {
+        self.open_module(true)
+    }
+
+    /// The module; without MODNAME, SEVERE `module name not specified`
+    /// when `named`, else (`TP=@file`, as TRCUST does) the module `""`,
+    /// which is not found.
+    pub(crate) fn open_module(&mut self, named: bool) -> Step<&dyn ModuleImage> {
         if self.module.is_none() {
-            let Some(name) = self.modname.as_deref() else {
-                return Err(self.severe("module name not specified"));
+            let name = match self.modname.as_deref() {
+                Some(n) => n,
+                None if named => return Err(self.severe("module name not specified")),
+                None => &[],
             };
             let name = crate::tsf::lexer::latin1(name);
             match self.modules.open(&name) {
@@ -267,45 +281,102 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// Records an accepted tracepoint. Returns the ERROR to report when the
-    /// minor or the address is a duplicate.
-    pub(crate) fn accept(&mut self, minor: u16, tff: Option<TffRecord>, dynamic: Option<Dynamic>) {
-        if !self.minors.insert(minor) && !self.opts.allow_duplicate_minors {
-            self.diag(
-                Severity::Error,
-                format!("duplicate minor code = {minor:04X}, ignored"),
-            );
+    /// Records an accepted tracepoint (line of its TRACE, minor, format,
+    /// dynamic record). Duplicates are found when the files are built.
+    pub(crate) fn accept(
+        &mut self,
+        line: u32,
+        minor: u16,
+        tff: Option<TffRecord>,
+        dynamic: Option<Dynamic>,
+    ) {
+        self.accepted_count += 1;
+        self.accepted.push(Accepted {
+            line,
+            minor,
+            tff,
+            dynamic,
+        });
+    }
+
+    /// Drops the tracepoints whose minor is taken (unless `/D`): the first
+    /// keeps it, each other is reported at its TRACE's line, by minor.
+    fn drop_duplicate_minors(&mut self, accepted: &mut Vec<Accepted>) {
+        if self.opts.allow_duplicate_minors {
             return;
         }
-        if let Some(t) = tff {
-            self.tff_records.push(t);
-        }
-        self.accepted_count += 1;
-        if let Some((record, orbit, auto)) = dynamic {
-            if !self.addresses.insert((record.object, record.offset)) {
-                self.diag(
-                    Severity::Error,
-                    format!(
-                        "duplicate TP address {:08X}:{:08X}, ignored",
-                        record.object, record.offset
-                    ),
-                );
-                return;
+        let mut seen = BTreeSet::new();
+        let mut dropped: Vec<(u16, usize, u32)> = Vec::new();
+        for (i, a) in accepted.iter().enumerate() {
+            if !seen.insert(a.minor) {
+                dropped.push((a.minor, i, a.line));
             }
-            self.any_auto_orbit |= auto;
-            self.accepted.push(Accepted { record, orbit });
         }
+        dropped.sort();
+        for &(minor, _, line) in &dropped {
+            self.console.push(ConsoleLine::Diag(Diagnostic::new(
+                line,
+                Severity::Error,
+                format!("duplicate minor code = {minor:04X}, ignored"),
+            )));
+        }
+        let gone: BTreeSet<usize> = dropped.iter().map(|d| d.1).collect();
+        let mut i = 0;
+        accepted.retain(|_| {
+            i += 1;
+            !gone.contains(&(i - 1))
+        });
+    }
+
+    /// The dynamic tracepoints by address, one per address. They are
+    /// sorted by address with [`quicksort`], which leaves tracepoints of
+    /// the same address in an order of its own; of those the last one
+    /// keeps the address, each other is reported (in `console`) at its
+    /// TRACE's line. (**Inferred**: this reproduces which TRACE TRCUST
+    /// reports and keeps in most cases tried, not in all.)
+    fn unique_addresses(
+        accepted: &[Accepted],
+        console: &mut Vec<ConsoleLine>,
+    ) -> Vec<(TdfRecord, Option<(u32, u32)>, bool)> {
+        let mut dynamic: Vec<(u32, &Dynamic)> = accepted
+            .iter()
+            .filter_map(|a| Some((a.line, a.dynamic.as_ref()?)))
+            .collect();
+        quicksort(&mut dynamic, &|(_, d)| (d.0.object, d.0.offset));
+        let mut out: Vec<Dynamic> = Vec::new();
+        for (k, (line, d)) in dynamic.iter().enumerate() {
+            let key = (d.0.object, d.0.offset);
+            let later = dynamic
+                .get(k + 1)
+                .is_some_and(|(_, n)| (n.0.object, n.0.offset) == key);
+            if later {
+                console.push(ConsoleLine::Diag(Diagnostic::new(
+                    *line,
+                    Severity::Error,
+                    format!("duplicate TP address {:08X}:{:08X}, ignored", key.0, key.1),
+                )));
+            } else {
+                out.push((*d).clone());
+            }
+        }
+        out
     }
 
     fn finish(mut self) -> Compilation {
         let module_name = self.stored_module_name();
         let major = self.major();
-        let mut accepted = std::mem::take(&mut self.accepted);
-        accepted.sort_by_key(|a| (a.record.object, a.record.offset));
-        let vars = if self.any_auto_orbit {
+        let mut points = std::mem::take(&mut self.accepted);
+        self.drop_duplicate_minors(&mut points);
+        let tff_records: Vec<TffRecord> = points.iter().filter_map(|a| a.tff.clone()).collect();
+        let mut tdf_console = Vec::new();
+        let kept = Self::unique_addresses(&points, &mut tdf_console);
+        let any_auto_orbit = kept.iter().any(|d| d.2);
+        let accepted: Vec<(TdfRecord, Option<(u32, u32)>)> =
+            kept.into_iter().map(|(r, o, _)| (r, o)).collect();
+        let vars = if any_auto_orbit {
             let top = accepted
                 .iter()
-                .filter_map(|a| a.orbit.map(|(_, v)| v))
+                .filter_map(|a| a.1.map(|(_, v)| v))
                 .max()
                 .unwrap_or(0);
             vec![0; top as usize + 1]
@@ -323,12 +394,12 @@ impl<'a> Compiler<'a> {
             tdf_id,
             entries: self.entries.clone(),
             vars,
-            records: accepted.into_iter().map(|a| a.record).collect(),
+            records: accepted.into_iter().map(|a| a.0).collect(),
             ..Tdf::default()
         });
-        let tff = (!self.tff_records.is_empty()).then(|| Tff {
+        let tff = (!tff_records.is_empty()).then_some(Tff {
             major,
-            records: std::mem::take(&mut self.tff_records),
+            records: tff_records,
         });
         Compilation {
             console: self.console,
@@ -337,26 +408,27 @@ impl<'a> Compiler<'a> {
             tff,
             tmi,
             accepted: self.accepted_count,
+            tdf_console,
         }
     }
 
     fn build_tmi(
         &self,
-        accepted: &[Accepted],
+        accepted: &[(TdfRecord, Option<(u32, u32)>)],
         module: &[u8],
         major: u16,
         tdf_id: u16,
     ) -> Option<Tmi> {
         let mut records: Vec<TmiRecord> = accepted
             .iter()
-            .filter_map(|a| {
-                let (mask, var) = a.orbit?;
+            .filter_map(|(record, orbit)| {
+                let (mask, var) = (*orbit)?;
                 let (object, offset, size, name) = match self
                     .map
-                    .and_then(|m| m.containing(a.record.object, a.record.offset))
+                    .and_then(|m| m.containing(record.object, record.offset))
                 {
                     Some((s, size)) => (s.object, s.offset, size, s.name.clone().into_bytes()),
-                    None => (a.record.object, a.record.offset, u32::MAX, Vec::new()),
+                    None => (record.object, record.offset, u32::MAX, Vec::new()),
                 };
                 Some(TmiRecord {
                     orbit_id: orbit_id(mask, var),
@@ -380,9 +452,18 @@ impl<'a> Compiler<'a> {
         })
     }
 
-    /// MODNAME as stored: without its path unless `/P`.
+    /// MODNAME as stored: `.DLL` added when it has no extension (but
+    /// OS2KRNL), without its path unless `/P`.
     fn stored_module_name(&self) -> Vec<u8> {
-        let name = self.modname.clone().unwrap_or_default();
+        let mut name = self.modname.clone().unwrap_or_default();
+        let base_at = name
+            .iter()
+            .rposition(|&b| matches!(b, b'\\' | b'/' | b':'))
+            .map_or(0, |i| i + 1);
+        let base = &name[base_at..];
+        if !name.is_empty() && !base.contains(&b'.') && !base.eq_ignore_ascii_case(b"OS2KRNL") {
+            name.extend_from_slice(b".DLL");
+        }
         if self.opts.keep_path {
             return name;
         }
@@ -391,6 +472,35 @@ impl<'a> Compiler<'a> {
             None => name,
         }
     }
+}
+
+/// Sorts `v` by `key` with a quicksort that takes the first element as
+/// the pivot and partitions from both ends (Hoare's scheme): not stable,
+/// the order TRCUST's sort leaves equal records in, as far as observed.
+fn quicksort<T, K: Ord>(v: &mut [T], key: &impl Fn(&T) -> K) {
+    if v.len() < 2 {
+        return;
+    }
+    let hi = v.len() - 1;
+    let (mut i, mut j) = (0usize, hi + 1);
+    loop {
+        i += 1;
+        while i <= hi && key(&v[i]) < key(&v[0]) {
+            i += 1;
+        }
+        j -= 1;
+        while key(&v[j]) > key(&v[0]) {
+            j -= 1;
+        }
+        if i >= j {
+            break;
+        }
+        v.swap(i, j);
+    }
+    v.swap(0, j);
+    let (left, right) = v.split_at_mut(j);
+    quicksort(left, key);
+    quicksort(&mut right[1..], key);
 }
 
 /// Compiles a TSF. `map` is the symbol table from `/M=` (if any); the
@@ -422,11 +532,7 @@ pub fn compile(
         trace_count: 0,
         explicit_minors: None,
         auto_orbits: 0,
-        minors: BTreeSet::new(),
-        addresses: BTreeSet::new(),
         accepted: Vec::new(),
-        tff_records: Vec::new(),
-        any_auto_orbit: false,
         accepted_count: 0,
     };
     let run = c.header().and_then(|()| c.traces());

@@ -35,10 +35,9 @@ impl Compiler<'_> {
         }
         self.expect('=', false)?;
         match self.peek()? {
-            Token::Punct('@') => {
+            Token::At(file) => {
                 self.next()?;
-                if self.peek()?.is_word("STATIC") {
-                    self.next()?;
+                if file.eq_ignore_ascii_case("STATIC") {
                     if st.has_data {
                         return Err(self
                             .error("unexpected: DATA_STATEMENT with STATIC tracepoint, ignored"));
@@ -46,14 +45,23 @@ impl Compiler<'_> {
                     st.place = Some(Place::Static);
                     return Ok(());
                 }
-                let file = self.lex.raw().map_err(|d| self.lex_failed(d))?;
-                let file = crate::tsf::lexer::latin1(&file);
-                self.module()?;
-                self.expect(',', false)?;
-                let (line, _) = self.number()?;
+                self.open_module(false)?;
+                if self.next()? != Token::Punct(',') {
+                    // TRCUST names the tokens it wants, not the one found.
+                    return Err(self.error("syntax error: missing 'comma' before 'linenum'"));
+                }
+                let t = self.next()?;
+                let line = match &t {
+                    Token::Word(w) => parse_number(w),
+                    _ => None,
+                };
+                let Some(line) = line else {
+                    let text = t.text();
+                    return Err(self.error(format!("line number missing or invalid: {text}")));
+                };
                 self.tp_line(st, &file, line)
             }
-            Token::Punct('.') => {
+            Token::Sym(name) => {
                 self.next()?;
                 self.module()?;
                 // With debug information a MAP file is optional.
@@ -61,7 +69,6 @@ impl Compiler<'_> {
                     Some(_) => self.map,
                     None => Some(self.symbols()?),
                 };
-                let name = self.next()?.text();
                 let mut disp: i64 = 0;
                 while let Token::Punct(c @ ('+' | '-')) = self.peek()? {
                     self.next()?;
@@ -153,9 +160,10 @@ impl Compiler<'_> {
                 }
                 self.place_at(st, object, offset)
             }
+            Token::Eof => Err(self.premature_eof()),
             other => {
                 let found = other.text();
-                Err(self.error(format!("syntax error: missing '.' before '{found}'")))
+                Err(self.error(format!("syntax error: missing '.symbol' before '{found}'")))
             }
         }
     }
@@ -203,10 +211,7 @@ impl Compiler<'_> {
         loop {
             let t = self.next()?;
             match &t {
-                Token::Punct('.') => {
-                    let name = self.next()?.text();
-                    items.push(RegItem::Variable(name));
-                }
+                Token::Sym(name) => items.push(RegItem::Variable(name.clone())),
                 Token::Word(w) => match register(w) {
                     Some(r) => items.push(RegItem::Reg(r)),
                     None => {
@@ -257,9 +262,12 @@ impl Compiler<'_> {
         }
         self.expect('=', false)?;
         self.expect('(', false)?;
-        let (mask, _) = self.number()?;
-        self.expect(',', false)?;
-        let (var, _) = self.number()?;
+        // The comma between the numbers may be left out.
+        let mask = self.orbit_number()?;
+        if self.peek()? == Token::Punct(',') {
+            self.next()?;
+        }
+        let var = self.orbit_number()?;
         let (mask, var) = if mask == 0 {
             if var != 1 {
                 return Err(self.error("invalid ORBIT value, tracepoint ignored"));
@@ -281,6 +289,21 @@ impl Compiler<'_> {
         self.data_end(st)?;
         st.orbit = Some((mask, var));
         self.append(st, codegen::orbit(mask, var as u16))
+    }
+
+    /// A number of ORBIT=(mask,var).
+    fn orbit_number(&mut self) -> Step<u64> {
+        let t = self.next()?;
+        if let Token::Word(w) = &t
+            && w.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return match parse_number(w) {
+                Some(n) => Ok(n),
+                None => Err(self.error(format!("invalid number found: {w}"))),
+            };
+        }
+        let found = t.text();
+        Err(self.error(format!("syntax error: missing 'number' before '{found}'")))
     }
 
     pub(crate) fn len_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
@@ -380,10 +403,10 @@ impl Compiler<'_> {
     fn address(&mut self, kind: Option<DataKind>, bare_symbol: bool) -> Step<Address> {
         let t = self.next()?;
         let base = match &t {
-            Token::Punct('.') => {
-                let name = self.next()?.text();
-                Base::Symbol { name, disp: 0 }
-            }
+            Token::Sym(name) => Base::Symbol {
+                name: name.clone(),
+                disp: 0,
+            },
             Token::Word(w) => {
                 let upper = w.to_ascii_uppercase();
                 let flat = upper

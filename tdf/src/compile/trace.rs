@@ -44,6 +44,9 @@ pub(crate) enum Place {
 /// What one TRACE statement has collected.
 #[derive(Debug, Default)]
 pub(crate) struct TraceStmt {
+    /// The line of its TRACE keyword (duplicate minors and addresses are
+    /// reported there).
+    pub(crate) line: u32,
     pub(crate) minor: Option<u16>,
     pub(crate) place: Option<Place>,
     pub(crate) opcode: Option<u8>,
@@ -63,11 +66,19 @@ pub(crate) struct TraceStmt {
     pub(crate) has_data: bool,
 }
 
+/// Whether `t` is an identifier (a TYPE or GROUP name): a word that is
+/// neither a number nor one of TRCUST's keywords.
+fn is_identifier(t: &Token) -> bool {
+    matches!(t, Token::Word(w)
+        if !w.starts_with(|c: char| c.is_ascii_digit())
+            && !crate::tsf::lexer::is_keyword(w))
+}
+
 impl Compiler<'_> {
     /// Every TRACE statement to the end of the file.
     pub(crate) fn traces(&mut self) -> Step<()> {
         loop {
-            let t = self.next()?;
+            let t = self.next_or_eof()?;
             match t {
                 // A file without a TRACE, or ending with the word TRACE.
                 Token::Eof if self.trace_count == 0 => {
@@ -75,6 +86,7 @@ impl Compiler<'_> {
                 }
                 Token::Eof => return Ok(()),
                 t if t.is_word("TRACE") => {
+                    let line = self.lex.line;
                     if self.peek()? == Token::Eof {
                         return Err(self.severe("premature end of file encountered"));
                     }
@@ -83,7 +95,10 @@ impl Compiler<'_> {
                         self.diag(Severity::Fatal, "too many tracepoints in file");
                         return Err(Stop::Abort);
                     }
-                    let mut st = TraceStmt::default();
+                    let mut st = TraceStmt {
+                        line,
+                        ..TraceStmt::default()
+                    };
                     match self.trace_body(&mut st) {
                         Ok(()) => {
                             if let Err(Stop::Abort) = self.trace_end(st) {
@@ -130,11 +145,20 @@ impl Compiler<'_> {
             };
             self.keyword = t.text();
             match kw.as_str() {
+                // Once the first TRACE has ended without a MINOR, minors
+                // are numbered and MINOR is a stray word.
+                "MINOR" if self.explicit_minors == Some(false) => {
+                    let text = t.text();
+                    return Err(self.error(format!("unexpected: {text}, ignored")));
+                }
                 "MINOR" => self.minor_kw(st)?,
                 "TP" => self.tp_kw(st)?,
                 "OPCODE" => self.opcode_kw(st)?,
                 "TYPE" => self.type_kw(st)?,
                 "GROUP" => self.group_kw(st)?,
+                "DESC" if st.desc.is_some() => {
+                    return Err(self.error("unexpected: multiple DESC statements, ignored"));
+                }
                 "DESC" => {
                     self.expect('=', false)?;
                     let s = self.string_value()?;
@@ -207,9 +231,10 @@ impl Compiler<'_> {
                 self.next()?;
                 Ok(s)
             }
+            Token::Eof => Err(self.premature_eof()),
             other => {
                 let found = other.text();
-                Err(self.error(format!("syntax error: missing '\"' before '{found}'")))
+                Err(self.error(format!("syntax error: missing 'literal' before '{found}'")))
             }
         }
     }
@@ -220,18 +245,14 @@ impl Compiler<'_> {
         }
         self.expect('=', false)?;
         // TRCUST keeps the low word and refuses only 0; a word that is not
-        // a number reads as 0.
+        // a number reads as 0; anything else is no minor.
         let n = match self.peek()? {
             Token::Word(w) if w.starts_with(|c: char| c.is_ascii_digit()) => {
                 self.next()?;
                 parse_number(&w).unwrap_or(0)
             }
-            // A name is read and leaves the minor unset.
-            Token::Word(_) => {
-                self.next()?;
-                return Ok(());
-            }
-            _ => self.number()?.0,
+            Token::Eof => return Err(self.premature_eof()),
+            _ => return Err(self.error("minor code not specified")),
         };
         if n as u16 == 0 {
             return Err(self.error("minor code out of range"));
@@ -245,7 +266,17 @@ impl Compiler<'_> {
             return Err(self.error("OPCODE redefinition, tracepoint ignored"));
         }
         self.expect('=', false)?;
-        let (n, _) = self.number()?;
+        // A word that is no number is refused with "invalid number found";
+        // anything else drops the tracepoint without a message.
+        let n = match self.next()? {
+            Token::Word(w) if w.starts_with(|c: char| c.is_ascii_digit()) => {
+                match parse_number(&w) {
+                    Some(n) => n,
+                    None => return Err(self.error(format!("invalid number found: {w}"))),
+                }
+            }
+            _ => return Err(Stop::Discard),
+        };
         if n > 0xFF {
             // TRCUST 3.05A prints this message without its operand.
             return Err(self.error("opcode: out of range"));
@@ -259,10 +290,11 @@ impl Compiler<'_> {
         self.expect('(', false)?;
         loop {
             let t = match self.peek()? {
-                t @ Token::Word(_) => {
+                t @ Token::Word(_) if is_identifier(&t) => {
                     self.next()?;
                     t
                 }
+                Token::Eof => return Err(self.premature_eof()),
                 other => {
                     let found = other.text();
                     return Err(self.error(format!("syntax error: missing ')' before '{found}'")));
@@ -278,6 +310,7 @@ impl Compiler<'_> {
             }
             let t = self.peek()?;
             match t {
+                Token::Eof => return Err(self.premature_eof()),
                 Token::Punct(',') => {
                     self.next()?;
                 }
@@ -310,10 +343,11 @@ impl Compiler<'_> {
     /// A name in TYPE= or GROUP=.
     fn identifier(&mut self) -> Step<Token> {
         match self.peek()? {
-            t @ Token::Word(_) => {
+            t @ Token::Word(_) if is_identifier(&t) => {
                 self.next()?;
                 Ok(t)
             }
+            Token::Eof => Err(self.premature_eof()),
             other => {
                 let found = other.text();
                 Err(self.error(format!(
@@ -372,21 +406,18 @@ impl Compiler<'_> {
 
     /// The statement is complete: check it and keep it.
     fn trace_end(&mut self, st: TraceStmt) -> Step<()> {
-        let minor = match (st.minor, self.explicit_minors) {
-            (Some(m), None) => {
-                self.explicit_minors = Some(true);
-                m
-            }
-            (None, None) => {
-                self.explicit_minors = Some(false);
-                self.trace_count as u16
-            }
-            (Some(m), Some(_)) => m,
-            (None, Some(false)) => (self.trace_count & 0xFFFF) as u16,
-            (None, Some(true)) => return Err(self.error("minor code not specified")),
-        };
+        // The first TRACE to reach its end decides: explicit minors, or
+        // minors numbered by the tracepoints accepted so far.
+        let explicit = *self.explicit_minors.get_or_insert(st.minor.is_some());
         let Some(place) = st.place.clone() else {
             return Err(self.error("trace record incomplete, 'trace point address' required"));
+        };
+        let minor = match st.minor {
+            Some(m) => m,
+            None if explicit => {
+                return Err(self.error("trace record incomplete, 'minor code' required"));
+            }
+            None => ((self.accepted_count + 1) & 0xFFFF) as u16,
         };
         if st.desc.is_none() && !st.fmts.is_empty() {
             return Err(self.error("trace record incomplete, 'trace description' required"));
@@ -398,7 +429,7 @@ impl Compiler<'_> {
         });
         match place {
             Place::Static => {
-                self.accept(minor, tff, None);
+                self.accept(st.line, minor, tff, None);
             }
             Place::At {
                 object,
@@ -422,7 +453,7 @@ impl Compiler<'_> {
                     pad: 0,
                     rpn,
                 };
-                self.accept(minor, tff, Some((record, st.orbit, st.auto_orbit)));
+                self.accept(st.line, minor, tff, Some((record, st.orbit, st.auto_orbit)));
             }
         }
         Ok(())

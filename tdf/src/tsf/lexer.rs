@@ -1,9 +1,13 @@
 //! The TSF lexer.
 //!
-//! Tokens are words (letters, digits and the other characters that are not
-//! delimiters), strings, the punctuation `= , ( ) + - * . @`, and the end of
-//! the file. Blanks and comments separate tokens: `;` to the end of the
-//! line, and C comments `/* */`, which may nest and span lines.
+//! Tokens are words (letters, digits, dots and the other characters that
+//! are not delimiters), symbols (a word starting with a dot: `.name`, or
+//! `.` alone for an empty name, as TRCUST reads `. name`), files (`@name`,
+//! the same way: `@ STATIC` is an empty file name and a word), strings,
+//! the punctuation `= , ( ) + - *`, and the end of the file. Blanks and `;`
+//! comments (to the end of the line) separate tokens; C comments `/* */`,
+//! which may nest and span lines, are left out as if they were not there,
+//! so one inside a word joins its halves (`.start/**/up` is `.startup`).
 //!
 //! `line` is 1 plus the number of line breaks consumed so far, so after a
 //! token has been read it is the line the lexer has reached, which is the
@@ -24,6 +28,12 @@ pub const MAX_TOKEN: usize = 259;
 pub enum Token {
     /// A word: keyword, name, register or number.
     Word(String),
+    /// A symbol: a word that starts with `.` (`.name`), without its dot;
+    /// the name is empty when no word character follows the dot.
+    Sym(String),
+    /// A file: a word that starts with `@` (`@STATIC`, `@file`), without
+    /// its `@`; empty when no word character follows.
+    At(String),
     /// A string literal's content.
     Str(Vec<u8>),
     /// One of `= , ( ) + - * . @`.
@@ -36,7 +46,7 @@ impl Token {
     /// The token as TRCUST quotes it in messages.
     pub fn text(&self) -> String {
         match self {
-            Token::Word(w) => w.clone(),
+            Token::Word(w) | Token::Sym(w) | Token::At(w) => w.clone(),
             Token::Str(s) => latin1(s),
             Token::Punct(c) => c.to_string(),
             Token::Eof => String::new(),
@@ -49,10 +59,10 @@ impl Token {
     }
 }
 
-const PUNCT: &[u8] = b"=,()+-*.@";
+const PUNCT: &[u8] = b"=,()+-*";
 
 fn is_word_byte(b: u8) -> bool {
-    !(b.is_ascii_whitespace() || PUNCT.contains(&b) || b == b'"' || b == b';' || b == 0)
+    !(b.is_ascii_whitespace() || PUNCT.contains(&b) || b"\";@\0".contains(&b))
 }
 
 /// The lexer over a TSF's bytes.
@@ -96,34 +106,56 @@ impl<'a> Lexer<'a> {
                         self.pos += 1;
                     }
                 }
-                b'/' if self.src.get(self.pos + 1) == Some(&b'*') => {
-                    self.pos += 2;
-                    let mut depth = 1u32;
-                    while depth > 0 {
-                        match self.src.get(self.pos) {
-                            None => {
-                                return Err(self
-                                    .fatal(Severity::Severe, "premature end of file encountered"));
-                            }
-                            Some(b'\n') => {
-                                self.line += 1;
-                                self.pos += 1;
-                            }
-                            Some(b'/') if self.src.get(self.pos + 1) == Some(&b'*') => {
-                                depth += 1;
-                                self.pos += 2;
-                            }
-                            Some(b'*') if self.src.get(self.pos + 1) == Some(&b'/') => {
-                                depth -= 1;
-                                self.pos += 2;
-                            }
-                            Some(_) => self.pos += 1,
-                        }
-                    }
-                }
+                b'/' if self.src.get(self.pos + 1) == Some(&b'*') => self.comment()?,
                 _ => return Ok(()),
             }
         }
+    }
+
+    /// Skips a C comment (`/*` at `pos`), nested ones included.
+    fn comment(&mut self) -> Result<(), Diagnostic> {
+        self.pos += 2;
+        let mut depth = 1u32;
+        while depth > 0 {
+            match self.src.get(self.pos) {
+                None => {
+                    return Err(self.fatal(Severity::Severe, "premature end of file encountered"));
+                }
+                Some(b'\n') => {
+                    self.line += 1;
+                    self.pos += 1;
+                }
+                Some(b'/') if self.src.get(self.pos + 1) == Some(&b'*') => {
+                    depth += 1;
+                    self.pos += 2;
+                }
+                Some(b'*') if self.src.get(self.pos + 1) == Some(&b'/') => {
+                    depth -= 1;
+                    self.pos += 2;
+                }
+                Some(_) => self.pos += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes of a word from `pos`: word characters and dots, through
+    /// any comment inside it (TRCUST reads `HELL/*x*/O.EXE` as
+    /// `HELLO.EXE`).
+    fn word_bytes(&mut self) -> Result<Vec<u8>, Diagnostic> {
+        let mut out = Vec::new();
+        while let Some(&c) = self.src.get(self.pos) {
+            if c == b'/' && self.src.get(self.pos + 1) == Some(&b'*') {
+                self.comment()?;
+                continue;
+            }
+            if !(is_word_byte(c) || c == b'.') {
+                break;
+            }
+            out.push(c);
+            self.pos += 1;
+        }
+        Ok(out)
     }
 
     /// The next token, without consuming it.
@@ -168,26 +200,28 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
             return Ok(Token::Punct(char::from(b)));
         }
+        if b == b'@' {
+            self.pos += 1;
+            let name = self.word_bytes()?;
+            if name.len() + 1 > MAX_TOKEN {
+                return Err(self.too_long());
+            }
+            return Ok(Token::At(latin1(&name)));
+        }
         if b == 0 {
             self.pos += 1;
             return Ok(Token::Word("\0".into()));
         }
-        let start = self.pos;
-        // A '.' inside a word is part of it (`dbgh32.exe`), as in TRCUST.
-        while self
-            .src
-            .get(self.pos)
-            .is_some_and(|&c| is_word_byte(c) || c == b'.')
-        {
-            if self.src[self.pos] == b'/' && self.src.get(self.pos + 1) == Some(&b'*') {
-                break;
-            }
-            self.pos += 1;
-        }
-        if self.pos - start > MAX_TOKEN {
+        // A '.' inside a word is part of it (`dbgh32.exe`), as in TRCUST;
+        // a word starting with one is a symbol.
+        let word = self.word_bytes()?;
+        if word.len() > MAX_TOKEN {
             return Err(self.too_long());
         }
-        Ok(Token::Word(latin1(&self.src[start..self.pos])))
+        match word.strip_prefix(b".") {
+            Some(name) => Ok(Token::Sym(latin1(name))),
+            None => Ok(Token::Word(latin1(&word))),
+        }
     }
 
     fn string(&mut self) -> Result<Token, Diagnostic> {
@@ -231,7 +265,8 @@ impl<'a> Lexer<'a> {
     }
 
     /// A raw value such as a path or file name: everything up to a blank, a
-    /// comma or a comment, as bytes. Used for `MODNAME=` and `TP=@file`.
+    /// comma, a `;` or a quote, as bytes, comments inside it left out. Used
+    /// for `MODNAME=` and `TP=@file`.
     ///
     /// # Errors
     /// A FATAL diagnostic for an overlong token.
@@ -241,6 +276,14 @@ impl<'a> Lexer<'a> {
             // A token was already read: continue from it.
             match t {
                 Token::Word(w) => out.extend_from_slice(&latin1_bytes(&w)),
+                Token::Sym(w) => {
+                    out.push(b'.');
+                    out.extend_from_slice(&latin1_bytes(&w));
+                }
+                Token::At(w) => {
+                    out.push(b'@');
+                    out.extend_from_slice(&latin1_bytes(&w));
+                }
                 Token::Punct(c) => out.push(c as u8),
                 Token::Str(s) => out.extend_from_slice(&s),
                 Token::Eof => {}
@@ -248,22 +291,70 @@ impl<'a> Lexer<'a> {
         } else {
             self.skip()?;
         }
-        let start = self.pos;
         while let Some(&c) = self.src.get(self.pos) {
             if c.is_ascii_whitespace() || c == b',' || c == b';' || c == b'"' || c == 0 {
                 break;
             }
             if c == b'/' && self.src.get(self.pos + 1) == Some(&b'*') {
-                break;
+                self.comment()?;
+                continue;
             }
+            out.push(c);
             self.pos += 1;
         }
-        out.extend_from_slice(&self.src[start..self.pos]);
         if out.len() > MAX_TOKEN {
             return Err(self.too_long());
         }
         Ok(out)
     }
+}
+
+/// TRCUST's keywords (its keyword table, from the strings of its binary).
+pub const KEYWORDS: [&str; 39] = [
+    "TRACE",
+    "NAME",
+    "ID",
+    "MINOR",
+    "TP",
+    "TYPE",
+    "GROUP",
+    "REGS",
+    "MEM",
+    "MEM32",
+    "ASCIIZ",
+    "ASCIIZ32",
+    "DESC",
+    "FMT",
+    "RETEP",
+    "CV",
+    "LRET",
+    "RET",
+    "LEAVE",
+    "JMP",
+    "DIRECT",
+    "INDIRECT",
+    "IF",
+    "IS",
+    "LEN",
+    "MODNAME",
+    "MAJOR",
+    "MAXDATALENGTH",
+    "MAXDATALEN",
+    "TYPELIST",
+    "GROUPLIST",
+    "SEG",
+    "OPCODE",
+    "EREG",
+    "EMEM",
+    "TDFID",
+    "ORBIT",
+    "ABORTOP",
+    "REMOVEOP",
+];
+
+/// Whether `w` is one of TRCUST's keywords (any case).
+pub fn is_keyword(w: &str) -> bool {
+    KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(w))
 }
 
 /// Bytes as Latin-1 text, one character per byte (as `loader` reads MAP
@@ -322,8 +413,7 @@ mod tests {
                 Token::Word("0xC6".into()),
                 Token::Word("TP".into()),
                 Token::Punct('='),
-                Token::Punct('.'),
-                Token::Word("x".into()),
+                Token::Sym("x".into()),
                 Token::Punct('+'),
                 Token::Word("5".into()),
                 Token::Eof,
