@@ -334,10 +334,7 @@ impl<'a> Compiler<'a> {
     /// keeps the address, each other is reported (in `console`) at its
     /// TRACE's line. (**Inferred**: this reproduces which TRACE TRCUST
     /// reports and keeps in most cases tried, not in all.)
-    fn unique_addresses(
-        accepted: &[Accepted],
-        console: &mut Vec<ConsoleLine>,
-    ) -> Vec<(TdfRecord, Option<(u32, u32)>, bool)> {
+    fn unique_addresses(accepted: &[Accepted], console: &mut Vec<ConsoleLine>) -> Vec<Dynamic> {
         let mut dynamic: Vec<(u32, &Dynamic)> = accepted
             .iter()
             .filter_map(|a| Some((a.line, a.dynamic.as_ref()?)))
