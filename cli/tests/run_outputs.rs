@@ -139,6 +139,33 @@ fn save_onto_a_fifo_writes_through_it() {
 }
 
 #[test]
+fn save_onto_dev_null_keeps_the_device_and_new_files_get_the_umask_mode() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let dir = prepared();
+    text(&traced(dir.path(), "/dev/null"));
+    let meta = std::fs::metadata("/dev/null").unwrap();
+    assert!(
+        meta.file_type().is_char_device(),
+        "/dev/null stays a device"
+    );
+    for (umask, mode) in [("022", 0o644), ("077", 0o600)] {
+        let save = format!("U{umask}.SAV");
+        let out = Command::new("sh")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_os2trace"))
+            .args(["run", "--root", ".", "--trace", "TPDLL16", "--save", &save])
+            .arg("DLLCAL16.EXE")
+            .output()
+            .unwrap();
+        text(&out);
+        let got = std::fs::metadata(dir.path().join(&save)).unwrap();
+        assert_eq!(got.permissions().mode() & 0o777, mode, "umask {umask}");
+    }
+}
+
+#[test]
 fn output_to_dev_full_fails_and_leaves_no_file() {
     if !Path::new("/dev/full").exists() {
         println!("skipped: no /dev/full");

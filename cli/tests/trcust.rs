@@ -77,12 +77,22 @@ fn trcust_runs_in_the_current_directory() {
 #[test]
 fn trcust_abort_exits_1() {
     let dir = case_dir("dyn_nomap");
+    let names = || {
+        let mut v: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = names();
     let (code, out, _) = os2trace(dir.path(), &["trcust", "DYN.TSF"]);
     assert_eq!(code, 1);
     assert!(
         out.ends_with("\nFATAL/SEVERE error detected, TRCUST aborted\n"),
         "{out}"
     );
+    assert_eq!(names(), before, "an aborted run writes no TFF, TDF or temp");
 }
 
 #[test]
