@@ -93,3 +93,15 @@ pub const ERROR_DOSSUB_OVERLAP: u32 = 312;
 pub const ERROR_DOSSUB_BADSIZE: u32 = 313;
 /// ERROR_DOSSUB_BADFLAG: an unknown flag or combination.
 pub const ERROR_DOSSUB_BADFLAG: u32 = 314;
+/// ERROR_MR_MSG_TOO_LONG: the message does not fit the buffer.
+pub const ERROR_MR_MSG_TOO_LONG: u32 = 316;
+/// ERROR_MR_MID_NOT_FOUND: no message with that number in the file.
+pub const ERROR_MR_MID_NOT_FOUND: u32 = 317;
+/// ERROR_MR_UN_ACC_MSGF: the message file cannot be found or read.
+pub const ERROR_MR_UN_ACC_MSGF: u32 = 318;
+/// ERROR_MR_INV_MSGF_FORMAT: not a message file.
+pub const ERROR_MR_INV_MSGF_FORMAT: u32 = 319;
+/// ERROR_MR_INV_IVCOUNT: more insertion strings than a message takes.
+pub const ERROR_MR_INV_IVCOUNT: u32 = 320;
+/// ERROR_NESTING_TOO_DEEP: a must-complete or focus counter at its limit.
+pub const ERROR_NESTING_TOO_DEEP: u32 = 650;

@@ -11,15 +11,13 @@
 //! by the buffer the guest gave, so a guest cannot make the host build
 //! more than that.
 
+use binread::{Bytes, ErrorKind};
+
 use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Call};
 use crate::process::Process;
 use crate::rc::*;
 
-/// ERROR_MR_MSG_TOO_LONG.
-const ERROR_MR_MSG_TOO_LONG: u32 = 316;
-/// ERROR_MR_INV_IVCOUNT.
-const ERROR_MR_INV_IVCOUNT: u32 = 320;
 /// The most insertion strings a message takes.
 const MAX_INSERTS: u32 = 9;
 
@@ -89,12 +87,6 @@ pub fn expand(msg: &[u8], inserts: &[Vec<u8>], cap: usize) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// ERROR_MR_MID_NOT_FOUND.
-const ERROR_MR_MID_NOT_FOUND: u32 = 317;
-/// ERROR_MR_UN_ACC_MSGF.
-const ERROR_MR_UN_ACC_MSGF: u32 = 318;
-/// ERROR_MR_INV_MSGF_FORMAT.
-const ERROR_MR_INV_MSGF_FORMAT: u32 = 319;
 /// The largest message file read (MKMSGF files are far smaller).
 const MAX_MSG_FILE: u64 = 4 << 20;
 
@@ -128,38 +120,54 @@ fn find_msg_file(p: &mut Process, name: &[u8]) -> Option<std::path::PathBuf> {
     })
 }
 
-/// A message of an MKMSGF file: its type letter and text.
+/// A message of an MKMSGF file: its component, type letter and text.
 pub fn message(file: &[u8], number: u32) -> ApiResult<(String, u8, Vec<u8>)> {
-    let bad = ERROR_MR_INV_MSGF_FORMAT;
-    if file.len() < 0x1F || &file[..8] != b"\xFFMKMSGF\0" {
-        return Err(bad);
+    read_message(Bytes::new(file), number)
+        .map_err(|_| ERROR_MR_INV_MSGF_FORMAT)?
+        .ok_or(ERROR_MR_MID_NOT_FOUND)
+}
+
+/// [`message`] through the shared reader: `None` when the file has no
+/// message `number`.
+fn read_message(b: Bytes<'_>, number: u32) -> binread::Result<Option<(String, u8, Vec<u8>)>> {
+    const HEADER: &str = "MKMSGF header";
+    const INDEX: &str = "MKMSGF message index";
+    const MESSAGE: &str = "MKMSGF message";
+    let header = b.slice(0, 0x1F, HEADER)?;
+    if &header[..8] != b"\xFFMKMSGF\0" {
+        return Err(binread::Error::new(0, HEADER, ErrorKind::BadSignature));
     }
-    let u16_at = |o: usize| u32::from(u16::from_le_bytes([file[o], file[o + 1]]));
-    let comp: String = file[8..11].iter().map(|&b| char::from(b)).collect();
-    let (count, first, small) = (u16_at(0x0B), u16_at(0x0D), file[0x0F] != 0);
-    let index = u16_at(0x12) as usize;
+    let comp = binread::latin1(&header[8..11]);
+    let count = u32::from(b.u16(0x0B, HEADER)?);
+    let first = u32::from(b.u16(0x0D, HEADER)?);
+    let small = b.u8(0x0F, HEADER)? != 0;
+    let index = u64::from(b.u16(0x12, HEADER)?);
     if number < first || number >= first + count {
-        return Err(ERROR_MR_MID_NOT_FOUND);
+        return Ok(None);
     }
-    let width = if small { 2 } else { 4 };
-    let entry = |i: u32| -> Option<usize> {
-        let o = index + width * i as usize;
-        let b = file.get(o..o + width)?;
-        Some(if small {
-            usize::from(u16::from_le_bytes([b[0], b[1]]))
+    let entry = |i: u32| -> binread::Result<u64> {
+        if small {
+            b.u16(index + 2 * u64::from(i), INDEX).map(u64::from)
         } else {
-            u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
-        })
+            b.u32(index + 4 * u64::from(i), INDEX).map(u64::from)
+        }
     };
     let i = number - first;
-    let start = entry(i).ok_or(bad)?;
+    let start = entry(i)?;
     let end = if i + 1 < count {
-        entry(i + 1).ok_or(bad)?
+        entry(i + 1)?
     } else {
-        file.len()
+        b.len()
     };
-    let body = file.get(start..end).filter(|b| !b.is_empty()).ok_or(bad)?;
-    Ok((comp, body[0], body[1..].to_vec()))
+    if end <= start {
+        return Err(binread::Error::new(
+            start,
+            MESSAGE,
+            ErrorKind::Invalid("empty"),
+        ));
+    }
+    let body = b.slice(start, end - start, MESSAGE)?;
+    Ok(Some((comp, body[0], body[1..].to_vec())))
 }
 
 /// DosTrueGetMessage (16-bit, MSG.2) and Dos32TrueGetMessage (MSG.6):

@@ -16,8 +16,6 @@ use crate::api::{ApiDef, Call, shared};
 use crate::process::Process;
 use crate::rc::*;
 
-/// ERROR_NESTING_TOO_DEEP.
-const ERROR_NESTING_TOO_DEEP: u32 = 650;
 /// The largest count either counter reaches.
 const MAX_NESTING: u32 = 65535;
 
