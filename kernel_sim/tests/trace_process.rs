@@ -54,6 +54,15 @@ fn tracing_test_asm16_logs_the_dos_write_arguments() {
         p.clock().extra_cycles - before >= tp.cycles,
         "the hit cost emulated time"
     );
+    // The sidecar's fine time: nanoseconds of the clock's cycles.
+    let side = trace.sidecar();
+    assert_eq!(side.entries.len(), 1);
+    let e = side.entries[0];
+    let hz = u128::from(p.clock().hz);
+    let ns = |c: u64| (u128::from(c) * 1_000_000_000 / hz) as u64;
+    assert_eq!(u64::from(e.cost_cycles), tp.cycles);
+    assert!(e.cycle > 0 && e.cost_ns > 0);
+    assert_eq!((e.ns, e.cost_ns), (ns(e.cycle), ns(tp.cycles)));
     let snap = p.system_trace_mut().unwrap().buffer_mut().get_stda();
     let records = Stda::parse(&snap.stda).unwrap().records();
     assert_eq!(records.len(), 1);

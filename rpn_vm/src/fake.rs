@@ -93,6 +93,11 @@ impl TracedMachine for FakeMachine {
         self.regs[reg as usize]
     }
 
+    #[inline]
+    fn registers(&self) -> [u32; 16] {
+        self.regs
+    }
+
     fn read_flat(&mut self, address: u32, buf: &mut [u8]) -> Result<(), MemFault> {
         self.read_linear(address, buf)
     }

@@ -147,6 +147,15 @@ pub trait TracedMachine {
     /// A register of the interrupted context.
     fn reg(&self, reg: Reg) -> u32;
 
+    /// All sixteen registers, indexed by `Reg as usize`, as
+    /// [`Machine::reg`] gives them: what the native tier reads once per
+    /// hit. Machines override it where straight-line reads beat sixteen
+    /// calls of [`Machine::reg`] through a `match`.
+    #[inline]
+    fn registers(&self) -> [u32; 16] {
+        Reg::ALL.map(|reg| self.reg(reg))
+    }
+
     /// Reads `buf.len()` bytes at a flat (linear) address.
     ///
     /// # Errors

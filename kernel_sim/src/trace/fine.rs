@@ -48,10 +48,17 @@ impl std::fmt::Debug for Observer {
 }
 
 /// The fine-time state of the system trace.
+///
+/// The recorder's entries hold cycles where nanoseconds go (`ns` the
+/// hit's cycle, `cost_ns` its cost in cycles) until [`Fine::in_ns`]
+/// converts them when a sidecar is made: a hit pays no division. The
+/// clock's frequency is fixed for a run.
 #[derive(Debug)]
 pub(crate) struct Fine {
     pub(crate) recorder: Recorder,
     pub(crate) observer: Option<Observer>,
+    /// The clock's frequency at the last hit.
+    hz: u64,
 }
 
 impl Fine {
@@ -59,6 +66,21 @@ impl Fine {
         Fine {
             recorder: Recorder::new(capacity),
             observer: None,
+            hz: 1,
+        }
+    }
+
+    /// An entry as the recorder keeps it, in nanoseconds.
+    pub(crate) fn in_ns(&self, hit: HitTime) -> HitTime {
+        let clock = HitClock {
+            cycle: 0,
+            hz: self.hz,
+            tid: 0,
+        };
+        HitTime {
+            ns: clock.ns(hit.ns),
+            cost_ns: clock.ns(hit.cost_ns),
+            ..hit
         }
     }
 
@@ -88,10 +110,12 @@ impl Fine {
         let Some(last) = buffer.last_logged() else {
             return;
         };
+        self.hz = at.hz;
+        // Cycles for now (see the type's docs).
         let hit = HitTime {
             cycle: at.cycle,
-            ns: at.ns(at.cycle),
-            cost_ns: at.ns(cost),
+            ns: at.cycle,
+            cost_ns: cost,
             cost_cycles: u32::try_from(cost).unwrap_or(u32::MAX),
             address,
             pid: last.pid,
@@ -100,12 +124,15 @@ impl Fine {
             major: u16::from(last.major),
         };
         self.recorder.push(hit);
-        if let Some(Observer(f)) = self.observer.as_mut()
+        if self.observer.is_some()
             && let Some(rec) = Stda::parse(buffer.as_bytes())
                 .ok()
                 .and_then(|s| s.walk_back().next())
         {
-            f(&rec, &hit);
+            let hit = self.in_ns(hit);
+            if let Some(Observer(f)) = self.observer.as_mut() {
+                f(&rec, &hit);
+            }
         }
     }
 }

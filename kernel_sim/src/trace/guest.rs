@@ -84,6 +84,32 @@ impl rpn_vm::Machine for GuestView<'_> {
         }
     }
 
+    #[inline]
+    fn registers(&self) -> [u32; 16] {
+        let f = self.emu.cpu();
+        let g = &f.gpr;
+        let sreg = |s: SegReg| u32::from(f.sreg(s).selector);
+        // In `Reg` order (checked against `reg` in the tests).
+        [
+            g[Gpr::Eax],
+            g[Gpr::Ecx],
+            g[Gpr::Edx],
+            g[Gpr::Ebx],
+            g[Gpr::Esp],
+            g[Gpr::Ebp],
+            g[Gpr::Esi],
+            g[Gpr::Edi],
+            sreg(SegReg::Es),
+            sreg(SegReg::Cs),
+            sreg(SegReg::Ss),
+            sreg(SegReg::Ds),
+            f.eflags,
+            f.eip,
+            sreg(SegReg::Fs),
+            sreg(SegReg::Gs),
+        ]
+    }
+
     fn read_flat(&mut self, address: u32, buf: &mut [u8]) -> Result<(), MemFault> {
         self.read_linear(address, buf)
     }
@@ -139,5 +165,40 @@ impl rpn_vm::Machine for GuestView<'_> {
             .checked_sub(1)
             .and_then(|i| self.objects.get(i as usize))
             .map_or(0, |o| o.flat_base)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rpn_vm::Machine as _;
+
+    #[test]
+    fn registers_are_reg_in_reg_order() {
+        let mut emu = Emu::new(emu::MachineConfig::default());
+        for (i, r) in emu.gpr_mut().iter_mut().enumerate() {
+            *r = 0x1111_1111 * (i as u32 + 1);
+        }
+        let segs = [
+            SegReg::Es,
+            SegReg::Cs,
+            SegReg::Ss,
+            SegReg::Ds,
+            SegReg::Fs,
+            SegReg::Gs,
+        ];
+        for (i, s) in segs.into_iter().enumerate() {
+            emu.set_segment(s, emu::Segment::null(0x100 + i as u16 * 8));
+        }
+        emu.set_eip(0xE1E1_E1E1);
+        *emu.eflags_mut() = 0x0000_0246;
+        let view = GuestView::new(&mut emu, &[]);
+        let want = Reg::ALL.map(|r| view.reg(r));
+        assert_eq!(view.registers(), want);
+        // Every register distinct, so a swap cannot pass.
+        let mut sorted = want.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 16);
     }
 }

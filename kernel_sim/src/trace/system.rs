@@ -386,9 +386,14 @@ impl SystemTrace {
         let records = stda::Stda::parse(self.buffer.as_bytes())
             .map(|s| s.records())
             .unwrap_or_default();
-        self.fine
+        let mut sidecar = self
+            .fine
             .recorder
-            .sidecar(&records, self.buffer.records_logged())
+            .sidecar(&records, self.buffer.records_logged());
+        for e in &mut sidecar.entries {
+            *e = self.fine.in_ns(*e);
+        }
+        sidecar
     }
 
     /// Shows each record to `observer` as it is logged (with its fine

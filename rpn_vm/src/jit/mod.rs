@@ -142,7 +142,6 @@ impl Compiled {
         hit: Hit,
     ) -> RunResult<'s> {
         use crate::interp::{LOG_CAPACITY, Outcome, Record, RunError};
-        use crate::machine::Reg;
         use crate::verify::STACK_SLOTS;
         use frame::*;
 
@@ -154,10 +153,10 @@ impl Compiled {
         let vars_len = vars.len();
         interp.stack = [0; STACK_SLOTS];
         let mut frame = Frame {
-            // All sixteen: straight-line reads (`Machine::reg` is a field
-            // read) beat testing which are needed. Straight into the frame:
-            // the native code reads them as dwords.
-            regs: Reg::ALL.map(|reg| machine.reg(reg)),
+            // All sixteen: straight-line reads beat testing which are
+            // needed. Straight into the frame: the native code reads them
+            // as dwords.
+            regs: machine.registers(),
             log: interp.data.bytes.as_mut_ptr(),
             log_len: 0,
             logmax: hit.logmax.min(LOG_CAPACITY) as u64,
