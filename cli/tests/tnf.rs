@@ -727,3 +727,94 @@ fn both_prexrc_files_and_a_missing_command_file() {
         text(&out.stderr)
     );
 }
+
+/// A module whose probe descriptor is malformed: prex says which module,
+/// where and what, and exits 1 (no panic, no trace file).
+#[test]
+fn a_malformed_probe_descriptor_is_a_clear_error() {
+    let dir = setup();
+    let path = dir.path().join("TNF32.EXE");
+    let mut exe = fs::read(&path).unwrap();
+    let at = exe
+        .windows(4)
+        .position(|w| w == b"TNFD")
+        .expect("a descriptor in TNF32's data");
+    exe[at + 28] = 9; // nine arguments
+    fs::write(&path, &exe).unwrap();
+    let out = os2trace(
+        dir.path(),
+        &["prex", "-o", "bad.tnf", "TNF32.EXE"],
+        "enable $all\ncontinue\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("reading the probes of the program and its DLLs")
+            && err.contains("TNF32: TNF probe table at 0x")
+            && err.contains(": 9 arguments (at most 5)"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!dir.path().join("bad.tnf").exists());
+}
+
+/// tnfdump reads a file written in the other byte order the same, and
+/// dumps several files one after the other.
+#[test]
+fn tnfdump_reads_either_byte_order_and_several_files() {
+    use tnf::{ArgType, ArgValue, Endian, ProbeDesc, TnfWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let probe = ProbeDesc {
+        name: "probe1".into(),
+        keys: "targdebug main".into(),
+        detail: String::new(),
+        file: "targdebug.c".into(),
+        line: 61,
+        args: vec![
+            (ArgType::ULong, "test_ulong".into()),
+            (ArgType::Long, "test_long".into()),
+            (ArgType::String, "test_str".into()),
+        ],
+        debug: false,
+        records: Vec::new(),
+    };
+    for (name, endian) in [("le.tnf", Endian::Little), ("be.tnf", Endian::Big)] {
+        let mut w = TnfWriter::new(128 * 1024, endian).unwrap();
+        for i in 0..3u32 {
+            let args = [
+                ArgValue::UInt(u64::from(u32::MAX - i)),
+                ArgValue::Int(-1 - i64::from(i)),
+                ArgValue::Str(b"string1".to_vec()),
+            ];
+            w.event(
+                1,
+                &probe,
+                (13568, 1, 0),
+                277_077_875_828_500 + i64::from(i) * 128,
+                &args,
+            )
+            .unwrap();
+        }
+        fs::write(dir.path().join(name), w.into_bytes()).unwrap();
+    }
+    let dump = |args: &[&str]| {
+        let out = os2trace(dir.path(), args, "");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let le = dump(&["tnfdump", "le.tnf"]);
+    assert_eq!(dump(&["tnfdump", "be.tnf"]), le);
+    assert!(
+        le.contains(" probe1                    test_ulong: 4294967295 test_long: -1 test_str: \"string1\"\n"),
+        "{le}"
+    );
+    assert_eq!(
+        dump(&["tnfdump", "-x", "be.tnf"]),
+        dump(&["tnfdump", "-x", "le.tnf"])
+    );
+    assert_eq!(
+        dump(&["tnfdump", "-r", "be.tnf"]),
+        dump(&["tnfdump", "-r", "le.tnf"])
+    );
+    assert_eq!(dump(&["tnfdump", "le.tnf", "be.tnf"]), format!("{le}{le}"));
+}

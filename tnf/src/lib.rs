@@ -23,12 +23,28 @@
 //! arguments where the descriptor says. The kernel reads the lists of every
 //! loaded module before the program runs, so prex sees every probe while
 //! the target is stopped, as libtnfctl does through ELF symbol tables on
-//! Solaris. kernel_sim's `tnf` module documents the descriptor layout, why
-//! an exported table was chosen over registration at DLL initialization,
-//! and how TNF maps to OS/2's concepts: keys are groups as major codes
-//! are; name and regex selection play the part of minor-code lists; typed,
-//! named arguments replace the TFF format strings; whole 512-byte blocks
-//! reused LRU correspond to the circular STDA.
+//! Solaris; a DLL loaded later is read at its first probe hit, and prex's
+//! history decides what its probes do. kernel_sim's `tnf` module documents
+//! the descriptor layout and why an exported table was chosen over
+//! registration at DLL initialization.
+//!
+//! How TNF maps to OS/2's dynamic trace (TRCUST, TRACE, TRACEFMT):
+//!
+//! | TNF | OS/2 dynamic trace |
+//! |---|---|
+//! | a probe, known by its name | a tracepoint, known by (major, minor) code |
+//! | compiled in (TNF_PROBE_n), one call while disabled | patched in (an INT3 over the traced instruction) only while on; nothing in the code otherwise |
+//! | keys: groups a probe is in, several per probe (`keys cookie main loop`) | the TSF's `GROUP=` and `TYPE=(PRE,API)` lists of a tracepoint; `TRACE ON` selects by major and by group/type |
+//! | selection by name, by any attribute, by ed regex (`enable name=/loop/`), an exprlist being a union | a list of minor codes (`TRACE ON name(major,minor,...)`) |
+//! | `$sets`: saved selections, re-evaluated at each use | none (each `TRACE ON` names its tracepoints) |
+//! | typed, named arguments in the event; the file holds their types | the RPN program's `Log` of bytes, formatted later by the TFF's `%D %W %F` strings |
+//! | the trace file describes itself: tnfdump needs no format file | TRACEFMT needs the module's TFF |
+//! | 512-byte blocks reused in LRU order, whole | the circular STDA, overwritten record by record |
+//! | `trace`/`untrace`, `connect &debug` (stderr) | log or not; no debug callback |
+//! | prex -k's system probes (`syscall_start`, `module_load`, `thread_switch`) | the system trace's majors for API calls, module loads and dispatch |
+//!
+//! Both can be active in the same run (`os2trace prex --apply ...`): they
+//! record into separate files, and `browse` and `export` read both.
 //!
 //! # Where this crate decides
 //!
