@@ -1,5 +1,7 @@
 //! Bounds-checked reading of binary formats, shared by the format crates
-//! (`loader`, `tdf`, `stda`, `tnf`, `cptrap`), the way the `object` crate
+//! (`loader`; `tdf`'s TDF, TMI and debug information; `stda`'s TFF, STDA,
+//! sidecar and FMT engine; `tnf`; `cptrap`; `rpn_vm`'s compiled RPNO
+//! files; `kernel_sim`'s MKMSGF message files), the way the `object` crate
 //! has one `Bytes`: one reader and one error style, so every format's
 //! errors say where (the byte offset) and what (the structure being read).
 //!
@@ -13,6 +15,12 @@
 //! Counts read from a file go through [`Bytes::check_count`] /
 //! [`Cursor::check_count`] before anything is sized by them, so a corrupt
 //! count cannot make the host allocate. Nothing here panics on any input.
+//!
+//! Decision (issue 21): a record decoded from an array of exactly its own
+//! size (`cptrap`'s 32-byte trace table entry, a 16-byte frame) is
+//! decoded with `from_le_bytes` on that array: there is nothing to bound
+//! and nothing can fail, so it does not go through this crate. Everything
+//! read at an offset into input of unknown size does.
 //!
 //! Decision (issue 21): this is a leaf crate with no sibling dependencies,
 //! so the dependency graph keeps pointing one way (`rpn_vm`, `loader`,

@@ -25,6 +25,8 @@
 //!   +F  n  program
 //! ```
 
+use binread::Bytes;
+
 use crate::source::{FileHeader, TraceProgramFile, Tracepoint};
 use crate::verify::{Program, VerifyError};
 
@@ -34,14 +36,9 @@ pub const MAGIC: &[u8; 4] = b"RPNO";
 /// Why a compiled file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ObjectError {
-    /// The file ends inside a structure.
-    #[error("byte offset {offset}: truncated {what}")]
-    Truncated {
-        /// Where the structure starts.
-        offset: usize,
-        /// The structure.
-        what: &'static str,
-    },
+    /// The file ends inside a structure (the shared reader's error).
+    #[error("byte offset {}: {}: {}", .0.offset, .0.structure, .0.kind)]
+    Read(#[from] binread::Error),
     /// Not an RPNO file, or an unknown version.
     #[error("byte offset {offset}: {what}")]
     BadHeader {
@@ -113,14 +110,15 @@ pub fn read(bytes: &[u8]) -> Result<TraceProgramFile, ObjectError> {
 /// # Errors
 /// An [`ObjectError`] naming the byte offset of a bad header.
 pub fn read_each(bytes: &[u8]) -> Result<(FileHeader, Tracepoints<'_>), ObjectError> {
-    let field = |offset: usize, len: usize| field(bytes, offset, len, "header");
-    if field(0, 16)?[..4] != MAGIC[..] {
+    const HEADER: &str = "RPNO header";
+    let b = Bytes::new(bytes);
+    if b.slice(0, 16, HEADER)?[..4] != MAGIC[..] {
         return Err(ObjectError::BadHeader {
             offset: 0,
             what: "not a compiled trace program (magic RPNO)",
         });
     }
-    let u16_at = |offset: usize| field(offset, 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u16_at = |offset: u64| b.u16(offset, HEADER);
     if u16_at(4)? != 1 {
         return Err(ObjectError::BadHeader {
             offset: 4,
@@ -156,18 +154,6 @@ pub fn read_each(bytes: &[u8]) -> Result<(FileHeader, Tracepoints<'_>), ObjectEr
     Ok((header, each))
 }
 
-/// `len` bytes of `bytes` at `offset`, or where `what` is truncated.
-fn field<'a>(
-    bytes: &'a [u8],
-    offset: usize,
-    len: usize,
-    what: &'static str,
-) -> Result<&'a [u8], ObjectError> {
-    bytes
-        .get(offset..offset + len)
-        .ok_or(ObjectError::Truncated { offset, what })
-}
-
 /// The tracepoints of a compiled file, read one at a time ([`read_each`]).
 #[derive(Debug)]
 pub struct Tracepoints<'a> {
@@ -182,37 +168,52 @@ pub struct Tracepoints<'a> {
 
 impl Tracepoints<'_> {
     fn next_tracepoint(&mut self) -> Result<Tracepoint, ObjectError> {
-        let (bytes, at) = (self.bytes, self.at);
-        let what = "tracepoint header";
-        let u16_at =
-            |offset: usize| field(bytes, offset, 2, what).map(|b| u16::from_le_bytes([b[0], b[1]]));
-        let u32_at = |offset: usize| {
-            field(bytes, offset, 4, what).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        };
-        let byte_at = |offset: usize| field(bytes, offset, 1, what).map(|b| b[0]);
-        let flags = byte_at(at + 12)?;
+        const HEADER: &str = "tracepoint header";
+        let (b, at) = (Bytes::new(self.bytes), self.at);
+        // The fixed part: minor, major, object, offset, flags, opcode, length.
+        let [
+            m0,
+            m1,
+            j0,
+            j1,
+            o0,
+            o1,
+            o2,
+            o3,
+            f0,
+            f1,
+            f2,
+            f3,
+            flags,
+            opcode,
+            len,
+        ] = b.array(at as u64, HEADER)?;
+        let minor = u16::from_le_bytes([m0, m1]);
+        let major = u16::from_le_bytes([j0, j1]);
+        let object = u32::from_le_bytes([o0, o1, o2, o3]);
+        let offset = u32::from_le_bytes([f0, f1, f2, f3]);
         let unused_is_zero = flags & !7 == 0
-            && (flags & 1 != 0 || u16_at(at + 2)? == 0)
-            && (flags & 2 != 0 || byte_at(at + 13)? == 0)
-            && (flags & 4 != 0 || (u32_at(at + 4)? == 0 && u32_at(at + 8)? == 0));
+            && (flags & 1 != 0 || major == 0)
+            && (flags & 2 != 0 || opcode == 0)
+            && (flags & 4 != 0 || (object == 0 && offset == 0));
         if !unused_is_zero {
             return Err(ObjectError::BadHeader {
                 offset: at + 12,
                 what: "unknown tracepoint flags, or a value without its flag",
             });
         }
-        let len = usize::from(byte_at(at + 14)?);
-        let code = field(bytes, at + 15, len, "tracepoint program")?;
+        let len = usize::from(len);
+        let code = b.slice(at as u64 + 15, len as u64, "tracepoint program")?;
         let program = Program::load(code, self.vars).map_err(|error| ObjectError::Program {
             offset: at + 15,
             error,
         })?;
         let tp = Tracepoint {
-            minor: u16_at(at)?,
-            major: (flags & 1 != 0).then_some(u16_at(at + 2)?),
-            object: (flags & 4 != 0).then_some(u32_at(at + 4)?),
-            offset: (flags & 4 != 0).then_some(u32_at(at + 8)?),
-            opcode: (flags & 2 != 0).then_some(byte_at(at + 13)?),
+            minor,
+            major: (flags & 1 != 0).then_some(major),
+            object: (flags & 4 != 0).then_some(object),
+            offset: (flags & 4 != 0).then_some(offset),
+            opcode: (flags & 2 != 0).then_some(opcode),
             types: Vec::new(),
             group: None,
             line: 0,
