@@ -150,6 +150,14 @@ fn verify_and_disasm_of_a_large_file_stay_near_its_size() {
     let d = dir.path();
     let out = common::os2trace_limited(d, &["rpn", "verify", "big.rpn"], limit(text.len() as u64));
     assert_eq!(stdout(&out), "big.rpn: 65535 tracepoints verified\n");
+    // rpn run parses the same way: the last tracepoint runs in the same
+    // bound.
+    let out = common::os2trace_limited(
+        d,
+        &["rpn", "run", "big.rpn", "--minor", "65535", "--json"],
+        limit(text.len() as u64),
+    );
+    assert!(stdout(&out).contains("\"minor\":65535"), "{out:?}");
     let out = common::os2trace_limited(d, &["rpn", "disasm", "big.rpo"], limit(compiled));
     let back = stdout(&out);
     assert_eq!(back.matches("minor=0x").count(), 0xFFFF);
