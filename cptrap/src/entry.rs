@@ -213,6 +213,13 @@ impl Entry {
     }
 }
 
+// A table entry is written at every API call: in memory it stays the
+// size it has in the table and the file.
+const _: () = {
+    assert!(size_of::<Frame>() == FRAME_SIZE);
+    assert!(size_of::<Entry>() == ENTRY_SIZE);
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

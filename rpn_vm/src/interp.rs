@@ -80,6 +80,13 @@ pub struct Record<'a> {
     pub incomplete: bool,
 }
 
+// Returned by every hit (interpreter and native tier).
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    assert!(size_of::<Record<'static>>() == 24);
+    assert!(size_of::<RunResult<'static>>() == 32);
+};
+
 /// Why a hit ended in error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {

@@ -151,3 +151,7 @@ pub struct TraceTimes {
     /// When tracing was switched off (all zero while it is on).
     pub off: TraceDateTime,
 }
+
+// Built for every logged record on the hit path.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(size_of::<RecordIn<'static>>() == 24);

@@ -223,6 +223,10 @@ impl DosDateTime {
     }
 }
 
+// A timestamp is stored with every record on the hit path: keep it the
+// four bytes the STDA holds.
+const _: () = assert!(size_of::<Timestamp>() == 4);
+
 #[cfg(test)]
 mod tests {
     use super::*;
