@@ -122,7 +122,7 @@ fn events(c: &mut Criterion) {
                 |mut p| {
                     assert_eq!(p.run(), Outcome::Exited(0));
                     let (hits, dropped, _) = p.tnf_counts();
-                    assert_eq!((hits, dropped), (u64::from(EVENTS) + 1, 0));
+                    assert_eq!((hits, dropped), (u64::from(EVENTS) + 3, 0));
                     p
                 },
                 BatchSize::SmallInput,

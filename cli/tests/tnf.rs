@@ -567,7 +567,9 @@ fn history_reaches_probes_of_a_dll_loaded_later() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(
-        stdout.contains("prex> list name probes $all\nname=loaded \nprex> continue\n"),
+        stdout.contains(
+            "prex> list name probes $all\nname=loaded \nname=types_a \nname=types_b \nprex> continue\n"
+        ),
         "{stdout}"
     );
     assert_eq!(ticks(dir.path(), "late.tnf"), [0, 1, 2]);

@@ -259,7 +259,11 @@ fn probes_of_a_dll_loaded_later_get_the_policy() {
         .iter()
         .map(|g| g.desc.name.as_str())
         .collect();
-    assert_eq!(names, ["loaded"], "the DLL is not loaded yet");
+    assert_eq!(
+        names,
+        ["loaded", "types_a", "types_b"],
+        "the DLL is not loaded yet"
+    );
     let asked = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let seen = asked.clone();
     p.tnf_set_policy(Box::new(move |g| {
@@ -273,11 +277,11 @@ fn probes_of_a_dll_loaded_later_get_the_policy() {
     assert_eq!(p.run(), Outcome::Exited(0));
     assert_eq!(*asked.borrow(), ["tick"], "asked once, for the new probe");
     let probes = p.tnf_probes();
-    assert_eq!(probes.len(), 2);
+    assert_eq!(probes.len(), 4);
     assert!(
-        probes[1].object.ends_with("TNFDLL32.DLL"),
+        probes[3].object.ends_with("TNFDLL32.DLL"),
         "{}",
-        probes[1].object
+        probes[3].object
     );
     let bytes = p.tnf_finish().unwrap().into_bytes();
     let dump = tnf::dump::cooked(&TnfFile::parse(&bytes).unwrap(), false).unwrap();
@@ -315,4 +319,41 @@ fn tnfld32_takes_a_count() {
             .count();
         assert_eq!(ticks, want, "{arg}");
     }
+}
+
+/// Every predefined TNF type read from guest data as its C type: 32-bit
+/// int/long, 64-bit long long, float and double, a pointer, a string, and
+/// a constant.
+#[test]
+fn every_tnf_type_is_read_from_the_guest() {
+    let dir = tempfile::tempdir().unwrap();
+    testprogs::tnfld32().unwrap().write_to(dir.path()).unwrap();
+    testprogs::tnfdll32().unwrap().write_to(dir.path()).unwrap();
+    let mut cfg = kernel_sim::ProcessConfig::new(dir.path(), "TNFLD32.EXE");
+    cfg.args = vec!["0".into()];
+    cfg.max_instructions = Some(1_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    p.tnf_discover().unwrap();
+    for i in 0..p.tnf_probes().len() {
+        p.tnf_set_action(i, RECORD);
+    }
+    p.tnf_start(TnfWriter::new(128 * 1024, Endian::Little).unwrap());
+    assert_eq!(p.run(), Outcome::Exited(0));
+    let bytes = p.tnf_finish().unwrap().into_bytes();
+    let dump = tnf::dump::cooked(&TnfFile::parse(&bytes).unwrap(), false).unwrap();
+    let data: Vec<&str> = dump
+        .lines()
+        .filter(|l| l.get(61..67) == Some("types_"))
+        .map(|l| &l[87..])
+        .collect();
+    assert_eq!(data.join("\n"), testprogs::tnf::TNFLD32_TYPES, "{dump}");
+    let types: Vec<ArgType> = p.tnf_probes()[1..3]
+        .iter()
+        .flat_map(|g| g.desc.args.iter().map(|a| a.0))
+        .collect();
+    let mut all = ArgType::ALL.to_vec();
+    all.sort();
+    let mut got = types.clone();
+    got.sort();
+    assert_eq!(got, all, "one argument of each type");
 }

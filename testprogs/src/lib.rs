@@ -105,7 +105,7 @@
 //! |---|---|---|---|---|
 //! | TNF16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | TNFPROBE.2 TNF_PROBE16, DOSCALLS.5 | probes `start` (debug; string and int), `step` (int from a BP frame, opaque), `done` (ulong from data) around a loop; exit 1 if its sum is wrong |
 //! | TNFDLL32.DLL | LX DLL | 1 `CODE32`, 2 `DATA32` | TNFPROBE.1 | `Tick(n)` fires `tick` (n, module) and returns 2n; exports its `TNF_PROBE_LIST` |
-//! | TNFLD32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.318 DosLoadModule, .321 DosQueryProcAddr, TNFPROBE.1, DOSCALLS.234 | loads TNFDLL32 while running, probe `loaded` (hmod), calls Tick(0..3), Tick(0..N) with a number N as argument, forever with another argument; exit 2/3 if the DLL or Tick is missing, 1 if Tick is wrong |
+//! | TNFLD32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.318 DosLoadModule, .321 DosQueryProcAddr, TNFPROBE.1, DOSCALLS.234 | loads TNFDLL32 while running, probes `loaded` (hmod) and `types_a`/`types_b` (one value of each TNF type), calls Tick(0..3), Tick(0..N) with a number N as argument, forever with another argument; exit 2/3 if the DLL or Tick is missing, 1 if Tick is wrong |
 //! | TNF32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | TNFPROBE.1 TNF_PROBE, DOSCALLS.234 | cookie2: `inloop` (loop_count, total_iterations) per iteration of rounds of 5 and 7, `end` (`node_struct`, a `node_tnf` record of cur_sum and max_cnt); exit 1 if cur_sum is wrong |
 //!
 //! # The companion files

@@ -593,17 +593,57 @@ pub(crate) fn build_tnfdll32() -> Result<Program> {
     })
 }
 
-const TNFLD32_PROBES: &[ProbeDef] = &[ProbeDef {
-    name: "loaded",
-    keys: "loader",
-    detail: "",
-    file: "tnfld.c",
-    line: 12,
-    debug: false,
-    args: &[(TNF_ULONG, "hmod", Loc::Var("hmod", 0))],
-    records: &[],
-    site: "loaded_site",
-}];
+const TNFLD32_PROBES: &[ProbeDef] = &[
+    ProbeDef {
+        name: "loaded",
+        keys: "loader",
+        detail: "",
+        file: "tnfld.c",
+        line: 12,
+        debug: false,
+        args: &[(TNF_ULONG, "hmod", Loc::Var("hmod", 0))],
+        records: &[],
+        site: "loaded_site",
+    },
+    ProbeDef {
+        name: "types_a",
+        keys: "types",
+        detail: "",
+        file: "tnfld.c",
+        line: 14,
+        debug: false,
+        args: &[
+            (0, "i", Loc::Var("v_int", 0)),
+            (1, "u", Loc::Var("v_uint", 0)),
+            (TNF_LONG, "l", Loc::Var("v_long", 0)),
+            (4, "ll", Loc::Var("v_longlong", 0)),
+            (5, "ull", Loc::Var("v_ulonglong", 0)),
+        ],
+        records: &[],
+        site: "types_a_site",
+    },
+    ProbeDef {
+        name: "types_b",
+        keys: "types",
+        detail: "",
+        file: "tnfld.c",
+        line: 15,
+        debug: false,
+        args: &[
+            (6, "f", Loc::Var("v_float", 0)),
+            (7, "d", Loc::Var("v_double", 0)),
+            (TNF_OPAQUE, "o", Loc::Var("v_opaque", 0)),
+            (TNF_STRING, "s", Loc::AddrOf("v_string")),
+            (TNF_ULONG, "ul", Loc::Const(42)),
+        ],
+        records: &[],
+        site: "types_b_site",
+    },
+];
+
+/// The values TNFLD32's `types_a` and `types_b` log, one per TNF type.
+pub const TNFLD32_TYPES: &str = "i: -5 u: 7 l: -70000 ll: -1099511627776 ull: 9223372036854775813\n\
+    f: 1.500000 d: -2.250000 o: 0xdeadbeef s: \"all types\" ul: 42";
 
 /// `DosLoadModule(pszObjNameBuf, cbObjNameBuf, pszModName, phmod)`.
 const DOSLOADMODULE32: Ref = doscalls(318, "DosLoadModule");
@@ -611,7 +651,9 @@ const DOSLOADMODULE32: Ref = doscalls(318, "DosLoadModule");
 const DOSQUERYPROCADDR32: Ref = doscalls(321, "DosQueryProcAddr");
 
 /// TNFLD32.EXE: loads TNFDLL32.DLL with DosLoadModule, fires its own probe
-/// `loaded` (keys `loader`, `tnf_ulong hmod`), finds `Tick` (TNFDLL32.1)
+/// `loaded` (keys `loader`, `tnf_ulong hmod`), then `types_a` and
+/// `types_b` (keys `types`), which log one value of each predefined TNF
+/// type from data ([`TNFLD32_TYPES`]), finds `Tick` (TNFDLL32.1)
 /// with DosQueryProcAddr and calls `Tick(i)` for i = 0..[`TNFLD32_TICKS`],
 /// checking each returns 2i. A decimal argument N makes it N calls (a
 /// workload of probe hits for the bench); any other argument makes it call
@@ -625,6 +667,15 @@ pub(crate) fn build_tnfld32() -> Result<Program> {
     let hmod = base + d.dword("hmod", 0);
     let pfn = base + d.dword("pfn", 0);
     let dll_name = base + d.bytes("dll_name", b"TNFDLL32\0");
+    d.bytes("v_int", &(-5i32).to_le_bytes());
+    d.bytes("v_uint", &7u32.to_le_bytes());
+    d.bytes("v_long", &(-70000i32).to_le_bytes());
+    d.bytes("v_longlong", &(-(1i64 << 40)).to_le_bytes());
+    d.bytes("v_ulonglong", &((1u64 << 63) + 5).to_le_bytes());
+    d.bytes("v_float", &1.5f32.to_le_bytes());
+    d.bytes("v_double", &(-2.25f64).to_le_bytes());
+    d.bytes("v_opaque", &0xDEAD_BEEFu32.to_le_bytes());
+    d.bytes("v_string", b"all types\0");
     probe_table(&mut d, 2, TNFLD32_PROBES, false);
     let objbuf = base + d.zeroed("objbuf", 64);
     let data = d.finish("DATA32", "DATA", LX_DATA);
@@ -684,6 +735,8 @@ pub(crate) fn build_tnfld32() -> Result<Program> {
     Call::system(DOSLOADMODULE32, &load).emit(&mut c)?;
     fail_unless_ok(&mut c, fails[1])?;
     site(&mut c, Probes::Tnf, stub, "loaded_site", false)?;
+    site(&mut c, Probes::Tnf, stub, "types_a_site", false)?;
+    site(&mut c, Probes::Tnf, stub, "types_b_site", false)?;
     let query = [
         Arg::Dword("hmod", hmod),
         Arg::Imm(1),
