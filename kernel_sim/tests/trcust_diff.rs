@@ -14,6 +14,7 @@
 //! - `TRCUST_DIFF_SHOW=i,j,...` prints those cases and both runs instead,
 //!   and with `TRCUST_DIFF_DUMP=dir` writes their inputs under `dir` in
 //!   the layout `try_cases_by_hand` reads;
+//! - `TRCUST_DIFF_LIST=1` lists every difference (else the first 40);
 //! - `TRCUST_DIFF_STRICT=1` fails on any unexplained difference (not yet
 //!   the default: some kinds of difference are still open, see the
 //!   printed summary).
@@ -164,7 +165,12 @@ fn generated_cases_match_ibm() {
     for (k, c) in &counts {
         println!("  {c:6}  {k}");
     }
-    for (i, d) in differs.iter().take(40) {
+    let listed = if std::env::var_os("TRCUST_DIFF_LIST").is_some() {
+        differs.len()
+    } else {
+        40
+    };
+    for (i, d) in differs.iter().take(listed) {
         println!("  case {i}: {d}");
     }
     if let Some(dir) = &out {

@@ -75,6 +75,10 @@ pub struct CommandLine {
     pub duplicates: bool,
     /// Invalid parameters, as written.
     pub invalid: Vec<String>,
+    /// The `/W` level in effect when each invalid parameter was read
+    /// (TRCUST reports it then, so a later `/W0` does not hide it); when
+    /// missing, [`CommandLine::level`].
+    pub invalid_levels: Vec<u8>,
 }
 
 /// Parses TRCUST's command line. Options are case-insensitive and may start
@@ -116,7 +120,10 @@ pub fn parse_args(args: &[String]) -> CommandLine {
                 c.options.retep_range = up[2..].parse().ok();
             }
             // TRCUST shows the parameter upper-cased.
-            _ => c.invalid.push(a.to_ascii_uppercase()),
+            _ => {
+                c.invalid.push(a.to_ascii_uppercase());
+                c.invalid_levels.push(c.level);
+            }
         }
     }
     c
@@ -340,11 +347,17 @@ pub fn run(args: &[String], dir: &Path, style: PathStyle) -> RunOutcome {
 pub fn run_parsed(cmd: &CommandLine, dir: &Path, style: PathStyle) -> RunOutcome {
     let mut r = Run::new(dir, style);
     r.out.level = cmd.level;
-    for bad in &cmd.invalid {
-        r.diag(
+    for (i, bad) in cmd.invalid.iter().enumerate() {
+        let d = Diagnostic::new(
+            1,
             Severity::Error,
             format!("invalid parameter: '{bad}', ignored"),
         );
+        // Shown or not at the level the parameter was read at.
+        let level = cmd.invalid_levels.get(i).copied().unwrap_or(cmd.level);
+        if d.severity.level() <= level {
+            r.text(d.to_string());
+        }
     }
     if cmd.combine.is_some() {
         crate::combine::run(&mut CombineRun { run: &mut r }, cmd);

@@ -9,14 +9,16 @@
 //! Messages: TRCUST printed `CodeView info does not exist for: FILE` for a
 //! module without debug information (TRCUST-FORMATS.md §6.2); the others
 //! are its message table's (trcust-trace-customizer.txt, messages 90-93):
-//! `filename FILE not found in Debug info`, `line number past end of code
+//! `filename FILE not found in CodeView info`, `line number past end of code
 //! for file FILE`, `line number missing or invalid: N`. A line without
 //! code moves the tracepoint to the next line that has code, with
 //! `WARNING: unable to find line number, N used` (**inferred** from
 //! TCU0030W; the document says a warning is issued). `/NODE` treats the
 //! module as having no debug information; `/NOLN` keeps the symbols but
-//! not the line numbers, so `TP=@file,line` reports that the information
-//! does not exist.
+//! not the line numbers, so `TP=@file,line` reports `filename FILE not
+//! found in CodeView info` (as TRCUST does). Without debug information
+//! (or with `/NODE`) `TP=@file,line` needs the MAP file like `TP=.name`:
+//! SEVERE `symbolic info not given` without one.
 //!
 //! `TP=.name` of a procedure in the debug information is the first
 //! instruction after its prologue (its debug start), `±offs` counted from
@@ -144,7 +146,10 @@ impl Compiler<'_> {
                 let why = why.clone();
                 return Err(self.error(format!("{why}, cannot place: @{file}")));
             }
-            DebugState::Info(_) if no_lines => None,
+            // `/NOLN`: the information is there, its files are not.
+            DebugState::Info(_) if no_lines => {
+                return Err(self.error(format!("filename {file} not found in CodeView info")));
+            }
             DebugState::Info(d) => Some(d.line(file, u32::try_from(line).unwrap_or(u32::MAX))),
         };
         let Some(found) = found else {
@@ -166,7 +171,7 @@ impl Compiler<'_> {
                 return Err(self.error(format!("line number past end of code for file {file}")));
             }
             LineLookup::NoFile => {
-                return Err(self.error(format!("filename {file} not found in Debug info")));
+                return Err(self.error(format!("filename {file} not found in CodeView info")));
             }
         };
         self.place_at(st, u32::from(segment), offset)

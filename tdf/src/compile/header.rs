@@ -205,8 +205,17 @@ impl Compiler<'_> {
         }
     }
 
-    /// `TYPELIST NAME=n,ID=v[, NAME=n,ID=v]...` (or GROUPLIST).
+    /// `TYPELIST NAME=n,ID=v[, NAME=n,ID=v]...` (or GROUPLIST). A missing
+    /// NAME or ID keyword is SEVERE; another syntax error in the list is
+    /// an ERROR after which TRCUST skips to the first TRACE.
     fn name_list(&mut self, types: bool) -> Step<()> {
+        match self.name_list_entries(types) {
+            Err(super::Stop::Discard) => self.skip_statement(),
+            other => other,
+        }
+    }
+
+    fn name_list_entries(&mut self, types: bool) -> Step<()> {
         let kind = if types {
             EntryKind::Type
         } else {
@@ -234,16 +243,37 @@ impl Compiler<'_> {
                 let found = t.text();
                 return Err(self.severe(format!("syntax error : missing 'NAME' before '{found}'")));
             }
-            self.expect('=', true)?;
+            self.keyword = t.text();
+            self.expect('=', false)?;
             let name_tok = self.next()?;
+            // A word that is not a number (keywords are taken).
+            if !matches!(&name_tok, Token::Word(w) if !w.starts_with(|c: char| c.is_ascii_digit()))
+            {
+                let found = name_tok.text();
+                return Err(self.error(format!(
+                    "syntax error: missing 'identifier' before '{found}'"
+                )));
+            }
             let mut name = name_tok.text().to_ascii_uppercase();
-            self.expect(',', true)?;
+            self.expect(',', false)?;
             let t = self.next()?;
             if !t.is_word("ID") {
                 let found = t.text();
                 return Err(self.severe(format!("syntax error : missing 'ID' before '{found}'")));
             }
-            let (id, id_text) = self.header_number()?;
+            self.keyword = t.text();
+            self.expect('=', false)?;
+            // A word starting with a digit is the ID (None when it is no
+            // 32-bit number); anything else ends the list.
+            let (id, id_text) = match self.next()? {
+                Token::Word(w) if w.starts_with(|c: char| c.is_ascii_digit()) => {
+                    (parse_number(&w).filter(|&n| n <= u64::from(u32::MAX)), w)
+                }
+                other => {
+                    let found = other.text();
+                    return Err(self.error(format!("invalid number found: {found}")));
+                }
+            };
             if !again {
                 if name.chars().count() > 8 {
                     self.diag(
@@ -268,7 +298,7 @@ impl Compiler<'_> {
         &mut self,
         kind: EntryKind,
         name: String,
-        id: u64,
+        id: Option<u64>,
         id_text: &str,
         warned: &mut bool,
     ) {
@@ -292,10 +322,17 @@ impl Compiler<'_> {
             }
             return;
         }
-        // TRCUST keeps the low word of an ID; a word that is no number is
-        // an invalid ID.
-        if id == u64::MAX {
+        // An ID that is no number is invalid before anything else; then
+        // the name is checked, then the ID's low word.
+        let Some(id) = id else {
             self.diag(Severity::Error, format!("invalid ID: {id_text}, ignored"));
+            return;
+        };
+        if self.types.contains_key(&name) || self.groups.contains_key(&name) {
+            self.diag(
+                Severity::Error,
+                format!("group/type redefinition: {name}, ignored"),
+            );
             return;
         }
         let id = id & 0xFFFF;
@@ -306,13 +343,6 @@ impl Compiler<'_> {
         };
         if !valid {
             self.diag(Severity::Error, format!("invalid ID: {id_text}, ignored"));
-            return;
-        }
-        if self.types.contains_key(&name) || self.groups.contains_key(&name) {
-            self.diag(
-                Severity::Error,
-                format!("group/type redefinition: {name}, ignored"),
-            );
             return;
         }
         let id = id as u16;

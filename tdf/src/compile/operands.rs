@@ -46,6 +46,11 @@ impl Compiler<'_> {
                     return Ok(());
                 }
                 self.open_module(false)?;
+                // Symbols are needed as for `.name`: debug information or
+                // a MAP file.
+                if self.debug_info()?.is_none() {
+                    self.symbols()?;
+                }
                 if self.next()? != Token::Punct(',') {
                     // TRCUST names the tokens it wants, not the one found.
                     return Err(self.error("syntax error: missing 'comma' before 'linenum'"));
@@ -295,12 +300,9 @@ impl Compiler<'_> {
     fn orbit_number(&mut self) -> Step<u64> {
         let t = self.next()?;
         if let Token::Word(w) = &t
-            && w.starts_with(|c: char| c.is_ascii_digit())
+            && let Some(n) = parse_number(w)
         {
-            return match parse_number(w) {
-                Some(n) => Ok(n),
-                None => Err(self.error(format!("invalid number found: {w}"))),
-            };
+            return Ok(n);
         }
         let found = t.text();
         Err(self.error(format!("syntax error: missing 'number' before '{found}'")))

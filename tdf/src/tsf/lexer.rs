@@ -14,8 +14,9 @@
 //! line TRCUST reports (after the last line break of a file it is one past
 //! the last line).
 //!
-//! Strings: `\"` becomes `"`; every other backslash sequence is kept as
-//! written. A line break or NUL inside a string is SEVERE; a token longer
+//! Strings: `\"` becomes `"`, after another backslash too (`\\"` is a
+//! backslash and a quote, the string goes on); every other backslash is
+//! kept as written. A line break or NUL inside a string is SEVERE; a token longer
 //! than 259 bytes is FATAL.
 
 use crate::diag::{Diagnostic, Severity};
@@ -238,20 +239,12 @@ impl<'a> Lexer<'a> {
                 }
                 b'\n' | b'\r' => return Err(self.fatal(Severity::Severe, "new line in literal")),
                 0 => return Err(self.fatal(Severity::Severe, "NULL in literal")),
-                b'\\' => match self.src.get(self.pos + 1) {
-                    Some(b'"') => {
-                        out.push(b'"');
-                        self.pos += 2;
-                    }
-                    Some(&n) if n != b'\n' && n != b'\r' && n != 0 => {
-                        out.extend_from_slice(&[b'\\', n]);
-                        self.pos += 2;
-                    }
-                    _ => {
-                        out.push(b'\\');
-                        self.pos += 1;
-                    }
-                },
+                // Only `\"` is an escape: `\\"` is a backslash and an
+                // escaped quote, as in TRCUST.
+                b'\\' if self.src.get(self.pos + 1) == Some(&b'"') => {
+                    out.push(b'"');
+                    self.pos += 2;
+                }
                 c => {
                     out.push(c);
                     self.pos += 1;
