@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 use tdf::buildtdf::{Overrides, build};
 
-use crate::util::{UsageError, parse_u32, refuse_overwrite};
+use crate::util::{parse_u32, refuse_overwrite};
 
 /// DTRACE's functions that work on files.
 #[derive(clap::Args, Debug)]
@@ -64,10 +64,11 @@ fn buildtdf(args: BuildArgs) -> Result<i32> {
     let src = tdf::trcust::with_default_ext(&args.file, "RPN");
     let out = match &args.tdf {
         None => tdf::trcust::replace_ext(&src, "TDF"),
-        Some(out) => tdf::trcust::with_default_ext(out, "TDF"),
+        Some(out) => tdf::trcust::tdf_output_name(Path::new("."), out),
     };
     if !Path::new(&src).is_file() {
-        return Err(UsageError(format!("{src}: no such file")).into());
+        // A missing input is work that failed (1), as in every command.
+        anyhow::bail!("cannot read {src}: no such file");
     }
     refuse_overwrite(Path::new(&out), &[Path::new(&src)])?;
     let quiet = args.quiet;

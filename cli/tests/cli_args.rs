@@ -226,3 +226,47 @@ fn rpn_run_vars_is_bounded() {
     assert_eq!(code(&out), 2, "{out:?}");
     assert!(text(&out.stderr).contains("65535"), "{out:?}");
 }
+
+#[test]
+fn a_missing_input_fails_with_one_line_that_says_each_cause_once() {
+    let dir = tsf_dir();
+    stdout(&os2trace(
+        dir.path(),
+        &["trcust", "TPDLL16.TSF", "/M=TPDLL16.MAP"],
+    ));
+    for args in [
+        &["tracefmt", "NOSUCH.SAV"][..],
+        &["exehdr", "NOSUCH.EXE"],
+        &["rpn", "verify", "NOSUCH.RPN"],
+        &["rpn", "asm", "NOSUCH.RPN"],
+        &["dtrace", "buildtdf", "NOSUCH"],
+        &["tdf", "show", "NOSUCH.TDF"],
+        &["tdf", "verify", "TPDLL16.TDF", "NOSUCH.DLL"],
+        &["run", "--root", "NODIR", "X.EXE"],
+        &["run", "--root", ".", "NOSUCH.EXE"],
+        &["run", "--root", ".", "--apply", "NOSUCH", "DLLCAL16.EXE"],
+        &[
+            "run",
+            "--root",
+            ".",
+            "--trace",
+            "TPDLL16",
+            "--save",
+            "NODIR/S.SAV",
+            "DLLCAL16.EXE",
+        ],
+    ] {
+        let out = os2trace(dir.path(), args);
+        let err = text(&out.stderr);
+        assert_eq!(code(&out), 1, "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("os2trace "), "{args:?}: {err}");
+        // No part of the chain is said twice ("X: X", "cannot read A:
+        // cannot read A: ...").
+        let parts: Vec<&str> = err.trim_end().split(": ").collect();
+        for (i, p) in parts.iter().enumerate() {
+            assert!(!parts[i + 1..].contains(p), "{args:?}: {err}");
+        }
+        assert!(!err.contains(".tmp"), "{args:?}: {err}");
+    }
+}

@@ -211,6 +211,16 @@ fn trcust_onto_dev_full_fails_and_removes_the_tff_it_wrote() {
     );
     assert!(!Path::new("/dev/full.TDF").exists());
     assert_eq!(entries(dir.path()), before, "no TFF, TDF or temp file left");
+    // dtrace buildtdf the same way.
+    let out = os2trace(
+        dir.path(),
+        &["dtrace", "buildtdf", "TPDLL16.RPN", "/dev/full"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot write /dev/full"), "{err}");
+    assert!(!Path::new("/dev/full.TDF").exists());
+    assert_eq!(entries(dir.path()), before, "no TDF or temp file left");
 }
 
 /// Runs `os2trace ARGS` in `dir` with the files it writes limited to
