@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use kernel_sim::{Outcome, Process, ProcessConfig};
 
-use kernel_sim::trace::select::split_operand;
+use kernel_sim::trace::select::{split_apply_operand, split_operand};
 
 use crate::tracing::TraceOptions;
 
@@ -120,10 +120,12 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
             .iter()
             .map(|t| PathBuf::from(split_operand(t).0)),
     );
-    inputs.extend(trace.applies.iter().map(|a| match a.rsplit_once('@') {
-        Some((file, _)) => PathBuf::from(file),
-        None => PathBuf::from(a),
-    }));
+    inputs.extend(
+        trace
+            .applies
+            .iter()
+            .map(|a| PathBuf::from(split_apply_operand(a).0)),
+    );
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let outputs = [
         &trace.save,
@@ -288,11 +290,8 @@ pub(crate) fn resolve_trace_names(trace: &mut TraceOptions, root: &Path) -> anyh
         }
     }
     for operand in &mut trace.applies {
-        let (file, module) = match operand.rsplit_once('@') {
-            Some((f, m)) => (f.to_string(), Some(m.to_string())),
-            None => (operand.clone(), None),
-        };
-        if let Some(found) = find(&file, "RPN") {
+        let (file, module) = split_apply_operand(operand);
+        if let Some(found) = find(file, "RPN") {
             *operand = match module {
                 Some(m) => format!("{found}@{m}"),
                 None => found,

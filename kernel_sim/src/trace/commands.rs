@@ -15,7 +15,7 @@ use stda::savefile::SaveFile;
 use stda::spool::SpoolOptions;
 
 use super::dto::DtoSpec;
-use super::select::{Selection, split_operand};
+use super::select::{Selection, split_apply_operand, split_operand};
 use super::system::{Report, SystemTrace, TraceError, object_mappings};
 use crate::loading::LoadedModule;
 use crate::process::Process;
@@ -216,10 +216,7 @@ impl Process {
                 .map_err(|e| e.within(on()))?;
         }
         for operand in &commands.applies {
-            let (file, module) = match operand.rsplit_once('@') {
-                Some((f, m)) => (f, Some(m)),
-                None => (operand.as_str(), None),
-            };
+            let (file, module) = split_apply_operand(operand);
             let text = read_source(file)?;
             let parsed =
                 rpn_vm::parse(file, &text).map_err(|e| TraceError::Program(e.to_string()))?;

@@ -150,11 +150,36 @@ impl Selection {
     }
 }
 
+/// Splits a `DTRACE APPLY` operand `file@module` into the trace program
+/// file and the module (None without `@`; the last `@` separates, so a
+/// file name may hold one).
+pub fn split_apply_operand(operand: &str) -> (&str, Option<&str>) {
+    match operand.rsplit_once('@') {
+        Some((file, module)) => (file, Some(module)),
+        None => (operand, None),
+    }
+}
+
 /// Splits `TRACE ON` operands of the form `name(spec)` into the name and
 /// the spec (None when there are no parentheses).
 pub fn split_operand(operand: &str) -> (&str, Option<&str>) {
     match operand.split_once('(') {
         Some((name, rest)) => (name.trim(), Some(rest.trim_end().trim_end_matches(')'))),
         None => (operand.trim(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apply_operands_split_at_the_last_at() {
+        assert_eq!(
+            split_apply_operand("LOOP.RPN@HELLO"),
+            ("LOOP.RPN", Some("HELLO"))
+        );
+        assert_eq!(split_apply_operand("a@b.rpn@MOD"), ("a@b.rpn", Some("MOD")));
+        assert_eq!(split_apply_operand("LOOP.RPN"), ("LOOP.RPN", None));
     }
 }
