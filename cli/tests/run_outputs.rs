@@ -295,7 +295,16 @@ fn sigint_during_a_traced_run_still_writes_save() {
     let child = Command::new(env!("CARGO_BIN_EXE_os2trace"))
         .current_dir(dir.path())
         .args([
-            "run", "--root", ".", "--apply", "T", "--save", "S.SAV", "--query", "T.EXE",
+            "run",
+            "--root",
+            ".",
+            "--apply",
+            "T",
+            "--save",
+            "S.SAV",
+            "--query",
+            "--tracefmt",
+            "T.EXE",
         ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -315,6 +324,10 @@ fn sigint_during_a_traced_run_still_writes_save() {
     assert!(
         stdout.contains("DTO 0: module TESTLX"),
         "QUERY printed: {stdout}"
+    );
+    assert!(
+        stdout.contains("MAJ=00CE MIN=0001"),
+        "TRACEFMT printed: {stdout}"
     );
     let save = std::fs::read(dir.path().join("S.SAV")).unwrap();
     let records = text(&os2trace(dir.path(), &["tracefmt", "S.SAV", "--raw"]));
