@@ -274,15 +274,17 @@ impl Compiler<'_> {
                     return Err(self.error(format!("invalid number found: {found}")));
                 }
             };
-            if !again {
-                if name.chars().count() > 8 {
-                    self.diag(
-                        Severity::Warning,
-                        format!("name too long: {name}, first 8 characters used"),
-                    );
-                    name = name.chars().take(8).collect();
-                }
-                self.add_entry(kind, name, id, &id_text, &mut warned_many);
+            if name.chars().count() > 8 {
+                self.diag(
+                    Severity::Warning,
+                    format!("name too long: {name}, first 8 characters used"),
+                );
+                name = name.chars().take(8).collect();
+            }
+            self.add_entry(kind, name, id, &id_text, again, &mut warned_many);
+            if warned_many {
+                // The rest of the header is skipped, up to TRACE.
+                return Err(super::Stop::Discard);
             }
             if self.peek()? != Token::Punct(',') {
                 return Ok(());
@@ -300,6 +302,7 @@ impl Compiler<'_> {
         name: String,
         id: Option<u64>,
         id_text: &str,
+        again: bool,
         warned: &mut bool,
     ) {
         let types = kind == EntryKind::Type;
@@ -322,9 +325,10 @@ impl Compiler<'_> {
             }
             return;
         }
-        // An ID that is no number is invalid before anything else; then
-        // the name is checked, then the ID's low word.
-        let Some(id) = id else {
+        // An ID that is no 32-bit number, or a type ID with more than one
+        // bit set, is invalid before anything else; then the name is
+        // checked, then the ID's low word (0 is invalid).
+        let Some(id) = id.filter(|&v| !types || v & v.wrapping_sub(1) == 0) else {
             self.diag(Severity::Error, format!("invalid ID: {id_text}, ignored"));
             return;
         };
@@ -336,12 +340,7 @@ impl Compiler<'_> {
             return;
         }
         let id = id & 0xFFFF;
-        let valid = if types {
-            id != 0 && id <= 0x8000 && id.is_power_of_two()
-        } else {
-            (1..=0xFFFF).contains(&id)
-        };
-        if !valid {
+        if id == 0 {
             self.diag(Severity::Error, format!("invalid ID: {id_text}, ignored"));
             return;
         }
@@ -369,6 +368,10 @@ impl Compiler<'_> {
                 );
                 *warned = true;
             }
+            return;
+        }
+        if again {
+            // A second TYPELIST (GROUPLIST) is checked, not kept.
             return;
         }
         if types {

@@ -277,6 +277,8 @@ impl Compiler<'_> {
             }
             _ => return Err(Stop::Discard),
         };
+        // The range is checked once the next token is read.
+        self.peek()?;
         if n > 0xFF {
             // TRCUST 3.05A prints this message without its operand.
             return Err(self.error("opcode: out of range"));
@@ -288,6 +290,11 @@ impl Compiler<'_> {
     fn type_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
         self.expect('=', false)?;
         self.expect('(', false)?;
+        // `TYPE=()` is no type.
+        if self.peek()? == Token::Punct(')') {
+            self.next()?;
+            return Ok(());
+        }
         loop {
             let t = match self.peek()? {
                 t @ Token::Word(_) if is_identifier(&t) => {
