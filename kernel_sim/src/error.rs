@@ -85,6 +85,12 @@ pub enum Outcome {
     /// The run was interrupted ([`crate::ProcessConfig::interrupt`] was
     /// set, e.g. by Ctrl-C), at an instruction boundary.
     Interrupted,
+    /// Every thread of the process waits for something no thread can do
+    /// and no time will end.
+    Deadlock {
+        /// Threads left.
+        threads: usize,
+    },
     /// A DLL's initialization routine reported failure (0) or ended
     /// otherwise; the program never started.
     InitFailed {
@@ -172,6 +178,9 @@ impl fmt::Display for Outcome {
                 d.as_secs_f64()
             ),
             Outcome::Interrupted => f.write_str("interrupted"),
+            Outcome::Deadlock { threads } => {
+                write!(f, "deadlock: every thread ({threads}) waits forever")
+            }
             Outcome::InitFailed { module, outcome } => {
                 write!(f, "initialization of {module} failed: {outcome}")
             }

@@ -20,8 +20,9 @@
 //!   handles, find handles and current directory;
 //! - `Host` (`Process::host`): console streams, API log, beeps.
 //!
-//! Threads go into `Pcb` as a `Vec<Thread>` (TID, saved CPU state, stack,
-//! TIB, what it waits on), switched by the run loop; child processes
+//! Threads are `Pcb::threads` ([`threads`]: TID, saved CPU state, stack,
+//! TIB, what it waits on), switched by a deterministic scheduler at
+//! blocking calls and fixed instruction quanta; child processes
 //! (DosExecPgm, CMD.EXE) make `Kernel` hold a table of `Pcb`s, and the
 //! LDT moves from `Kernel` into each `Pcb`. `Process`
 //! stays the public handle of the running system.
@@ -65,6 +66,7 @@ mod semaphores;
 mod startup;
 mod state;
 pub mod systable;
+pub mod threads;
 pub mod thunks;
 pub mod tnf;
 pub mod trace;

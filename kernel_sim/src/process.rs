@@ -213,6 +213,12 @@ impl Process {
                 files: FileTable::default(),
                 signals: Default::default(),
                 sub: Default::default(),
+                threads: Vec::new(),
+                current: 0,
+                slice_end: 0,
+                tib_page: 0,
+                tlm: Default::default(),
+                critsec: 0,
             },
             host: Host {
                 stdout: Box::new(std::io::stdout()),

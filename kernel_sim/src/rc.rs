@@ -105,3 +105,31 @@ pub const ERROR_MR_INV_MSGF_FORMAT: u32 = 319;
 pub const ERROR_MR_INV_IVCOUNT: u32 = 320;
 /// ERROR_NESTING_TOO_DEEP: a must-complete or focus counter at its limit.
 pub const ERROR_NESTING_TOO_DEEP: u32 = 650;
+/// ERROR_NOT_FROZEN: DosResumeThread on a thread that is not suspended.
+pub const ERROR_NOT_FROZEN: u32 = 90;
+/// ERROR_SEM_OWNER_DIED: the mutex's owner ended without releasing it.
+pub const ERROR_SEM_OWNER_DIED: u32 = 105;
+/// ERROR_MAX_THRDS_REACHED: no more threads.
+pub const ERROR_MAX_THRDS_REACHED: u32 = 164;
+/// ERROR_THREAD_NOT_TERMINATED: DosWaitThread(DCWW_NOWAIT) on a running thread.
+pub const ERROR_THREAD_NOT_TERMINATED: u32 = 294;
+/// ERROR_TOO_MANY_POSTS: an event semaphore's post count is at its limit.
+pub const ERROR_TOO_MANY_POSTS: u32 = 298;
+/// ERROR_SEM_BUSY: closing a semaphore that is owned or waited on.
+pub const ERROR_SEM_BUSY: u32 = 301;
+/// ERROR_INVALID_PCLASS: an unknown priority class.
+pub const ERROR_INVALID_PCLASS: u32 = 307;
+/// ERROR_INVALID_SCOPE: an unknown priority scope.
+pub const ERROR_INVALID_SCOPE: u32 = 308;
+/// ERROR_INVALID_THREADID: no such thread (or not one the call may name).
+pub const ERROR_INVALID_THREADID: u32 = 309;
+/// ERROR_CRITSEC_OVERFLOW: DosEnterCritSec nested too deep.
+pub const ERROR_CRITSEC_OVERFLOW: u32 = 484;
+/// ERROR_CRITSEC_UNDERFLOW: DosExitCritSec without DosEnterCritSec.
+pub const ERROR_CRITSEC_UNDERFLOW: u32 = 485;
+/// ERROR_TOO_MANY_SEM_REQUESTS: a mutex requested 65535 times by its owner.
+pub const ERROR_TOO_MANY_SEM_REQUESTS: u32 = 103;
+/// ERROR_INVALID_PDELTA: a priority delta beyond -31..31.
+pub const ERROR_INVALID_PDELTA: u32 = 304;
+/// ERROR_INVALID_PROCID: no such process.
+pub const ERROR_INVALID_PROCID: u32 = 303;

@@ -90,15 +90,20 @@ impl Process {
             }
             let before = self.machine.instructions();
             let limits = Limits {
-                instructions: Some(remaining.unwrap_or(SLICE).min(SLICE)),
+                instructions: Some(
+                    remaining
+                        .unwrap_or(SLICE)
+                        .min(SLICE)
+                        .min(self.quantum_left()),
+                ),
                 cycles: None,
             };
             let mut sysdump = false;
             let exit = if hook.is_none() && self.kernel.trace.is_some() {
                 // Tracepoint hits are taken inside the CPU's run loop.
                 let mut hits = TraceHits {
+                    ids: (self.pcb.pid, self.current_tid() as u16),
                     kernel: &mut self.kernel,
-                    pid: self.pcb.pid,
                     sysdump: false,
                 };
                 let exit = self.machine.run_with(limits, Some(&mut hits));
@@ -151,7 +156,11 @@ impl Process {
                         return o;
                     }
                 }
-                Exit::InstructionLimit | Exit::CycleLimit => {}
+                Exit::InstructionLimit | Exit::CycleLimit => {
+                    if let Some(o) = self.preempt_if_due() {
+                        return o;
+                    }
+                }
                 Exit::Halted => return Outcome::CpuStopped("HLT"),
                 Exit::Shutdown => return Outcome::CpuStopped("triple fault"),
             }
@@ -177,7 +186,8 @@ impl Process {
 
     /// A trap offered to the system trace after the CPU exited on it.
     fn trace_trap(&mut self, kind: TrapKind) -> Next {
-        trace_trap(&mut self.kernel, &mut self.machine, kind, self.pcb.pid)
+        let ids = (self.pcb.pid, self.current_tid() as u16);
+        trace_trap(&mut self.kernel, &mut self.machine, kind, ids)
     }
 
     /// An exception the hook did not take: a DosSetVec handler if one is
@@ -309,6 +319,7 @@ impl Process {
         match slot {
             Slot::EntryReturn => Some(Outcome::Exited(self.machine.cpu().gpr[Gpr::Eax])),
             Slot::InitReturn => Some(Outcome::Returned(self.machine.cpu().gpr[Gpr::Eax])),
+            Slot::ThreadReturn => self.exit_thread(self.machine.cpu().gpr[Gpr::Eax]),
             Slot::Api(i) => self.call_api(i),
         }
     }
@@ -393,7 +404,14 @@ impl Process {
         } else {
             func.call(self, &call)
         };
-        if let Ok(rc) = &result {
+        // A call that blocks is recorded when it blocks, with code 0 (the
+        // code it returns is only known when it wakes).
+        let recorded = match &result {
+            Ok(rc) => Some(*rc),
+            Err(Stop::Block(_)) => Some(0),
+            Err(_) => None,
+        };
+        if let Some(rc) = &recorded {
             let return_address = if far16 {
                 (ret_cs << 16) | (ret_ip & 0xFFFF)
             } else {
@@ -428,6 +446,8 @@ impl Process {
                 result: match &result {
                     Ok(rc) => format!("rc={rc}"),
                     Err(Stop::Exit(c)) => format!("exit {c}"),
+                    Err(Stop::ExitThread(c)) => format!("thread exit {c}"),
+                    Err(Stop::Block(w)) => format!("blocks ({w:?})"),
                     Err(Stop::Outcome(o)) => o.to_string(),
                 },
             };
@@ -436,9 +456,11 @@ impl Process {
                 None => self.host.log.push(entry),
             }
         }
-        let rc = match result {
-            Ok(rc) => rc,
+        let (rc, wait) = match result {
+            Ok(rc) => (rc, None),
+            Err(Stop::Block(w)) => (0, Some(w)),
             Err(Stop::Exit(code)) => return Some(Outcome::Exited(code)),
+            Err(Stop::ExitThread(code)) => return self.exit_thread(code),
             Err(Stop::Outcome(o)) => return Some(o),
         };
         self.refresh_segments();
@@ -472,14 +494,31 @@ impl Process {
             gpr[Gpr::Eax] = rc;
             self.machine.set_eip(ret_ip);
         }
-        None
+        match wait {
+            Some(w) => self.block_current(w, far16),
+            None => None,
+        }
+    }
+
+    /// The running thread ends with `code`: the process too if it is
+    /// thread 1 or the last; else another thread runs.
+    fn exit_thread(&mut self, code: u32) -> Option<Outcome> {
+        match self.end_current_thread(code) {
+            crate::threads::ExitScope::Process(c) => Some(Outcome::Exited(c)),
+            crate::threads::ExitScope::Thread => self.reschedule(),
+        }
     }
 }
 
 /// A trap offered to the system trace, on either path: its cost goes on
 /// the clock, then TRSPOOL polls if due.
 #[inline]
-fn trace_trap(kernel: &mut Kernel, machine: &mut emu::Machine, kind: TrapKind, pid: u16) -> Next {
+fn trace_trap(
+    kernel: &mut Kernel,
+    machine: &mut emu::Machine,
+    kind: TrapKind,
+    (pid, tid): (u16, u16),
+) -> Next {
     let Some(trace) = kernel.trace.as_mut() else {
         return Next::NotOurs;
     };
@@ -488,7 +527,7 @@ fn trace_trap(kernel: &mut Kernel, machine: &mut emu::Machine, kind: TrapKind, p
     let at = crate::trace::fine::HitClock {
         cycle: clock.cycles(machine.cycles()),
         hz: clock.hz,
-        tid: 1,
+        tid,
     };
     let dispatch = trace.on_trap_at(machine, kind, now, pid, Some(at));
     clock.add_cycles(dispatch.cycles);
@@ -505,7 +544,8 @@ fn trace_trap(kernel: &mut Kernel, machine: &mut emu::Machine, kind: TrapKind, p
 /// CP interface zap) is declined and takes the exit path.
 struct TraceHits<'k> {
     kernel: &'k mut Kernel,
-    pid: u16,
+    /// The running process and thread.
+    ids: (u16, u16),
     /// A hit's program asked for a system dump: the run stops (the hit
     /// was handled; the CPU's exit is not offered again).
     sysdump: bool,
@@ -522,7 +562,7 @@ impl emu::TrapHandler for TraceHits<'_> {
         if !ours || self.kernel.systable.zap_at(at).is_some() {
             return false;
         }
-        match trace_trap(self.kernel, machine, TrapKind::Breakpoint, self.pid) {
+        match trace_trap(self.kernel, machine, TrapKind::Breakpoint, self.ids) {
             Next::Resume => true,
             Next::SysDump { .. } => {
                 self.sysdump = true;

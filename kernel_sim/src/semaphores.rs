@@ -27,6 +27,11 @@ pub(crate) struct Sem {
     kind: SemKind,
     /// Posts (event) or requests (mutex).
     pub(crate) count: u32,
+    /// The owning thread of a mutex (0: none).
+    pub(crate) owner: u32,
+    /// A mutex whose owner ended while holding it: the next request is
+    /// told ERROR_SEM_OWNER_DIED.
+    pub(crate) owner_died_rc: u32,
 }
 
 /// The table.
@@ -37,8 +42,13 @@ pub(crate) struct Semaphores {
 
 impl Semaphores {
     /// A new semaphore with `count`; its handle.
-    pub(crate) fn create(&mut self, kind: SemKind, count: u32) -> u32 {
-        self.slots.push(Some(Sem { kind, count }));
+    pub(crate) fn create(&mut self, kind: SemKind, count: u32, owner: u32) -> u32 {
+        self.slots.push(Some(Sem {
+            kind,
+            count,
+            owner,
+            owner_died_rc: 0,
+        }));
         FIRST_HANDLE + self.slots.len() as u32 - 1
     }
 
@@ -58,5 +68,17 @@ impl Semaphores {
             .and_then(Option::as_mut)
             .filter(|s| s.kind == kind)
             .ok_or(ERROR_INVALID_HANDLE)
+    }
+
+    /// Thread `tid` ended: the mutexes it owned become free, and their
+    /// next owner is told it died.
+    pub(crate) fn owner_died(&mut self, tid: u32) {
+        for s in self.slots.iter_mut().flatten() {
+            if s.kind == SemKind::Mutex && s.owner == tid {
+                s.owner = 0;
+                s.count = 0;
+                s.owner_died_rc = crate::rc::ERROR_SEM_OWNER_DIED;
+            }
+        }
     }
 }

@@ -76,6 +76,8 @@ impl Process {
         }
         self.pcb.tib = base;
         self.pcb.pib = pib;
+        self.pcb.tib_page = base;
+        self.pcb.threads = vec![crate::threads::Thread::first(base)];
         self.kernel.desc.set(
             &mut self.machine,
             TIB_SEL,

@@ -23,16 +23,13 @@
 //!   the API log, the beeps a program made.
 //!
 //! Where the next features go, so that they need no further reshuffle:
-//! - **Threads** (DosCreateThread): a `Thread` struct in `Pcb` (a
-//!   `threads: Vec<Thread>` with the running one's index): TID, the saved
+//! - **Threads** (DosCreateThread, `threads.rs`): `Pcb::threads` with
+//!   the running one's index `Pcb::current`: TID, the saved
 //!   [`emu::CpuState`] while it is not on the CPU, its stack region and
-//!   its TIB/TIB2 (today's `Pcb::tib`, which becomes per thread), its
-//!   32-bit exception registration chain (in its TIB, so no new field),
-//!   and its blocking state (the semaphore or sleep it waits on). The
-//!   scheduler lives in the run loop: at a blocking call or a time slice
-//!   it saves the CPU into the running `Thread` and loads the next one.
-//!   Waits that return ERROR_TIMEOUT at once today (`api/sems.rs`) block
-//!   instead once a second thread exists.
+//!   its TIB/TIB2 (`Pcb::tib` is the running thread's), its 32-bit
+//!   exception registration chain (in its TIB), and its blocking state.
+//!   The scheduler is called from the run loop at a blocking call and at
+//!   the end of a quantum.
 //! - **Child processes** (DosExecPgm, CMD.EXE): `Kernel` gets the process
 //!   table (`Vec<Pcb>` by PID, the running process's index, each
 //!   process's parent and result code for DosCwait); the LDT moves from
@@ -114,6 +111,19 @@ pub(crate) struct Pcb {
     pub(crate) signals: crate::api::signals::SignalState,
     /// DosSubSetMem pools.
     pub(crate) sub: crate::api::submem::Pools,
+    /// The threads, in creation order (`threads.rs`).
+    pub(crate) threads: Vec<crate::threads::Thread>,
+    /// Index of the running thread in `threads`.
+    pub(crate) current: usize,
+    /// `Kernel::executed` at which the running thread's quantum ends.
+    pub(crate) slice_end: u64,
+    /// The information-block page (thread 1's TIB, the PIB, the
+    /// thread-local memory area).
+    pub(crate) tib_page: u32,
+    /// Thread-local memory blocks.
+    pub(crate) tlm: crate::threads::TlmMap,
+    /// DosEnterCritSec nesting.
+    pub(crate) critsec: u32,
 }
 
 /// The host side of a run. See the module docs.

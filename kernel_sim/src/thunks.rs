@@ -30,6 +30,9 @@ pub enum Slot {
     EntryReturn,
     /// The return address of a DLL initialization routine.
     InitReturn,
+    /// The return address of a thread's function: returning there ends
+    /// the thread with EAX (DosExit(EXIT_THREAD, EAX)).
+    ThreadReturn,
 }
 
 /// The slot table.

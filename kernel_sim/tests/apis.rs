@@ -41,16 +41,17 @@ fn mutex_release_without_request_is_not_owner() {
 }
 
 #[test]
-fn waiting_on_an_unposted_event_times_out_instead_of_hanging() {
+fn waiting_on_an_unposted_event_times_out_on_the_clock() {
+    // (Waiting forever with one thread is a deadlock: tests/threads.rs.)
     let (mut c, mut k) = (Vec::new(), Vec::new());
     c.extend([
         0x6A, 0x00, 0x6A, 0x00, 0x68, 0x00, 0x00, 0x02, 0x00, 0x6A, 0x00,
     ]);
     call(&mut c, &mut k, 324); // DosCreateEventSem(NULL, 0x20000, 0, FALSE)
     c.extend([
-        0x83, 0xC4, 0x10, 0x6A, 0xFF, 0xFF, 0x35, 0x00, 0x00, 0x02, 0x00,
+        0x83, 0xC4, 0x10, 0x6A, 0x1E, 0xFF, 0x35, 0x00, 0x00, 0x02, 0x00,
     ]);
-    call(&mut c, &mut k, 329); // DosWaitEventSem(h, -1)
+    call(&mut c, &mut k, 329); // DosWaitEventSem(h, 30)
     c.extend([0x83, 0xC4, 0x08, 0x50, 0x6A, 0x01]);
     call(&mut c, &mut k, 234);
     assert_eq!(run(common::lx_program(&c, &k)), Outcome::Exited(640));

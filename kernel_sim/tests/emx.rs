@@ -117,3 +117,20 @@ fn testargv_prints_its_arguments_and_environment() {
     .join("\r\n");
     assert_eq!(text, want);
 }
+
+#[test]
+fn testtls_keeps_each_threads_value() {
+    let Some(dir) = twoine() else { return };
+    let (o, text) = run_2ine(&dir, "testtls.exe", &[]);
+    assert_eq!(o, Outcome::Exited(0), "{text}");
+    // Threads 2 and 3 set their own copies to 100 and 200 while thread 1
+    // sleeps; thread 1's stays 10. The address is the TLM area's.
+    let want = [
+        "the magic address is 0x2840100",
+        "Main thread set TLS value to 10",
+        "Main thread sees TLS value of 10",
+        "",
+    ]
+    .join("\r\n");
+    assert_eq!(text, want);
+}

@@ -18,7 +18,7 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 8 "DosGetInfoSeg" Far16 [P, P] get_info_seg),
     api!("DOSCALLS" 13 "DosHoldSignal" Far16 [W] |_, _| Ok(())),
     api!("DOSCALLS" 14 "DosSetSigHandler" Far16 [P, P, P, W, W] set_sig_handler),
-    api!("DOSCALLS" 32 "DosSleep" Far16 [L] shared::sleep),
+    api!("DOSCALLS" 32 "DosSleep" Far16 [L] raw shared::sleep),
     api!("DOSCALLS" 33 "DosGetDateTime" Far16 [P] shared::get_date_time),
     api!("DOSCALLS" 34 "DosAllocSeg" Far16 [W, P, W] alloc_seg),
     api!("DOSCALLS" 38 "DosReallocSeg" Far16 [W, W] |p, c| p.resize_segment(c.w(1), u32::from(c.w(0)))),

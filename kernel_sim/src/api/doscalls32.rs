@@ -60,7 +60,7 @@ pub static DEFS: &[ApiDef] = &[
         Err(ERROR_ENVVAR_NOT_FOUND)
     }),
     api!("DOSCALLS" 228 "DosSearchPath" Sys32 [L, S, S, P, L] shared::search_path),
-    api!("DOSCALLS" 229 "DosSleep" Sys32 [L] shared::sleep),
+    api!("DOSCALLS" 229 "DosSleep" Sys32 [L] raw shared::sleep),
     api!("DOSCALLS" 230 "DosGetDateTime" Sys32 [P] shared::get_date_time),
     api!("DOSCALLS" 234 "DosExit" Sys32 [L, L] raw shared::exit),
     api!("DOSCALLS" 255 "DosSetCurrentDir" Sys32 [S] shared::set_current_dir),

@@ -77,6 +77,7 @@ mod shared;
 pub(crate) mod signals;
 pub(crate) mod submem;
 pub mod systrace;
+pub(crate) mod threads;
 pub mod tnfprobe;
 mod util;
 
@@ -159,6 +160,12 @@ const _: () = {
 pub enum Stop {
     /// DosExit: the process ends with this code.
     Exit(u32),
+    /// DosExit(EXIT_THREAD): the calling thread ends with this code (the
+    /// process too if it is thread 1 or the last).
+    ExitThread(u32),
+    /// The call blocks: it returns when the wait is over, with the code
+    /// the waker gives it (`threads.rs`).
+    Block(crate::threads::Wait),
     /// Anything else.
     Outcome(Outcome),
 }
@@ -250,6 +257,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(signals::DEFS)
         .chain(msg::DEFS)
         .chain(submem::DEFS)
+        .chain(threads::DEFS)
 }
 
 /// The system DLLs this kernel provides.

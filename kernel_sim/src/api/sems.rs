@@ -1,18 +1,20 @@
-//! Semaphores and exit lists for a single-threaded process.
+//! Semaphores and exit lists.
 //!
-//! Decisions: with one thread nothing else can post or release, so a wait
-//! that would block returns ERROR_TIMEOUT at once (for any timeout,
-//! including indefinite) instead of hanging the emulator; event and mutex
-//! semaphores are handles into the kernel's table (`semaphores.rs`);
-//! 16-bit RAM semaphores are the dword at the pointer (nonzero =
-//! set/owned). DosExitList records the routines but they are not run at
-//! exit.
+//! Decisions: event and mutex semaphores are handles into the kernel's
+//! table (`semaphores.rs`); a wait that cannot be satisfied blocks the
+//! thread (`threads.rs`) until a post, a release, the timeout or the
+//! owner's end; with one thread, waiting forever is a deadlock that ends
+//! the run. 16-bit RAM semaphores are the dword at the pointer (nonzero =
+//! set/owned) and do not block: a wait on a set one returns
+//! ERROR_SEM_TIMEOUT. DosExitList records the routines but they are not
+//! run at exit.
 
 use crate::api::util::ApiResult;
-use crate::api::{ApiDef, Call};
+use crate::api::{ApiDef, Call, Stop};
 use crate::process::Process;
 use crate::rc::*;
 use crate::semaphores::SemKind;
+use crate::threads::Wait;
 
 /// The entries.
 pub static DEFS: &[ApiDef] = &[
@@ -29,8 +31,10 @@ pub static DEFS: &[ApiDef] = &[
         }
         Ok(())
     }),
-    api!("DOSCALLS" 324 "DosCreateEventSem" Sys32 [S, P, L, L] |p, c| create(p, c, SemKind::Event)),
-    api!("DOSCALLS" 326 "DosCloseEventSem" Sys32 [L] |p, c| p.kernel.sems.close(c.l(0))),
+    api!("DOSCALLS" 324 "DosCreateEventSem" Sys32 [S, P, L, L] |p, c| {
+        create(p, c, SemKind::Event, u32::from(c.l(3) != 0), 0)
+    }),
+    api!("DOSCALLS" 326 "DosCloseEventSem" Sys32 [L] |p, c| close(p, c.l(0), SemKind::Event)),
     api!("DOSCALLS" 327 "DosResetEventSem" Sys32 [L, P] |p, c| {
         let s = p.kernel.sems.get_mut(c.l(0), SemKind::Event)?;
         let n = std::mem::take(&mut s.count);
@@ -39,30 +43,71 @@ pub static DEFS: &[ApiDef] = &[
     }),
     api!("DOSCALLS" 328 "DosPostEventSem" Sys32 [L] |p, c| {
         let s = p.kernel.sems.get_mut(c.l(0), SemKind::Event)?;
+        if s.count >= MAX_POSTS {
+            return Err(ERROR_TOO_MANY_POSTS);
+        }
         s.count += 1;
         if s.count > 1 { Err(ERROR_ALREADY_POSTED) } else { Ok(()) }
     }),
-    api!("DOSCALLS" 329 "DosWaitEventSem" Sys32 [L, L] |p, c| {
-        let s = p.kernel.sems.get_mut(c.l(0), SemKind::Event)?;
-        if s.count > 0 { Ok(()) } else { Err(ERROR_TIMEOUT) }
+    api!("DOSCALLS" 329 "DosWaitEventSem" Sys32 [L, L] raw |p, c| {
+        let (handle, ms) = (c.l(0), c.l(1));
+        match p.kernel.sems.get_mut(handle, SemKind::Event) {
+            Err(e) => Ok(e),
+            Ok(s) if s.count > 0 => Ok(NO_ERROR),
+            Ok(_) if ms == 0 => Ok(ERROR_TIMEOUT),
+            Ok(_) => Err(Stop::Block(Wait::Event { handle, until: p.deadline(ms) })),
+        }
     }),
     api!("DOSCALLS" 330 "DosQueryEventSem" Sys32 [L, P] |p, c| {
         let n = p.kernel.sems.get_mut(c.l(0), SemKind::Event)?.count;
         p.put_u32(c, 1, n)
     }),
-    api!("DOSCALLS" 331 "DosCreateMutexSem" Sys32 [S, P, L, L] |p, c| create(p, c, SemKind::Mutex)),
-    api!("DOSCALLS" 333 "DosCloseMutexSem" Sys32 [L] |p, c| p.kernel.sems.close(c.l(0))),
-    api!("DOSCALLS" 334 "DosRequestMutexSem" Sys32 [L, L] |p, c| {
-        p.kernel.sems.get_mut(c.l(0), SemKind::Mutex)?.count += 1;
-        Ok(())
+    api!("DOSCALLS" 331 "DosCreateMutexSem" Sys32 [S, P, L, L] |p, c| {
+        let owned = c.l(3) != 0;
+        let tid = if owned { p.current_tid() } else { 0 };
+        create(p, c, SemKind::Mutex, u32::from(owned), tid)
+    }),
+    api!("DOSCALLS" 333 "DosCloseMutexSem" Sys32 [L] |p, c| close(p, c.l(0), SemKind::Mutex)),
+    api!("DOSCALLS" 334 "DosRequestMutexSem" Sys32 [L, L] raw |p, c| {
+        let (handle, ms) = (c.l(0), c.l(1));
+        let tid = p.current_tid();
+        match p.kernel.sems.get_mut(handle, SemKind::Mutex) {
+            Err(e) => Ok(e),
+            Ok(s) if s.owner == 0 => {
+                s.owner = tid;
+                s.count = 1;
+                Ok(std::mem::take(&mut s.owner_died_rc))
+            }
+            Ok(s) if s.owner == tid => {
+                if s.count == u32::from(u16::MAX) {
+                    return Ok(ERROR_TOO_MANY_SEM_REQUESTS);
+                }
+                s.count += 1;
+                Ok(NO_ERROR)
+            }
+            Ok(_) if ms == 0 => Ok(ERROR_TIMEOUT),
+            Ok(_) => Err(Stop::Block(Wait::Mutex { handle, until: p.deadline(ms) })),
+        }
     }),
     api!("DOSCALLS" 335 "DosReleaseMutexSem" Sys32 [L] |p, c| {
+        let tid = p.current_tid();
         let s = p.kernel.sems.get_mut(c.l(0), SemKind::Mutex)?;
-        if s.count == 0 {
+        if s.owner != tid || s.count == 0 {
             return Err(ERROR_NOT_OWNER);
         }
         s.count -= 1;
+        if s.count == 0 {
+            s.owner = 0;
+        }
         Ok(())
+    }),
+    api!("DOSCALLS" 336 "DosQueryMutexSem" Sys32 [L, P, P, P] |p, c| {
+        let s = *p.kernel.sems.get_mut(c.l(0), SemKind::Mutex)?;
+        let pid = if s.owner != 0 { u32::from(p.pcb.pid) } else { 0 };
+        p.put_u32(c, 1, pid)?;
+        p.put_u32(c, 2, s.owner)?;
+        p.put_u32(c, 3, s.count)?;
+        if s.owner_died_rc != 0 { Err(ERROR_SEM_OWNER_DIED) } else { Ok(()) }
     }),
 ];
 
@@ -78,7 +123,20 @@ fn ram_sem(p: &mut Process, c: &Call, take: bool) -> ApiResult<()> {
     Ok(())
 }
 
-fn create(p: &mut Process, c: &Call, kind: SemKind) -> ApiResult<()> {
-    let h = p.kernel.sems.create(kind, u32::from(c.l(3) != 0));
+/// Posts an event semaphore holds at most.
+const MAX_POSTS: u32 = 0xFFFF;
+
+fn create(p: &mut Process, c: &Call, kind: SemKind, count: u32, owner: u32) -> ApiResult<()> {
+    p.arg_ptr(c, 1, 4)?;
+    let h = p.kernel.sems.create(kind, count, owner);
     p.put_u32(c, 1, h)
+}
+
+/// Close a semaphore nobody waits on (nor owns, for a mutex).
+fn close(p: &mut Process, h: u32, kind: SemKind) -> ApiResult<()> {
+    let owner = p.kernel.sems.get_mut(h, kind)?.owner;
+    if owner != 0 || p.sem_waited(h) {
+        return Err(ERROR_SEM_BUSY);
+    }
+    p.kernel.sems.close(h)
 }

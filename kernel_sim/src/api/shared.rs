@@ -38,13 +38,19 @@ impl Process {
 
 /// DosExit(action, result).
 pub(crate) fn exit(_: &mut Process, c: &Call) -> Result<u32, Stop> {
-    Err(Stop::Exit(c.l(1)))
+    // EXIT_THREAD (0) ends the calling thread, EXIT_PROCESS (1) and any
+    // other value the process.
+    match c.l(0) {
+        0 => Err(Stop::ExitThread(c.l(1))),
+        _ => Err(Stop::Exit(c.l(1))),
+    }
 }
 
-/// DosSleep(ms).
-pub(crate) fn sleep(p: &mut Process, c: &Call) -> ApiResult<()> {
-    p.kernel.clock.sleep(u64::from(c.l(0)));
-    Ok(())
+/// DosSleep(ms): the thread blocks until the clock has moved on `ms`
+/// milliseconds; DosSleep(0) gives the CPU to the next ready thread.
+pub(crate) fn sleep(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    let until = p.after_millis(c.l(0));
+    Err(Stop::Block(crate::threads::Wait::Sleep { until }))
 }
 
 /// DosGetDateTime(&datetime).

@@ -226,7 +226,8 @@ impl Process {
     /// The (pid, lwpid, tid) events are recorded under: the process's one
     /// thread.
     fn tnf_thread(&self) -> (u32, u32, u32) {
-        (u32::from(self.pcb.pid), 1, 1)
+        let tid = self.current_tid();
+        (u32::from(self.pcb.pid), tid, tid)
     }
 
     /// A probe site called TNF_PROBE; `ret` is the linear return address.

@@ -195,7 +195,8 @@ impl Process {
         match &result {
             Ok(rc) => self.tnf_system_event(SYSCALL_END, &[ArgValue::UInt(u64::from(*rc))]),
             Err(Stop::Exit(_)) => self.tnf_thread_switch(self.tnf_thread().2, 0),
-            Err(Stop::Outcome(_)) => {}
+            Err(Stop::ExitThread(_)) => self.tnf_thread_switch(self.tnf_thread().2, 0),
+            Err(Stop::Outcome(_)) | Err(Stop::Block(_)) => {}
         }
         result
     }
