@@ -12,7 +12,7 @@
 mod common;
 
 use common::*;
-use emu::{Exit, Limits, Machine, SegReg, vector};
+use emu::{Exit, Gpr, Limits, Machine, SegReg, vector};
 use iced_x86::code_asm::*;
 
 /// What a run saw: the tracepoint hits, the linear EIP after each guest
@@ -146,7 +146,7 @@ fn a_tracepoint_on_popf_keeps_the_guests_own_single_steps() {
         // The x86 rule, checked on the untraced run: the first #DB comes
         // after the instruction that follows the POPF setting TF.
         assert_eq!(reference.guest_steps[0], after_nop, "{bits}-bit");
-        assert_eq!(reference.gpr[3] & 0xFFFF, ROUNDS, "{bits}-bit: EBX");
+        assert_eq!(reference.gpr[Gpr::Ebx] & 0xFFFF, ROUNDS, "{bits}-bit: EBX");
         let per_round = reference.guest_steps.len() / ROUNDS as usize;
         assert!(per_round >= 2, "{bits}-bit: {:x?}", reference.guest_steps);
         for tps in [vec![set], vec![clear], vec![set, clear]] {

@@ -118,37 +118,37 @@ pub fn read_each(bytes: &[u8]) -> Result<(FileHeader, Tracepoints<'_>), ObjectEr
             what: "not a compiled trace program (magic RPNO)",
         });
     }
-    let u16_at = |offset: u64| b.u16(offset, HEADER);
-    if u16_at(4)? != 1 {
+    let word = |offset: u64| b.u16(offset, HEADER);
+    if word(4)? != 1 {
         return Err(ObjectError::BadHeader {
             offset: 4,
             what: "unknown version",
         });
     }
-    let header_flags = u16_at(14)?;
+    let header_flags = word(14)?;
     if header_flags & !1 != 0 {
         return Err(ObjectError::BadHeader {
             offset: 14,
             what: "unknown header flags",
         });
     }
-    if header_flags & 1 == 0 && u16_at(12)? != 0 {
+    if header_flags & 1 == 0 && word(12)? != 0 {
         return Err(ObjectError::BadHeader {
             offset: 12,
             what: "default major set without its flag",
         });
     }
-    let vars = u32::from(u16_at(8)?);
+    let vars = u32::from(word(8)?);
     let header = FileHeader {
         vars: Some(vars),
-        logmax: Some(u32::from(u16_at(10)?)),
-        major: (header_flags & 1 != 0).then_some(u16_at(12)?),
+        logmax: Some(u32::from(word(10)?)),
+        major: (header_flags & 1 != 0).then_some(word(12)?),
         ..FileHeader::default()
     };
     let each = Tracepoints {
         bytes,
         at: 16,
-        left: u16_at(6)?,
+        left: word(6)?,
         vars,
     };
     Ok((header, each))
