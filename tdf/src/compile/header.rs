@@ -325,10 +325,14 @@ impl Compiler<'_> {
             }
             return;
         }
-        // An ID that is no 32-bit number, or a type ID with more than one
-        // bit set, is invalid before anything else; then the name is
-        // checked, then the ID's low word (0 is invalid).
-        let Some(id) = id.filter(|&v| !types || v & v.wrapping_sub(1) == 0) else {
+        // An ID that is no 32-bit number, or a type ID whose low word has
+        // more than one bit set, is invalid before anything else; then the
+        // name is checked, then the low word (0 is invalid).
+        let one_bit = |v: u64| {
+            let low = v & 0xFFFF;
+            low & low.wrapping_sub(1) == 0
+        };
+        let Some(id) = id.filter(|&v| !types || one_bit(v)) else {
             self.diag(Severity::Error, format!("invalid ID: {id_text}, ignored"));
             return;
         };
