@@ -49,6 +49,19 @@ impl PhysMem {
         self.roms.push(Rom { base, data });
     }
 
+    /// One past the last byte of plain RAM below any ROM: the native tier
+    /// reads and writes `[0, fast_limit)` directly.
+    pub(crate) fn fast_limit(&self) -> u64 {
+        u64::from(self.rom_floor).min(self.ram.len() as u64)
+    }
+
+    /// The RAM bytes and the code-page bitmap (one bit per 4 KB page), for
+    /// the native tier's direct accesses (it leaves stores to marked pages
+    /// to the interpreter).
+    pub(crate) fn native_view(&mut self) -> (&mut [u8], &[u64]) {
+        (&mut self.ram, &self.code_pages)
+    }
+
     #[inline]
     fn fast(&self, addr: u32) -> bool {
         addr < self.rom_floor && (addr as usize) < self.ram.len()

@@ -40,16 +40,44 @@ const EMPTY: Entry = Entry {
     dirty: false,
 };
 
+/// A TLB entry as the native tier reads it (layout fixed for host code).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct NativeEntry {
+    /// Linear page number + 1 (0 = empty).
+    pub tag: u32,
+    /// Physical page base.
+    pub phys: u32,
+    /// The accesses that hit without side effects: [`RIGHT_SUP_READ`],
+    /// [`RIGHT_SUP_WRITE`], [`RIGHT_USER_READ`], [`RIGHT_USER_WRITE`].
+    /// None when the page is not wholly plain RAM.
+    pub rights: u32,
+    _pad: u32,
+}
+
+/// A supervisor read hits.
+pub(crate) const RIGHT_SUP_READ: u32 = 1;
+/// A supervisor write hits.
+pub(crate) const RIGHT_SUP_WRITE: u32 = 2;
+/// A user read hits.
+pub(crate) const RIGHT_USER_READ: u32 = 4;
+/// A user write hits.
+pub(crate) const RIGHT_USER_WRITE: u32 = 8;
+
+const _: () = assert!(size_of::<NativeEntry>() == 16);
+
 /// The translation lookaside buffer.
 #[derive(Clone, Debug)]
 pub struct Tlb {
     entries: Box<[Entry; TLB_SIZE]>,
+    native: Box<[NativeEntry; TLB_SIZE]>,
 }
 
 impl Default for Tlb {
     fn default() -> Self {
         Tlb {
             entries: Box::new([EMPTY; TLB_SIZE]),
+            native: Box::new([NativeEntry::default(); TLB_SIZE]),
         }
     }
 }
@@ -65,6 +93,14 @@ impl Tlb {
     /// Drop every translation.
     pub fn flush(&mut self) {
         self.entries.iter_mut().for_each(|e| *e = EMPTY);
+        self.native
+            .iter_mut()
+            .for_each(|e| *e = NativeEntry::default());
+    }
+
+    /// The native tier's view of the entries (slot = linear page mod 256).
+    pub(crate) fn native(&self) -> &[NativeEntry; TLB_SIZE] {
+        &self.native
     }
 
     /// Drop the translation of one linear address (INVLPG).
@@ -72,6 +108,7 @@ impl Tlb {
         let e = &mut self.entries[((lin >> 12) as usize) % TLB_SIZE];
         if e.tag == (lin >> 12) + 1 {
             *e = EMPTY;
+            self.native[((lin >> 12) as usize) % TLB_SIZE] = NativeEntry::default();
         }
     }
 
@@ -130,10 +167,12 @@ impl Tlb {
         if npte != pte {
             mem.write(pte_addr, 4, npte);
         }
-        self.entries[slot] = Entry {
+        let entry = Entry {
             dirty: npte & 0x40 != 0,
             ..entry
         };
+        self.entries[slot] = entry;
+        self.native[slot] = native_entry(entry, cr0, mem);
         Ok(entry.phys | (lin & 0xFFF))
     }
 }
@@ -177,6 +216,37 @@ pub(crate) fn peek(mem: &PhysMem, cr3: u32, lin: u32) -> R<u32> {
     match Walk::new(mem, cr3, lin) {
         Some(w) => Ok((w.pte & !0xFFF) | (lin & 0xFFF)),
         None => Err(Fault::code(vector::PF, 0)),
+    }
+}
+
+/// The native view of `e`: a user access needs U, a write needs D
+/// already set and the R/W rule of [`ok_write`]; nothing for a page that is
+/// not wholly plain RAM.
+fn native_entry(e: Entry, cr0: u32, mem: &PhysMem) -> NativeEntry {
+    let fast = u64::from(e.phys) + 0x1000 <= mem.fast_limit();
+    let sup = PageAccess {
+        write: true,
+        user: false,
+    };
+    let user = PageAccess {
+        write: true,
+        user: true,
+    };
+    let mut rights = RIGHT_SUP_READ;
+    if e.dirty && ok_write(e, sup, cr0) {
+        rights |= RIGHT_SUP_WRITE;
+    }
+    if e.user {
+        rights |= RIGHT_USER_READ;
+        if e.dirty && ok_write(e, user, cr0) {
+            rights |= RIGHT_USER_WRITE;
+        }
+    }
+    NativeEntry {
+        tag: e.tag,
+        phys: e.phys,
+        rights: if fast { rights } else { 0 },
+        _pad: 0,
     }
 }
 

@@ -17,7 +17,7 @@ mod jitpair;
 use common::asm;
 use emu::{Exit, Gpr, Limits};
 use iced_x86::code_asm::*;
-use jitpair::{assert_same, pair, pair_in, run_both};
+use jitpair::{assert_same, assert_same_memory, pair, pair_in, run_both};
 use proptest::prelude::*;
 
 const R32: [AsmRegister32; 8] = [eax, ecx, edx, ebx, esp, ebp, esi, edi];
@@ -279,6 +279,7 @@ proptest! {
                 break;
             }
         }
+        assert_same_memory(&a, &b);
     }
 }
 

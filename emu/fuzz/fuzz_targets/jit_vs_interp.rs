@@ -1,8 +1,13 @@
 //! Arbitrary bytes as the body of a counted loop, run by two identical
 //! machines, one with the native tier on and one interpreter-only: every
 //! run must end with the same exit, registers, cycles and instruction
-//! count. The first byte picks 16- or 32-bit code, the loop count and the
-//! instruction budget per run.
+//! count, and the runs with the same memory. The first byte picks 16- or
+//! 32-bit code, the loop count and the instruction budget per run; the
+//! second, for 32-bit code, paging (an identity map of the 64 KB whose
+//! pages 3..=13 are absent, read-only, supervisor-only or already dirty
+//! by the byte's bits) and segments with small, expand-down and read-only
+//! limits in ES, FS and GS, so the memory operands of the body meet every
+//! check the native tier makes.
 #![no_main]
 
 use emu::{CpuModel, Descriptor, Exit, Gpr, Limits, Machine, MachineConfig, SegReg, Segment};
@@ -32,7 +37,10 @@ fn looped(code32: bool, body: &[u8], n: u32) -> Vec<u8> {
     c
 }
 
-fn machine(code32: bool, code: &[u8], jit: bool) -> Machine {
+const PD: u32 = 0xE000;
+const PT: u32 = 0xF000;
+
+fn machine(code32: bool, setup: u8, code: &[u8], jit: bool) -> Machine {
     let mut m = Machine::new(MachineConfig {
         ram_size: 1 << 16,
         model: CpuModel::I486,
@@ -40,7 +48,11 @@ fn machine(code32: bool, code: &[u8], jit: bool) -> Machine {
     m.set_jit(jit);
     m.write_phys(0x1000, code);
     if code32 {
-        let gdt = [0, desc(0, u32::MAX, 0x9A, 0x4), desc(0, u32::MAX, 0x92, 0x4)];
+        let gdt = [
+            0,
+            desc(0, u32::MAX, 0x9A, 0x4),
+            desc(0, u32::MAX, 0x92, 0x4),
+        ];
         for (i, e) in gdt.iter().enumerate() {
             m.write_phys(0x800 + 8 * i as u32, &e.to_le_bytes());
         }
@@ -51,6 +63,31 @@ fn machine(code32: bool, code: &[u8], jit: bool) -> Machine {
         m.set_segment(SegReg::Cs, Descriptor(gdt[1]).to_segment(8));
         for s in [SegReg::Ds, SegReg::Es, SegReg::Ss, SegReg::Fs, SegReg::Gs] {
             m.set_segment(s, Descriptor(gdt[2]).to_segment(0x10));
+        }
+        if setup & 2 != 0 {
+            let seg = |e: u64| Descriptor(e).to_segment(0x10);
+            m.set_segment(SegReg::Es, seg(desc(0x4000, 0x1FFF, 0x90, 0x4)));
+            m.set_segment(SegReg::Fs, seg(desc(0x6000, 0xFFF, 0x92, 0x4)));
+            m.set_segment(SegReg::Gs, seg(desc(0x6000, 0xFFF, 0x96, 0)));
+        }
+        if setup & 1 != 0 {
+            m.write_phys(PD, &(PT | 7).to_le_bytes());
+            for p in 0..16u32 {
+                let mut e = (p << 12) | 7;
+                if (3..=13).contains(&p) {
+                    match (setup >> 2).wrapping_mul(p as u8 + 1) % 6 {
+                        1 => e &= !1,
+                        2 => e &= !2,
+                        3 => e &= !4,
+                        4 => e |= 0x60,
+                        _ => {}
+                    }
+                }
+                m.write_phys(PT + 4 * p, &e.to_le_bytes());
+            }
+            let c = m.cpu_mut_flush_tlb();
+            c.cr3 = PD;
+            c.cr0 |= 0x8000_0000 | if setup & 0x80 != 0 { 1 << 16 } else { 0 };
         }
     } else {
         for s in SegReg::ALL {
@@ -66,12 +103,16 @@ fn machine(code32: bool, code: &[u8], jit: bool) -> Machine {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, body)) = data.split_first() else {
+    let [mode, setup, body @ ..] = data else {
         return;
     };
+    let (mode, setup) = (*mode, *setup);
     let code32 = mode & 1 != 0;
     let code = looped(code32, body, u32::from(mode >> 1) % 64 + 33);
-    let (mut a, mut b) = (machine(code32, &code, true), machine(code32, &code, false));
+    let (mut a, mut b) = (
+        machine(code32, setup, &code, true),
+        machine(code32, setup, &code, false),
+    );
     let limits = Limits {
         instructions: Some(u64::from(mode) * 7 + 1),
         cycles: None,
@@ -86,4 +127,8 @@ fuzz_target!(|data: &[u8]| {
             break;
         }
     }
+    let (mut x, mut y) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    a.read_phys(0, &mut x);
+    b.read_phys(0, &mut y);
+    assert!(x == y, "memory differs");
 });

@@ -4,23 +4,43 @@
 //! Guest registers live in host registers for the whole block (EAX→EAX,
 //! ECX→R9D, EDX→EDX, EBX→EBX, ESP→R8D, EBP→EBP, ESI→ESI, EDI→EDI, with
 //! their 16- and 8-bit parts; guest CH has none, and CL = R9B needs a REX
-//! prefix, which excludes AH/DH/BH from the same instruction); R11
-//! holds the [`State`](super::native::State) pointer and RCX the pass
-//! budget. Each guest op becomes the same host op, so the host's
+//! prefix, which excludes AH/DH/BH from the same instruction, and from any
+//! memory operand, addressed with REX registers); R11 holds the
+//! [`State`](super::native::State) pointer, RCX the pass budget, R13 the
+//! guest RAM, R14 a guest address being checked, R15 saved flags; R10 and
+//! R12 are scratch. Each guest op becomes the same host op, so the host's
 //! arithmetic flags are the guest's: they stay live in RFLAGS from the
-//! entry to the PUSHFQ at exit, and everything else the block does (loads,
-//! stores, the budget count with LEA and JRCXZ, its branches) leaves them
-//! alone. A block that reads a flag before writing it starts with a POPFQ
-//! of the guest's flags; otherwise the caller takes from the exit image
-//! only the flags the block wrote.
+//! entry to the PUSHFQ at exit, and the block's own work (the budget count
+//! with LEA and JRCXZ, its branches) leaves them alone. A block that reads
+//! a flag before writing it starts with a POPFQ of the guest's flags;
+//! otherwise the caller takes from the exit image only the flags the block
+//! wrote.
+//!
+//! A memory operand is checked before its op, as the interpreter's access
+//! would be: the offset against the segment's read or write range
+//! ([`SegCheck`](super::native::SegCheck), which has the limit,
+//! expand-down and type rules), no page crossing, then with paging off the
+//! RAM bound, with paging on a hit in the TLB's native entry with the
+//! right the access needs at the CPL (so no walk, no A/D write, no fault
+//! can be due), and for a store a physical page not marked as code. The
+//! checks clobber the flags, so the guest's are saved first (PUSHFQ into
+//! R15) where they are live, and restored (POPFQ) after unless the op
+//! overwrites them all or nothing reads them before they are overwritten.
+//! Any failed check leaves the block just before the op through its side
+//! exit, with the guest's flags and everything else as the interpreter
+//! has them there; the interpreter then runs the op, fault or not.
 //!
 //! Layout: prologue, body, the final branch, then one exit stub per way
 //! out, each writing the exit kind and the guest EIP before the shared
 //! epilogue. A block whose branch targets its own start loops back to the
 //! body while the budget lasts.
 
-use super::native::{Emitted, OFF_BUDGET, OFF_EIP, OFF_EXIT, OFF_FLAGS, OFF_GPR};
-use super::select::{End, Op, Plan, Reg, Src};
+use super::native::{
+    Emitted, NE_PHYS, NE_RIGHTS, NE_TAG, OFF_BUDGET, OFF_CODE, OFF_EIP, OFF_EXIT, OFF_FAST,
+    OFF_FLAGS, OFF_GPR, OFF_INDEX, OFF_PAGING, OFF_RAM, OFF_RMASK, OFF_SEGS, OFF_TLB, OFF_WMASK,
+    SEG_BASE, SEG_RHI, SEG_RLO, SEG_SIZE, SEG_WHI, SEG_WLO,
+};
+use super::select::{End, Mem, Op, Plan, Reg, Src};
 use iced_x86::code_asm::asm_traits::*;
 use iced_x86::code_asm::*;
 use iced_x86::{ConditionCode, IcedError, Mnemonic as M};
@@ -31,6 +51,9 @@ pub(crate) const EXIT_BUDGET: u32 = 0;
 pub(crate) const EXIT_TAKEN: u32 = 1;
 /// The final Jcc was not taken, or the block has no branch.
 pub(crate) const EXIT_NEXT: u32 = 2;
+/// A memory operand's check failed: the block left just before op
+/// `State::index` of the pass.
+pub(crate) const EXIT_SIDE: u32 = 3;
 
 /// The host register of each guest register.
 const GUEST: [AsmRegister32; 8] = [eax, r9d, edx, ebx, r8d, ebp, esi, edi];
@@ -79,25 +102,57 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
     let mut a = CodeAssembler::new(64)?;
     let mut top = a.create_label();
     let mut epilogue = a.create_label();
+    let mut epilogue_regs = a.create_label();
     let mut exhausted = a.create_label();
     let mut next = a.create_label();
     let mut taken = a.create_label();
 
-    a.push(rbx)?;
-    a.push(rbp)?;
+    // R12..R15 only serve memory operands.
+    let saved = if plan.mem { &SAVED[..] } else { &SAVED[..2] };
+    for r in saved {
+        a.push(*r)?;
+    }
     a.mov(r11, rdi)?;
     for (i, r) in GUEST.iter().enumerate() {
         a.mov(*r, dword_ptr(r11 + (OFF_GPR + 4 * i as i32)))?;
     }
     a.mov(rcx, qword_ptr(r11 + OFF_BUDGET))?;
+    if plan.mem {
+        a.mov(r13, qword_ptr(r11 + OFF_RAM))?;
+    }
     if plan.load_flags {
         a.push(qword_ptr(r11 + OFF_FLAGS))?;
         a.popfq()?;
     }
 
     a.set_label(&mut top)?;
-    for op in &plan.ops {
-        emit_op(&mut a, op)?;
+    let mut sides = Vec::new();
+    for (i, op) in plan.ops.iter().enumerate() {
+        match op.mem() {
+            None => emit_op(&mut a, op, None)?,
+            Some((mem, write)) => {
+                // The flags before the op are the guest's (where the caller
+                // takes them) if the block loaded them or wrote some, in
+                // this pass or, looping, in the last.
+                let save = plan.load_flags
+                    || plan.side[i].written != 0
+                    || (plan.self_loop() && plan.written != 0);
+                let restore = save
+                    && (reads_flags(op) || (!overwrites_flags(op) && flags_live_after(plan, i)));
+                let side = a.create_label();
+                if save {
+                    a.pushfq()?;
+                    a.pop(r15)?;
+                }
+                check(&mut a, mem, write, side)?;
+                if restore {
+                    a.push(r15)?;
+                    a.popfq()?;
+                }
+                emit_op(&mut a, op, Some(mem))?;
+                sides.push((i, side, save));
+            }
+        }
     }
     let self_loop = plan.self_loop();
     match plan.end {
@@ -125,18 +180,147 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
     )?;
     a.set_label(&mut next)?;
     exit(&mut a, EXIT_NEXT, plan.next_eip, epilogue)?;
+    for (i, mut side, save) in sides {
+        a.set_label(&mut side)?;
+        if save {
+            a.mov(qword_ptr(r11 + OFF_FLAGS), r15)?;
+        }
+        a.mov(dword_ptr(r11 + OFF_INDEX), i as u32)?;
+        exit(&mut a, EXIT_SIDE, plan.side[i].eip, epilogue_regs)?;
+    }
 
     a.set_label(&mut epilogue)?;
+    a.pushfq()?;
+    a.pop(qword_ptr(r11 + OFF_FLAGS))?;
+    a.set_label(&mut epilogue_regs)?;
     for (i, r) in GUEST.iter().enumerate() {
         a.mov(dword_ptr(r11 + (OFF_GPR + 4 * i as i32)), *r)?;
     }
     a.mov(qword_ptr(r11 + OFF_BUDGET), rcx)?;
-    a.pushfq()?;
-    a.pop(qword_ptr(r11 + OFF_FLAGS))?;
-    a.pop(rbp)?;
-    a.pop(rbx)?;
+    for r in saved.iter().rev() {
+        a.pop(*r)?;
+    }
     a.ret()?;
     Ok(Emitted::from_emitter(a.assemble(0)?))
+}
+
+/// Callee-saved host registers the block uses, pushed in this order.
+const SAVED: [AsmRegister64; 6] = [rbx, rbp, r12, r13, r14, r15];
+
+/// Does `op` set all six status flags without reading any?
+fn overwrites_flags(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Bin { m, .. } | Op::Load { m, .. } | Op::Store { m, .. } | Op::UnaryMem { m, .. }
+            if matches!(m, M::Add | M::Sub | M::And | M::Or | M::Xor | M::Cmp | M::Test | M::Neg)
+    )
+}
+
+/// Does `op` read a status flag (CF)?
+fn reads_flags(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Bin { m, .. } | Op::Load { m, .. } | Op::Store { m, .. }
+            if matches!(m, M::Adc | M::Sbb)
+    )
+}
+
+/// Are the flags after op `i` read before all of them are overwritten: by
+/// an op that reads one, by a later memory op (whose side exit reports
+/// them), or by the block's end?
+fn flags_live_after(plan: &Plan, i: usize) -> bool {
+    for op in &plan.ops[i + 1..] {
+        if reads_flags(op) || op.mem().is_some() {
+            return true;
+        }
+        if overwrites_flags(op) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Check the access to `mem` and leave its host address's offset from R13
+/// in R14, or jump to `side`. Clobbers RCX, R10 and the flags.
+fn check(a: &mut CodeAssembler, mem: Mem, write: bool, side: CodeLabel) -> Result<(), IcedError> {
+    let mut paged = a.create_label();
+    let mut done = a.create_label();
+    let n = u32::from(mem.size);
+    // The offset.
+    let disp = mem.disp as i32;
+    let b = mem.base.map(|r| GUEST64[usize::from(r)]);
+    let i = mem
+        .index
+        .map(|r| GUEST64[usize::from(r)] * u32::from(mem.scale));
+    match (b, i) {
+        (None, None) => a.mov(r14d, mem.disp)?,
+        (Some(b), None) => a.lea(r14d, qword_ptr(b + disp))?,
+        (None, Some(i)) => a.lea(r14d, qword_ptr(i + disp))?,
+        (Some(b), Some(i)) => a.lea(r14d, qword_ptr(b + i + disp))?,
+    }
+    if !mem.addr32 {
+        a.movzx(r14d, r14w)?;
+    }
+    // The segment: lo <= offset and offset + n - 1 <= hi (in 64 bits).
+    let seg = OFF_SEGS + SEG_SIZE * mem.seg as i32;
+    let (lo, hi) = if write {
+        (SEG_WLO, SEG_WHI)
+    } else {
+        (SEG_RLO, SEG_RHI)
+    };
+    a.cmp(r14d, dword_ptr(r11 + (seg + lo)))?;
+    a.jb(side)?;
+    a.lea(r12, qword_ptr(r14 + (n as i32 - 1)))?;
+    a.mov(r10d, dword_ptr(r11 + (seg + hi)))?;
+    a.cmp(r12, r10)?;
+    a.ja(side)?;
+    // The linear address, inside one page.
+    a.add(r14d, dword_ptr(r11 + (seg + SEG_BASE)))?;
+    if n > 1 {
+        a.mov(r12d, r14d)?;
+        a.and(r12d, 0xFFF)?;
+        a.cmp(r12d, (0x1000 - n) as i32)?;
+        a.ja(side)?;
+    }
+    a.cmp(dword_ptr(r11 + OFF_PAGING), 0)?;
+    a.jne(paged)?;
+    // Paging off: the physical address, inside plain RAM.
+    a.lea(r12, qword_ptr(r14 + (n as i32 - 1)))?;
+    a.cmp(r12, qword_ptr(r11 + OFF_FAST))?;
+    a.jae(side)?;
+    a.jmp(done)?;
+    // Paging on: a TLB hit with the right for this access at this CPL.
+    a.set_label(&mut paged)?;
+    a.mov(r12d, r14d)?;
+    a.shr(r12d, 12)?;
+    a.movzx(r10d, r12b)?;
+    a.shl(r10d, 4)?;
+    a.add(r10, qword_ptr(r11 + OFF_TLB))?;
+    a.inc(r12d)?;
+    a.cmp(r12d, dword_ptr(r10 + NE_TAG))?;
+    a.jne(side)?;
+    a.mov(
+        r12d,
+        dword_ptr(r11 + if write { OFF_WMASK } else { OFF_RMASK }),
+    )?;
+    a.test(dword_ptr(r10 + NE_RIGHTS), r12d)?;
+    a.je(side)?;
+    a.and(r14d, 0xFFF)?;
+    a.or(r14d, dword_ptr(r10 + NE_PHYS))?;
+    a.set_label(&mut done)?;
+    if write {
+        // Stores to pages with cached code are the interpreter's (it
+        // retires the decodes and blocks there).
+        a.mov(r12d, r14d)?;
+        a.shr(r12d, 18)?;
+        a.mov(r10, qword_ptr(r11 + OFF_CODE))?;
+        a.mov(r10, qword_ptr(r10 + r12 * 8))?;
+        a.mov(r12d, r14d)?;
+        a.shr(r12d, 12)?;
+        a.bt(r10, r12)?;
+        a.jb(side)?;
+    }
+    Ok(())
 }
 
 /// Count one pass and go round again, or leave through `exhausted` when
@@ -153,7 +337,16 @@ fn exit(a: &mut CodeAssembler, kind: u32, eip: u32, epilogue: CodeLabel) -> Resu
     a.jmp(epilogue)
 }
 
-fn emit_op(a: &mut CodeAssembler, op: &Op) -> Result<(), EmitError> {
+fn emit_op(a: &mut CodeAssembler, op: &Op, mem: Option<Mem>) -> Result<(), EmitError> {
+    // The checked guest operand: RAM at R13 + R14.
+    let at = |size: u8| {
+        let m = r13 + r14;
+        match size {
+            4 => dword_ptr(m),
+            2 => word_ptr(m),
+            _ => byte_ptr(m),
+        }
+    };
     let r = match *op {
         Op::Bin { m, dst, src } => match (host(dst)?, src) {
             (Host::R32(d), Src::Reg(s)) => match host(s)? {
@@ -177,6 +370,61 @@ fn emit_op(a: &mut CodeAssembler, op: &Op) -> Result<(), EmitError> {
             Host::R16(d) => unary(a, m, d),
             Host::R8(d) => unary(a, m, d),
         },
+        Op::Load { m, dst, .. } => {
+            let p = at(mem.ok_or(EmitError::Sizes)?.size);
+            match host(dst)? {
+                Host::R32(d) => load(a, m, d, p),
+                Host::R16(d) => load(a, m, d, p),
+                Host::R8(d) => load(a, m, d, p),
+            }
+        }
+        Op::Store { m, src, .. } => {
+            let size = mem.ok_or(EmitError::Sizes)?.size;
+            let p = at(size);
+            match (size, src) {
+                (_, Src::Reg(s)) => match host(s)? {
+                    Host::R32(s) => bin(a, m, p, s),
+                    Host::R16(s) => bin(a, m, p, s),
+                    Host::R8(s) => bin(a, m, p, s),
+                },
+                (4, Src::Imm(v)) => bin(a, m, p, v as i32),
+                (2, Src::Imm(v)) => bin(a, m, p, i32::from(v as u16 as i16)),
+                (_, Src::Imm(v)) => bin(a, m, p, i32::from(v as u8 as i8)),
+            }
+        }
+        Op::UnaryMem { m, .. } => unary(a, m, at(mem.ok_or(EmitError::Sizes)?.size)),
+        Op::Push { src, stack } => {
+            let p = at(stack.size);
+            match (src, stack.size) {
+                (Src::Reg(r), _) => match host(r)? {
+                    Host::R32(r) => a.mov(p, r)?,
+                    Host::R16(r) => a.mov(p, r)?,
+                    Host::R8(_) => return Err(EmitError::Sizes),
+                },
+                (Src::Imm(v), 4) => a.mov(p, v as i32)?,
+                (Src::Imm(v), _) => a.mov(p, i32::from(v as u16 as i16))?,
+            }
+            move_sp(a, stack, -i32::from(stack.size))
+        }
+        Op::Pop { dst, stack } => {
+            let p = at(stack.size);
+            match host(dst)? {
+                Host::R32(d) => a.mov(d, p)?,
+                Host::R16(d) => a.mov(d, p)?,
+                Host::R8(_) => return Err(EmitError::Sizes),
+            }
+            move_sp(a, stack, i32::from(stack.size))
+        }
+        Op::LoadX { sign, dst, .. } => {
+            let p = at(mem.ok_or(EmitError::Sizes)?.size);
+            match (host(dst)?, sign) {
+                (Host::R32(d), false) => a.movzx(d, p),
+                (Host::R32(d), true) => a.movsx(d, p),
+                (Host::R16(d), false) => a.movzx(d, p),
+                (Host::R16(d), true) => a.movsx(d, p),
+                (Host::R8(_), _) => return Err(EmitError::Sizes),
+            }
+        }
         Op::Lea {
             dst,
             base,
@@ -199,6 +447,16 @@ fn emit_op(a: &mut CodeAssembler, op: &Op) -> Result<(), EmitError> {
         }
     };
     Ok(r?)
+}
+
+/// Add `delta` to ESP, or to SP alone for a 16-bit stack (no flags).
+fn move_sp(a: &mut CodeAssembler, stack: Mem, delta: i32) -> Result<(), IcedError> {
+    if stack.addr32 {
+        a.lea(r8d, qword_ptr(r8 + delta))
+    } else {
+        a.lea(r10d, qword_ptr(r8 + delta))?;
+        a.mov(r8w, r10w)
+    }
 }
 
 /// MOV or a two-operand ALU op on host operands of one size.
@@ -229,7 +487,34 @@ where
     }
 }
 
-/// INC, DEC, NEG or NOT on a host register.
+/// MOV or a two-operand ALU op from memory into a host register (there
+/// is no TEST r,m; selection gives TEST m,r instead).
+fn load<D>(a: &mut CodeAssembler, m: M, d: D, s: AsmMemoryOperand) -> Result<(), IcedError>
+where
+    CodeAssembler: CodeAsmMov<D, AsmMemoryOperand>
+        + CodeAsmAdd<D, AsmMemoryOperand>
+        + CodeAsmAdc<D, AsmMemoryOperand>
+        + CodeAsmSub<D, AsmMemoryOperand>
+        + CodeAsmSbb<D, AsmMemoryOperand>
+        + CodeAsmAnd<D, AsmMemoryOperand>
+        + CodeAsmOr<D, AsmMemoryOperand>
+        + CodeAsmXor<D, AsmMemoryOperand>
+        + CodeAsmCmp<D, AsmMemoryOperand>,
+{
+    match m {
+        M::Mov => a.mov(d, s),
+        M::Add => a.add(d, s),
+        M::Adc => a.adc(d, s),
+        M::Sub => a.sub(d, s),
+        M::Sbb => a.sbb(d, s),
+        M::And => a.and(d, s),
+        M::Or => a.or(d, s),
+        M::Xor => a.xor(d, s),
+        _ => a.cmp(d, s),
+    }
+}
+
+/// INC, DEC, NEG or NOT on a host register or memory operand.
 fn unary<D>(a: &mut CodeAssembler, m: M, d: D) -> Result<(), IcedError>
 where
     CodeAssembler: CodeAsmInc<D> + CodeAsmDec<D> + CodeAsmNeg<D> + CodeAsmNot<D>,

@@ -1,9 +1,16 @@
-//! The native tier (x86-64 hosts only): hot straight runs of register-only
-//! 32- or 16-bit code are translated to host code and run there, with exactly the
-//! registers, EFLAGS, EIP, cycles and instruction counts the interpreter
-//! would produce. The interpreter stays the reference: everything the tier
-//! does not take (memory operands, stack, string and system instructions,
-//! the 286 model, any pending event) runs there.
+//! The native tier (x86-64 hosts only): hot straight runs of 32- or 16-bit
+//! code (MOV, ALU, INC/DEC/NEG/NOT, MOVZX/MOVSX on registers and memory
+//! operands, LEA, relative jumps) are translated to host code and run
+//! there, with exactly the registers, EFLAGS, EIP, cycles, instruction
+//! counts and memory the interpreter would produce. The interpreter stays
+//! the reference: everything the tier does not take (stack, string and
+//! system instructions, far transfers, segment loads, the 286 model, any
+//! pending event) runs there, and so does every memory access the host
+//! code's checks do not pass as a plain access (a limit or type violation,
+//! a TLB miss or a page the access would fault on or set A/D in, a page
+//! crossing, ROM or open bus, a store to a page holding cached code): the
+//! block leaves just before that instruction with the interpreter's state
+//! there (see [`emit`]), and the interpreter runs it, fault or not.
 //!
 //! - [`select`]: which instructions a block takes and what one pass costs.
 //! - [`emit`]: host code for a block (flags kept live in host RFLAGS).
@@ -30,7 +37,9 @@ use crate::cpu::flags::{AF, IF, STATUS, TF};
 use crate::cpu::{CpuModel, SegReg};
 use crate::icache::key;
 use crate::machine::{JitStats, Machine};
-use crate::paging::PageAccess;
+use crate::paging::{
+    PageAccess, RIGHT_SUP_READ, RIGHT_SUP_WRITE, RIGHT_USER_READ, RIGHT_USER_WRITE,
+};
 use cache::{Block, Cache, Entry};
 use select::{MAX_INSNS, TAKEN_EXTRA};
 
@@ -125,6 +134,8 @@ impl Machine {
         let limit = u64::from(cs.limit);
         // (The key already has the code size; the plan's EIPs depend on it.)
         if p.code32 != code32
+            || p.stack32
+                .is_some_and(|b| b != self.cpu.seg[SegReg::Ss].big())
             || p.last_byte > limit
             || p.target().is_some_and(|t| u64::from(t) > limit)
         {
@@ -152,14 +163,58 @@ impl Machine {
                 return false;
             }
         }
-        self.jit_enter(k, eip, budget);
-        true
+        self.jit_enter(k, eip, budget)
+    }
+
+    /// The segment checks of the host code for the registers in `used`
+    /// (a bit per `SegReg`): each one's read and write offset ranges (as
+    /// `Segment::contains` and, in protected mode outside V86,
+    /// `Segment::permits`) and its base. The others allow nothing.
+    fn seg_checks(&self, used: u8) -> [native::SegCheck; 6] {
+        let typed = self.cpu.protected() && !self.cpu.v86();
+        std::array::from_fn(|i| {
+            if used & (1 << i) == 0 {
+                return native::SegCheck {
+                    rlo: 1,
+                    wlo: 1,
+                    ..native::SegCheck::default()
+                };
+            }
+            let s = &self.cpu.seg[i];
+            // Offsets whose first byte is inside the limit (as u64: an
+            // expand-down segment with the top limit has none).
+            let (lo, hi): (u64, u64) = if s.expand_down() {
+                let top: u64 = if s.big() { 0xFFFF_FFFF } else { 0xFFFF };
+                (u64::from(s.limit) + 1, top)
+            } else {
+                (0, u64::from(s.limit))
+            };
+            let range = |ok: bool| {
+                if ok && lo <= hi {
+                    (lo as u32, hi as u32)
+                } else {
+                    (1, 0)
+                }
+            };
+            let (rlo, rhi) = range(!typed || s.readable());
+            let (wlo, whi) = range(!typed || s.writable());
+            native::SegCheck {
+                rlo,
+                rhi,
+                wlo,
+                whi,
+                base: s.base,
+                _pad: 0,
+            }
+        })
     }
 
     /// Run the (checked) block for `k` with a budget of `budget` passes.
-    fn jit_enter(&mut self, k: u64, eip: u32, budget: u64) {
+    /// False when it left before its first instruction (the interpreter
+    /// must run that one).
+    fn jit_enter(&mut self, k: u64, eip: u32, budget: u64) -> bool {
         let Some(b) = self.jit.cache.get(k, eip).and_then(|e| e.block.as_deref()) else {
-            return;
+            return false;
         };
         let mut st = native::State {
             gpr: self.cpu.gpr,
@@ -167,23 +222,76 @@ impl Machine {
             budget,
             ..native::State::default()
         };
-        b.code.call(&mut st);
+        let guest = if b.plan.mem {
+            let user = self.cpu.cpl == 3;
+            st.segs = self.seg_checks(b.plan.segs);
+            st.paging = u32::from(self.cpu.paging());
+            st.rmask = if user {
+                RIGHT_USER_READ
+            } else {
+                RIGHT_SUP_READ
+            };
+            st.wmask = if user {
+                RIGHT_USER_WRITE
+            } else {
+                RIGHT_SUP_WRITE
+            };
+            let fast = self.mem.fast_limit();
+            let (ram, code_pages) = self.mem.native_view();
+            Some(native::Guest {
+                ram,
+                fast,
+                tlb: self.tlb.native(),
+                code_pages,
+            })
+        } else {
+            None
+        };
+        b.code.call(&mut st, guest);
         let p = &b.plan;
         let loops = budget - st.budget;
         let loop_cost = p.body_cycles + TAKEN_EXTRA;
-        let (passes, cycles) = match st.exit {
-            emit::EXIT_BUDGET => (loops, loops * loop_cost),
-            emit::EXIT_TAKEN => (loops + 1, loops * loop_cost + loop_cost),
-            _ => (loops + 1, loops * loop_cost + p.body_cycles),
+        let (insns, cycles, written, clear_af) = match st.exit {
+            emit::EXIT_BUDGET => (loops * p.insns, loops * loop_cost, p.written, p.clear_af),
+            emit::EXIT_TAKEN => (
+                (loops + 1) * p.insns,
+                loops * loop_cost + loop_cost,
+                p.written,
+                p.clear_af,
+            ),
+            emit::EXIT_SIDE => {
+                let s = p.side[st.index as usize];
+                let i = u64::from(st.index);
+                if loops == 0 && i == 0 {
+                    return false;
+                }
+                let written = if loops == 0 { s.written } else { p.written };
+                let clear_af = if loops == 0 || s.written & AF != 0 {
+                    s.clear_af
+                } else {
+                    p.clear_af
+                };
+                (
+                    loops * p.insns + i,
+                    loops * loop_cost + s.cycles,
+                    written,
+                    clear_af,
+                )
+            }
+            _ => (
+                (loops + 1) * p.insns,
+                loops * loop_cost + p.body_cycles,
+                p.written,
+                p.clear_af,
+            ),
         };
         // Without the POPFQ, the host's flags are the block's only where
         // it wrote them.
-        let host = if p.load_flags { STATUS } else { p.written };
+        let host = if p.load_flags { STATUS } else { written };
         let mut status = (st.flags as u32 & host) | (self.cpu.eflags & STATUS & !host);
-        if p.clear_af {
+        if clear_af {
             status &= !AF;
         }
-        let insns = passes * p.insns;
         self.cpu.gpr = st.gpr;
         self.cpu.eip = st.eip;
         self.cpu.eflags = (self.cpu.eflags & !STATUS) | status;
@@ -193,6 +301,7 @@ impl Machine {
         self.skip_hostcall = None;
         self.jit.stats.entries += 1;
         self.jit.stats.instructions += insns;
+        true
     }
 
     /// Select and translate the block at `lin` (EIP `eip`), remembering a
@@ -215,7 +324,13 @@ impl Machine {
         let mut bytes = [0u8; 16];
         let first = left.min(bytes.len());
         self.mem.read_bytes(phys, &mut bytes[..first]);
-        let src = |bytes| select::Source { bytes, eip, code32 };
+        let stack32 = self.cpu.seg[SegReg::Ss].big();
+        let src = |bytes| select::Source {
+            bytes,
+            eip,
+            code32,
+            stack32,
+        };
         let mut plan = select::select(src(&bytes[..first]), at_hostcall);
         if plan.is_some() && left > first {
             let mut bytes = vec![0u8; left];
@@ -231,7 +346,8 @@ impl Machine {
             // The block's later instructions warmed up with its first; they
             // only start blocks of their own if the interpreter keeps
             // reaching them.
-            let bytes = b.plan.next_eip.wrapping_sub(eip);
+            // (From the last byte: in 16-bit code the next EIP may wrap to 0.)
+            let bytes = (b.plan.last_byte + 1 - u64::from(eip)) as u32;
             for off in 1..bytes {
                 self.jit.cache.cool(lin.wrapping_add(off));
             }

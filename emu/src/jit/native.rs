@@ -11,13 +11,27 @@
 //!   registers besides those two (RAX RCX RDX RSI RDI R8 R9 R11, and RFLAGS,
 //!   which it leaves with DF clear as it found it: its one POPFQ, if any, loads
 //!   the six arithmetic flags plus the always-one bit and IF).
-//! - Its only memory operands are `[r11 + k]` with R11 = the `State`
-//!   pointer and `k` one of the `OFF_*` constants below (checked against
-//!   the `#[repr(C)]` layout at compile time), each access inside
-//!   `size_of::<State>()`, plus its own stack pushes and pops. It never
-//!   sees a pointer into the machine or into guest memory: [`Code::call`]
-//!   hands it a `State` that lives on the Rust stack, and the caller copies
-//!   registers in and out around the call.
+//!   It also saves and restores R12..R15, which it uses.
+//! - Its memory operands are `[r11 + k]` with R11 = the `State` pointer
+//!   and `k` one of the `OFF_*` constants below (checked against the
+//!   `#[repr(C)]` layout at compile time), each access inside
+//!   `size_of::<State>()`; its own stack pushes and pops; and, for guest
+//!   memory operands, three areas whose pointers and bounds the caller puts
+//!   in the `State` from live borrows of the machine, which it holds
+//!   (`&mut`) for the whole call, so nothing else touches them meanwhile:
+//!   - `ram`: guest RAM, read and written at `ram + p` for an access of
+//!     `n` (1, 2, 4) bytes only after checking `p + n <= fast` (paging
+//!     off) or, with paging, taking `p` from a TLB entry whose rights are
+//!     non-zero, which [`crate::paging`] gives only to pages wholly below
+//!     `fast`, with the access inside that page; `fast` is at most the
+//!     RAM's length ([`crate::mem::PhysMem::fast_limit`]);
+//!   - `tlb`: the 256 [`NativeEntry`]s of the machine's TLB, read only, at
+//!     `tlb + 16 * slot` with `slot < 256` (a byte);
+//!   - `code_pages`: the code-page bitmap of 2^14 words, read only, at word
+//!     `p >> 18` of a physical address `p` (a 32-bit value, so below 2^14).
+//!
+//!   [`Code::call`] hands it a `State` that lives on the Rust stack, and the
+//!   caller copies registers in and out around the call.
 //! - Its branches are label-relative inside the block; it calls nothing.
 //!   Every loop decrements the pass budget (RCX) and leaves when it reaches
 //!   zero, so it returns once `State::budget` passes are spent.
@@ -27,12 +41,45 @@
 
 #![allow(unsafe_code)]
 
+use crate::paging::NativeEntry;
 use memmap2::{Mmap, MmapMut};
 use std::mem::offset_of;
 
+/// A segment register as the host code checks it: the offsets an access
+/// of `n` bytes may start at are `lo..=hi - (n - 1)` (a range with
+/// `lo > hi` allows none), separately for reads and writes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SegCheck {
+    /// Lowest readable offset.
+    pub rlo: u32,
+    /// Highest readable offset.
+    pub rhi: u32,
+    /// Lowest writable offset.
+    pub wlo: u32,
+    /// Highest writable offset.
+    pub whi: u32,
+    /// Linear base.
+    pub base: u32,
+    pub(crate) _pad: u32,
+}
+
+/// Offsets inside a [`SegCheck`].
+pub(crate) const SEG_RLO: i32 = 0;
+/// See [`SEG_RLO`].
+pub(crate) const SEG_RHI: i32 = 4;
+/// See [`SEG_RLO`].
+pub(crate) const SEG_WLO: i32 = 8;
+/// See [`SEG_RLO`].
+pub(crate) const SEG_WHI: i32 = 12;
+/// See [`SEG_RLO`].
+pub(crate) const SEG_BASE: i32 = 16;
+/// Size of a [`SegCheck`].
+pub(crate) const SEG_SIZE: i32 = 24;
+
 /// Registers and budgets exchanged with a translated block.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct State {
     /// EAX..EDI in and out.
     pub gpr: [u32; 8],
@@ -46,7 +93,53 @@ pub(crate) struct State {
     /// In: passes the block may loop back for (at least 1); out: what is
     /// left of it.
     pub budget: u64,
+    /// Guest RAM (null when the block has no memory operand).
+    pub ram: *mut u8,
+    /// The TLB's native entries.
+    pub tlb: *const NativeEntry,
+    /// The code-page bitmap.
+    pub code_pages: *const u64,
+    /// Bytes of RAM the host code may access directly (paging off).
+    pub fast: u64,
+    /// ES, CS, SS, DS, FS, GS.
+    pub segs: [SegCheck; 6],
+    /// Paging is on.
+    pub paging: u32,
+    /// The TLB right a read needs at the current CPL.
+    pub rmask: u32,
+    /// The TLB right a write needs at the current CPL.
+    pub wmask: u32,
+    /// Out: after an exit before an op (`EXIT_SIDE`), its index.
+    pub index: u32,
 }
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            gpr: [0; 8],
+            eip: 0,
+            exit: 0,
+            flags: 0,
+            budget: 0,
+            ram: std::ptr::null_mut(),
+            tlb: std::ptr::null(),
+            code_pages: std::ptr::null(),
+            fast: 0,
+            segs: [SegCheck::default(); 6],
+            paging: 0,
+            rmask: 0,
+            wmask: 0,
+            index: 0,
+        }
+    }
+}
+
+/// Offsets inside a [`NativeEntry`].
+pub(crate) const NE_TAG: i32 = 0;
+/// See [`NE_TAG`].
+pub(crate) const NE_PHYS: i32 = 4;
+/// See [`NE_TAG`].
+pub(crate) const NE_RIGHTS: i32 = 8;
 
 /// Offset of `State::gpr`.
 pub(crate) const OFF_GPR: i32 = 0;
@@ -58,6 +151,24 @@ pub(crate) const OFF_EXIT: i32 = 36;
 pub(crate) const OFF_FLAGS: i32 = 40;
 /// Offset of `State::budget`.
 pub(crate) const OFF_BUDGET: i32 = 48;
+/// Offset of `State::ram`.
+pub(crate) const OFF_RAM: i32 = 56;
+/// Offset of `State::tlb`.
+pub(crate) const OFF_TLB: i32 = 64;
+/// Offset of `State::code_pages`.
+pub(crate) const OFF_CODE: i32 = 72;
+/// Offset of `State::fast`.
+pub(crate) const OFF_FAST: i32 = 80;
+/// Offset of `State::segs`.
+pub(crate) const OFF_SEGS: i32 = 88;
+/// Offset of `State::paging`.
+pub(crate) const OFF_PAGING: i32 = 232;
+/// Offset of `State::rmask`.
+pub(crate) const OFF_RMASK: i32 = 236;
+/// Offset of `State::wmask`.
+pub(crate) const OFF_WMASK: i32 = 240;
+/// Offset of `State::index`.
+pub(crate) const OFF_INDEX: i32 = 244;
 
 const _: () = {
     assert!(offset_of!(State, gpr) == OFF_GPR as usize);
@@ -65,7 +176,26 @@ const _: () = {
     assert!(offset_of!(State, exit) == OFF_EXIT as usize);
     assert!(offset_of!(State, flags) == OFF_FLAGS as usize);
     assert!(offset_of!(State, budget) == OFF_BUDGET as usize);
-    assert!(size_of::<State>() == 56);
+    assert!(offset_of!(State, ram) == OFF_RAM as usize);
+    assert!(offset_of!(State, tlb) == OFF_TLB as usize);
+    assert!(offset_of!(State, code_pages) == OFF_CODE as usize);
+    assert!(offset_of!(State, fast) == OFF_FAST as usize);
+    assert!(offset_of!(State, segs) == OFF_SEGS as usize);
+    assert!(offset_of!(State, paging) == OFF_PAGING as usize);
+    assert!(offset_of!(State, rmask) == OFF_RMASK as usize);
+    assert!(offset_of!(State, wmask) == OFF_WMASK as usize);
+    assert!(offset_of!(State, index) == OFF_INDEX as usize);
+    assert!(size_of::<State>() == 248);
+    assert!(offset_of!(SegCheck, rlo) == SEG_RLO as usize);
+    assert!(offset_of!(SegCheck, rhi) == SEG_RHI as usize);
+    assert!(offset_of!(SegCheck, wlo) == SEG_WLO as usize);
+    assert!(offset_of!(SegCheck, whi) == SEG_WHI as usize);
+    assert!(offset_of!(SegCheck, base) == SEG_BASE as usize);
+    assert!(size_of::<SegCheck>() == SEG_SIZE as usize);
+    assert!(size_of::<NativeEntry>() == 16);
+    assert!(offset_of!(NativeEntry, tag) == NE_TAG as usize);
+    assert!(offset_of!(NativeEntry, phys) == NE_PHYS as usize);
+    assert!(offset_of!(NativeEntry, rights) == NE_RIGHTS as usize);
 };
 
 /// Machine code produced by the emitter (the only way to build a [`Code`]).
@@ -98,14 +228,46 @@ impl Code {
         })
     }
 
-    /// Run the block on `st`.
-    pub fn call(&self, st: &mut State) {
+    /// Run the block on `st`, with `guest` the memory its memory operands
+    /// may access (without it, every such op leaves the block before it).
+    pub fn call(&self, st: &mut State, guest: Option<Guest<'_>>) {
+        match guest {
+            Some(g) => {
+                assert!(g.code_pages.len() >= 1 << 14, "code-page bitmap too short");
+                st.fast = g.fast.min(g.ram.len() as u64);
+                st.ram = g.ram.as_mut_ptr();
+                st.tlb = g.tlb.as_ptr();
+                st.code_pages = g.code_pages.as_ptr();
+            }
+            None => {
+                // Paging off and nothing fast: every check fails.
+                st.fast = 0;
+                st.paging = 0;
+                st.ram = std::ptr::null_mut();
+                st.tlb = std::ptr::null();
+                st.code_pages = std::ptr::null();
+            }
+        }
         let entry = self.map.as_ptr();
         // SAFETY: `entry` is the start of a live read+exec mapping holding
         // an emitter-built leaf function with the System V ABI and the
         // signature below (see the module doc); it reads and writes only
-        // `*st` at in-bounds offsets and its own stack frame.
+        // `*st` at in-bounds offsets, its own stack frame, and the guest
+        // areas set just above from `guest`'s borrows (alive and exclusive
+        // for this call) inside the bounds the module doc lists.
         let f = unsafe { std::mem::transmute::<*const u8, extern "sysv64" fn(*mut State)>(entry) };
         f(st);
     }
+}
+
+/// The guest memory a block's memory operands may access.
+pub(crate) struct Guest<'a> {
+    /// Guest RAM.
+    pub ram: &'a mut [u8],
+    /// Bytes of it below any ROM (`PhysMem::fast_limit`).
+    pub fast: u64,
+    /// The TLB's native entries.
+    pub tlb: &'a [NativeEntry; 256],
+    /// The code-page bitmap (2^14 words).
+    pub code_pages: &'a [u64],
 }

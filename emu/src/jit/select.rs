@@ -1,25 +1,39 @@
 //! Block selection: which guest instructions the native tier runs.
 //!
-//! A block is a straight run of register-only instructions that cannot
-//! fault, in 32- or 16-bit code, decoded from one 4 KB page (and, in 16-bit
-//! code, below offset 64 KB) and ending at a relative JMP or
-//! Jcc (included) or just before the first instruction the tier does not
-//! take (which the interpreter then executes):
+//! A block is a straight run of the instructions below, in 32- or 16-bit
+//! code, decoded from one 4 KB page (and, in 16-bit code, below offset
+//! 64 KB) and ending at a relative JMP or Jcc (included) or just before the
+//! first instruction the tier does not take (which the interpreter then
+//! executes):
 //!
-//! - MOV r,r / r,imm;
-//! - ADD ADC SUB SBB AND OR XOR CMP TEST r,r / r,imm;
-//! - INC DEC NEG NOT r;
+//! - MOV r,r / r,imm / r,m / m,r / m,imm;
+//! - ADD ADC SUB SBB AND OR XOR CMP r,r / r,imm / r,m / m,r / m,imm, and
+//!   TEST r,r / r,imm / m,r / m,imm;
+//! - INC DEC NEG NOT r / m;
+//! - MOVZX MOVSX r16/r32, m8/m16 (narrower than the register);
+//! - PUSH r16/r32/imm, POP r16/r32 but (E)SP, with the stack size SS had
+//!   at translation (the block is entered only while SS keeps it);
 //! - LEA r32 with a 32-bit address (32-bit code only);
-//! - Jcc and JMP rel8/rel16/rel32 of the code size (no 0x66);
+//! - Jcc and JMP rel8/rel16/rel32 of the code size (no 0x66 or 0x67);
 //!
 //! with 32-, 16- or 8-bit registers (at most one 0x66 prefix, none on 8-bit
-//! forms), except the 8-bit
-//! forms the host cannot encode with its register assignment (see
-//! [`super::emit`]: CH at all, CL together with AH/DH/BH). Any other prefix
-//! byte, a memory operand or a host-call address ends the block. Every
-//! instruction lies inside the page, so selection never touches the paging
-//! unit and has no side effect on the guest.
+//! forms), except the 8-bit forms the host cannot encode with its register
+//! assignment (see [`super::emit`]: CH at all, CL together with AH/DH/BH,
+//! AH/DH/BH with a memory operand). Memory operands use 16- or 32-bit
+//! addressing (one 0x67 prefix allowed) and any segment (one override
+//! prefix allowed). Any other prefix (LOCK, REP, a second prefix of a
+//! kind) or a host-call address ends the block. Every instruction lies
+//! inside the page, so selection never touches the paging unit and has no
+//! side effect on the guest.
+//!
+//! Register-only instructions cannot fault. An instruction with a memory
+//! operand may: the host code checks it first (segment limit and type,
+//! page, code page for stores) and, where the interpreter could do
+//! anything but a plain access, leaves the block just before it, which the
+//! interpreter then runs (see [`super::emit`]). [`Plan::side`] has what an
+//! exit before each op must report.
 
+use crate::cpu::SegReg;
 use crate::cpu::flags::{CF, OF, PF, SF, STATUS, ZF};
 use crate::cycles::base_cycles;
 use iced_x86::{
@@ -69,6 +83,8 @@ pub(crate) struct Source<'a> {
     pub eip: u32,
     /// 32-bit code segment (else 16-bit).
     pub code32: bool,
+    /// SS has the B bit (ESP, else SP, is the stack pointer).
+    pub stack32: bool,
 }
 
 /// The second operand of a two-operand op.
@@ -79,6 +95,26 @@ pub(crate) enum Src {
     /// An immediate (sign-extended as the instruction does; the emitter
     /// uses the destination's width of it).
     Imm(u32),
+}
+
+/// A guest memory operand: `seg:(disp + base + index << shift)`, the sum
+/// truncated to 16 bits with 16-bit addressing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Mem {
+    /// The segment (default or override).
+    pub seg: SegReg,
+    /// Base register number, if any.
+    pub base: Option<u8>,
+    /// Index register number, if any.
+    pub index: Option<u8>,
+    /// Index scale (1, 2, 4, 8).
+    pub scale: u8,
+    /// Displacement.
+    pub disp: u32,
+    /// 32-bit addressing (else 16-bit).
+    pub addr32: bool,
+    /// Access size in bytes (1, 2, 4).
+    pub size: u8,
 }
 
 /// One straight-line guest instruction of a block.
@@ -113,6 +149,94 @@ pub(crate) enum Op {
         /// Displacement.
         disp: u32,
     },
+    /// MOV, ADD, ADC, SUB, SBB, AND, OR, XOR or CMP `dst, mem`.
+    Load {
+        /// The mnemonic.
+        m: M,
+        /// Destination (same size as the access).
+        dst: Reg,
+        /// Source operand.
+        mem: Mem,
+    },
+    /// MOV, ADD, ADC, SUB, SBB, AND, OR, XOR, CMP or TEST `mem, src`.
+    Store {
+        /// The mnemonic.
+        m: M,
+        /// Destination operand (only read by CMP and TEST).
+        mem: Mem,
+        /// Source.
+        src: Src,
+    },
+    /// MOVZX or MOVSX `dst, mem` (a byte or word into a wider register).
+    LoadX {
+        /// MOVSX (else MOVZX).
+        sign: bool,
+        /// Destination (16- or 32-bit).
+        dst: Reg,
+        /// Source operand.
+        mem: Mem,
+    },
+    /// PUSH of a register or an immediate (`stack` is the store).
+    Push {
+        /// The value pushed (a register of the operand size, or an
+        /// immediate already extended to it).
+        src: Src,
+        /// The stack slot written.
+        stack: Mem,
+    },
+    /// POP into a register other than (E)SP (`stack` is the load).
+    Pop {
+        /// Destination (16- or 32-bit).
+        dst: Reg,
+        /// The stack slot read.
+        stack: Mem,
+    },
+    /// INC, DEC, NEG or NOT `mem`.
+    UnaryMem {
+        /// The mnemonic.
+        m: M,
+        /// The operand.
+        mem: Mem,
+    },
+}
+
+impl Op {
+    /// The mnemonic of an op with one (LEA has none here).
+    fn mnemonic(&self) -> Option<M> {
+        match *self {
+            Op::Bin { m, .. }
+            | Op::Unary { m, .. }
+            | Op::Load { m, .. }
+            | Op::Store { m, .. }
+            | Op::UnaryMem { m, .. } => Some(m),
+            Op::Lea { .. } | Op::Push { .. } | Op::Pop { .. } => None,
+            Op::LoadX { sign, .. } => Some(if sign { M::Movsx } else { M::Movzx }),
+        }
+    }
+
+    /// The memory operand and whether the op writes it.
+    pub fn mem(&self) -> Option<(Mem, bool)> {
+        match *self {
+            Op::Load { mem, .. } | Op::LoadX { mem, .. } => Some((mem, false)),
+            Op::Store { m, mem, .. } => Some((mem, !matches!(m, M::Cmp | M::Test))),
+            Op::UnaryMem { mem, .. } | Op::Push { stack: mem, .. } => Some((mem, true)),
+            Op::Pop { stack: mem, .. } => Some((mem, false)),
+            _ => None,
+        }
+    }
+}
+
+/// What an exit just before op `i` of a pass reports (`Plan::side[i]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Side {
+    /// EIP of op `i`.
+    pub eip: u32,
+    /// Base cycles of ops `0..i`.
+    pub cycles: u64,
+    /// Status flags ops `0..i` write.
+    pub written: u32,
+    /// The last of ops `0..i` that writes AF is AND/OR/XOR/TEST.
+    pub clear_af: bool,
 }
 
 /// How a block ends.
@@ -164,6 +288,15 @@ pub(crate) struct Plan {
     /// Some op reads a status flag before the block has written it (so the
     /// host must start from the guest's flags).
     pub load_flags: bool,
+    /// Per op, what leaving just before it reports (used by ops with a
+    /// memory operand).
+    pub side: Vec<Side>,
+    /// Some op has a memory operand.
+    pub mem: bool,
+    /// The segment registers of the memory operands (bit `SegReg as u8`).
+    pub segs: u8,
+    /// Some op uses the stack, in the size SS had at translation (B bit).
+    pub stack32: Option<bool>,
 }
 
 /// Cycles a taken branch adds (exec::flow::branch).
@@ -216,9 +349,42 @@ enum Kind {
     End(End),
 }
 
+/// The memory operand of `insn` as the tier takes it (`addr32`: the
+/// address size).
+fn mem_operand(insn: &Instruction, addr32: bool) -> Option<Mem> {
+    let num = |r: Register| -> Option<Option<u8>> {
+        match (r, Reg::of(r)) {
+            (Register::None, _) => Some(None),
+            (_, Some(Reg::R32(n))) if addr32 => Some(Some(n)),
+            (_, Some(Reg::R16(n))) if !addr32 => Some(Some(n)),
+            _ => None,
+        }
+    };
+    let size = insn.memory_size().size();
+    if !matches!(size, 1 | 2 | 4) {
+        return None;
+    }
+    Some(Mem {
+        seg: SegReg::from_iced(insn.memory_segment())?,
+        base: num(insn.memory_base())?,
+        index: num(insn.memory_index())?,
+        scale: insn.memory_index_scale() as u8,
+        disp: insn.memory_displacement32(),
+        addr32,
+        size: size as u8,
+    })
+}
+
 /// Classify an instruction decoded at IP 0 whose EIP is `eip`, with
-/// `has66` if it carries an operand-size prefix, in 32- or 16-bit code.
-fn classify(insn: &Instruction, eip: u32, has66: bool, code32: bool) -> Option<Kind> {
+/// `has66` if it carries an operand-size prefix and `other` if it carries
+/// an address-size or segment prefix, in 32- or 16-bit code.
+fn classify(
+    insn: &Instruction,
+    eip: u32,
+    has66: bool,
+    has67: bool,
+    (code32, stack32): (bool, bool),
+) -> Option<Kind> {
     let m = insn.mnemonic();
     let reg0 = || {
         (insn.op_count() >= 1 && insn.op0_kind() == OpKind::Register)
@@ -242,6 +408,135 @@ fn classify(insn: &Instruction, eip: u32, has66: bool, code32: bool) -> Option<K
     } else {
         (Code::Jmp_rel8_16, Code::Jmp_rel16, OpKind::NearBranch16)
     };
+    let imm = |i: u32| match insn.op_kind(i) {
+        OpKind::Immediate8
+        | OpKind::Immediate16
+        | OpKind::Immediate32
+        | OpKind::Immediate8to16
+        | OpKind::Immediate8to32 => Some(Src::Imm(insn.immediate(i) as u32)),
+        _ => None,
+    };
+    // A memory operand: the host addresses guest RAM with REX registers,
+    // which AH/DH/BH cannot be used with.
+    let no_hi8 = |r: Reg| !matches!(r, Reg::Hi8(_));
+    let has_mem = (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory);
+    if has_mem && m != M::Lea {
+        let mem = mem_operand(insn, code32 != has67)?;
+        let fits = |r: Reg| {
+            let n = match r {
+                Reg::R32(_) => 4,
+                Reg::R16(_) => 2,
+                Reg::Lo8(_) | Reg::Hi8(_) => 1,
+            };
+            sized(r) && encodable(&[r]) && no_hi8(r) && n == mem.size
+        };
+        let op = match m {
+            M::Mov
+            | M::Add
+            | M::Adc
+            | M::Sub
+            | M::Sbb
+            | M::And
+            | M::Or
+            | M::Xor
+            | M::Cmp
+            | M::Test
+                if insn.op_count() == 2 =>
+            {
+                if insn.op0_kind() == OpKind::Memory {
+                    let src = match insn.op1_kind() {
+                        OpKind::Register => {
+                            let r = Reg::of(insn.op1_register())?;
+                            fits(r).then_some(Src::Reg(r))?
+                        }
+                        _ => imm(1)?,
+                    };
+                    let op32 = code32 != has66;
+                    let sized_mem = match mem.size {
+                        4 => op32,
+                        2 => !op32,
+                        _ => !has66,
+                    };
+                    sized_mem.then_some(Op::Store { m, mem, src })?
+                } else if m != M::Test {
+                    let dst = reg0()?;
+                    fits(dst).then_some(Op::Load { m, dst, mem })?
+                } else {
+                    return None;
+                }
+            }
+            M::Movzx | M::Movsx if insn.op_count() == 2 => {
+                let dst = reg0()?;
+                let wider = match dst {
+                    Reg::R32(_) => mem.size < 4,
+                    Reg::R16(_) => mem.size < 2,
+                    _ => false,
+                };
+                (sized(dst) && wider).then_some(Op::LoadX {
+                    sign: m == M::Movsx,
+                    dst,
+                    mem,
+                })?
+            }
+            M::Inc | M::Dec | M::Neg | M::Not if insn.op_count() == 1 => {
+                let op32 = code32 != has66;
+                let sized_mem = match mem.size {
+                    4 => op32,
+                    2 => !op32,
+                    _ => !has66,
+                };
+                sized_mem.then_some(Op::UnaryMem { m, mem })?
+            }
+            _ => return None,
+        };
+        return Some(Kind::Op(op));
+    }
+    // Address-size and segment prefixes only on memory forms.
+    if has67 {
+        return None;
+    }
+    // The stack slot of a PUSH (below SP) or POP (at SP) of `n` bytes, in
+    // the stack's address size.
+    let stack = |n: u32, push: bool| Mem {
+        seg: SegReg::Ss,
+        base: Some(4),
+        index: None,
+        scale: 1,
+        disp: if push { n.wrapping_neg() } else { 0 },
+        addr32: stack32,
+        size: n as u8,
+    };
+    let n = insn.stack_pointer_increment().unsigned_abs();
+    match m {
+        M::Push if insn.op_count() == 1 && matches!(n, 2 | 4) => {
+            let src = match insn.op0_kind() {
+                OpKind::Register => {
+                    let r = reg0()?;
+                    (sized(r) && matches!(r, Reg::R32(_) | Reg::R16(_))).then_some(Src::Reg(r))?
+                }
+                _ => imm(0)?,
+            };
+            if (n == 4) != op32 {
+                return None;
+            }
+            return Some(Kind::Op(Op::Push {
+                src,
+                stack: stack(n, true),
+            }));
+        }
+        M::Pop if insn.op_count() == 1 && matches!(n, 2 | 4) => {
+            let dst = reg0()?;
+            let ok = match dst {
+                Reg::R32(r) | Reg::R16(r) => r != 4 && sized(dst),
+                _ => false,
+            };
+            return ok.then_some(Kind::Op(Op::Pop {
+                dst,
+                stack: stack(n, false),
+            }));
+        }
+        _ => {}
+    }
     match m {
         M::Mov | M::Add | M::Adc | M::Sub | M::Sbb | M::And | M::Or | M::Xor | M::Cmp | M::Test => {
             if insn.op_count() != 2 {
@@ -253,12 +548,7 @@ fn classify(insn: &Instruction, eip: u32, has66: bool, code32: bool) -> Option<K
                     let s = Reg::of(insn.op1_register())?;
                     encodable(&[dst, s]).then_some(Src::Reg(s))?
                 }
-                OpKind::Immediate8
-                | OpKind::Immediate16
-                | OpKind::Immediate32
-                | OpKind::Immediate8to16
-                | OpKind::Immediate8to32 => Src::Imm(insn.immediate(1) as u32),
-                _ => return None,
+                _ => imm(1)?,
             };
             (sized(dst) && encodable(&[dst])).then_some(Kind::Op(Op::Bin { m, dst, src }))
         }
@@ -297,13 +587,20 @@ fn classify(insn: &Instruction, eip: u32, has66: bool, code32: bool) -> Option<K
 fn flag_use(k: &Kind) -> (u32, u32) {
     use ConditionCode as C;
     match *k {
-        Kind::Op(Op::Bin { m, .. } | Op::Unary { m, .. }) => match m {
+        Kind::Op(
+            Op::Bin { m, .. }
+            | Op::Unary { m, .. }
+            | Op::Load { m, .. }
+            | Op::Store { m, .. }
+            | Op::UnaryMem { m, .. },
+        ) => match m {
             M::Mov | M::Not => (0, 0),
             M::Inc | M::Dec => (0, STATUS & !CF),
             M::Adc | M::Sbb => (CF, STATUS),
             _ => (0, STATUS),
         },
-        Kind::Op(Op::Lea { .. }) | Kind::End(End::Fall | End::Jmp { .. }) => (0, 0),
+        Kind::Op(Op::Lea { .. } | Op::LoadX { .. } | Op::Push { .. } | Op::Pop { .. })
+        | Kind::End(End::Fall | End::Jmp { .. }) => (0, 0),
         Kind::End(End::Jcc { cc, .. }) => {
             let r = match cc {
                 C::o | C::no => OF,
@@ -329,6 +626,7 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         bytes,
         eip: start_eip,
         code32,
+        stack32,
     } = src;
     let mut plan = Plan {
         start_eip,
@@ -342,6 +640,10 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         clear_af: false,
         written: 0,
         load_flags: false,
+        side: Vec::new(),
+        mem: false,
+        segs: 0,
+        stack32: None,
     };
     let mut pos = 0usize;
     let mut insn = Instruction::default();
@@ -349,12 +651,23 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         if hostcall(pos) {
             break;
         }
-        // One 0x66 (16-bit operands) is the only prefix taken.
-        let has66 = bytes[pos] == 0x66;
-        if bytes
-            .get(pos + usize::from(has66))
-            .is_none_or(|&b| is_prefix(b))
-        {
+        // At most one 0x66, one 0x67 and one segment override.
+        let (mut has66, mut has67, mut has_seg) = (false, false, false);
+        let mut ok = true;
+        for &b in bytes[pos..].iter().take_while(|&&b| is_prefix(b)) {
+            let seen = match b {
+                0x66 => &mut has66,
+                0x67 => &mut has67,
+                0x26 | 0x2E | 0x36 | 0x3E | 0x64 | 0x65 => &mut has_seg,
+                _ => {
+                    ok = false;
+                    break;
+                }
+            };
+            ok &= !*seen;
+            *seen = true;
+        }
+        if !ok {
             break;
         }
         let bitness = if code32 { 32 } else { 16 };
@@ -370,12 +683,23 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         if last > u64::from(if code32 { u32::MAX } else { 0xFFFF }) {
             break;
         }
-        let Some(kind) = classify(&insn, eip, has66, code32) else {
+        let Some(kind) = classify(&insn, eip, has66, has67, (code32, stack32)) else {
             break;
         };
+        if has_seg && !matches!(kind, Kind::Op(ref op) if op.mem().is_some()) {
+            break;
+        }
         pos += insn.len();
         plan.insns += 1;
-        plan.body_cycles += u64::from(base_cycles(&insn, u32::from(has66)));
+        if let Kind::Op(_) = kind {
+            plan.side.push(Side {
+                eip,
+                cycles: plan.body_cycles,
+                written: plan.written,
+                clear_af: plan.clear_af,
+            });
+        }
+        plan.body_cycles += u64::from(base_cycles(&insn, u32::from(has66) + u32::from(has67)));
         plan.last_byte = last;
         plan.next_eip = eip.wrapping_add(insn.len() as u32);
         if !code32 {
@@ -386,13 +710,17 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         plan.written |= writes;
         match kind {
             Kind::Op(op) => {
-                match op {
-                    Op::Bin { m, .. } | Op::Unary { m, .. } => match m {
-                        M::And | M::Or | M::Xor | M::Test => plan.clear_af = true,
-                        M::Mov | M::Not => {}
-                        _ => plan.clear_af = false,
-                    },
-                    Op::Lea { .. } => {}
+                match op.mnemonic() {
+                    Some(M::And | M::Or | M::Xor | M::Test) => plan.clear_af = true,
+                    Some(M::Mov | M::Not | M::Movzx | M::Movsx) | None => {}
+                    Some(_) => plan.clear_af = false,
+                }
+                if let Some((mem, _)) = op.mem() {
+                    plan.mem = true;
+                    plan.segs |= 1 << mem.seg as u8;
+                }
+                if matches!(op, Op::Push { .. } | Op::Pop { .. }) {
+                    plan.stack32 = Some(stack32);
                 }
                 plan.ops.push(op);
             }
@@ -414,6 +742,7 @@ mod tests {
             bytes,
             eip,
             code32: true,
+            stack32: true,
         }
     }
 
@@ -423,6 +752,7 @@ mod tests {
             bytes,
             eip: 0xFFF0,
             code32: false,
+            stack32: false,
         };
         // add ax,cx; 66 add eax,ecx; dec cx; jnz -8
         let p = select(
@@ -441,6 +771,7 @@ mod tests {
             bytes: &[0x40, 0x40, 0xB8, 0, 0],
             eip: 0xFFFC,
             code32: false,
+            stack32: false,
         };
         assert_eq!(select(p, |_| false).expect("block").insns, 2);
     }
@@ -480,12 +811,57 @@ mod tests {
     }
 
     #[test]
-    fn stops_at_memory_prefix_and_hostcall() {
-        // mov eax,ebx; mov eax,[esi]
-        let p = select(src32(&[0x89, 0xD8, 0x8B, 0x06], 0), |_| false).expect("block");
-        assert_eq!((p.insns, p.end), (1, End::Fall));
+    fn memory_forms_and_prefixes() {
+        // mov eax,ebx; mov eax,[esi]; add [edi+4],ax (66); inc byte [bx] (67)
+        let code = [
+            0x89, 0xD8, 0x8B, 0x06, 0x66, 0x01, 0x47, 0x04, 0x67, 0xFE, 0x07,
+        ];
+        let p = select(src32(&code, 0x10), |_| false).expect("block");
+        assert_eq!((p.insns, p.end), (4, End::Fall));
+        assert!(p.mem);
+        assert_eq!(p.body_cycles, 2 + 4 + 8 + 7);
+        let m = p.ops[2].mem().expect("memory operand");
+        assert_eq!(
+            (m.0.seg, m.0.base, m.0.disp, m.0.size, m.1),
+            (SegReg::Ds, Some(7), 4, 2, true)
+        );
+        let m = p.ops[3].mem().expect("memory operand").0;
+        assert_eq!((m.base, m.addr32, m.size), (Some(3), false, 1));
+        // side exits report what ran before each op
+        let eips: Vec<u32> = p.side.iter().map(|s| s.eip).collect();
+        assert_eq!(eips, [0x10, 0x12, 0x14, 0x18]);
+        assert_eq!(p.side[3].cycles, 2 + 4 + 8);
+        assert_eq!(p.side[3].written, STATUS);
+        // [ebp] is SS; es: overrides; cmp [m],r only reads
+        let p = select(src32(&[0x8B, 0x45, 0x00, 0x26, 0x39, 0x06], 0), |_| false).unwrap();
+        assert_eq!(p.ops[0].mem().unwrap().0.seg, SegReg::Ss);
+        assert_eq!(
+            p.ops[1].mem().unwrap(),
+            (
+                Mem {
+                    seg: SegReg::Es,
+                    base: Some(6),
+                    index: None,
+                    scale: 1,
+                    disp: 0,
+                    addr32: true,
+                    size: 4
+                },
+                false
+            )
+        );
+        // not taken: LOCK, REP, two segment prefixes, AH with memory, a
+        // segment prefix without a memory operand
+        assert!(select(src32(&[0xF0, 0x01, 0x06], 0), |_| false).is_none());
+        assert!(select(src32(&[0xF3, 0xA5], 0), |_| false).is_none());
+        assert!(select(src32(&[0x26, 0x2E, 0x8B, 0x06], 0), |_| false).is_none());
+        assert!(
+            select(src32(&[0x8A, 0x26], 0), |_| false).is_none(),
+            "mov ah,[esi]"
+        );
+        assert!(select(src32(&[0x2E, 0x40], 0), |_| false).is_none());
         // 16-bit ops with 0x66; other prefixes end the block
-        let p = select(src32(&[0x66, 0x01, 0xC8, 0x2E, 0x40], 0), |_| false).expect("block");
+        let p = select(src32(&[0x66, 0x01, 0xC8, 0xF0, 0x40], 0), |_| false).expect("block");
         assert_eq!((p.insns, p.body_cycles), (1, 3));
         assert!(select(src32(&[0x66, 0x66, 0x01, 0xC8], 0), |_| false).is_none());
         assert!(select(src32(&[0x67, 0x8D, 0x00], 0), |_| false).is_none());

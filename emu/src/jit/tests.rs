@@ -56,6 +56,7 @@ fn native_run(code: &[u8], a: u32, b: u32, fl: u32) -> ([u32; 8], u32) {
         bytes: code,
         eip: 0x100,
         code32: true,
+        stack32: true,
     };
     let plan = select::select(src, |_| false).expect("eligible");
     assert_eq!(plan.next_eip, 0x100 + code.len() as u32, "whole code taken");
@@ -71,7 +72,7 @@ fn native_run(code: &[u8], a: u32, b: u32, fl: u32) -> ([u32; 8], u32) {
         budget: 1,
         ..native::State::default()
     };
-    c.call(&mut st);
+    c.call(&mut st, None);
     assert_eq!(st.exit, emit::EXIT_NEXT);
     assert_eq!(st.eip, plan.next_eip);
     let host = if plan.load_flags {
@@ -148,6 +149,7 @@ fn emitter_refuses_what_the_host_cannot_encode() {
         bytes: &[0x00, 0xC4], // add ah, al
         eip: 0,
         code32: true,
+        stack32: true,
     };
     let mut plan = select::select(src, |_| false).expect("eligible");
     assert!(emit::emit(&plan).is_ok());

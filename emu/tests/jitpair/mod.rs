@@ -41,6 +41,24 @@ pub fn assert_same(a: &Machine, b: &Machine, what: &str) {
     assert_eq!(a.halted(), b.halted(), "halted differs {what}");
 }
 
+/// Compare the low 128 KB of physical memory (code, data and stacks of
+/// the tests) and the page tables at 1 MB.
+pub fn assert_same_memory(a: &Machine, b: &Machine) {
+    for (lo, len) in [(0u32, 0x2_0000usize), (0x10_0000, 0x2000)] {
+        let (mut x, mut y) = (vec![0u8; len], vec![0u8; len]);
+        a.read_phys(lo, &mut x);
+        b.read_phys(lo, &mut y);
+        if let Some(i) = (0..len).find(|&i| x[i] != y[i]) {
+            panic!(
+                "memory differs at {:#x}: {:#x} vs {:#x}",
+                lo + i as u32,
+                x[i],
+                y[i]
+            );
+        }
+    }
+}
+
 /// Run both with `limits` until HLT (at most `max_runs` runs), comparing
 /// after every run. Returns the number of runs.
 pub fn run_both(a: &mut Machine, b: &mut Machine, limits: Limits, max_runs: usize) -> usize {
@@ -50,9 +68,11 @@ pub fn run_both(a: &mut Machine, b: &mut Machine, limits: Limits, max_runs: usiz
         assert_eq!(ea, eb, "exit differs in run {n}");
         assert_same(a, b, &format!("after run {n} ({ea:?})"));
         if ea == Exit::Halted {
+            assert_same_memory(a, b);
             return n;
         }
     }
+    assert_same_memory(a, b);
     max_runs
 }
 

@@ -1,0 +1,530 @@
+//! The native tier's memory operands against the interpreter: identical
+//! machines, tier on and off, run random loops of loads (MOV, ALU, MOVZX,
+//! MOVSX), stores, read-modify-write ops and PUSH/POP in every size, 16- and 32-bit addressing and
+//! segment overrides, with pointers that walk across page boundaries,
+//! segment limits (small, expand-down, read-only segments), pages that are
+//! absent, read-only, supervisor-only, or not yet accessed or dirty, and
+//! the code's own page (self-modifying stores into the running block). All
+//! exceptions are intercepted, so a fault ends the run: both machines must
+//! stop at the same place with the same registers, flags, EIP, CR2,
+//! cycles, instruction counts, exception (vector and error code) and
+//! memory (the low 128 KB, where everything is, and the page tables).
+//!
+//! Longer runs: `PROPTEST_CASES=20000 cargo test -p emu --release --test
+//! jit_mem`.
+#![cfg(target_arch = "x86_64")]
+
+mod common;
+mod jitpair;
+
+use common::{CODE3, DATA3, EXPDOWN, SMALL, asm, desc, prot_machine, real_machine};
+use emu::{Descriptor, Exit, Gpr, Limits, Machine, SegReg, flags};
+use iced_x86::code_asm::*;
+use jitpair::{assert_same, assert_same_memory};
+use proptest::prelude::*;
+
+const PD: u32 = 0x10_0000;
+const PT: u32 = 0x10_1000;
+
+/// One generated instruction: (kind, a, b, value).
+type Gen = (u8, u8, u8, u32);
+
+/// The machine a case runs on.
+#[derive(Clone, Copy, Debug)]
+enum Setup {
+    /// Flat 32-bit protected mode, CPL 0, no paging.
+    Flat,
+    /// The same with paging (identity map, some pages changed).
+    Paged,
+    /// Paging at CPL 3.
+    User,
+    /// Real mode, 16-bit code.
+    Real,
+}
+
+fn setup_of(n: u8) -> Setup {
+    [Setup::Flat, Setup::Paged, Setup::User, Setup::Real][usize::from(n % 4)]
+}
+
+/// Base registers of generated addresses (EDI counts the loop).
+const BASE32: [AsmRegister32; 3] = [esi, ebx, ebp];
+const DATA32: [AsmRegister32; 3] = [eax, ecx, edx];
+const DATA16: [AsmRegister16; 3] = [ax, cx, dx];
+/// BL is a pointer's low byte, AH is not taken with memory by the tier.
+const DATA8: [AsmRegister8; 5] = [al, cl, dl, bl, ah];
+
+/// The memory operand of a generated op: base + disp, base + index *
+/// scale + disp or an absolute address, 32- or 16-bit addressing, with a
+/// segment override or not.
+fn operand(x: u8, y: u8, v: u32, bits: u32) -> AsmMemoryOperand {
+    let disp = [0, 4, -4, 2, 0x7FF, 0xFFE, (v >> 8) as i8 as i32, -1][usize::from(y % 8)];
+    let base = BASE32[usize::from(x % 3)];
+    let sixteen = match bits {
+        16 => v & 0x1000_0000 == 0,
+        _ => v & 0x3000_0000 == 0,
+    };
+    let m = if sixteen {
+        // 16-bit addressing (0x67 in 32-bit code).
+        let (b, i) = [(bx, si), (bp, di), (bx, di), (bp, si)][usize::from(x % 4)];
+        match (y >> 3) % 4 {
+            0 => b + i + disp,
+            1 => si + disp,
+            2 => b + disp,
+            _ => di + 0,
+        }
+    } else {
+        match (y >> 3) % 4 {
+            0 | 1 => base + disp,
+            2 => base + ecx * 2 + disp,
+            _ => ptr((v & 0xFFFF) as u64),
+        }
+    };
+    match (y >> 5) % 8 {
+        4 => m.es(),
+        5 => m.fs(),
+        6 => m.gs(),
+        7 if v & 1 == 0 => m.ss(),
+        7 => m.cs(),
+        _ => m,
+    }
+}
+
+/// Emit one generated op; `skip` is the target of a forward Jcc.
+fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel, bits: u32) {
+    let (k, x, y, v) = g;
+    let m = operand(x, y, v, bits);
+    let size = (x >> 2) % 3;
+    let d32 = DATA32[usize::from(y % 3)];
+    let d16 = DATA16[usize::from(y % 3)];
+    let d8 = DATA8[usize::from(y % 5)];
+    let imm = (v >> 12) as i32;
+    let alu = (v >> 4) % 8;
+    macro_rules! sized {
+        ($f:ident, $d:expr) => {
+            match size {
+                0 => a.$f(dword_ptr(m), d32),
+                1 => a.$f(word_ptr(m), d16),
+                _ => a.$f(byte_ptr(m), $d),
+            }
+        };
+    }
+    macro_rules! sized_imm {
+        ($f:ident) => {
+            match size {
+                0 => a.$f(dword_ptr(m), imm),
+                1 => a.$f(word_ptr(m), imm as i16 as i32),
+                _ => a.$f(byte_ptr(m), imm as i8 as i32),
+            }
+        };
+    }
+    macro_rules! load {
+        ($f:ident) => {
+            match size {
+                0 => a.$f(d32, dword_ptr(m)),
+                1 => a.$f(d16, word_ptr(m)),
+                _ => a.$f(d8, byte_ptr(m)),
+            }
+        };
+    }
+    macro_rules! by_alu {
+        ($mac:ident $(, $e:expr)?) => {
+            match alu {
+                0 => $mac!(add $(, $e)?),
+                1 => $mac!(or $(, $e)?),
+                2 => $mac!(adc $(, $e)?),
+                3 => $mac!(sbb $(, $e)?),
+                4 => $mac!(and $(, $e)?),
+                5 => $mac!(sub $(, $e)?),
+                6 => $mac!(xor $(, $e)?),
+                _ => $mac!(cmp $(, $e)?),
+            }
+        };
+    }
+    let r = match k % 16 {
+        0 => load!(mov),
+        1 => match alu % 4 {
+            0 => a.movzx(d32, byte_ptr(m)),
+            1 => a.movzx(d32, word_ptr(m)),
+            2 => a.movsx(d16, byte_ptr(m)),
+            _ => a.movsx(d32, word_ptr(m)),
+        },
+        2 => sized!(mov, d8),
+        3 => sized_imm!(mov),
+        4 => by_alu!(load),
+        5 => by_alu!(sized, d8),
+        6 => by_alu!(sized_imm),
+        7 => sized!(test, d8),
+        8 => sized_imm!(test),
+        9 => match (size, alu % 4) {
+            (0, 0) => a.inc(dword_ptr(m)),
+            (0, 1) => a.dec(dword_ptr(m)),
+            (0, 2) => a.neg(dword_ptr(m)),
+            (0, _) => a.not(dword_ptr(m)),
+            (1, 0) => a.inc(word_ptr(m)),
+            (1, 1) => a.dec(word_ptr(m)),
+            (1, 2) => a.neg(word_ptr(m)),
+            (1, _) => a.not(word_ptr(m)),
+            (_, 0) => a.inc(byte_ptr(m)),
+            (_, 1) => a.dec(byte_ptr(m)),
+            (_, 2) => a.neg(byte_ptr(m)),
+            _ => a.not(byte_ptr(m)),
+        },
+        // Pointers walk (across pages and limits).
+        10 | 11 => a.add(
+            BASE32[usize::from(x % 3)],
+            [4, -4, 1, -2, 0x7FE, -0x801][usize::from(y % 6)],
+        ),
+        12 => match v % 8 {
+            0 | 1 => a.push(d32),
+            2 => a.pop(d32),
+            3 if bits == 16 => a.push(imm as i16 as i32),
+            3 => a.push(imm),
+            4 => a.push(d16),
+            5 => a.pop(d16),
+            6 => a.push(ebx),
+            _ => a.add(d32, imm),
+        },
+        13 => a.adc(d16, d16),
+        14 => match v % 4 {
+            0 => a.stc(),
+            1 => a.cmc(),
+            2 => a.inc(d32),
+            _ => a.shl(d32, 1),
+        },
+        _ => match v % 4 {
+            0 => a.jb(skip),
+            1 => a.jne(skip),
+            2 => a.jle(skip),
+            _ => a.jp(skip),
+        },
+    };
+    r.expect("assemble");
+}
+
+/// A counted loop (EDI, `n` passes) over `body`, then HLT, at 0x2000 (32)
+/// or 0x100 (16).
+fn program(bits: u32, body: &[Gen], close: u8) -> Vec<u8> {
+    asm(bits, if bits == 32 { 0x2000 } else { 0x100 }, |a| {
+        let mut labels: Vec<CodeLabel> = (0..=body.len()).map(|_| a.create_label()).collect();
+        let head = labels[0];
+        for (i, g) in body.iter().enumerate() {
+            a.set_label(&mut labels[i]).unwrap();
+            let target = labels[(i + 2 + usize::from(g.1 % 2)).min(body.len())];
+            emit(a, *g, target, bits);
+        }
+        a.set_label(&mut labels[body.len()]).unwrap();
+        if close.is_multiple_of(2) {
+            a.dec(edi).unwrap();
+            a.jne(head).unwrap();
+        } else {
+            a.sub(edi, 1).unwrap();
+            a.ja(head).unwrap();
+        }
+        a.hlt().unwrap();
+    })
+}
+
+fn set_pte(m: &mut Machine, page: u32, v: u32) {
+    m.write_phys(PT + page * 4, &v.to_le_bytes());
+}
+
+/// The machine for `setup` with `code`; `pages` changes the PTEs of pages
+/// 3..=0x13 (bits per page: not present, read-only, supervisor, A and D
+/// clear), `wp` sets CR0.WP.
+fn machine(setup: Setup, code: &[u8], pages: u64, wp: bool, jit: bool) -> Machine {
+    let mut m = match setup {
+        Setup::Real => real_machine(code),
+        _ => prot_machine(code),
+    };
+    m.set_jit(jit);
+    if !matches!(setup, Setup::Real) {
+        let seg = |e: u64, sel: u16| Descriptor(e).to_segment(sel);
+        // ES read-only data at 0x4000 (limit 0x1FFF), FS small, GS
+        // expand-down 16-bit, both at 0x10000 (limit 0xFFF).
+        m.set_segment(SegReg::Es, seg(desc(0x4000, 0x1FFF, 0xF0, 0x4), 0x50));
+        m.set_segment(SegReg::Fs, seg(desc(0x10000, 0xFFF, 0x92, 0x4), SMALL));
+        m.set_segment(SegReg::Gs, seg(desc(0x10000, 0xFFF, 0x96, 0), EXPDOWN));
+        if matches!(setup, Setup::Flat) && pages & 1 != 0 {
+            // A 16-bit expand-down stack: SP wraps, offsets below 0x1000
+            // fault.
+            m.set_segment(SegReg::Ss, seg(desc(0, 0xFFF, 0x96, 0), EXPDOWN));
+        }
+    }
+    if matches!(setup, Setup::Paged | Setup::User) {
+        m.write_phys(PD, &(PT | 7).to_le_bytes());
+        for p in 0..1024 {
+            set_pte(&mut m, p, (p << 12) | 7);
+        }
+        for p in 3..=0x13u32 {
+            let bits = (pages >> (3 * (p - 3))) & 7;
+            let mut e = (p << 12) | 7;
+            match bits {
+                1 => e &= !1,
+                2 => e &= !2,
+                3 if p != 8 => e &= !4,
+                4 => e |= 0x60,
+                5 => e |= 0x20,
+                _ => {}
+            }
+            set_pte(&mut m, p, e);
+        }
+        let c = m.cpu_mut_flush_tlb();
+        c.cr3 = PD;
+        c.cr0 |= 0x8000_0000;
+        if wp {
+            c.cr0 |= 1 << 16;
+        }
+    }
+    if matches!(setup, Setup::User) {
+        let f = 0xFFFF_FFFF;
+        m.set_segment(
+            SegReg::Cs,
+            Descriptor(desc(0, f, 0xFA, 0x4)).to_segment(CODE3),
+        );
+        for s in [SegReg::Ds, SegReg::Ss] {
+            m.set_segment(s, Descriptor(desc(0, f, 0xF2, 0x4)).to_segment(DATA3));
+        }
+    }
+    for v in 0..=255 {
+        m.intercept(v, true);
+    }
+    m
+}
+
+/// Interesting pointer values: page ends, segment limits, the code page.
+fn pointer(choice: u8, r: u32) -> u32 {
+    match choice % 12 {
+        0 => 0x4000,
+        1 => 0x4FFE,
+        2 => 0x5FFD,
+        3 => 0x0FFE,
+        4 => 0x1000,
+        5 => 0x0FFF,
+        6 => 0xFFFE,
+        7 => 0x2000 + (r & 0x3F),
+        8 => 0x7FFC,
+        9 => 0x11FF0 + (r & 0xF),
+        10 => 0x4000 + (r & 0x1FFF),
+        _ => r,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn memory_loops_match_the_interpreter(
+        body in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>(), any::<u32>()), 1..10),
+        n in 1u32..200,
+        close in any::<u8>(),
+        setup in any::<u8>(),
+        pointers in any::<[u8; 4]>(),
+        gpr in any::<[u32; 8]>(),
+        fl in any::<u32>(),
+        pages in any::<u64>(),
+        wp in any::<bool>(),
+        step in prop_oneof![Just(u64::MAX), 1u64..400],
+    ) {
+        let setup = setup_of(setup);
+        let bits = if matches!(setup, Setup::Real) { 16 } else { 32 };
+        let code = program(bits, &body, close);
+        let mut gpr = gpr;
+        gpr[Gpr::Edi] = n;
+        gpr[Gpr::Esp] = [0x8000, 0x7002, 0x1001, 0x5FFE][usize::from(pointers[3] % 4)];
+        gpr[Gpr::Esi] = pointer(pointers[0], gpr[Gpr::Esi]);
+        gpr[Gpr::Ebx] = pointer(pointers[1], gpr[Gpr::Ebx]);
+        gpr[Gpr::Ebp] = pointer(pointers[2], gpr[Gpr::Ebp]);
+        let (mut a, mut b) = (
+            machine(setup, &code, pages, wp, true),
+            machine(setup, &code, pages, wp, false),
+        );
+        for m in [&mut a, &mut b] {
+            let c = m.cpu_mut_flush_tlb();
+            c.gpr = gpr;
+            c.eflags = (c.eflags & !flags::STATUS) | (fl & flags::STATUS);
+        }
+        let limits = Limits {
+            instructions: (step != u64::MAX).then_some(step),
+            cycles: None,
+        };
+        for run in 0..2000 {
+            let e = a.run(limits);
+            prop_assert_eq!(e, b.run(limits), "exit of run {}", run);
+            assert_same(&a, &b, "memory loop");
+            if e != Exit::InstructionLimit {
+                break;
+            }
+        }
+        assert_same_memory(&a, &b);
+    }
+}
+
+/// The benchmark's copy loop runs natively and matches the interpreter,
+/// with paging off and on.
+#[test]
+fn copy_loop_runs_natively() {
+    let code = asm(32, 0x2000, |a| {
+        let mut l = a.create_label();
+        a.mov(esi, 0x1_0000).unwrap();
+        a.mov(edi, 0x1_8000).unwrap();
+        a.mov(ecx, 1024).unwrap();
+        a.set_label(&mut l).unwrap();
+        a.mov(eax, dword_ptr(esi)).unwrap();
+        a.mov(dword_ptr(edi), eax).unwrap();
+        a.add(esi, 4).unwrap();
+        a.add(edi, 4).unwrap();
+        a.dec(ecx).unwrap();
+        a.jnz(l).unwrap();
+        a.hlt().unwrap();
+    });
+    for setup in [Setup::Flat, Setup::Paged, Setup::User] {
+        let (mut a, mut b) = (
+            machine(setup, &code, 0, false, true),
+            machine(setup, &code, 0, false, false),
+        );
+        let data: Vec<u8> = (0..4096u32).map(|i| (i * 7) as u8).collect();
+        for m in [&mut a, &mut b] {
+            m.write_phys(0x1_0000, &data);
+        }
+        let e = a.run(Limits::default());
+        assert_eq!(e, b.run(Limits::default()), "{setup:?}");
+        if matches!(setup, Setup::User) {
+            // HLT at CPL 3.
+            assert_eq!(
+                e,
+                Exit::Exception {
+                    fault: emu::Fault::gp(0),
+                    software: false
+                }
+            );
+        } else {
+            assert_eq!(e, Exit::Halted, "{setup:?}");
+        }
+        assert_same(&a, &b, "copy loop");
+        assert_same_memory(&a, &b);
+        let mut out = vec![0u8; 4096];
+        a.read_phys(0x1_8000, &mut out);
+        assert_eq!(out, data, "{setup:?}");
+        assert!(
+            a.jit_stats().instructions > 5000,
+            "{setup:?}: {:?}",
+            a.jit_stats()
+        );
+    }
+}
+
+/// A store into the running block's own page leaves the block before it,
+/// and the rewritten instruction runs on the next pass.
+#[test]
+fn store_into_the_running_block() {
+    // l: inc eax; mov [imm_of_add], cl; add ebx, 1 (imm patched); dec
+    // ecx; jnz l
+    let code = asm(32, 0x2000, |a| {
+        let mut l = a.create_label();
+        a.mov(ecx, 100).unwrap();
+        a.set_label(&mut l).unwrap();
+        a.inc(eax).unwrap();
+        a.mov(byte_ptr(0x2000 + 5 + 1 + 6 + 2), cl).unwrap();
+        a.add(ebx, 1).unwrap();
+        a.dec(ecx).unwrap();
+        a.jnz(l).unwrap();
+        a.hlt().unwrap();
+    });
+    for setup in [Setup::Flat, Setup::Paged] {
+        let (mut a, mut b) = (
+            machine(setup, &code, 0, false, true),
+            machine(setup, &code, 0, false, false),
+        );
+        jitpair::run_both(&mut a, &mut b, Limits::default(), 1);
+        assert_same_memory(&a, &b);
+        // add ebx, cl for cl = 100..1
+        assert_eq!(a.cpu().gpr[Gpr::Ebx], (1..=100).sum::<u32>());
+        let limits = Limits {
+            instructions: Some(7),
+            cycles: None,
+        };
+        let (mut a, mut b) = (
+            machine(setup, &code, 0, false, true),
+            machine(setup, &code, 0, false, false),
+        );
+        jitpair::run_both(&mut a, &mut b, limits, 1000);
+    }
+}
+
+/// A 16-bit block whose last byte is at offset 0xFFFF (its next IP wraps
+/// to 0) is translated and run like any other.
+#[test]
+fn block_ending_at_the_top_of_a_16_bit_segment() {
+    let mk = |jit: bool| {
+        let mut m = machine(Setup::Real, &[], 0, false, jit);
+        // 0xFFFC: inc ax (x4); 0x0000: jmp short 0xFFFC
+        m.write_phys(0xFFFC, &[0x40, 0x40, 0x40, 0x40]);
+        m.write_phys(0, &[0xEB, 0xFA]);
+        m.set_eip(0xFFFC);
+        m
+    };
+    let (mut a, mut b) = (mk(true), mk(false));
+    let limits = Limits {
+        instructions: Some(5000),
+        cycles: None,
+    };
+    jitpair::run_both(&mut a, &mut b, limits, 1);
+    assert_eq!(a.cpu().gpr[Gpr::Eax] & 0xFFFF, 4000);
+    assert!(a.jit_stats().instructions > 3000, "{:?}", a.jit_stats());
+}
+
+/// PUSH and POP run natively with a 32-bit stack (flat, paged) and a
+/// 16-bit one (real mode, SP wrapping below 0).
+#[test]
+fn push_pop_loop_runs_natively() {
+    for setup in [Setup::Flat, Setup::Paged, Setup::Real] {
+        let bits = if matches!(setup, Setup::Real) { 16 } else { 32 };
+        let code = asm(bits, if bits == 32 { 0x2000 } else { 0x100 }, |a| {
+            let mut l = a.create_label();
+            a.set_label(&mut l).unwrap();
+            a.push(eax).unwrap();
+            a.push(ecx).unwrap();
+            a.push(0x1234).unwrap();
+            if bits == 16 {
+                // PUSH imm is 2 bytes here.
+                a.pop(si).unwrap();
+            } else {
+                a.pop(edx).unwrap();
+            }
+            a.pop(ebx).unwrap();
+            a.pop(esi).unwrap();
+            a.add(ebp, edx).unwrap();
+            a.inc(eax).unwrap();
+            a.dec(ecx).unwrap();
+            a.jnz(l).unwrap();
+            a.hlt().unwrap();
+        });
+        let mk = |jit| {
+            let mut m = machine(setup, &code, 0, false, jit);
+            m.gpr_mut()[Gpr::Ecx] = 500;
+            // Real mode: SS:SP = 2000:0004, wrapping below 0 (away from
+            // the code's page).
+            m.gpr_mut()[Gpr::Esp] = if bits == 16 { 0x5_0004 } else { 0x8000 };
+            if bits == 16 {
+                m.set_segment(SegReg::Ss, emu::Segment::real(0x2000, false));
+            }
+            m
+        };
+        let (mut a, mut b) = (mk(true), mk(false));
+        jitpair::run_both(&mut a, &mut b, Limits::default(), 1);
+        if bits == 32 {
+            assert_eq!(a.cpu().gpr[Gpr::Ebp], 500 * 0x1234, "{setup:?}");
+        }
+        assert!(
+            a.jit_stats().instructions > 4000,
+            "{setup:?}: {:?}",
+            a.jit_stats()
+        );
+        let limits = Limits {
+            instructions: Some(13),
+            cycles: None,
+        };
+        let (mut a, mut b) = (mk(true), mk(false));
+        jitpair::run_both(&mut a, &mut b, limits, 1000);
+    }
+}
