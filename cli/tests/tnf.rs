@@ -456,6 +456,9 @@ fn ctrl_c_stops_the_target_and_prex_reads_commands_again() {
     stderr.wait_for("tick on stderr", |t| t.contains("probe tick;"));
     interrupt();
     stdout.wait_for("the stop", |t| t.contains("\nTarget process stopped\n"));
+    // A Ctrl-C at the prompt is ignored: prex stays, and so does the
+    // target's state.
+    interrupt();
     let seen = stderr.text().len();
     stdin.write_all(b"list history\ncontinue\n").unwrap();
     stdin.flush().unwrap();
@@ -535,7 +538,7 @@ fn ctrl_c_on_a_terminal() {
             .nth(2)
             .is_some_and(|rest| rest.contains("prex> "))
     });
-    stdin.write_all(b"quit\n").unwrap();
+    stdin.write_all(b"quit kill\n").unwrap();
     stdin.flush().unwrap();
     let status = child.wait().unwrap();
     let t = tty.text();
@@ -578,6 +581,14 @@ fn history_reaches_probes_of_a_dll_loaded_later() {
         !dump.contains(" loaded      "),
         "loaded stays disabled: {dump}"
     );
+    // quit suspend before continue: nothing ran, nothing is written.
+    let out = os2trace(
+        dir.path(),
+        &["prex", "-o", "none.tnf", "TNFLD32.EXE"],
+        "enable $all\nquit suspend\n",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!dir.path().join("none.tnf").exists());
     // disable after enable: the history replays both, in order.
     let out = os2trace(
         dir.path(),
