@@ -264,14 +264,31 @@ impl Compiler<'_> {
             self.keyword = t.text();
             self.expect('=', false)?;
             // A word starting with a digit is the ID (None when it is no
-            // 32-bit number); anything else ends the list.
+            // 32-bit number). Anything else is reported, and the entry is
+            // skipped up to the next comma (that token itself when it is
+            // one).
             let (id, id_text) = match self.next()? {
                 Token::Word(w) if w.starts_with(|c: char| c.is_ascii_digit()) => {
                     (parse_number(&w).filter(|&n| n <= u64::from(u32::MAX)), w)
                 }
                 other => {
                     let found = other.text();
-                    return Err(self.error(format!("invalid number found: {found}")));
+                    self.diag(Severity::Error, format!("invalid number found: {found}"));
+                    let mut t = other;
+                    loop {
+                        if t == Token::Punct(',') {
+                            break;
+                        }
+                        let next = self.peek()?;
+                        if next == Token::Eof || next.is_word("TRACE") {
+                            return Ok(());
+                        }
+                        t = self.next()?;
+                    }
+                    if !self.peek()?.is_word("NAME") {
+                        return Ok(());
+                    }
+                    continue;
                 }
             };
             if name.chars().count() > 8 {
@@ -281,7 +298,7 @@ impl Compiler<'_> {
                 );
                 name = name.chars().take(8).collect();
             }
-            self.add_entry(kind, name, id, &id_text, again, &mut warned_many);
+            self.add_entry(kind, name, id, &id_text, &mut warned_many);
             if warned_many {
                 // The rest of the header is skipped, up to TRACE.
                 return Err(super::Stop::Discard);
@@ -302,7 +319,6 @@ impl Compiler<'_> {
         name: String,
         id: Option<u64>,
         id_text: &str,
-        again: bool,
         warned: &mut bool,
     ) {
         let types = kind == EntryKind::Type;
@@ -325,13 +341,10 @@ impl Compiler<'_> {
             }
             return;
         }
-        // An ID that is no 32-bit number, or a type ID whose low word has
-        // more than one bit set, is invalid before anything else; then the
-        // name is checked, then the low word (0 is invalid).
-        let one_bit = |v: u64| {
-            let low = v & 0xFFFF;
-            low & low.wrapping_sub(1) == 0
-        };
+        // An ID that is no 32-bit number, or a type ID whose low word is
+        // not one bit, is invalid before anything else; then the name is
+        // checked, then a group ID's low word (0 is invalid).
+        let one_bit = |v: u64| (v & 0xFFFF).is_power_of_two();
         let Some(id) = id.filter(|&v| !types || one_bit(v)) else {
             self.diag(Severity::Error, format!("invalid ID: {id_text}, ignored"));
             return;
@@ -372,10 +385,6 @@ impl Compiler<'_> {
                 );
                 *warned = true;
             }
-            return;
-        }
-        if again {
-            // A second TYPELIST (GROUPLIST) is checked, not kept.
             return;
         }
         if types {
