@@ -368,9 +368,13 @@ fn kernel_probes_record_api_calls_and_thread_switches() {
     assert!(!dir.path().join("gone.tnf").exists());
 }
 
-/// What a child has written so far on one stream, read by a thread.
+/// What a child has written so far on one stream, read by a thread, and
+/// whether the stream has ended (the child exited or closed it).
 #[derive(Clone, Default)]
-struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+struct Captured(
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+);
 
 impl Captured {
     fn read_from(mut r: impl std::io::Read + Send + 'static) -> Captured {
@@ -384,6 +388,7 @@ impl Captured {
                 }
                 sink.0.lock().unwrap().extend_from_slice(&buf[..n]);
             }
+            sink.1.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         c
     }
@@ -392,15 +397,18 @@ impl Captured {
         text(&self.0.lock().unwrap())
     }
 
-    /// Waits until `pred` holds for the text (a hang guard, not a timing
-    /// assertion: the bound is minutes).
+    /// Waits until `pred` holds for the text; fails at once if the stream
+    /// ended without it (a hang guard bounds the wait at minutes; it is
+    /// not a timing assertion).
     fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
         loop {
+            let ended = self.1.load(std::sync::atomic::Ordering::SeqCst);
             let t = self.text();
             if pred(&t) {
                 return t;
             }
+            assert!(!ended, "the stream ended without {what}:\n{t}");
             assert!(std::time::Instant::now() < deadline, "no {what} in:\n{t}");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
