@@ -357,3 +357,73 @@ fn every_tnf_type_is_read_from_the_guest() {
     got.sort();
     assert_eq!(got, all, "one argument of each type");
 }
+
+/// TNF in a program with two threads: each event carries its thread's ID
+/// (the schedule records' tid and lwpid), both threads' events are in one
+/// file in time order, and the system probes record the switches between
+/// the threads.
+#[test]
+fn events_carry_their_thread_and_switches_are_recorded() {
+    let (mut p, _out, _dir) = process(&testprogs::tnfmt32().unwrap());
+    p.tnf_discover().unwrap();
+    for i in 0..p.tnf_probes().len() {
+        p.tnf_set_action(i, RECORD);
+    }
+    let mut record = [false; kernel_sim::tnf::SYSTEM_PROBES];
+    record[kernel_sim::tnf::THREAD_SWITCH] = true;
+    p.tnf_kernel_control(&kernel_sim::tnf::KernelControl {
+        buffer: Some(256 * 1024),
+        tracing: true,
+        filter: None,
+        record,
+    })
+    .unwrap();
+    p.tnf_start(TnfWriter::new(128 * 1024, Endian::Little).unwrap());
+    assert_eq!(p.run(), Outcome::Exited(0));
+    let bytes = p.tnf_finish().unwrap().into_bytes();
+    let dump = tnf::dump::cooked(&TnfFile::parse(&bytes).unwrap(), false).unwrap();
+    // (lwpid, tid, probe and data) of each event.
+    let events: Vec<String> = dump
+        .lines()
+        .skip(5)
+        .map(|l| {
+            format!(
+                "{} {} {}",
+                l[40..45].trim(),
+                l[46..56].trim(),
+                l[61..].trim_end()
+            )
+        })
+        .collect();
+    let want_main: Vec<String> = (0..testprogs::tnf::TNFMT32_ROUNDS)
+        .map(|i| format!("1 1 main_step                 i: {i}"))
+        .collect();
+    let want_worker: Vec<String> = (0..testprogs::tnf::TNFMT32_ROUNDS)
+        .map(|i| format!("2 2 worker_step               i: {i} param: 7"))
+        .collect();
+    let of = |tid: &str| {
+        events
+            .iter()
+            .filter(|e| e.starts_with(tid))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(of("1 1 "), want_main, "{dump}");
+    assert_eq!(of("2 2 "), want_worker, "{dump}");
+    // The threads take turns at each sleep: the events interleave.
+    assert!(events.windows(2).any(|w| w[0][..2] != w[1][..2]), "{dump}");
+    let kernel = p.tnf_kernel_buffer().unwrap().to_vec();
+    let kdump = tnf::dump::cooked(&TnfFile::parse(&kernel).unwrap(), false).unwrap();
+    assert!(
+        kdump.contains(" thread_switch             from: 0 to: 1\n"),
+        "{kdump}"
+    );
+    assert!(
+        kdump.contains(" thread_switch             from: 1 to: 2\n"),
+        "{kdump}"
+    );
+    assert!(
+        kdump.contains(" thread_switch             from: 2 to: 1\n"),
+        "{kdump}"
+    );
+}

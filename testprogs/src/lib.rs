@@ -106,6 +106,7 @@
 //! | TNF16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | TNFPROBE.2 TNF_PROBE16, DOSCALLS.5 | probes `start` (debug; string and int), `step` (int from a BP frame, opaque), `done` (ulong from data) around a loop; exit 1 if its sum is wrong |
 //! | TNFDLL32.DLL | LX DLL | 1 `CODE32`, 2 `DATA32` | TNFPROBE.1 | `Tick(n)` fires `tick` (n, module) and returns 2n; exports its `TNF_PROBE_LIST` |
 //! | TNFLD32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.318 DosLoadModule, .321 DosQueryProcAddr, TNFPROBE.1, DOSCALLS.234 | loads TNFDLL32 while running, probes `loaded` (hmod) and `types_a`/`types_b` (one value of each TNF type), calls Tick(0..3), Tick(0..N) with a number N as argument, forever with another argument; exit 2/3 if the DLL or Tick is missing, 1 if Tick is wrong |
+//! | TNFMT32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.311 DosCreateThread, .229 DosSleep, .349 DosWaitThread, TNFPROBE.1, DOSCALLS.234 | two threads, each firing its probe (`main_step`, `worker_step`) 3 times with a 1 ms sleep between; exit 1 if a call fails |
 //! | TNF32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | TNFPROBE.1 TNF_PROBE, DOSCALLS.234 | cookie2: `inloop` (loop_count, total_iterations) per iteration of rounds of 5 and 7, `end` (`node_struct`, a `node_tnf` record of cur_sum and max_cnt); exit 1 if cur_sum is wrong |
 //!
 //! # The companion files
@@ -377,9 +378,20 @@ pub fn tnfld32() -> Result<Program> {
     programs::tnf::build_tnfld32()
 }
 
+/// TNFMT32.EXE: TNF probes in two threads ([`tnf`](mod@tnf)).
+pub fn tnfmt32() -> Result<Program> {
+    programs::tnf::build_tnfmt32()
+}
+
 /// The TNF programs (not in [`all`], whose output stays as it is).
 pub fn tnf_programs() -> Result<Vec<Program>> {
-    Ok(vec![tnf16()?, tnf32()?, tnfdll32()?, tnfld32()?])
+    Ok(vec![
+        tnf16()?,
+        tnf32()?,
+        tnfdll32()?,
+        tnfld32()?,
+        tnfmt32()?,
+    ])
 }
 
 /// LOOP32.EXE: a hot loop of near calls.

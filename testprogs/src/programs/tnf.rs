@@ -784,3 +784,118 @@ pub(crate) fn build_tnfld32() -> Result<Program> {
         tracepoints: Vec::new(),
     })
 }
+
+/// Iterations of each of TNFMT32's two threads.
+pub const TNFMT32_ROUNDS: u32 = 3;
+
+const TNFMT32_PROBES: &[ProbeDef] = &[
+    ProbeDef {
+        name: "main_step",
+        keys: "mt main",
+        detail: "",
+        file: "tnfmt.c",
+        line: 20,
+        debug: false,
+        args: &[(TNF_ULONG, "i", Loc::Reg(EBX))],
+        records: &[],
+        site: "main_step_site",
+    },
+    ProbeDef {
+        name: "worker_step",
+        keys: "mt worker",
+        detail: "",
+        file: "tnfmt.c",
+        line: 10,
+        debug: false,
+        args: &[
+            (TNF_ULONG, "i", Loc::Reg(EBX)),
+            (TNF_ULONG, "param", Loc::Frame(8)),
+        ],
+        records: &[],
+        site: "worker_step_site",
+    },
+];
+
+/// `DosCreateThread(ptid, pfn, param, flag, cbStack)`.
+const DOSCREATETHREAD32: Ref = doscalls(311, "DosCreateThread");
+/// `DosWaitThread(ptid, option)`.
+const DOSWAITTHREAD32: Ref = doscalls(349, "DosWaitThread");
+/// `DosSleep(msec)`.
+const DOSSLEEP32: Ref = doscalls(229, "DosSleep");
+
+/// TNFMT32.EXE: TNF probes in two threads. `main` creates a thread running
+/// `worker(7)`; each thread loops [`TNFMT32_ROUNDS`] times, firing its
+/// probe (`main_step`: `i`; `worker_step`: `i` and `param` from its frame)
+/// and sleeping 1 ms, which switches threads; main then waits for the
+/// worker (DosWaitThread) and exits 0 (1 if a call fails). Objects 1
+/// `CODE32`, 2 `DATA32`, 3 `STACK`.
+pub(crate) fn build_tnfmt32() -> Result<Program> {
+    const P: &str = "TNFMT32";
+    let base = lx_base(2);
+    let mut d = Data::new();
+    let tid = base + d.dword("tid", 0);
+    probe_table(&mut d, 2, TNFMT32_PROBES, false);
+    let data = d.finish("DATA32", "DATA", LX_DATA);
+
+    let mut c = Code::new(P, 32)?;
+    let mut fails = [c.label()];
+    let mut exit = c.label();
+    let mut main_top = c.label();
+    let mut worker_top = c.label();
+    let stub = c.label();
+    let sleep = [Arg::Imm(1)];
+
+    c.public("worker")?;
+    c.op(|a| a.push(ebp))?;
+    c.op(|a| a.mov(ebp, esp))?;
+    c.op(|a| a.push(ebx))?;
+    c.op(|a| a.xor(ebx, ebx))?;
+    c.place(&mut worker_top)?;
+    site(&mut c, Probes::Tnf, stub, "worker_step_site", false)?;
+    Call::system(DOSSLEEP32, &sleep).emit(&mut c)?;
+    c.op(|a| a.inc(ebx))?;
+    c.op(|a| a.cmp(ebx, TNFMT32_ROUNDS))?;
+    c.op(|a| a.jb(worker_top))?;
+    c.op(|a| a.pop(ebx))?;
+    c.op(|a| a.pop(ebp))?;
+    c.op(|a| a.xor(eax, eax))?;
+    c.op(|a| a.ret())?;
+
+    c.public("main")?;
+    let create = [
+        Arg::Address("tid", tid),
+        Arg::Address("worker", 0),
+        Arg::Imm(7),
+        Arg::Imm(0),
+        Arg::Imm(0x4000),
+    ];
+    Call::system(DOSCREATETHREAD32, &create).emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
+    c.op(|a| a.xor(ebx, ebx))?;
+    c.place(&mut main_top)?;
+    site(&mut c, Probes::Tnf, stub, "main_step_site", false)?;
+    Call::system(DOSSLEEP32, &sleep).emit(&mut c)?;
+    c.op(|a| a.inc(ebx))?;
+    c.op(|a| a.cmp(ebx, TNFMT32_ROUNDS))?;
+    c.op(|a| a.jb(main_top))?;
+    let wait = [Arg::Address("tid", tid), Arg::Imm(0)];
+    Call::system(DOSWAITTHREAD32, &wait).emit(&mut c)?;
+    fail_unless_ok(&mut c, fails[0])?;
+    epilogue(&mut c, &mut fails, &mut exit, 32)?;
+    let code = c.finish("CODE32", "CODE", LX_CODE)?;
+    link(Spec {
+        format: Format::Lx,
+        name: P,
+        file_name: "TNFMT32.EXE",
+        description: "TNFMT32.EXE: TNF probes in two threads (os2trace testprogs)",
+        flags: LX_PROGRAM,
+        segments: vec![code, data, layout::stack32()],
+        exports: exports(Probes::Tnf),
+        start: "main",
+        stack: Some((3, STACK32)),
+        stack_size: STACK32,
+        auto_data: None,
+        major: 0xD4,
+        tracepoints: Vec::new(),
+    })
+}
