@@ -276,3 +276,176 @@ fn malformed_records_are_refused() {
         "probe end; sunw%debug \"exiting program\"; node_struct={ type: node_tnf cur_sum=9; max_cnt=12; };"
     );
 }
+
+mod prop {
+    use proptest::prelude::*;
+    use tnf::probe::RecordType;
+    use tnf::reader::Value;
+    use tnf::{ArgType, ArgValue, Endian, ProbeDesc, TnfFile, TnfWriter};
+
+    use super::support;
+
+    fn value_for(ty: ArgType) -> BoxedStrategy<ArgValue> {
+        match ty {
+            ArgType::Int | ArgType::Long => {
+                any::<i32>().prop_map(|v| ArgValue::Int(v.into())).boxed()
+            }
+            ArgType::LongLong => any::<i64>().prop_map(ArgValue::Int).boxed(),
+            ArgType::UInt | ArgType::ULong => {
+                any::<u32>().prop_map(|v| ArgValue::UInt(v.into())).boxed()
+            }
+            ArgType::ULongLong => any::<u64>().prop_map(ArgValue::UInt).boxed(),
+            ArgType::Float => any::<f32>()
+                .prop_filter("not NaN", |f| !f.is_nan())
+                .prop_map(|v| ArgValue::Float(v.into()))
+                .boxed(),
+            ArgType::Double => any::<f64>()
+                .prop_filter("not NaN", |f| !f.is_nan())
+                .prop_map(ArgValue::Float)
+                .boxed(),
+            ArgType::Opaque => any::<u32>()
+                .prop_map(|v| ArgValue::Opaque(v.into()))
+                .boxed(),
+            ArgType::String => prop::collection::vec(1u8..128, 0..120)
+                .prop_map(ArgValue::Str)
+                .boxed(),
+            ArgType::Record => unreachable!("members are predefined types"),
+        }
+    }
+
+    /// A probe with a scalar `i` (the event's index) then a record of
+    /// 1 to 5 random members; and per event, its thread and member values.
+    fn workload(
+        max_events: usize,
+    ) -> impl Strategy<Value = (ProbeDesc, Vec<(usize, Vec<ArgValue>)>)> {
+        prop::collection::vec(prop::sample::select(ArgType::ALL.to_vec()), 1..=5).prop_flat_map(
+            move |members| {
+                let rt = RecordType {
+                    name: "rec_tnf".into(),
+                    members: members
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| (*t, format!("m{i}")))
+                        .collect(),
+                };
+                let probe = ProbeDesc {
+                    name: "p".into(),
+                    keys: "k".into(),
+                    detail: String::new(),
+                    file: "p.c".into(),
+                    line: 1,
+                    args: vec![(ArgType::ULong, "i".into()), (ArgType::Record, "r".into())],
+                    debug: false,
+                    records: vec![rt],
+                };
+                let values: Vec<BoxedStrategy<ArgValue>> =
+                    members.iter().map(|t| value_for(*t)).collect();
+                let events = prop::collection::vec((0..3usize, values), 1..max_events);
+                (Just(probe), events)
+            },
+        )
+    }
+
+    fn write(
+        probe: &ProbeDesc,
+        events: &[(usize, Vec<ArgValue>)],
+        size: u64,
+        endian: Endian,
+    ) -> Vec<u8> {
+        let mut w = TnfWriter::new(size, endian).unwrap();
+        for (i, (t, members)) in events.iter().enumerate() {
+            let thread = (100 + *t as u32, *t as u32 + 1, *t as u32 + 1);
+            let args = [ArgValue::UInt(i as u64), ArgValue::Record(members.clone())];
+            w.event(0, probe, thread, 1_000 + i as i64 * 10, &args)
+                .unwrap();
+        }
+        w.into_bytes()
+    }
+
+    /// Checks the record read for event `i`; a reference into a reused
+    /// block may be NULL when `dangling_ok`.
+    fn check(
+        file: &TnfFile<'_>,
+        probe: &ProbeDesc,
+        e: &support::ReadEvent,
+        events: &[(usize, Vec<ArgValue>)],
+        dangling_ok: bool,
+    ) {
+        let Value::UInt(i) = e.values[0] else {
+            panic!("{:?}", e.values[0])
+        };
+        let members = &events[i as usize].1;
+        match &e.values[1] {
+            Value::Null => assert!(dangling_ok, "event {i} lost its record"),
+            Value::Ref { offset, type_name } => {
+                assert_eq!(type_name, "rec_tnf");
+                let slots = file.record_slots(*offset).unwrap();
+                assert_eq!(slots.len(), members.len() + 1);
+                for (((ty, name), v), (sname, read)) in probe.records[0]
+                    .members
+                    .iter()
+                    .zip(members)
+                    .zip(&slots[1..])
+                {
+                    assert_eq!(name, sname);
+                    let want = support::expected(*ty, v);
+                    assert!(
+                        support::same(read, &want, dangling_ok),
+                        "{read:?} != {want:?}"
+                    );
+                }
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Without a wrap every record reads back, in either byte order,
+        /// and both orders dump the same.
+        #[test]
+        fn records_round_trip_and_byte_swap((probe, events) in workload(60)) {
+            let le = write(&probe, &events, 1 << 20, Endian::Little);
+            let be = write(&probe, &events, 1 << 20, Endian::Big);
+            for bytes in [&le, &be] {
+                let file = TnfFile::parse(bytes).unwrap();
+                let read = support::events(&file);
+                prop_assert_eq!(read.len(), events.len());
+                for e in &read {
+                    check(&file, &probe, e, &events, false);
+                }
+            }
+            let (le, be) = (TnfFile::parse(&le).unwrap(), TnfFile::parse(&be).unwrap());
+            prop_assert_eq!(tnf::dump::cooked(&le, false).unwrap(), tnf::dump::cooked(&be, false).unwrap());
+        }
+
+        /// After the wrap each thread keeps its newest events, and a record
+        /// (or a string member) may dangle only as NULL.
+        #[test]
+        fn records_after_the_wrap((probe, events) in workload(500)) {
+            let bytes = write(&probe, &events, 128 * 1024, Endian::Little);
+            let file = TnfFile::parse(&bytes).unwrap();
+            let read = support::events(&file);
+            for t in 0..3usize {
+                let kept: Vec<u64> = read
+                    .iter()
+                    .filter(|e| e.thread.0 == 100 + t as u64)
+                    .map(|e| match e.values[0] { Value::UInt(i) => i, _ => u64::MAX })
+                    .collect();
+                let all: Vec<u64> = events
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (et, _))| *et == t)
+                    .map(|(i, _)| i as u64)
+                    .collect();
+                prop_assert!(kept.len() <= all.len());
+                prop_assert_eq!(&kept[..], &all[all.len() - kept.len()..]);
+            }
+            for e in &read {
+                check(&file, &probe, e, &events, true);
+            }
+            tnf::dump::cooked(&file, false).unwrap();
+        }
+    }
+}
