@@ -427,3 +427,36 @@ fn events_carry_their_thread_and_switches_are_recorded() {
         "{kdump}"
     );
 }
+
+/// A string argument longer than 255 characters is logged cut to 255, as
+/// TNF_STRING_LIMIT cuts it (not dropped).
+#[test]
+fn long_strings_are_cut_at_255() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = testprogs::tnfld32().unwrap();
+    program.write_to(dir.path()).unwrap();
+    testprogs::tnfdll32().unwrap().write_to(dir.path()).unwrap();
+    let mut cfg = kernel_sim::ProcessConfig::new(dir.path(), "TNFLD32.EXE");
+    cfg.args = vec!["0".into()];
+    cfg.max_instructions = Some(1_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    p.tnf_discover().unwrap();
+    for i in 0..p.tnf_probes().len() {
+        p.tnf_set_action(i, RECORD);
+    }
+    // types_b's string, made 300 characters with no NUL (what follows it,
+    // the probe table, is read already).
+    let sym = program.symbol("v_string").unwrap().clone();
+    let at = p
+        .module("TNFLD32")
+        .unwrap()
+        .flat(sym.object, sym.offset)
+        .unwrap();
+    p.write_guest(at, &[b'x'; 300]).unwrap();
+    p.tnf_start(TnfWriter::new(128 * 1024, Endian::Little).unwrap());
+    assert_eq!(p.run(), Outcome::Exited(0));
+    let bytes = p.tnf_finish().unwrap().into_bytes();
+    let dump = tnf::dump::cooked(&TnfFile::parse(&bytes).unwrap(), false).unwrap();
+    let want = format!(" s: \"{}\" ul: 42\n", "x".repeat(255));
+    assert!(dump.contains(&want), "{dump}");
+}

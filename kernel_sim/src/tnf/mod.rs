@@ -315,17 +315,39 @@ impl Process {
             ArgType::Float => ArgValue::Float(f64::from(f32::from_bits(raw as u32))),
             ArgType::Double => ArgValue::Float(f64::from_bits(raw)),
             ArgType::Opaque => ArgValue::Opaque(raw),
-            ArgType::String => {
-                let ptr = raw as u32;
-                let text = if ptr == 0 {
-                    Vec::new()
-                } else {
-                    self.read_sz(ptr, bits16, tnf::layout::STRING_LIMIT as u32)
-                        .unwrap_or_default()
-                };
-                ArgValue::Str(text)
-            }
+            ArgType::String => ArgValue::Str(self.tnf_text(raw as u32, bits16)),
         }
+    }
+
+    /// A string argument's text: up to its NUL, cut at 255 characters as
+    /// the TNF writer cuts it (TNF_STRING_LIMIT), and at the end of its
+    /// segment in a 16-bit module. A NULL or unreadable pointer gives an
+    /// empty string; memory that ends before the NUL ends the text.
+    fn tnf_text(&mut self, ptr: u32, bits16: bool) -> Vec<u8> {
+        let Some(start) = self.ptr(ptr, bits16, 1) else {
+            return Vec::new();
+        };
+        let mut limit = tnf::layout::STRING_LIMIT as u32;
+        if bits16 {
+            let Some(d) = self.kernel.desc.get((ptr >> 16) as u16) else {
+                return Vec::new();
+            };
+            limit = limit.min(d.limit().saturating_sub(ptr & 0xFFFF).saturating_add(1));
+        }
+        let mut out = Vec::new();
+        for i in 0..limit {
+            let mut b = [0u8];
+            if self
+                .machine
+                .read_linear(start.wrapping_add(i), &mut b)
+                .is_err()
+                || b[0] == 0
+            {
+                break;
+            }
+            out.push(b[0]);
+        }
+        out
     }
 
     /// Record `record` of probe `index`, its structure at the guest
