@@ -9,6 +9,9 @@
 //! faulting instruction for faults, the next instruction for traps, INT n,
 //! INT3 and single-step #DB. The host may then deliver the event into the
 //! guest with [`Machine::deliver_interrupt`] or handle it itself.
+//! [`Machine::run_with`] also offers each intercepted INT3 to a
+//! [`TrapHandler`] inside the loop, so a host's tracepoint hit needs no
+//! exit.
 
 use crate::bus::{NullBus, PortBus};
 use crate::cpu::{CpuModel, CpuState, SegReg, Segment, flags};
@@ -66,8 +69,11 @@ pub trait TrapHandler {
     /// The guest ran an INT3 at linear address `at` whose #BP the host
     /// intercepts: the machine is as at an [`Exit::Exception`] for it (EIP
     /// after the INT3, the INT3 counted). Return `true` when handled (the
-    /// run resumes from the machine's state as the handler left it),
-    /// `false`, having changed nothing, to end the run with that exit.
+    /// run resumes from the machine's state as the handler left it), or
+    /// `false` to end the run with that exit: a handler that declines
+    /// changes nothing; one that took the trap but wants the run to end (a
+    /// system dump) tells its own caller, which must not offer the exit
+    /// again.
     fn breakpoint(&mut self, machine: &mut Machine, at: u32) -> bool;
 }
 

@@ -133,6 +133,18 @@ impl PhysMem {
 
     /// Copy bytes out (open bus beyond RAM).
     pub fn read_bytes(&self, addr: u32, out: &mut [u8]) {
+        let (a, n) = (addr as usize, out.len());
+        if let Some(last) = u32::try_from(n)
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|k| addr.checked_add(k))
+            && self.fast(last)
+        {
+            // All RAM below the ROMs (`fast` of the last byte covers
+            // every byte before it).
+            out.copy_from_slice(&self.ram[a..a + n]);
+            return;
+        }
         for (i, b) in out.iter_mut().enumerate() {
             *b = self.read8(addr.wrapping_add(i as u32));
         }

@@ -123,17 +123,28 @@ impl Machine {
 
     /// Host: read guest memory at a linear address (supervisor access; page
     /// faults are returned, CR2 is left untouched).
+    ///
+    /// One translation per page: the bytes before a faulting page are
+    /// read, as a byte-by-byte read would leave them.
     pub fn read_linear(&mut self, lin: u32, out: &mut [u8]) -> Result<(), Fault> {
         let cr2 = self.cpu.cr2;
+        let access = PageAccess {
+            write: false,
+            user: false,
+        };
         let mut r = Ok(());
-        for (i, b) in out.iter_mut().enumerate() {
-            match self.lin_read(lin.wrapping_add(i as u32), 1, false) {
-                Ok(v) => *b = v as u8,
+        let mut done = 0;
+        while done < out.len() {
+            let at = lin.wrapping_add(done as u32);
+            let n = ((0x1000 - (at & 0xFFF)) as usize).min(out.len() - done);
+            match self.translate(at, access) {
+                Ok(p) => self.mem.read_bytes(p, &mut out[done..done + n]),
                 Err(f) => {
                     r = Err(f);
                     break;
                 }
             }
+            done += n;
         }
         self.cpu.cr2 = cr2;
         r

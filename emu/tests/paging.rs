@@ -159,3 +159,41 @@ fn instruction_at_a_page_end_before_a_missing_page_leaves_cr2() {
     assert_eq!(fault(&mut m), Fault::code(vector::PF, 0));
     assert_eq!(m.cpu().cr2, 0x3000);
 }
+
+/// The host's `read_linear` reads a page at a time: the same bytes, the
+/// same fault (at the first byte of the page that is not present) and the
+/// same bytes before it, and CR2 untouched, as reading byte by byte.
+#[test]
+fn host_reads_across_pages_stop_at_the_missing_page() {
+    let mut m = paged(&[0xF4]);
+    let data: Vec<u8> = (0..0x2000u32).map(|i| (i * 7 + 3) as u8).collect();
+    m.write_phys(0x6000, &data);
+    // Linear page 6 maps frame 7 and page 7 frame 6: reads follow the map.
+    set_pte(&mut m, 6, 0x7007);
+    set_pte(&mut m, 7, 0x6007);
+    m.flush_tlb();
+    let mut got = vec![0u8; 0x20];
+    m.read_linear(0x6FF0, &mut got).unwrap();
+    let mut want = data[0x1FF0..0x2000].to_vec();
+    want.extend_from_slice(&data[0x1000..0x1010]);
+    assert_eq!(got, want);
+    // Page 8 not present: the first 0x10 bytes are read, then #PF.
+    set_pte(&mut m, 8, 0x8006);
+    m.flush_tlb();
+    m.cpu_mut_flush_tlb().cr2 = 0x1234;
+    let mut got = vec![0xEEu8; 0x20];
+    let f = m.read_linear(0x7FF0, &mut got).unwrap_err();
+    assert_eq!(f.vector, vector::PF);
+    assert_eq!(&got[..0x10], &data[0xFF0..0x1000]);
+    assert!(
+        got[0x10..].iter().all(|&b| b == 0xEE),
+        "nothing past the fault"
+    );
+    assert_eq!(m.cpu().cr2, 0x1234, "CR2 is the guest's");
+    // Byte by byte agrees.
+    for i in 0..0x20u32 {
+        let mut b = [0u8];
+        let r = m.read_linear(0x7FF0 + i, &mut b);
+        assert_eq!(r.is_ok(), i < 0x10, "byte {i}");
+    }
+}
