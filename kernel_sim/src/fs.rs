@@ -194,8 +194,7 @@ pub(crate) struct FindEntry {
     pub name: String,
     pub size: u64,
     pub attr: u16,
-    pub date: u16,
-    pub time: u16,
+    pub stamps: Stamps,
 }
 
 /// The system's file system, shared by every process: the sandbox, the
@@ -210,8 +209,9 @@ pub(crate) struct FileSystem {
     /// The time every file not written in this run shows: the emulated
     /// clock at the start.
     pub boot: (u16, u16),
-    /// Files written in this run, by (device, inode), and their time.
-    stamps: HashMap<(u64, u64), (u16, u16)>,
+    /// Files written (or stamped by DosSetFileInfo) in this run, by
+    /// (device, inode), and their times.
+    stamps: HashMap<(u64, u64), Stamps>,
     /// Bytes written to host files so far (see [`MAX_DISK_WRITE`]).
     pub written: u64,
 }
@@ -234,6 +234,27 @@ pub(crate) struct Files<'a> {
     pub fs: &'a mut FileSystem,
     pub table: &'a mut FileTable,
 }
+
+/// A file's three DOS (date, time) stamps as OS/2 keeps them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stamps {
+    pub created: (u16, u16),
+    pub accessed: (u16, u16),
+    pub written: (u16, u16),
+}
+
+impl Stamps {
+    fn all(t: (u16, u16)) -> Stamps {
+        Stamps {
+            created: t,
+            accessed: t,
+            written: t,
+        }
+    }
+}
+
+/// New stamps for a file (created, accessed, written); `None` keeps one.
+pub(crate) type NewStamps = [Option<(u16, u16)>; 3];
 
 /// A file's identity on the host, for [`FileSystem`]'s time stamps.
 fn file_id(md: &fs::Metadata) -> (u64, u64) {
@@ -300,13 +321,39 @@ impl FileSystem {
 
     /// The (date, time) the guest sees for a file: when it was written in
     /// this run, else the start of the run (never the host's time).
-    fn stamp_of(&self, md: &fs::Metadata) -> (u16, u16) {
-        self.stamps.get(&file_id(md)).copied().unwrap_or(self.boot)
+    fn stamp_of(&self, md: &fs::Metadata) -> Stamps {
+        self.stamps
+            .get(&file_id(md))
+            .copied()
+            .unwrap_or(Stamps::all(self.boot))
     }
 
-    /// Record that the file behind `md` was written now.
+    /// Record that the file behind `md` was written now (a file first
+    /// written in this run was created now too).
     fn stamp(&mut self, md: &fs::Metadata) {
-        self.stamps.insert(file_id(md), self.now);
+        let now = self.now;
+        self.stamps
+            .entry(file_id(md))
+            .and_modify(|s| {
+                s.written = now;
+                s.accessed = now;
+            })
+            .or_insert(Stamps::all(now));
+    }
+
+    /// Set some of the stamps of the file behind `md` (DosSetFileInfo,
+    /// DosSetPathInfo): `None` keeps one as it is.
+    fn set_stamps(&mut self, md: &fs::Metadata, new: NewStamps) {
+        let mut s = self.stamp_of(md);
+        for (slot, v) in [&mut s.created, &mut s.accessed, &mut s.written]
+            .into_iter()
+            .zip(new)
+        {
+            if let Some(v) = v {
+                *slot = v;
+            }
+        }
+        self.stamps.insert(file_id(md), s);
     }
 }
 
@@ -520,16 +567,72 @@ impl Files<'_> {
     }
 
     /// File size, allocation and attributes of an open file.
-    pub fn file_info(&mut self, h: u16) -> Result<(u64, u16, u16, u16), u32> {
+    pub fn file_info(&mut self, h: u16) -> Result<(u64, u16, Stamps), u32> {
         match self.table.get(h) {
             Some(Handle::File { file, .. }) => {
                 let md = file.metadata().map_err(|e| io_error(&e))?;
-                let (d, t) = self.fs.stamp_of(&md);
-                Ok((md.len(), attr_of(&md), d, t))
+                let s = self.fs.stamp_of(&md);
+                Ok((md.len(), attr_of(&md), s))
             }
-            Some(Handle::Std(_)) => Ok((0, 0, 0, 0)),
+            Some(Handle::Std(_)) => Ok((0, 0, Stamps::all((0, 0)))),
             None => Err(ERROR_INVALID_HANDLE),
         }
+    }
+
+    /// Size, attributes and stamps of a file or directory by path.
+    pub fn path_info(&mut self, path: &[u8]) -> Result<(u64, u16, Stamps), u32> {
+        let r = self.resolve(path)?;
+        if r.exists.is_none() {
+            return Err(ERROR_FILE_NOT_FOUND);
+        }
+        let md = r.host.symlink_metadata().map_err(|e| io_error(&e))?;
+        let len = if md.is_dir() { 0 } else { md.len() };
+        Ok((len, attr_of(&md), self.fs.stamp_of(&md)))
+    }
+
+    /// DosSetFileInfo level 1 on an open file: the stamps given (a zero
+    /// date and time keep one), and the read-only attribute when `attr`
+    /// is given. A handle opened for reading only may not be changed.
+    pub fn set_file_info(
+        &mut self,
+        h: u16,
+        stamps: NewStamps,
+        attr: Option<u16>,
+    ) -> Result<(), u32> {
+        let md = match self.table.get(h) {
+            Some(Handle::File { file, access }) => {
+                if *access == 0 {
+                    return Err(ERROR_ACCESS_DENIED);
+                }
+                file.metadata().map_err(|e| io_error(&e))?
+            }
+            Some(Handle::Std(_)) => return Ok(()),
+            None => return Err(ERROR_INVALID_HANDLE),
+        };
+        self.fs.set_stamps(&md, stamps);
+        if let Some(a) = attr {
+            set_readonly(&md, None, a)?;
+        }
+        Ok(())
+    }
+
+    /// DosSetPathInfo level 1: as [`Files::set_file_info`] by path.
+    pub fn set_path_info(
+        &mut self,
+        path: &[u8],
+        stamps: NewStamps,
+        attr: Option<u16>,
+    ) -> Result<(), u32> {
+        let r = self.resolve(path)?;
+        if r.exists.is_none() {
+            return Err(ERROR_FILE_NOT_FOUND);
+        }
+        let md = r.host.symlink_metadata().map_err(|e| io_error(&e))?;
+        self.fs.set_stamps(&md, stamps);
+        if let Some(a) = attr {
+            set_readonly(&md, Some(&r.host), a)?;
+        }
+        Ok(())
     }
 
     pub fn delete(&mut self, path: &[u8]) -> Result<(), u32> {
@@ -604,13 +707,12 @@ impl Files<'_> {
             if md.is_dir() && attr & 0x10 == 0 {
                 continue;
             }
-            let (date, time) = self.fs.stamp_of(&md);
+            let stamps = self.fs.stamp_of(&md);
             out.push(FindEntry {
                 name,
                 size: md.len(),
                 attr: attr_of(&md),
-                date,
-                time,
+                stamps,
             });
         }
         if out.is_empty() {
@@ -630,6 +732,34 @@ fn device(path: &[u8]) -> Option<u8> {
         b"NUL" => Some(4),
         _ => None,
     }
+}
+
+/// Attribute bits a file may be given (read-only, hidden, system,
+/// archive); directory and others are refused.
+const SETTABLE_ATTRS: u16 = 0x27;
+
+/// Make the host file read-only or not as OS/2 attribute bit 0 says.
+/// Hidden, system and archive have no host form and are not kept.
+fn set_readonly(md: &fs::Metadata, path: Option<&Path>, attr: u16) -> Result<(), u32> {
+    if attr & !SETTABLE_ATTRS != 0 {
+        return Err(ERROR_ACCESS_DENIED);
+    }
+    let Some(path) = path else {
+        // An open handle: the attribute applies when the file is closed
+        // on OS/2; the host file keeps its mode.
+        return Ok(());
+    };
+    if md.is_dir() {
+        return Ok(());
+    }
+    let mut perm = md.permissions();
+    let ro = attr & 1 != 0;
+    if perm.readonly() != ro {
+        #[allow(clippy::permissions_set_readonly_false)]
+        perm.set_readonly(ro);
+        fs::set_permissions(path, perm).map_err(|e| io_error(&e))?;
+    }
+    Ok(())
 }
 
 fn attr_of(md: &fs::Metadata) -> u16 {
@@ -725,7 +855,11 @@ mod tests {
         assert_eq!(fb.table.cwd_text(), "SUB");
         let found = fb.find(b"\\*.TXT", 0).unwrap();
         assert_eq!(
-            (found[0].size, found[0].date, found[0].time),
+            (
+                found[0].size,
+                found[0].stamps.written.0,
+                found[0].stamps.written.1
+            ),
             (5, 0x5A21, 0x6000)
         );
         assert_eq!(a.cwd_text(), "");

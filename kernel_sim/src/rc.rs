@@ -133,3 +133,9 @@ pub const ERROR_TOO_MANY_SEM_REQUESTS: u32 = 103;
 pub const ERROR_INVALID_PDELTA: u32 = 304;
 /// ERROR_INVALID_PROCID: no such process.
 pub const ERROR_INVALID_PROCID: u32 = 303;
+/// ERROR_INSUFFICIENT_BUFFER: the buffer is smaller than the level's structure.
+pub const ERROR_INSUFFICIENT_BUFFER: u32 = 122;
+/// ERROR_INVALID_LEVEL: an information level the call does not have.
+pub const ERROR_INVALID_LEVEL: u32 = 124;
+/// ERROR_EAS_NOT_SUPPORTED: the file system keeps no extended attributes.
+pub const ERROR_EAS_NOT_SUPPORTED: u32 = 282;

@@ -98,7 +98,11 @@ impl Process {
         let m = &exe.module;
         if m.format == Format::Lx {
             let obj = m.stack.and_then(|s| exe.object(s.object));
-            let top = self.initial_sp().map_or(0, |(_, sp)| sp);
+            let top = match (self.initial_sp(), obj) {
+                (Some((_, sp)), Some(o)) if !o.bits32 => o.base.wrapping_add(sp),
+                (Some((_, sp)), _) => sp,
+                (None, _) => 0,
+            };
             return match obj {
                 Some(o) if top > o.base => (o.base, top),
                 _ => (top.saturating_sub(m.stack_size.max(1)), top),
@@ -118,8 +122,14 @@ impl Process {
         let m = &exe.module;
         let s = m.stack?;
         let o = exe.object(s.object)?;
-        if m.format == Format::Lx {
+        if m.format == Format::Lx && o.bits32 {
             return Some((FLAT_DS, o.base.wrapping_add(s.offset)));
+        }
+        if m.format == Format::Lx {
+            // A 16-bit stack object (LINK386's output for 16-bit code):
+            // its tiled selector, ESP 0 meaning the top.
+            let sp = if s.offset == 0 { o.size } else { s.offset };
+            return Some((o.selector, sp.min(TILE)));
         }
         let mut sp = s.offset;
         if sp == 0 {
@@ -155,7 +165,9 @@ impl Process {
         let d = &self.kernel.desc;
         let mut ok = d.load(&mut self.machine, SegReg::Ss, ss)
             && d.load(&mut self.machine, SegReg::Cs, cs.selector);
-        if m.format == Format::Lx {
+        // An LX program whose entry object is 16-bit starts as an OS/2 1.x
+        // program does (LINK386 links 16-bit code into LX modules).
+        if m.format == Format::Lx && cs.bits32 {
             ok &= d.load(&mut self.machine, SegReg::Ds, FLAT_DS)
                 && d.load(&mut self.machine, SegReg::Es, FLAT_DS)
                 && d.load(&mut self.machine, SegReg::Fs, TIB_SEL)

@@ -3,6 +3,7 @@
 
 use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Call, shared};
+use crate::fs::Stamps;
 use crate::layout::TILE;
 use crate::process::Process;
 use crate::rc::*;
@@ -40,7 +41,6 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 70 "DosOpen" Far16 [S, P, P, L, W, W, W, L] shared::open),
     api!("DOSCALLS" 71 "DosQCurDir" Far16 [W, P, P] q_cur_dir),
     api!("DOSCALLS" 72 "DosQCurDisk" Far16 [P, P] shared::query_current_disk),
-    api!("DOSCALLS" 74 "DosQFileInfo" Far16 [W, W, P, W] q_file_info),
     api!("DOSCALLS" 75 "DosQFileMode" Far16 [S, P, L] |p, c| {
         let s = p.arg_sz(c, 0)?;
         let a = p.files().file_mode(&s)?;
@@ -191,9 +191,9 @@ fn q_cur_dir(p: &mut Process, c: &Call) -> ApiResult<()> {
 }
 
 /// FILESTATUS (level 1): three date/time pairs, size, allocation, attribute.
-pub(crate) fn file_status(size: u64, attr: u16, date: u16, time: u16, attr32: bool) -> Vec<u8> {
+pub(crate) fn file_status(size: u64, attr: u16, s: &Stamps, attr32: bool) -> Vec<u8> {
     let mut v = Vec::new();
-    for _ in 0..3 {
+    for (date, time) in [s.created, s.accessed, s.written] {
         v.extend(date.to_le_bytes());
         v.extend(time.to_le_bytes());
     }
@@ -205,16 +205,4 @@ pub(crate) fn file_status(size: u64, attr: u16, date: u16, time: u16, attr32: bo
         v.extend(attr.to_le_bytes());
     }
     v
-}
-
-fn q_file_info(p: &mut Process, c: &Call) -> ApiResult<()> {
-    if c.w(1) != 1 {
-        return Err(ERROR_INVALID_FUNCTION);
-    }
-    let (size, attr, d, t) = p.files().file_info(c.w(0))?;
-    let v = file_status(size, attr, d, t, false);
-    if v.len() > usize::from(c.w(3)) {
-        return Err(ERROR_BUFFER_OVERFLOW);
-    }
-    p.put_bytes(c, 2, &v)
 }

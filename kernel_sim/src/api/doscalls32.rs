@@ -13,34 +13,6 @@ const PAG_DECOMMIT: u32 = 0x20;
 /// The 32-bit entries.
 pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 209 "DosSetMaxFH" Sys32 [L] shared::set_max_fh),
-    api!("DOSCALLS" 223 "DosQueryPathInfo" Sys32 [S, L, P, L] |p, c| {
-        let s = p.arg_sz(c, 0)?;
-        match c.l(1) {
-            1 => {
-                let r = p.files().resolve(&s)?;
-                if r.exists.is_none() {
-                    return Err(ERROR_FILE_NOT_FOUND);
-                }
-                let attr = p.files().file_mode(&s)?;
-                let size = std::fs::metadata(&r.host).map_or(0, |m| m.len());
-                let v = crate::api::doscalls16::file_status(size, attr, 0, 0, true);
-                if v.len() > c.l(3) as usize {
-                    return Err(ERROR_BUFFER_OVERFLOW);
-                }
-                p.put_bytes(c, 2, &v)
-            }
-            5 => {
-                let r = p.files().resolve(&s)?;
-                let mut v = crate::process::latin1(&r.os2);
-                v.push(0);
-                if v.len() > c.l(3) as usize {
-                    return Err(ERROR_BUFFER_OVERFLOW);
-                }
-                p.put_bytes(c, 2, &v)
-            }
-            _ => Err(ERROR_INVALID_PARAMETER),
-        }
-    }),
     api!("DOSCALLS" 224 "DosQueryHType" Sys32 [L, P, P] |p, c| {
         let (t, a) = p.pcb.files.handle_type(c.l(0) as u16)?;
         p.put_u32(c, 1, u32::from(t))?;
@@ -88,17 +60,6 @@ pub static DEFS: &[ApiDef] = &[
         p.put_bytes(c, 1, &dir)
     }),
     api!("DOSCALLS" 275 "DosQueryCurrentDisk" Sys32 [P, P] shared::query_current_disk),
-    api!("DOSCALLS" 279 "DosQueryFileInfo" Sys32 [L, L, P, L] |p, c| {
-        if c.l(1) != 1 {
-            return Err(ERROR_INVALID_PARAMETER);
-        }
-        let (size, attr, d, t) = p.files().file_info(c.l(0) as u16)?;
-        let v = crate::api::doscalls16::file_status(size, attr, d, t, true);
-        if v.len() > c.l(3) as usize {
-            return Err(ERROR_BUFFER_OVERFLOW);
-        }
-        p.put_bytes(c, 2, &v)
-    }),
     api!("DOSCALLS" 281 "DosRead" Sys32 [L, P, L, P] shared::read),
     api!("DOSCALLS" 282 "DosWrite" Sys32 [L, P, L, P] shared::write),
     api!("DOSCALLS" 286 "DosBeep" Sys32 [L, L] shared::beep),

@@ -16,7 +16,7 @@ fn entry_bytes(e: &FindEntry, far16: bool) -> Vec<u8> {
         v.extend(0u32.to_le_bytes());
     }
     v.extend(crate::api::doscalls16::file_status(
-        e.size, e.attr, e.date, e.time, !far16,
+        e.size, e.attr, &e.stamps, !far16,
     ));
     let name = crate::process::latin1(&e.name);
     v.push(name.len().min(255) as u8);

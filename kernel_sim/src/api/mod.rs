@@ -66,6 +66,7 @@ pub mod console;
 pub mod cptrapvm;
 pub mod doscalls16;
 pub mod doscalls32;
+mod fileinfo;
 mod find;
 pub mod modules;
 pub mod msg;
@@ -258,6 +259,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(msg::DEFS)
         .chain(submem::DEFS)
         .chain(threads::DEFS)
+        .chain(fileinfo::DEFS)
 }
 
 /// The system DLLs this kernel provides.

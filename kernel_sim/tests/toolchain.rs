@@ -1,0 +1,131 @@
+//! IBM's toolchain end to end (issue 12, item 6): NASM's sample
+//! `test-asm16.asm` assembled to OMF with `nasm -f obj`, linked by IBM's
+//! LINK386 (running here) against OS2286.LIB with a `.def` file; the EXE
+//! it writes runs here and is traced. Skipped unless OS2TK_DIR names the
+//! toolkit and `nasm` is on PATH.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+use stda::{Stda, StdaFormat};
+
+fn skip(why: &str) {
+    println!("{why}: skipped");
+    eprintln!("{why}: skipped");
+}
+
+fn toolkit() -> Option<PathBuf> {
+    let dir = std::env::var_os("OS2TK_DIR").map(PathBuf::from);
+    match dir {
+        Some(d) if d.join("bin/link386.exe").exists() => Some(d),
+        _ => {
+            skip("OS2TK_DIR is not set (or has no bin/link386.exe)");
+            None
+        }
+    }
+}
+
+fn sample_source() -> PathBuf {
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/samples/src/test-asm16.asm"
+    ))
+    .to_path_buf()
+}
+
+/// Run `program` in `root` with `args`: (outcome, console, process).
+fn run(root: &Path, program: &str, args: &[&str]) -> (Outcome, String, Process) {
+    let mut cfg = ProcessConfig::new(root, program);
+    cfg.args = args.iter().map(|s| s.to_string()).collect();
+    cfg.max_instructions = Some(200_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    let out = ConsoleBuffer::new();
+    p.set_console(
+        Box::new(out.clone()),
+        Box::new(out.clone()),
+        Box::new(std::io::empty()),
+    );
+    let o = p.run();
+    (o, out.text(), p)
+}
+
+#[test]
+fn nasm_and_link386_build_a_program_that_runs_and_is_traced() {
+    let Some(tk) = toolkit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let nasm = Command::new("nasm")
+        .arg("-f")
+        .arg("obj")
+        .arg(sample_source())
+        .arg("-o")
+        .arg(root.join("TEST.OBJ"))
+        .status();
+    match nasm {
+        Ok(s) => assert!(s.success(), "nasm failed"),
+        Err(_) => return skip("nasm is not installed"),
+    }
+    std::fs::copy(tk.join("bin/link386.exe"), root.join("LINK386.EXE")).unwrap();
+    std::fs::copy(tk.join("lib/os2286.lib"), root.join("OS2286.LIB")).unwrap();
+    std::fs::write(
+        root.join("TEST.DEF"),
+        "NAME TEST WINDOWCOMPAT\nDESCRIPTION 'NASM sample'\nPROTMODE\nSTACKSIZE 4096\n",
+    )
+    .unwrap();
+
+    // LINK386 objects,exe,map,libraries,def;
+    let (o, text, _) = run(
+        root,
+        "LINK386.EXE",
+        &["TEST.OBJ,TEST.EXE,TEST.MAP,OS2286.LIB,TEST.DEF;"],
+    );
+    assert_eq!(o, Outcome::Exited(0), "{text}");
+
+    // The EXE: an LX module with the sample's three 16-bit segments,
+    // entry at _TEXT:0, importing DOSCALLS (DosWrite, DosExit).
+    let bytes = std::fs::read(root.join("TEST.EXE")).unwrap();
+    let m = loader::parse(&bytes).unwrap();
+    assert_eq!(m.format, loader::Format::Lx);
+    assert_eq!(m.name, "test");
+    assert_eq!(m.objects.len(), 3);
+    let start = m.start.unwrap();
+    assert_eq!((start.object, start.offset), (3, 0));
+    assert_eq!(m.stack_size, 4096);
+    assert!(m.objects.iter().all(|o| o.flags & 0x2000 == 0), "16-bit");
+    let map = std::fs::read_to_string(root.join("TEST.MAP")).unwrap();
+    assert!(
+        map.contains("Program entry point at 0003:00000000"),
+        "{map}"
+    );
+    assert!(map.contains("_TEXT") && map.contains("DGROUP"), "{map}");
+
+    // It runs.
+    let (o, text, _) = run(root, "TEST.EXE", &[]);
+    assert_eq!((o, text.as_str()), (Outcome::Exited(0), "Hello World\r\n"));
+
+    // And is traced: the DosWrite call (14 bytes into _TEXT) logs the
+    // length and the string it writes.
+    let mut cfg = ProcessConfig::new(root, "TEST.EXE");
+    cfg.max_instructions = Some(1_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    p.set_console(
+        Box::new(ConsoleBuffer::new()),
+        Box::new(ConsoleBuffer::new()),
+        Box::new(std::io::empty()),
+    );
+    let src = "major=0xC9\nminor=0x21\nobject=3\noffset=14\nopcode=0x9A\n\
+               Push SS\nPush ESP\nPush W,4\nAdd\nPush WIS\n\
+               Push SS\nPush ESP\nPush W,6\nAdd\nPush SIS\nLog MRS\n";
+    let file = rpn_vm::parse("t.rpn", src).unwrap();
+    p.trace_start(StdaFormat::New, 4).unwrap();
+    p.trace_apply("TEST", &file, None, None).unwrap();
+    assert_eq!(p.run(), Outcome::Exited(0));
+    let snap = p.system_trace_mut().unwrap().buffer_mut().get_stda();
+    let records = Stda::parse(&snap.stda).unwrap().records();
+    assert_eq!(records.len(), 1);
+    let mut want = vec![0, 13, 0];
+    want.extend_from_slice(b"Hello World\r\n");
+    assert_eq!((records[0].major, records[0].minor), (0xC9, 0x21));
+    assert_eq!(records[0].data, want);
+}
