@@ -57,7 +57,7 @@ fn cycles(dir: &std::path::Path, file: &str) -> u64 {
 
 fn guest(c: &mut Criterion) {
     let mut g = c.benchmark_group("tnf_cost/guest");
-    for (bits16, sites) in [(false, 12 + 1), (true, 1 + 5 + 1)] {
+    for (bits16, sites) in [(false, 12 + 1), (true, 1 + 5 + 1 + 1)] {
         let name = if bits16 { "tnf16" } else { "tnf32" };
         let variants = [
             ("untraced", Probes::Nprobe),

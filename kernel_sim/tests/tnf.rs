@@ -116,7 +116,12 @@ fn tnf16_records_strings_frames_and_debug_output() {
         "{text}"
     );
     assert!(text.contains("probe step; i=3; where=0x1234;\n"), "{text}");
-    assert!(text.ends_with("probe done; sum=10;\n"), "{text}");
+    assert!(
+        text.ends_with(
+            "probe done; sum=10;\nprobe summary; state={ type: tnf16_state sum=10; program=\"TNF16\"; };\n"
+        ),
+        "{text}"
+    );
     let file = TnfFile::parse(&bytes).unwrap();
     let dump = tnf::dump::cooked(&file, true).unwrap();
     assert!(dump.contains("probe\t tnf_name: \"start\" tnf_string: \"keys tnf16 io;file tnf16.c;line 10;debug;sunw%debug 'starting up'\"\n"), "{dump}");
@@ -132,6 +137,13 @@ fn tnf16_records_strings_frames_and_debug_output() {
         dump.contains(" done                      sum: 0xa\n"),
         "-x prints unsigned in hex: {dump}"
     );
+    // A record through a 16:16 pointer, with a 16:16 string member.
+    assert!(
+        dump.contains(
+            " summary                   state: { type: tnf16_state sum: 0xa program: \"TNF16\" }\n"
+        ),
+        "{dump}"
+    );
 }
 
 /// A disabled probe costs the guest no more than a call and a return:
@@ -146,7 +158,7 @@ fn a_disabled_probe_costs_at_most_a_call_and_a_return() {
         assert_eq!(o, Outcome::Exited(0));
         let (_, _, nprobe, _) = run(&program(Probes::Nprobe), none);
         let (_, _, stub, _) = run(&program(Probes::Stub), none);
-        let sites = if bits16 { 1 + 5 + 1 } else { 12 + 1 };
+        let sites = if bits16 { 1 + 5 + 1 + 1 } else { 12 + 1 };
         let per_probe = (disabled - nprobe) as f64 / f64::from(sites);
         let call_ret = (stub - nprobe) as f64 / f64::from(sites);
         println!("bits16={bits16}: disabled probe {per_probe} cycles, call+ret {call_ret} cycles");

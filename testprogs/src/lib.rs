@@ -103,7 +103,7 @@
 //!
 //! | file | format | segments / objects | imports | does |
 //! |---|---|---|---|---|
-//! | TNF16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | TNFPROBE.2 TNF_PROBE16, DOSCALLS.5 | probes `start` (debug; string and int), `step` (int from a BP frame, opaque), `done` (ulong from data) around a loop; exit 1 if its sum is wrong |
+//! | TNF16.EXE | NE | 1 `_TEXT`, 2 `_DATA` | TNFPROBE.2 TNF_PROBE16, DOSCALLS.5 | probes `start` (debug; string and int), `step` (int from a BP frame, opaque), `done` (ulong from data) around a loop, `summary` (a `tnf16_state` record through a 16:16 pointer); exit 1 if its sum is wrong |
 //! | TNFDLL32.DLL | LX DLL | 1 `CODE32`, 2 `DATA32` | TNFPROBE.1 | `Tick(n)` fires `tick` (n, module) and returns 2n; exports its `TNF_PROBE_LIST` |
 //! | TNFLD32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.318 DosLoadModule, .321 DosQueryProcAddr, TNFPROBE.1, DOSCALLS.234 | loads TNFDLL32 while running, probes `loaded` (hmod) and `types_a`/`types_b` (one value of each TNF type), calls Tick(0..3), Tick(0..N) with a number N as argument, forever with another argument; exit 2/3 if the DLL or Tick is missing, 1 if Tick is wrong |
 //! | TNFMT32.EXE | LX | 1 `CODE32`, 2 `DATA32`, 3 `STACK` | DOSCALLS.311 DosCreateThread, .229 DosSleep, .349 DosWaitThread, TNFPROBE.1, DOSCALLS.234 | two threads, each firing its probe (`main_step`, `worker_step`) 3 times with a 1 ms sleep between; exit 1 if a call fails |

@@ -25,7 +25,9 @@
 //! `tnf_int count`, a probe `step` (keys `tnf16 loop`) with `tnf_int i`
 //! from a BP frame slot and `tnf_opaque where` (a constant), and `done`
 //! with `tnf_ulong sum` (DX:AX is not a location: the sum is stored in
-//! data first). Exit 1 if the sum is wrong. Its stub is far (`retf`), as
+//! data first), then `summary` with `state`, a `tnf16_state` record read
+//! through a 16:16 pointer (`tnf_ulong sum` at +0 and `tnf_string program`,
+//! a 16:16 pointer at +10). Exit 1 if the sum is wrong. Its stub is far (`retf`), as
 //! the site's call is.
 //!
 //! [`Probes::Nprobe`] builds the same programs with no probe sites (as
@@ -462,6 +464,21 @@ const TNF16_PROBES: &[ProbeDef] = &[
         records: &[],
         site: "done_site",
     },
+    ProbeDef {
+        name: "summary",
+        keys: "tnf16 summary",
+        detail: "",
+        file: "tnf16.c",
+        line: 31,
+        debug: false,
+        // A 16:16 pointer to the data at `sum`, read as a record.
+        args: &[(TNF_RECORD, "state", Loc::AddrOf("sum"))],
+        records: &[RecordDef {
+            name: "tnf16_state",
+            members: &[(TNF_ULONG, "sum", 0), (TNF_STRING, "program", 10)],
+        }],
+        site: "summary_site",
+    },
 ];
 
 /// TNF16.EXE (or its NPROBE / stub variant).
@@ -500,6 +517,7 @@ pub(crate) fn build_tnf16(probes: Probes) -> Result<Program> {
     c.op(|a| a.mov(sp, bp))?;
     c.op(|a| a.pop(bp))?;
     site(&mut c, probes, stub, "done_site", true)?;
+    site(&mut c, probes, stub, "summary_site", true)?;
     let want = TNF16_COUNT * (TNF16_COUNT - 1) / 2;
     c.op(|a| a.cmp(word_ptr(u64::from(sum)), want as i32))?;
     c.op(|a| a.jne(fails[0]))?;
