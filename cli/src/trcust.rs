@@ -14,7 +14,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use tdf::diag::{ConsoleLine, Severity};
 use tdf::trcust::{
     CommandLine, PathStyle, find_file, replace_ext, run_parsed, tdf_output_name, with_default_ext,
 };
@@ -142,11 +141,7 @@ pub fn run(args: Args) -> Result<i32> {
     check_outputs(&dir, &cmd)?;
     let outcome = run_parsed(&cmd, &dir, PathStyle::Host);
     print!("{}", outcome.text());
-    let complained = outcome.console.iter().any(|l| {
-        matches!(l, ConsoleLine::Diag(d)
-            if matches!(d.severity, Severity::Error | Severity::Warning) && d.severity.level() <= outcome.level)
-    });
-    if args.strict && complained {
+    if args.strict && outcome.complained() {
         return Ok(1);
     }
     Ok(outcome.exit_code)

@@ -47,12 +47,25 @@ pub struct RunOutcome {
     pub exit_code: i32,
     /// Files written, in order.
     pub written: Vec<PathBuf>,
+    /// ERROR lines printed as text, outside the `/W` filter (an invalid
+    /// parameter is shown at the level in effect when it was read).
+    pub unfiltered_errors: usize,
 }
 
 impl RunOutcome {
     /// The console text at the run's warning level.
     pub fn text(&self) -> String {
         crate::diag::render(&self.console, self.level)
+    }
+
+    /// Whether an ERROR or WARNING line was printed (`--strict`).
+    pub fn complained(&self) -> bool {
+        self.unfiltered_errors > 0
+            || self.console.iter().any(|l| {
+                matches!(l, ConsoleLine::Diag(d)
+                    if matches!(d.severity, Severity::Error | Severity::Warning)
+                        && d.severity.level() <= self.level)
+            })
     }
 }
 
@@ -357,6 +370,7 @@ pub fn run_parsed(cmd: &CommandLine, dir: &Path, style: PathStyle) -> RunOutcome
         let level = cmd.invalid_levels.get(i).copied().unwrap_or(cmd.level);
         if d.severity.level() <= level {
             r.text(d.to_string());
+            r.out.unfiltered_errors += 1;
         }
     }
     if cmd.combine.is_some() {
