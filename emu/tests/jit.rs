@@ -196,7 +196,7 @@ fn gen_strategy() -> impl Strategy<Value = Gen> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: jitpair::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn random_loops_match_the_interpreter(
@@ -247,7 +247,7 @@ fn looped(bits: u32, body: &[u8], n: u32) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: jitpair::cases(128), ..ProptestConfig::default() })]
 
     /// Arbitrary bytes as a loop body, every exception intercepted: both
     /// machines stop at the same place with the same state, whatever the

@@ -1,6 +1,7 @@
 //! The native tier's memory operands against the interpreter: identical
 //! machines, tier on and off, run random loops of loads (MOV, ALU, MOVZX,
-//! MOVSX), stores, read-modify-write ops and PUSH/POP in every size, 16- and 32-bit addressing and
+//! MOVSX), stores, read-modify-write ops, PUSH/POP and CALL/RET near in
+//! every size, 16- and 32-bit addressing and
 //! segment overrides, with pointers that walk across page boundaries,
 //! segment limits (small, expand-down, read-only segments), pages that are
 //! absent, read-only, supervisor-only, or not yet accessed or dirty, and
@@ -90,7 +91,9 @@ fn operand(x: u8, y: u8, v: u32, bits: u32) -> AsmMemoryOperand {
 }
 
 /// Emit one generated op; `skip` is the target of a forward Jcc.
-fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel, bits: u32) {
+/// `subs`: a routine that returns with RET, and one that takes a pushed
+/// argument and returns with RET imm.
+fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel, bits: u32, subs: [CodeLabel; 2]) {
     let (k, x, y, v) = g;
     let m = operand(x, y, v, bits);
     let size = (x >> 2) % 3;
@@ -184,7 +187,11 @@ fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel, bits: u32) {
             6 => a.push(ebx),
             _ => a.add(d32, imm),
         },
-        13 => a.adc(d16, d16),
+        13 => match v % 4 {
+            0 | 1 => a.call(subs[0]),
+            2 => a.push(imm as i8 as i32).and_then(|()| a.call(subs[1])),
+            _ => a.adc(d16, d16),
+        },
         14 => match v % 4 {
             0 => a.stc(),
             1 => a.cmc(),
@@ -206,11 +213,12 @@ fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel, bits: u32) {
 fn program(bits: u32, body: &[Gen], close: u8) -> Vec<u8> {
     asm(bits, if bits == 32 { 0x2000 } else { 0x100 }, |a| {
         let mut labels: Vec<CodeLabel> = (0..=body.len()).map(|_| a.create_label()).collect();
+        let mut subs = [a.create_label(), a.create_label()];
         let head = labels[0];
         for (i, g) in body.iter().enumerate() {
             a.set_label(&mut labels[i]).unwrap();
             let target = labels[(i + 2 + usize::from(g.1 % 2)).min(body.len())];
-            emit(a, *g, target, bits);
+            emit(a, *g, target, bits, subs);
         }
         a.set_label(&mut labels[body.len()]).unwrap();
         if close.is_multiple_of(2) {
@@ -221,6 +229,20 @@ fn program(bits: u32, body: &[Gen], close: u8) -> Vec<u8> {
             a.ja(head).unwrap();
         }
         a.hlt().unwrap();
+        // inc edx; mov [esi+8],eax; ret
+        a.set_label(&mut subs[0]).unwrap();
+        a.inc(edx).unwrap();
+        a.mov(dword_ptr(esi + 8), eax).unwrap();
+        a.ret().unwrap();
+        // add eax,[esp+n]; ret n (n = the size of a push here)
+        a.set_label(&mut subs[1]).unwrap();
+        let n = if bits == 32 { 4 } else { 2 };
+        if bits == 32 {
+            a.add(eax, dword_ptr(esp + n)).unwrap();
+        } else {
+            a.add(ax, word_ptr(esp + n)).unwrap();
+        }
+        a.ret_1(n).unwrap();
     })
 }
 
@@ -310,7 +332,7 @@ fn pointer(choice: u8, r: u32) -> u32 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: jitpair::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn memory_loops_match_the_interpreter(
@@ -523,6 +545,60 @@ fn push_pop_loop_runs_natively() {
         let limits = Limits {
             instructions: Some(13),
             cycles: None,
+        };
+        let (mut a, mut b) = (mk(true), mk(false));
+        jitpair::run_both(&mut a, &mut b, limits, 1000);
+    }
+}
+
+/// CALL and RET near run natively; a RET to a target past the CS limit
+/// leaves the block and faults in the interpreter.
+#[test]
+fn call_ret_loop_runs_natively() {
+    let code = asm(32, 0x2000, |a| {
+        let mut l = a.create_label();
+        let mut sub = a.create_label();
+        a.set_label(&mut l).unwrap();
+        a.push(ecx).unwrap();
+        a.call(sub).unwrap();
+        a.dec(ecx).unwrap();
+        a.jnz(l).unwrap();
+        a.push(0x5000).unwrap();
+        a.ret().unwrap();
+        a.set_label(&mut sub).unwrap();
+        a.add(eax, dword_ptr(esp + 4)).unwrap();
+        a.ret_1(4).unwrap();
+    });
+    for setup in [Setup::Flat, Setup::Paged] {
+        let mk = |jit| {
+            let mut m = machine(setup, &code, 0, false, jit);
+            m.gpr_mut()[Gpr::Ecx] = 300;
+            let mut code_seg = *m.cpu().sreg(SegReg::Cs);
+            code_seg.limit = 0x2FFF;
+            m.set_segment(SegReg::Cs, code_seg);
+            m
+        };
+        let (mut a, mut b) = (mk(true), mk(false));
+        let e = a.run(Limits::default());
+        assert_eq!(e, b.run(Limits::default()));
+        assert_eq!(
+            e,
+            Exit::Exception {
+                fault: emu::Fault::gp(0),
+                software: false
+            }
+        );
+        assert_same(&a, &b, "RET past the limit");
+        assert_same_memory(&a, &b);
+        assert_eq!(a.cpu().gpr[Gpr::Eax], 300 * 301 / 2, "{setup:?}");
+        assert!(
+            a.jit_stats().instructions > 1000,
+            "{setup:?}: {:?}",
+            a.jit_stats()
+        );
+        let limits = Limits {
+            instructions: Some(11),
+            cycles: Some(97),
         };
         let (mut a, mut b) = (mk(true), mk(false));
         jitpair::run_both(&mut a, &mut b, limits, 1000);

@@ -36,9 +36,9 @@
 //! body while the budget lasts.
 
 use super::native::{
-    Emitted, NE_PHYS, NE_RIGHTS, NE_TAG, OFF_BUDGET, OFF_CODE, OFF_EIP, OFF_EXIT, OFF_FAST,
-    OFF_FLAGS, OFF_GPR, OFF_INDEX, OFF_PAGING, OFF_RAM, OFF_RMASK, OFF_SEGS, OFF_TLB, OFF_WMASK,
-    SEG_BASE, SEG_RHI, SEG_RLO, SEG_SIZE, SEG_WHI, SEG_WLO,
+    Emitted, NE_PHYS, NE_RIGHTS, NE_TAG, OFF_BUDGET, OFF_CODE, OFF_CS_LIMIT, OFF_EIP, OFF_EXIT,
+    OFF_FAST, OFF_FLAGS, OFF_GPR, OFF_INDEX, OFF_PAGING, OFF_RAM, OFF_RMASK, OFF_SEGS, OFF_TLB,
+    OFF_WMASK, SEG_BASE, SEG_RHI, SEG_RLO, SEG_SIZE, SEG_WHI, SEG_WLO,
 };
 use super::select::{End, Mem, Op, Plan, Reg, Src};
 use iced_x86::code_asm::asm_traits::*;
@@ -49,7 +49,8 @@ use iced_x86::{ConditionCode, IcedError, Mnemonic as M};
 pub(crate) const EXIT_BUDGET: u32 = 0;
 /// The final branch was taken to another address.
 pub(crate) const EXIT_TAKEN: u32 = 1;
-/// The final Jcc was not taken, or the block has no branch.
+/// The final Jcc was not taken, the block has no branch, or it ended with
+/// CALL or RET (whose EIP the exit has).
 pub(crate) const EXIT_NEXT: u32 = 2;
 /// A memory operand's check failed: the block left just before op
 /// `State::index` of the pass.
@@ -127,16 +128,17 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
 
     a.set_label(&mut top)?;
     let mut sides = Vec::new();
+    // The flags before op `i` are the guest's (where the caller takes
+    // them) if the block loaded them or wrote some, in this pass or,
+    // looping, in the last; checks must save them first.
+    let save_at = |i: usize| {
+        plan.load_flags || plan.side[i].written != 0 || (plan.self_loop() && plan.written != 0)
+    };
     for (i, op) in plan.ops.iter().enumerate() {
         match op.mem() {
             None => emit_op(&mut a, op, None)?,
             Some((mem, write)) => {
-                // The flags before the op are the guest's (where the caller
-                // takes them) if the block loaded them or wrote some, in
-                // this pass or, looping, in the last.
-                let save = plan.load_flags
-                    || plan.side[i].written != 0
-                    || (plan.self_loop() && plan.written != 0);
+                let save = save_at(i);
                 let restore = save
                     && (reads_flags(op) || (!overwrites_flags(op) && flags_live_after(plan, i)));
                 let side = a.create_label();
@@ -167,6 +169,56 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
         }
         End::Jmp { .. } if self_loop => loop_back(&mut a, top, exhausted)?,
         End::Jmp { .. } => a.jmp(taken)?,
+        End::Call { stack, .. } | End::Ret { stack, .. } => {
+            // The branch's stack access, then an exit at the target with
+            // the cost of a pass (neither adds the taken-branch cycles).
+            let i = plan.ops.len();
+            let save = save_at(i);
+            let side = a.create_label();
+            if save {
+                a.pushfq()?;
+                a.pop(r15)?;
+            }
+            let call = matches!(plan.end, End::Call { .. });
+            check(&mut a, stack, call, side)?;
+            let at = if stack.size == 4 {
+                dword_ptr(r13 + r14)
+            } else {
+                word_ptr(r13 + r14)
+            };
+            if call {
+                let ret = if stack.size == 4 {
+                    plan.next_eip as i32
+                } else {
+                    i32::from(plan.next_eip as u16 as i16)
+                };
+                a.mov(at, ret)?;
+                move_sp(&mut a, stack, -i32::from(stack.size))?;
+                a.mov(dword_ptr(r11 + OFF_EIP), plan.target().unwrap_or(0))?;
+            } else {
+                if stack.size == 4 {
+                    a.mov(r12d, at)?;
+                } else {
+                    a.movzx(r12d, at)?;
+                }
+                // A target past the CS limit is the interpreter's #GP.
+                a.cmp(r12d, dword_ptr(r11 + OFF_CS_LIMIT))?;
+                a.ja(side)?;
+                let imm = match plan.end {
+                    End::Ret { imm, .. } => i32::from(imm),
+                    _ => 0,
+                };
+                move_sp(&mut a, stack, i32::from(stack.size) + imm)?;
+                a.mov(dword_ptr(r11 + OFF_EIP), r12d)?;
+            }
+            if save {
+                a.push(r15)?;
+                a.popfq()?;
+            }
+            a.mov(dword_ptr(r11 + OFF_EXIT), EXIT_NEXT)?;
+            a.jmp(epilogue)?;
+            sides.push((i, side, save));
+        }
     }
     // Exit stubs (a stub with no way in is harmless).
     a.set_label(&mut exhausted)?;

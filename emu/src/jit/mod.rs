@@ -226,6 +226,7 @@ impl Machine {
             let user = self.cpu.cpl == 3;
             st.segs = self.seg_checks(b.plan.segs);
             st.paging = u32::from(self.cpu.paging());
+            st.cs_limit = self.cpu.seg[SegReg::Cs].limit;
             st.rmask = if user {
                 RIGHT_USER_READ
             } else {

@@ -111,6 +111,10 @@ pub(crate) struct State {
     pub wmask: u32,
     /// Out: after an exit before an op (`EXIT_SIDE`), its index.
     pub index: u32,
+    /// CS's limit (a RET's target must be inside).
+    pub cs_limit: u32,
+    /// Unused (alignment).
+    pub pad: u32,
 }
 
 impl Default for State {
@@ -130,6 +134,8 @@ impl Default for State {
             rmask: 0,
             wmask: 0,
             index: 0,
+            cs_limit: 0,
+            pad: 0,
         }
     }
 }
@@ -169,6 +175,8 @@ pub(crate) const OFF_RMASK: i32 = 236;
 pub(crate) const OFF_WMASK: i32 = 240;
 /// Offset of `State::index`.
 pub(crate) const OFF_INDEX: i32 = 244;
+/// Offset of `State::cs_limit`.
+pub(crate) const OFF_CS_LIMIT: i32 = 248;
 
 const _: () = {
     assert!(offset_of!(State, gpr) == OFF_GPR as usize);
@@ -185,7 +193,8 @@ const _: () = {
     assert!(offset_of!(State, rmask) == OFF_RMASK as usize);
     assert!(offset_of!(State, wmask) == OFF_WMASK as usize);
     assert!(offset_of!(State, index) == OFF_INDEX as usize);
-    assert!(size_of::<State>() == 248);
+    assert!(offset_of!(State, cs_limit) == OFF_CS_LIMIT as usize);
+    assert!(size_of::<State>() == 256);
     assert!(offset_of!(SegCheck, rlo) == SEG_RLO as usize);
     assert!(offset_of!(SegCheck, rhi) == SEG_RHI as usize);
     assert!(offset_of!(SegCheck, wlo) == SEG_WLO as usize);

@@ -14,7 +14,8 @@
 //! - PUSH r16/r32/imm, POP r16/r32 but (E)SP, with the stack size SS had
 //!   at translation (the block is entered only while SS keeps it);
 //! - LEA r32 with a 32-bit address (32-bit code only);
-//! - Jcc and JMP rel8/rel16/rel32 of the code size (no 0x66 or 0x67);
+//! - Jcc and JMP rel8/rel16/rel32, CALL rel16/rel32 and RET/RET imm16 near,
+//!   of the code size (no 0x66 or 0x67);
 //!
 //! with 32-, 16- or 8-bit registers (at most one 0x66 prefix, none on 8-bit
 //! forms), except the 8-bit forms the host cannot encode with its register
@@ -256,6 +257,20 @@ pub(crate) enum End {
         /// Branch target (an EIP).
         target: u32,
     },
+    /// A relative near CALL of the code size: pushes `Plan::next_eip`.
+    Call {
+        /// Branch target (an EIP).
+        target: u32,
+        /// The stack slot written.
+        stack: Mem,
+    },
+    /// A near RET of the code size: pops the EIP, then `imm` more bytes.
+    Ret {
+        /// The stack slot read.
+        stack: Mem,
+        /// Bytes released after the return address.
+        imm: u16,
+    },
 }
 
 /// A selected block: what to translate and what the interpreter would have
@@ -288,8 +303,8 @@ pub(crate) struct Plan {
     /// Some op reads a status flag before the block has written it (so the
     /// host must start from the guest's flags).
     pub load_flags: bool,
-    /// Per op, what leaving just before it reports (used by ops with a
-    /// memory operand).
+    /// Per op (and for the final branch, last), what leaving just before
+    /// it reports (used by ops with a memory operand, CALL and RET).
     pub side: Vec<Side>,
     /// Some op has a memory operand.
     pub mem: bool,
@@ -307,14 +322,16 @@ impl Plan {
     pub fn self_loop(&self) -> bool {
         match self.end {
             End::Jcc { target, .. } | End::Jmp { target } => target == self.start_eip,
-            End::Fall => false,
+            End::Fall | End::Call { .. } | End::Ret { .. } => false,
         }
     }
-    /// The branch target, if the block ends in a branch.
+    /// The branch target, if the block ends in a branch with one.
     pub fn target(&self) -> Option<u32> {
         match self.end {
-            End::Jcc { target, .. } | End::Jmp { target } => Some(target),
-            End::Fall => None,
+            End::Jcc { target, .. } | End::Jmp { target } | End::Call { target, .. } => {
+                Some(target)
+            }
+            End::Fall | End::Ret { .. } => None,
         }
     }
 }
@@ -507,7 +524,30 @@ fn classify(
         size: n as u8,
     };
     let n = insn.stack_pointer_increment().unsigned_abs();
+    let (call_near, ret, ret_imm) = if code32 {
+        (Code::Call_rel32_32, Code::Retnd, Code::Retnd_imm16)
+    } else {
+        (Code::Call_rel16, Code::Retnw, Code::Retnw_imm16)
+    };
+    let size = if code32 { 4 } else { 2 };
     match m {
+        M::Call if !has66 && insn.code() == call_near => {
+            return Some(Kind::End(End::Call {
+                target: rel_target(),
+                stack: stack(size, true),
+            }));
+        }
+        M::Ret if !has66 && (insn.code() == ret || insn.code() == ret_imm) => {
+            let imm = if insn.op_count() > 0 {
+                insn.immediate16()
+            } else {
+                0
+            };
+            return Some(Kind::End(End::Ret {
+                stack: stack(size, false),
+                imm,
+            }));
+        }
         M::Push if insn.op_count() == 1 && matches!(n, 2 | 4) => {
             let src = match insn.op0_kind() {
                 OpKind::Register => {
@@ -600,7 +640,7 @@ fn flag_use(k: &Kind) -> (u32, u32) {
             _ => (0, STATUS),
         },
         Kind::Op(Op::Lea { .. } | Op::LoadX { .. } | Op::Push { .. } | Op::Pop { .. })
-        | Kind::End(End::Fall | End::Jmp { .. }) => (0, 0),
+        | Kind::End(End::Fall | End::Jmp { .. } | End::Call { .. } | End::Ret { .. }) => (0, 0),
         Kind::End(End::Jcc { cc, .. }) => {
             let r = match cc {
                 C::o | C::no => OF,
@@ -691,14 +731,14 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         }
         pos += insn.len();
         plan.insns += 1;
-        if let Kind::Op(_) = kind {
-            plan.side.push(Side {
-                eip,
-                cycles: plan.body_cycles,
-                written: plan.written,
-                clear_af: plan.clear_af,
-            });
-        }
+        // (The final branch has one too: CALL and RET may leave before
+        // their stack access.)
+        plan.side.push(Side {
+            eip,
+            cycles: plan.body_cycles,
+            written: plan.written,
+            clear_af: plan.clear_af,
+        });
         plan.body_cycles += u64::from(base_cycles(&insn, u32::from(has66) + u32::from(has67)));
         plan.last_byte = last;
         plan.next_eip = eip.wrapping_add(insn.len() as u32);
@@ -725,6 +765,11 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                 plan.ops.push(op);
             }
             Kind::End(end) => {
+                if let End::Call { .. } | End::Ret { .. } = end {
+                    plan.mem = true;
+                    plan.segs |= 1 << SegReg::Ss as u8;
+                    plan.stack32 = Some(stack32);
+                }
                 plan.end = end;
                 break;
             }

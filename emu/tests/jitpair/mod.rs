@@ -41,6 +41,15 @@ pub fn assert_same(a: &Machine, b: &Machine, what: &str) {
     assert_eq!(a.halted(), b.halted(), "halted differs {what}");
 }
 
+/// Property-test cases: `PROPTEST_CASES` if set (an explicit `cases` in a
+/// `ProptestConfig` would override the variable), else `default`.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Compare the low 128 KB of physical memory (code, data and stacks of
 /// the tests) and the page tables at 1 MB.
 pub fn assert_same_memory(a: &Machine, b: &Machine) {
