@@ -115,10 +115,6 @@ pub enum HitOutcome<'a> {
     Error(RunError),
 }
 
-/// The former name of [`HitOutcome`], kept while the hit-path work
-/// (issue 11) still uses it; `kernel_sim::Outcome` is how a run ended.
-pub type Outcome<'a> = HitOutcome<'a>;
-
 impl HitOutcome<'_> {
     /// The outcome's name as `os2trace rpn run --json` prints it.
     pub fn name(&self) -> &'static str {

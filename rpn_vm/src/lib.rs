@@ -12,7 +12,7 @@
 //! * [`instr`]: one instruction, encoded and decoded through the table;
 //! * [`verify`]: the load-time verifier and the verified [`Program`];
 //! * [`interp`]: the cycle-counted [`Interpreter`] running against a
-//!   [`Machine`];
+//!   [`TracedMachine`];
 //! * [`source`], [`disasm`], [`object`]: trace program files as text, back to
 //!   text, and compiled;
 //! * [`jit`]: a native-code tier for verified programs on x86-64 hosts,
@@ -34,10 +34,8 @@ pub mod verify;
 
 pub use fake::{FakeMachine, FakeSegment};
 pub use instr::Instr;
-pub use interp::{
-    DEFAULT_LOGMAX, Hit, HitOutcome, Interpreter, Outcome, Record, RunError, RunResult,
-};
-pub use machine::{FaultKind, Machine, MemFault, Reg, TracedMachine};
+pub use interp::{DEFAULT_LOGMAX, Hit, HitOutcome, Interpreter, Record, RunError, RunResult};
+pub use machine::{FaultKind, MemFault, Reg, TracedMachine};
 pub use opcode::{OPCODES, Op, OpInfo, Operand};
 pub use source::{SourceError, SourceErrors, TraceProgramFile, Tracepoint, parse};
 pub use verify::{Program, VerifyError, VerifyErrorKind};

@@ -148,9 +148,9 @@ pub trait TracedMachine {
     fn reg(&self, reg: Reg) -> u32;
 
     /// All sixteen registers, indexed by `Reg as usize`, as
-    /// [`Machine::reg`] gives them: what the native tier reads once per
+    /// [`TracedMachine::reg`] gives them: what the native tier reads once per
     /// hit. Machines override it where straight-line reads beat sixteen
-    /// calls of [`Machine::reg`] through a `match`.
+    /// calls of [`TracedMachine::reg`] through a `match`.
     #[inline]
     fn registers(&self) -> [u32; 16] {
         Reg::ALL.map(|reg| self.reg(reg))
@@ -194,10 +194,6 @@ pub trait TracedMachine {
         crma_segmented_to_flat(selector, offset)
     }
 }
-
-/// The former name of [`TracedMachine`], kept while the hit-path work
-/// (issue 11) still uses it; `emu::Machine` is the emulated PC.
-pub use TracedMachine as Machine;
 
 /// The end of the compatibility region: tiled selectors map below 512 MB.
 pub const CRMA_LIMIT: u32 = 0x2000_0000;

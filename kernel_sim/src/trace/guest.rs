@@ -1,4 +1,4 @@
-//! The interrupted guest as a trace program sees it: [`rpn_vm::Machine`]
+//! The interrupted guest as a trace program sees it: [`rpn_vm::TracedMachine`]
 //! over the emulated machine at a TRAP3.
 //!
 //! Registers are the CPU's own, read where the program reads them: at a
@@ -60,7 +60,7 @@ impl<'a> GuestView<'a> {
     }
 }
 
-impl rpn_vm::Machine for GuestView<'_> {
+impl rpn_vm::TracedMachine for GuestView<'_> {
     fn reg(&self, reg: Reg) -> u32 {
         let f = self.emu.cpu();
         let sreg = |s: SegReg| u32::from(f.sreg(s).selector);
@@ -171,7 +171,7 @@ impl rpn_vm::Machine for GuestView<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rpn_vm::Machine as _;
+    use rpn_vm::TracedMachine as _;
 
     #[test]
     fn registers_are_reg_in_reg_order() {

@@ -37,7 +37,7 @@ use std::collections::BTreeMap;
 
 use emu::{Machine as Emu, SegReg, vector};
 use rpn_vm::jit::Compiled;
-use rpn_vm::{Hit, Interpreter, Outcome};
+use rpn_vm::{Hit, HitOutcome, Interpreter};
 use stda::{RecordFlags, RecordIn, Timestamp, TraceBuffer};
 
 use super::dto::{ActiveTracepoint, Dto, DtoSpec};
@@ -314,7 +314,7 @@ impl DynamicTrace {
         let mut remove = false;
         let mut sysdump = false;
         match result.outcome {
-            Outcome::Logged(record) => {
+            HitOutcome::Logged(record) => {
                 // DosDynamicTrace records are API records (the handbook's
                 // "created externally by use of the DosDynamicTrace API").
                 let mut flags = RecordFlags::API | RecordFlags::DYNAMIC;
@@ -335,10 +335,10 @@ impl DynamicTrace {
                     tp.logged += 1;
                 }
             }
-            Outcome::Aborted => {}
-            Outcome::Removed => remove = true,
-            Outcome::SysDump => sysdump = true,
-            Outcome::Error(_) => dto.errors += 1,
+            HitOutcome::Aborted => {}
+            HitOutcome::Removed => remove = true,
+            HitOutcome::SysDump => sysdump = true,
+            HitOutcome::Error(_) => dto.errors += 1,
         }
         // Back onto the tracepoint, whose original instruction the CPU
         // runs next, out of line: nothing is patched or flushed.

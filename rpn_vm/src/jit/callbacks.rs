@@ -8,14 +8,14 @@
 
 use super::frame::*;
 use crate::interp::{ItemAt, LogBuffer, Stack, read_flat, read_segmented};
-use crate::machine::{Machine, MemFault};
+use crate::machine::{MemFault, TracedMachine};
 use crate::verify::STACK_SLOTS;
 
 /// Runs callback `op` (a `CB_*` number) with arguments `a`, `b`, `c`;
 /// `log` is the interpreter's log buffer, of which the frame says how much
 /// is used, and `stack` the interpreter's stack. Updates the frame's log
 /// length and cycles.
-pub(crate) fn dispatch<M: Machine + ?Sized>(
+pub(crate) fn dispatch<M: TracedMachine + ?Sized>(
     frame: &mut Frame,
     machine: &mut M,
     stack: &mut [u32; STACK_SLOTS],
@@ -82,7 +82,7 @@ pub(crate) fn dispatch<M: Machine + ?Sized>(
             // fit (`len + W * n > logmax`), so it always fails, and the hit
             // ends after it.
             let _ = logged;
-            Exit::pack(STATUS_INCOMPLETE, st.tos as u8, log.len as u64)
+            NativeExit::pack(STATUS_INCOMPLETE, st.tos as u8, log.len as u64)
         }
         _ => FAIL,
     };

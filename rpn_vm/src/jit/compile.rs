@@ -280,7 +280,7 @@ impl Gen {
         if self.log_exact { None } else { self.log }
     }
 
-    /// Ends the hit here: returns the `Exit` of `status`, the stack index
+    /// Ends the hit here: returns the `NativeExit` of `status`, the stack index
     /// `tos` and the log length in RAX (`None`: a callback put the whole
     /// packed value in RAX), the cycles in RDX.
     pub(super) fn exit_with(&mut self, tos: Option<u8>, status: u32) -> Result {
@@ -291,7 +291,7 @@ impl Gen {
             self.a.mov(rdx, r8)?;
         }
         if let Some(tos) = tos {
-            let fixed = Exit::pack(status, tos, 0) as u32;
+            let fixed = NativeExit::pack(status, tos, 0) as u32;
             match self.log {
                 Some(len) => self.a.mov(eax, fixed | (len << 16))?,
                 None => {

@@ -39,7 +39,7 @@ pub(crate) const CB_LOG_MRF: u32 = 9;
 /// `Log ARF`: as `Log MRF`.
 pub(crate) const CB_LOG_ARF: u32 = 10;
 /// `Log WN,n` that does not fit the log limit: `a` = top of stack, `b` =
-/// `n`. Logs what fits; returns the [`Exit`] of an incomplete hit (with
+/// `n`. Logs what fits; returns the [`NativeExit`] of an incomplete hit (with
 /// the stack index and log length it left), packed.
 pub(crate) const CB_LOG_WN_PARTIAL: u32 = 11;
 /// `Log DN,n` that does not fit: as [`CB_LOG_WN_PARTIAL`].
@@ -48,7 +48,7 @@ pub(crate) const CB_LOG_DN_PARTIAL: u32 = 12;
 /// What the native code returns (in RAX and RDX): how the hit ended.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Exit {
+pub(crate) struct NativeExit {
     /// `status | tos << 8 | log_len << 16`: a `STATUS_*`, the top-of-stack
     /// index, and the bytes logged (at most `LOG_CAPACITY`, 16 bits).
     pub(crate) packed: u64,
@@ -56,7 +56,7 @@ pub(crate) struct Exit {
     pub(crate) cycles: u64,
 }
 
-impl Exit {
+impl NativeExit {
     /// `packed` for a status, stack index and log length.
     pub(crate) fn pack(status: u32, tos: u8, log_len: u64) -> u64 {
         u64::from(status) | (u64::from(tos & 15) << 8) | (log_len << 16)

@@ -49,7 +49,7 @@ mod native;
 mod ops;
 
 use crate::interp::{Hit, Interpreter, RunResult};
-use crate::machine::Machine;
+use crate::machine::TracedMachine;
 use crate::verify::Program;
 
 /// A program compiled to native code.
@@ -134,14 +134,14 @@ impl Compiled {
     /// `interp` in the state that run would (its stack and log buffer).
     #[cfg(target_arch = "x86_64")]
     #[inline]
-    pub fn run<'s, M: Machine + ?Sized>(
+    pub fn run<'s, M: TracedMachine + ?Sized>(
         &self,
         interp: &'s mut Interpreter,
         machine: &mut M,
         vars: &mut [u32],
         hit: Hit,
     ) -> RunResult<'s> {
-        use crate::interp::{LOG_CAPACITY, Outcome, Record, RunError};
+        use crate::interp::{HitOutcome, LOG_CAPACITY, Record, RunError};
         use crate::verify::STACK_SLOTS;
         use frame::*;
 
@@ -185,7 +185,7 @@ impl Compiled {
         // the hit itself.
         if status <= STATUS_INCOMPLETE {
             return RunResult {
-                outcome: Outcome::Logged(Record {
+                outcome: HitOutcome::Logged(Record {
                     major: frame.major,
                     minor: frame.minor,
                     data: interp.data.as_slice(),
@@ -195,10 +195,10 @@ impl Compiled {
             };
         }
         let outcome = match status {
-            STATUS_ABORTED => Outcome::Aborted,
-            STATUS_REMOVED => Outcome::Removed,
-            STATUS_SYSDUMP => Outcome::SysDump,
-            _ => Outcome::Error(RunError::VariableOutOfRange {
+            STATUS_ABORTED => HitOutcome::Aborted,
+            STATUS_REMOVED => HitOutcome::Removed,
+            STATUS_SYSDUMP => HitOutcome::SysDump,
+            _ => HitOutcome::Error(RunError::VariableOutOfRange {
                 index: frame.err_index,
                 vars: vars_len,
             }),
@@ -209,7 +209,7 @@ impl Compiled {
     /// Runs one hit; never called on this host ([`Compiled::new`] is
     /// always `None`).
     #[cfg(not(target_arch = "x86_64"))]
-    pub fn run<'s, M: Machine + ?Sized>(
+    pub fn run<'s, M: TracedMachine + ?Sized>(
         &self,
         _interp: &'s mut Interpreter,
         _machine: &mut M,

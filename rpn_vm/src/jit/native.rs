@@ -26,7 +26,7 @@
 //!   logged);
 //! * its own machine stack: only RDI, pushed around a callback and popped
 //!   right after it. It uses caller-saved registers only, so it saves
-//!   none; every exit returns the [`Exit`] in RAX and RDX.
+//!   none; every exit returns the [`NativeExit`] in RAX and RDX.
 //!
 //! Every other effect goes through `frame.callback`, [`dispatch`], which
 //! rebuilds references from the frame and runs the interpreter's helpers
@@ -41,16 +41,17 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::callbacks;
-use super::frame::{Exit, Frame};
+use super::frame::{Frame, NativeExit};
 use crate::interp::LOG_CAPACITY;
-use crate::machine::Machine;
+use crate::machine::TracedMachine;
 use crate::verify::STACK_SLOTS;
 
 /// The entry point: `exit = entry(frame, stack, log, vars, 0, 0)`, the
 /// three pointers being the frame's (passed in registers so that the code
 /// needs no prologue), the zeros the starting cycles and log length; the
-/// [`Exit`] comes back in RAX and RDX.
-type Entry = unsafe extern "sysv64" fn(*mut Frame, *mut u32, *mut u8, *mut u32, u64, u64) -> Exit;
+/// [`NativeExit`] comes back in RAX and RDX.
+type Entry =
+    unsafe extern "sysv64" fn(*mut Frame, *mut u32, *mut u8, *mut u32, u64, u64) -> NativeExit;
 
 /// A compiled program's machine code, mapped executable.
 pub(crate) struct Code {
@@ -107,7 +108,7 @@ impl Code {
                 // the mapping there holds the code `compile.rs` emitted,
                 // which starts with the body of a sysv64 function of the
                 // `Entry` type (frame, stack, log, variables, zero, zero)
-                // returning an `Exit` in RAX:RDX; the function pointer is
+                // returning a `NativeExit` in RAX:RDX; the function pointer is
                 // only called while `map` (stored beside it) is alive.
                 let entry = unsafe {
                     std::mem::transmute::<*const u8, Entry>(map.as_ptr().add(range.start))
@@ -133,7 +134,7 @@ impl Code {
     /// at `LOG_CAPACITY` writable bytes, `stack` at 16 slots, `vars`/`vars_len` describing a
     /// live `&mut [u32]`, `machine` pointing at a live `&mut M` and
     /// `callback` being `dispatch::<M>` for that same `M`.
-    pub(crate) fn call(&self, frame: &mut Frame) -> Exit {
+    pub(crate) fn call(&self, frame: &mut Frame) -> NativeExit {
         // SAFETY: the code only touches the frame, the variables and the
         // log through the frame's pointers, with the bounds checks listed in
         // the module doc, and calls back only through `frame.callback`. The
@@ -152,7 +153,7 @@ impl Code {
 /// `frame` must be the frame [`Code::call`] was given, with `machine`
 /// pointing at a live `&mut M`, `log` at `LOG_CAPACITY` bytes and `stack`
 /// at 16 slots, none of them otherwise borrowed during the call.
-pub(crate) unsafe extern "sysv64" fn dispatch<M: Machine + ?Sized>(
+pub(crate) unsafe extern "sysv64" fn dispatch<M: TracedMachine + ?Sized>(
     frame: *mut Frame,
     op: u64,
     a: u64,
