@@ -15,9 +15,11 @@
 //!   and with `TRCUST_DIFF_DUMP=dir` writes their inputs under `dir` in
 //!   the layout `try_cases_by_hand` reads;
 //! - `TRCUST_DIFF_LIST=1` lists every difference (else the first 40);
-//! - `TRCUST_DIFF_STRICT=1` fails on any unexplained difference (not yet
-//!   the default: some kinds of difference are still open, see the
-//!   printed summary).
+//! - `TRCUST_DIFF_STRICT=1` fails on any unexplained difference; this is
+//!   the default for tame cases (the 200 of the default seed are all
+//!   identical or explained), `TRCUST_DIFF_STRICT=0` turns it off; harsh
+//!   cases are not strict by default (some kinds of difference are still
+//!   open, see the printed summary).
 //!
 //! At scale: `nice -n 10 cargo test --release -p kernel_sim --test
 //! trcust_diff -- --nocapture` with `TRCUST_DIFF_CASES=20000`.
@@ -213,9 +215,12 @@ fn generated_cases_match_ibm() {
         .filter(|(_, v)| matches!(v, Verdict::IbmFailed(_)))
         .collect();
     assert!(failed.is_empty(), "IBM's TRCUST did not finish: {failed:?}");
-    // Not every difference is fixed yet: they are counted and listed above,
-    // and fail the test with TRCUST_DIFF_STRICT=1.
-    let strict = std::env::var_os("TRCUST_DIFF_STRICT").is_some();
+    // Tame cases must all match; harsh ones are counted and listed above
+    // and fail the test only with TRCUST_DIFF_STRICT=1.
+    let strict = match std::env::var("TRCUST_DIFF_STRICT") {
+        Ok(v) => v.trim() != "0",
+        Err(_) => tame,
+    };
     assert!(
         !strict || differs.is_empty(),
         "{} of {n} cases differ from IBM's TRCUST (seed {seed:#x}); first: case {} {}",

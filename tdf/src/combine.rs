@@ -1,7 +1,11 @@
 //! TFF combine mode (`TRCUST list.tcf /C=dest.tff`): merges the TFFs named
 //! in a TCF (names separated by blanks, at most 50) into one, sorted by
-//! minor. All inputs must have the same major (FATAL 13); for a duplicate
-//! minor the first record wins (ERROR 95). `/D` is refused (ERROR 106).
+//! minor. All inputs must have the same major (FATAL 13, before the
+//! file's `Reading input TFF` line); every file is read before the records
+//! are merged, and for a duplicate minor the first record wins (ERROR 95).
+//! `/D` is refused (ERROR 106). As in TRCUST: names show as given, the
+//! 51st file is FATAL, a `/M=` after `/C=` names the destination, and a
+//! merge without records is FATAL `error writing to file`.
 
 use std::fs;
 
@@ -50,7 +54,7 @@ pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
         r.fatal(format!("file not found or access denied : {tcf}"));
         return;
     };
-    let shown = r.show(&tcf_path);
+    let shown = r.show_given(&tcf_path, tcf);
     r.text(format!(
         "Using as file containing combine TFF names: {shown}"
     ));
@@ -65,20 +69,19 @@ pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
         .split_ascii_whitespace()
         .map(str::to_string)
         .collect();
-    if names.len() > MAX_COMBINE_FILES {
-        r.fatal("max TFF files to combine is 50");
-        return;
-    }
-    let mut records: Vec<TffRecord> = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
+    // Every file is read first, then the records are merged.
+    let mut inputs: Vec<(&String, Tff)> = Vec::new();
     let mut major = None;
-    for name in &names {
+    for (i, name) in names.iter().enumerate() {
+        if i == MAX_COMBINE_FILES {
+            r.fatal("max TFF files to combine is 50");
+            return;
+        }
         let Some(path) = find_file(r.dir(), name) else {
             r.fatal(format!("file not found or access denied : {name}"));
             return;
         };
-        let shown = r.show(&path);
-        r.text(format!("Reading input TFF: {shown}"));
+        let shown = r.show_given(&path, name);
         let tff = match fs::read(&path)
             .map_err(|e| e.to_string())
             .and_then(|b| Tff::parse(&b).map_err(|e| e.to_string()))
@@ -89,6 +92,7 @@ pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
                 return;
             }
         };
+        // The major is checked before the file is announced.
         match major {
             None => major = Some(tff.major),
             Some(m) if m != tff.major => {
@@ -97,6 +101,12 @@ pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
             }
             Some(_) => {}
         }
+        r.text(format!("Reading input TFF: {shown}"));
+        inputs.push((name, tff));
+    }
+    let mut records: Vec<TffRecord> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, tff) in inputs {
         let mut sorted = tff.records;
         sorted.sort_by_key(|r| r.minor);
         for rec in sorted {
@@ -114,10 +124,15 @@ pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
         major: major.unwrap_or(1),
         records,
     }]);
+    let shown = r.show_given(&r.dir().join(&dest), &dest);
+    if out.records.is_empty() {
+        // TRCUST fails to write a TFF without records.
+        r.fatal(format!("error writing to file : {shown}"));
+        return;
+    }
     if !r.write(&dest, &out.to_bytes()) {
         return;
     }
-    let shown = r.show(&r.dir().join(&dest));
     r.text(format!(
         "Creating TFF file: {shown} \t # records = {}",
         out.records.len()

@@ -111,7 +111,14 @@ pub fn parse_args(args: &[String]) -> CommandLine {
         let value = || up.split_once('=').map(|(_, v)| v.to_string());
         match up.as_str() {
             // An empty value is an invalid parameter.
-            _ if up.starts_with("M=") && up.len() > 2 => c.map = value(),
+            // TRCUST keeps /M= and /C= in one place: in combine mode
+            // the last of them names the destination.
+            _ if up.starts_with("M=") && up.len() > 2 => {
+                c.map = value();
+                if c.combine.is_some() {
+                    c.combine = value();
+                }
+            }
             _ if up.starts_with("C=") && up.len() > 2 => c.combine = value(),
             _ if up.starts_with("L=") && up.len() > 2 => c.load_module = value(),
             "W0" | "W1" | "W2" => c.level = up.as_bytes()[1] - b'0',
@@ -325,19 +332,24 @@ impl<'a> Run<'a> {
     /// Writes a file; a failure is FATAL 5, and the files this run wrote
     /// before it are removed (a TFF without its TDF is half a result).
     fn write(&mut self, name: &str, bytes: &[u8]) -> bool {
-        let path = self.dir.join(name);
-        match outfile::write_atomic(&path, bytes) {
-            Ok(()) => {
-                self.out.written.push(path);
-                true
+        // A DOS name (`C:\OUT.TFF`) names a file under the directory; one
+        // that climbs out of it is not written.
+        let mut rel = name.replace('\\', "/");
+        if rel.len() >= 2 && rel.as_bytes()[1] == b':' {
+            rel = rel[2..].to_string();
+        }
+        let rel = rel.trim_start_matches('/');
+        let path = self.dir.join(rel);
+        let inside = !rel.is_empty() && !rel.split('/').any(|c| c == "..");
+        if inside && outfile::write_atomic(&path, bytes).is_ok() {
+            self.out.written.push(path);
+            true
+        } else {
+            for done in self.out.written.drain(..) {
+                let _ = fs::remove_file(done);
             }
-            Err(_) => {
-                for done in self.out.written.drain(..) {
-                    let _ = fs::remove_file(done);
-                }
-                self.fatal(format!("error writing to file : {name}"));
-                false
-            }
+            self.fatal(format!("error writing to file : {name}"));
+            false
         }
     }
 }
@@ -390,8 +402,8 @@ impl CombineRun<'_, '_> {
     pub(crate) fn dir(&self) -> &Path {
         self.run.dir
     }
-    pub(crate) fn show(&self, p: &Path) -> String {
-        self.run.show(p)
+    pub(crate) fn show_given(&self, p: &Path, given: &str) -> String {
+        self.run.show_given(p, given)
     }
     pub(crate) fn text(&mut self, t: impl Into<String>) {
         self.run.text(t);
@@ -414,7 +426,8 @@ fn tsf_mode(r: &mut Run<'_>, cmd: &CommandLine) {
     };
     let tsf_name = with_default_ext(tsf_arg, "TSF");
     let Some(tsf_path) = find_file(r.dir, &tsf_name) else {
-        r.fatal(format!("file not found or access denied : {tsf_name}"));
+        // TRCUST names it as given.
+        r.fatal(format!("file not found or access denied : {tsf_arg}"));
         return;
     };
     r.text("");

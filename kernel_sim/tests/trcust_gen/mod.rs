@@ -1,7 +1,9 @@
 //! Generated TRCUST cases: the module contexts (HELLO.EXE and testprogs
 //! modules with their MAP files), MAP files in the LINK386, MS LINK and
 //! WLINK dialects, command lines with every switch, and the TSF
-//! ([`tsf`]); [`harness`] runs IBM's TRCUST and ours on a case.
+//! ([`tsf`]); or, one case in eight, combine mode (`/C=`: a TCF naming
+//! TFFs, [`CombineSpec`]); [`harness`] runs IBM's TRCUST and ours on a
+//! case.
 #![allow(dead_code)]
 
 pub mod harness;
@@ -385,6 +387,171 @@ fn cmd() -> impl Strategy<Value = CmdSpec> {
         })
 }
 
+/// One TFF of a combine case: its major and records (minor, DESC,
+/// FMTs).
+#[derive(Debug, Clone)]
+pub struct TffSpec {
+    major: u16,
+    records: Vec<(u16, tsf::Text, Vec<tsf::Text>)>,
+}
+
+/// A combine case (`TRCUST list.tcf /C=dest`): the TFFs written, the names
+/// the TCF lists (an index into the TFFs, or a name that is no file), how
+/// the TCF and the destination are named, and switches.
+#[derive(Debug, Clone)]
+pub struct CombineSpec {
+    tffs: Vec<TffSpec>,
+    list: Vec<Listed>,
+    /// 0 LIST.TCF, 1 LIST (no extension), 2 list.tcf, 3 NONE.TCF, 4 none.
+    tcf: u8,
+    /// 0 OUT.TFF, 1 out.tff, 2 OUT (no extension), 3 the first input,
+    /// 4 C:\OUT.TFF, 5 empty.
+    dest: u8,
+    /// Separator in the TCF: 0 blank, 1 CR LF, 2 tab, 3 blanks and a
+    /// trailing CR LF.
+    sep: u8,
+    switches: Vec<&'static str>,
+}
+
+/// A name in a TCF.
+#[derive(Debug, Clone)]
+enum Listed {
+    /// The n-th TFF, as written (0), lower case (1), with `C:\\` (2).
+    Tff(Index, u8),
+    /// A file that does not exist.
+    Missing,
+    /// Many names (past the limit of 50).
+    Many,
+}
+
+fn tff_spec() -> impl Strategy<Value = TffSpec> {
+    let record = (
+        prop_oneof![4 => proptest::sample::select(&[1u16, 2, 3, 5, 0x10, 0x300, 0xFFFF][..]), 1 => any::<u16>()],
+        tsf::text(),
+        prop::collection::vec(tsf::text(), 0..3),
+    );
+    (
+        prop_oneof![6 => Just(1u16), 2 => Just(0xC6u16), 1 => any::<u16>()],
+        // TRCUST never writes a TFF without records; IBM's faults on one
+        // when it combines.
+        prop::collection::vec(record, 1..5),
+    )
+        .prop_map(|(major, records)| TffSpec { major, records })
+}
+
+fn combine_spec() -> impl Strategy<Value = Option<CombineSpec>> {
+    let listed = prop_oneof![
+        8 => (any::<Index>(), prop_oneof![4 => Just(0u8), 1 => Just(1u8), 1 => Just(2u8)])
+            .prop_map(|(i, k)| Listed::Tff(i, k)),
+        1 => Just(Listed::Missing),
+        1 => Just(Listed::Many),
+    ];
+    let spec = (
+        prop::collection::vec(tff_spec(), 1..4),
+        prop::collection::vec(listed, 0..5),
+        prop_oneof![6 => Just(0u8), 4 => 1u8..5],
+        prop_oneof![6 => Just(0u8), 4 => 1u8..6],
+        0u8..4,
+        prop_oneof![
+            3 => Just(Vec::new()),
+            1 => prop::collection::vec(
+                proptest::sample::select(&["/D", "/W0", "/W1", "/W2", "/X", "/M=X.MAP", "/NODE"][..]),
+                1..3
+            ),
+        ],
+    )
+        .prop_map(|(tffs, list, tcf, dest, sep, switches)| CombineSpec {
+            tffs,
+            list,
+            tcf,
+            dest,
+            sep,
+            switches,
+        });
+    prop_oneof![7 => Just(None), 1 => spec.prop_map(Some)]
+}
+
+impl CombineSpec {
+    fn tff_name(i: usize) -> String {
+        format!("T{i}.TFF")
+    }
+
+    /// The case; `tame` leaves out unknown switches.
+    fn case(&self, tame: bool) -> Case {
+        let mut files = Vec::new();
+        for (i, t) in self.tffs.iter().enumerate() {
+            let records = t
+                .records
+                .iter()
+                .map(|(minor, desc, fmts)| stda::tff::TffRecord {
+                    minor: *minor,
+                    desc: desc.0.as_bytes().to_vec(),
+                    fmts: fmts
+                        .iter()
+                        .map(|f| stda::fmt::compile_fmt(f.0.as_bytes()))
+                        .collect(),
+                })
+                .collect();
+            let tff = stda::tff::Tff {
+                major: t.major,
+                records,
+            };
+            files.push((Self::tff_name(i), tff.to_bytes()));
+        }
+        let mut names: Vec<String> = Vec::new();
+        for l in &self.list {
+            match l {
+                Listed::Tff(i, k) => {
+                    let n = Self::tff_name(i.index(self.tffs.len()));
+                    names.push(match k {
+                        0 => n,
+                        1 => n.to_ascii_lowercase(),
+                        _ => format!("C:\\{n}"),
+                    });
+                }
+                Listed::Missing => names.push("NONE.TFF".to_string()),
+                Listed::Many => names.extend((0..51).map(|_| Self::tff_name(0))),
+            }
+        }
+        let sep = ["  ", "\r\n", "\t", "   "][usize::from(self.sep)];
+        let mut tcf = names.join(sep);
+        if self.sep == 3 {
+            tcf.push_str("\r\n");
+        }
+        let (tcf_file, tcf_arg) = match self.tcf {
+            0 => ("LIST.TCF", Some("LIST.TCF")),
+            1 => ("LIST.TCF", Some("LIST")),
+            2 => ("list.tcf", Some("LIST.TCF")),
+            3 => ("LIST.TCF", Some("NONE.TCF")),
+            _ => ("LIST.TCF", None),
+        };
+        files.push((tcf_file.to_string(), tcf.into_bytes()));
+        let dest = match self.dest {
+            0 => "OUT.TFF".to_string(),
+            1 => "out.tff".to_string(),
+            2 => "OUT".to_string(),
+            // (Not an input: IBM's TRCUST truncates the destination first
+            // and then faults reading it.)
+            3 => "OUT.XYZ".to_string(),
+            4 => "C:\\OUT.TFF".to_string(),
+            _ => String::new(),
+        };
+        let mut args: Vec<String> = tcf_arg.map(String::from).into_iter().collect();
+        args.push(format!("/C={dest}"));
+        args.extend(
+            self.switches
+                .iter()
+                .filter(|s| !tame || **s != "/X")
+                .map(|s| s.to_string()),
+        );
+        Case {
+            args,
+            files,
+            modules: Vec::new(),
+        }
+    }
+}
+
 /// A whole generated case.
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -392,16 +559,28 @@ pub struct Spec {
     map: MapSpec,
     tsf: tsf::TsfSpec,
     cmd: CmdSpec,
+    /// A combine case instead (generated last, so the other parts of
+    /// case `i` are those the generator made before it had combine
+    /// cases).
+    combine: Option<CombineSpec>,
 }
 
 /// The case strategy.
 pub fn spec() -> impl Strategy<Value = Spec> {
-    (any::<Index>(), map_spec(), tsf::tsf(), cmd()).prop_map(|(ctx, map, tsf, cmd)| Spec {
-        ctx,
-        map,
-        tsf,
-        cmd,
-    })
+    (
+        any::<Index>(),
+        map_spec(),
+        tsf::tsf(),
+        cmd(),
+        combine_spec(),
+    )
+        .prop_map(|(ctx, map, tsf, cmd, combine)| Spec {
+            ctx,
+            map,
+            tsf,
+            cmd,
+            combine,
+        })
 }
 
 /// A case: the command line, the input files, the modules to copy in.
@@ -424,6 +603,9 @@ impl Spec {
     /// The case this spec describes; `tame` leaves out token mutations,
     /// junk keywords, odd number bases and unknown switches.
     pub fn case_in(&self, tame: bool) -> Case {
+        if let Some(c) = &self.combine {
+            return c.case(tame);
+        }
         let all = contexts();
         let c = &all[self.ctx.index(all.len())];
         let symbols: Vec<String> = c.symbols.iter().map(|s| s.2.clone()).collect();

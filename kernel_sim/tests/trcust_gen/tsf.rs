@@ -97,7 +97,7 @@ fn small() -> impl Strategy<Value = Num> + Clone {
 #[derive(Debug, Clone)]
 pub struct Text(pub String);
 
-fn text() -> impl Strategy<Value = Text> {
+pub fn text() -> impl Strategy<Value = Text> {
     let piece = prop_oneof![
         6 => "[a-zA-Z0-9 =:]{0,8}",
         2 => proptest::sample::select(&[
