@@ -332,16 +332,22 @@ impl<'a> Run<'a> {
     /// Writes a file; a failure is FATAL 5, and the files this run wrote
     /// before it are removed (a TFF without its TDF is half a result).
     fn write(&mut self, name: &str, bytes: &[u8]) -> bool {
-        // A DOS name (`C:\OUT.TFF`) names a file under the directory; one
-        // that climbs out of it is not written.
-        let mut rel = name.replace('\\', "/");
-        if rel.len() >= 2 && rel.as_bytes()[1] == b':' {
-            rel = rel[2..].to_string();
-        }
-        let rel = rel.trim_start_matches('/');
-        let path = self.dir.join(rel);
-        let inside = !rel.is_empty() && !rel.split('/').any(|c| c == "..");
-        if inside && outfile::write_atomic(&path, bytes).is_ok() {
+        // A DOS name (`C:\OUT.TFF`, `SUB\X.TDF`) names a file under the
+        // directory, and one that climbs out of it is not written; any
+        // other name is a host path.
+        let dos = name.contains('\\') || (name.len() >= 2 && name.as_bytes()[1] == b':');
+        let (path, ok) = if dos {
+            let mut rel = name.replace('\\', "/");
+            if rel.len() >= 2 && rel.as_bytes()[1] == b':' {
+                rel = rel[2..].to_string();
+            }
+            let rel = rel.trim_start_matches('/').to_string();
+            let ok = !rel.is_empty() && !rel.split('/').any(|c| c == "..");
+            (self.dir.join(rel), ok)
+        } else {
+            (self.dir.join(name), true)
+        };
+        if ok && outfile::write_atomic(&path, bytes).is_ok() {
             self.out.written.push(path);
             true
         } else {
@@ -378,9 +384,14 @@ pub fn run_parsed(cmd: &CommandLine, dir: &Path, style: PathStyle) -> RunOutcome
             Severity::Error,
             format!("invalid parameter: '{bad}', ignored"),
         );
-        // Shown or not at the level the parameter was read at.
+        // Shown or not at the level the parameter was read at: a later
+        // `/W0` does not hide it (it stays a diagnostic when the run's
+        // level shows it anyway).
         let level = cmd.invalid_levels.get(i).copied().unwrap_or(cmd.level);
-        if d.severity.level() <= level {
+        let shown = d.severity.level() <= level;
+        if shown && d.severity.level() <= cmd.level {
+            r.out.console.push(ConsoleLine::Diag(d));
+        } else if shown {
             r.text(d.to_string());
             r.out.unfiltered_errors += 1;
         }
