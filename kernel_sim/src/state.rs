@@ -8,11 +8,10 @@
 //!   thread: the clock, the sandbox file system, the thunk slots of the
 //!   system DLLs, the semaphore table, the descriptor tables (GDT; the LDT
 //!   too while one process runs), the system trace, the trace table and
-//!   CPTRAP, TNF, and the run's
-//!   accounting (instructions, limits). Its file system
-//!   ([`crate::fs::FileSystem`]) is the sandbox, the time stamps of files
-//!   written in the run and the run's write budget: what every process
-//!   sees alike.
+//!   CPTRAP, TNF, and the run's accounting (instructions, limits). Its
+//!   file system ([`crate::fs::FileSystem`]) is the sandbox, the time
+//!   stamps of files written in the run and the run's write budget: what
+//!   every process sees alike.
 //! - [`Pcb`]: one process: its address space (page tables and regions),
 //!   its modules, environment, PIB/TIB, exception handlers (DosSetVec),
 //!   exit list, process ID, and its files ([`crate::fs::FileTable`]:
