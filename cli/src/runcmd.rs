@@ -145,7 +145,10 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
     }
     let mut p = Process::new(cfg).with_context(|| format!("loading {}", o.program))?;
     if o.api_log {
-        p.set_api_log_sink(Box::new(|e| eprintln!("api: {e}")));
+        // Module names and strings in the entries are the guest's.
+        p.set_api_log_sink(Box::new(|e| {
+            eprintln!("api: {}", crate::util::escape_controls(&e.to_string()));
+        }));
     }
     o.cptrap.start(&mut p)?;
     let status = crate::status::StatusLine::attach(&mut p);

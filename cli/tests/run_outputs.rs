@@ -408,6 +408,30 @@ fn module_names_cannot_send_escape_sequences() {
 }
 
 #[test]
+fn guest_text_in_the_api_log_cannot_send_escape_sequences() {
+    let dir = tempfile::tempdir().unwrap();
+    // DosDelete("A<ESC>[2JB") from a module whose imports name it, then
+    // DosExit(1, rc); the string sits after the code (object 1 at 0x10000).
+    let mut c = vec![0x68, 0, 0, 0, 0];
+    let delete = c.len() as u32;
+    c.extend([0xE8, 0, 0, 0, 0, 0x83, 0xC4, 4, 0x50, 0x6A, 1]);
+    let exit = c.len() as u32;
+    c.extend([0xE8, 0, 0, 0, 0]);
+    let string = 0x10000 + c.len() as u32;
+    c[1..5].copy_from_slice(&string.to_le_bytes());
+    c.extend(b"A\x1b[2JB\0");
+    let bytes = lx(&c, &[(delete, "DOSCALLS", 259), (exit, "DOSCALLS", 234)]);
+    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
+    let out = os2trace(dir.path(), &["run", "--root", ".", "--api-log", "T.EXE"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("DosDelete(\"A\\x1B[2JB\")"), "{err}");
+    assert!(
+        !out.stderr.contains(&0x1B) && !out.stdout.contains(&0x1B),
+        "{err}"
+    );
+}
+
+#[test]
 fn save_onto_one_of_the_runs_inputs_is_refused() {
     let dir = prepared();
     let d = dir.path();
