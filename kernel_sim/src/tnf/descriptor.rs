@@ -96,13 +96,15 @@ impl fmt::Display for TnfError {
 
 impl std::error::Error for TnfError {}
 
-struct Reader<'p> {
+/// Reads a module's probe table from guest memory (not a file: a read
+/// fails when the guest page is not there), naming the address.
+struct ProbeTableReader<'p> {
     p: &'p mut Process,
     module: String,
     bits16: bool,
 }
 
-impl Reader<'_> {
+impl ProbeTableReader<'_> {
     fn err(&self, at: u32, what: impl Into<String>) -> TnfError {
         TnfError::new(&self.module, at, what)
     }
@@ -283,7 +285,7 @@ pub(crate) fn read_module(p: &mut Process, index: usize) -> Result<Vec<GuestProb
             "TNF_PROBE_LIST is not an address in the module",
         ));
     };
-    let mut r = Reader { p, module, bits16 };
+    let mut r = ProbeTableReader { p, module, bits16 };
     if r.u32(table)? != LIST_MAGIC {
         return Err(r.err(table, "TNF_PROBE_LIST does not start with 'TNFL'"));
     }
