@@ -9,6 +9,8 @@ const RC: u32 = 0x20000;
 const LEN: u32 = 0x20080;
 const TABLE: u32 = 0x20140;
 const BUF: u32 = 0x20180;
+/// A MSGSEG32 object's contents (in the stack object, base 0x20000).
+const SEG: u32 = 0x20200;
 const MSG: &[u8] = b"Hi %2 and %1, %3%%0!";
 
 /// Stores bytes at `at` with `mov byte` instructions.
@@ -117,10 +119,18 @@ fn msg_file(msgs: &[&[u8]]) -> Vec<u8> {
     f
 }
 
-/// Calls Dos32TrueGetMessage (MSG.6) once per argument list, storing
-/// each return code at RC + 4i; the file name "T.MSG" is at 0x20120.
+/// Calls Dos32TrueGetMessage (MSG.6) once per argument list (the
+/// message segment first, as OS2386.LIB's DosGetMessage stub passes it),
+/// storing each return code at RC + 4i; the file name "T.MSG" is at
+/// 0x20120.
 fn get_program(calls_args: &[[u32; 8]], name: &[u8]) -> Vec<u8> {
+    get_program_with(calls_args, name, &[])
+}
+
+/// [`get_program`] with `seg` stored at [`SEG`] first.
+fn get_program_with(calls_args: &[[u32; 8]], name: &[u8], seg: &[u8]) -> Vec<u8> {
     let mut c = Vec::new();
+    store(&mut c, SEG, seg);
     store(&mut c, 0x20100, b"ab\0");
     store(&mut c, 0x20120, name);
     store(&mut c, TABLE, &0x20100u32.to_le_bytes());
@@ -166,11 +176,11 @@ fn get_message_reads_the_file_along_dpath() {
     let (o, mem) = run_with(
         get_program(
             &[
-                [TABLE, 1, BUF, 64, 5, name, LEN, 0],
-                [TABLE, 1, BUF + 0x40, 64, 6, name, 0x20084, 0],
-                [TABLE, 1, BUF, 64, 8, name, LEN, 0],
-                [TABLE, 10, BUF, 64, 5, name, LEN, 0],
-                [TABLE, 1, BUF, 4, 5, name, LEN, 0],
+                [0, TABLE, 1, BUF, 64, 5, name, LEN],
+                [0, TABLE, 1, BUF + 0x40, 64, 6, name, 0x20084],
+                [0, TABLE, 1, BUF, 64, 8, name, LEN],
+                [0, TABLE, 10, BUF, 64, 5, name, LEN],
+                [0, TABLE, 1, BUF, 4, 5, name, LEN],
             ],
             b"T.MSG\0",
         ),
@@ -186,12 +196,12 @@ fn get_message_reads_the_file_along_dpath() {
     assert_eq!(&mem[(BUF + 0x40 - RC) as usize..][..9], b"Hello ab\0");
     // No such file, and a file that is not a message file.
     let (_, mem) = run_with(
-        get_program(&[[TABLE, 1, BUF, 64, 5, 0x20120, LEN, 0]], b"NO.MSG\0"),
+        get_program(&[[0, TABLE, 1, BUF, 64, 5, 0x20120, LEN]], b"NO.MSG\0"),
         &[],
     );
     assert_eq!(u32_at(&mem, RC), 318, "ERROR_MR_UN_ACC_MSGF");
     let (_, mem) = run_with(
-        get_program(&[[TABLE, 1, BUF, 64, 5, 0x20120, LEN, 0]], b"C:\\T.MSG\0"),
+        get_program(&[[0, TABLE, 1, BUF, 64, 5, 0x20120, LEN]], b"C:\\T.MSG\0"),
         &[("T.MSG", b"not a message file at all, really".to_vec())],
     );
     assert_eq!(u32_at(&mem, RC), 319, "ERROR_MR_INV_MSGF_FORMAT");
@@ -214,4 +224,55 @@ fn hostile_message_files_are_format_errors() {
     assert_eq!(message(&h, 5).unwrap_err(), 319);
     assert_eq!(message(&[], 5).unwrap_err(), 319);
     assert_eq!(message(&f, 4).unwrap_err(), 317);
+}
+
+/// A MSGSEG32 segment at [`SEG`] into which MSGBIND bound message 7 of
+/// T.MSG (component TST): offsets from the object's base, 0x20000.
+fn bound_segment() -> Vec<u8> {
+    let mut s = b"\xFFMSGSEG32\0".to_vec();
+    s.extend(0x8002u16.to_le_bytes());
+    s.extend(0u16.to_le_bytes());
+    s.extend(0x230u32.to_le_bytes()); // the bound-file table
+    s.resize(0x30, 0);
+    s.extend(1u16.to_le_bytes());
+    s.extend(0x240u16.to_le_bytes()); // its name
+    s.extend(0x250u16.to_le_bytes()); // its index
+    s.resize(0x40, 0);
+    s.extend(b"T.MSG\0");
+    s.resize(0x50, 0);
+    s.extend(b"TST");
+    s.extend(1u16.to_le_bytes());
+    s.extend(0x260u16.to_le_bytes());
+    s.resize(0x60, 0);
+    s.extend(7u16.to_le_bytes());
+    s.extend(9u16.to_le_bytes());
+    s.extend(b"EBound %1");
+    s
+}
+
+#[test]
+fn bound_messages_come_first_then_the_file() {
+    let file = msg_file(&[b"EBad %1 thing\r\n"]);
+    let name = 0x20120;
+    let (o, mem) = run_with(
+        get_program_with(
+            &[
+                [SEG, TABLE, 1, BUF, 64, 7, name, LEN],
+                [SEG, TABLE, 1, BUF + 0x40, 64, 5, name, 0x20084],
+                [SEG, TABLE, 1, BUF, 64, 9, name, 0x20088],
+            ],
+            b"C:\\MSGS\\T.MSG\0",
+            &bound_segment(),
+        ),
+        &[("MSGS/T.MSG", file)],
+    );
+    assert_eq!(o, Outcome::Exited(0));
+    let rc: Vec<u32> = (0..3).map(|i| u32_at(&mem, RC + 4 * i)).collect();
+    assert_eq!(rc, [0, 0, 317], "bound, from the file, in neither");
+    let want = b"TST0007: Bound ab";
+    assert_eq!(u32_at(&mem, LEN), want.len() as u32);
+    assert_eq!(&mem[(BUF - RC) as usize..][..want.len()], want);
+    let want = b"TST0005: Bad ab thing\r\n";
+    assert_eq!(u32_at(&mem, 0x20084), want.len() as u32);
+    assert_eq!(&mem[(BUF + 0x40 - RC) as usize..][..want.len()], want);
 }

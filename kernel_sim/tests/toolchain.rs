@@ -129,3 +129,24 @@ fn nasm_and_link386_build_a_program_that_runs_and_is_traced() {
     assert_eq!((records[0].major, records[0].minor), (0xC9, 0x21));
     assert_eq!(records[0].data, want);
 }
+
+#[test]
+fn nmake_prints_its_bound_messages() {
+    let Some(tk) = toolkit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::copy(tk.join("bin/nmake.exe"), root.join("NMAKE.EXE")).unwrap();
+    // Its messages are bound into it by MSGBIND (there is no NMMSG.MSG).
+    let (o, text, _) = run(root, "NMAKE.EXE", &["/?"]);
+    assert_eq!(o, Outcome::Exited(0), "{text}");
+    assert!(
+        text.contains("Usage:") && text.contains("NMAKE @commandfile"),
+        "{text}"
+    );
+    let (o, text, _) = run(root, "NMAKE.EXE", &[]);
+    assert_eq!(o, Outcome::Exited(2), "{text}");
+    assert!(
+        text.contains("fatal error U1064: MAKEFILE not found and no target specified"),
+        "{text}"
+    );
+}

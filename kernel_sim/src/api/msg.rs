@@ -23,10 +23,10 @@ const MAX_INSERTS: u32 = 9;
 
 /// The entries.
 pub static DEFS: &[ApiDef] = &[
-    api!("MSG" 2 "DosTrueGetMessage" Far16 [P, W, P, W, W, S, P, P] get_message),
+    api!("MSG" 2 "DosTrueGetMessage" Far16 [P, W, P, W, W, S, P, P] |p, c| get_message(p, c, &FAR16)),
     api!("MSG" 3 "DosInsMessage" Far16 [P, W, P, W, P, W, P] insert),
     api!("MSG" 4 "DosInsertMessage" Sys32 [P, L, P, L, P, L, P] insert),
-    api!("MSG" 6 "DosTrueGetMessage" Sys32 [P, L, P, L, L, S, P, P] get_message),
+    api!("MSG" 6 "DosTrueGetMessage" Sys32 [P, P, L, P, L, L, S, P] |p, c| get_message(p, c, &SYS32)),
 ];
 
 /// (table, count, message, message length, buffer, buffer size, &length).
@@ -170,19 +170,58 @@ fn read_message(b: Bytes<'_>, number: u32) -> binread::Result<Option<(String, u8
     Ok(Some((comp, body[0], body[1..].to_vec())))
 }
 
+/// Where each argument of DosTrueGetMessage is.
+struct Layout {
+    table: usize,
+    count: usize,
+    buf: usize,
+    cap: usize,
+    number: usize,
+    file: usize,
+    len: usize,
+    seg: usize,
+}
+
+/// MSG.2, the 16-bit entry DOSGETMESSAGE's stub calls (far pascal): the
+/// DosGetMessage arguments, then the program's message segment.
+const FAR16: Layout = Layout {
+    table: 0,
+    count: 1,
+    buf: 2,
+    cap: 3,
+    number: 4,
+    file: 5,
+    len: 6,
+    seg: 7,
+};
+
+/// MSG.6, the 32-bit entry: OS2386.LIB's DosGetMessage stub (in the
+/// program's MSGSEG32 object) puts the address of that object in front
+/// of the DosGetMessage arguments.
+const SYS32: Layout = Layout {
+    seg: 0,
+    table: 1,
+    count: 2,
+    buf: 3,
+    cap: 4,
+    number: 5,
+    file: 6,
+    len: 7,
+};
+
 /// DosTrueGetMessage (16-bit, MSG.2) and Dos32TrueGetMessage (MSG.6):
-/// (table, count, buffer, buffer size, number, file, &length, bound
-/// messages). E and W messages get the `COMPnnnn: ` prefix; `%0` ends
-/// the text (no line end); the bound-message argument is not read (no
-/// MSGBIND segments are looked for).
-fn get_message(p: &mut Process, c: &Call) -> ApiResult<()> {
-    let count = if c.far16 { u32::from(c.w(1)) } else { c.l(1) };
-    let cap = if c.far16 { u32::from(c.w(3)) } else { c.l(3) };
-    let number = if c.far16 { u32::from(c.w(4)) } else { c.l(4) };
+/// a message from those MSGBIND bound into the program (32-bit), else
+/// from the `.MSG` file along DPATH. E and W messages get the
+/// `COMPnnnn: ` prefix; `%0` ends the text (no line end).
+fn get_message(p: &mut Process, c: &Call, at: &Layout) -> ApiResult<()> {
+    let word = |i: usize| if c.far16 { u32::from(c.w(i)) } else { c.l(i) };
+    let count = word(at.count);
+    let cap = word(at.cap);
+    let number = word(at.number);
     if count > MAX_INSERTS {
         return Err(ERROR_MR_INV_IVCOUNT);
     }
-    let table = p.arg_bytes(c, 0, 4 * count)?;
+    let table = p.arg_bytes(c, at.table, 4 * count)?;
     let mut inserts = Vec::with_capacity(count as usize);
     for e in table.chunks_exact(4) {
         let raw = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
@@ -191,16 +230,16 @@ fn get_message(p: &mut Process, c: &Call) -> ApiResult<()> {
             .ok_or(ERROR_INVALID_ADDRESS)?;
         inserts.push(s);
     }
-    let name = p.arg_sz(c, 5)?;
-    let host = find_msg_file(p, &name).ok_or(ERROR_MR_UN_ACC_MSGF)?;
-    let size = std::fs::metadata(&host)
-        .map_err(|_| ERROR_MR_UN_ACC_MSGF)?
-        .len();
-    if size > MAX_MSG_FILE {
-        return Err(ERROR_MR_INV_MSGF_FORMAT);
-    }
-    let file = std::fs::read(&host).map_err(|_| ERROR_MR_UN_ACC_MSGF)?;
-    let (comp, kind, mut text) = message(&file, number)?;
+    let name = p.arg_sz(c, at.file)?;
+    let bound = if c.far16 {
+        None
+    } else {
+        bound_message(p, c.l(at.seg), &name, number)
+    };
+    let (comp, kind, mut text) = match bound {
+        Some(m) => m,
+        None => file_message(p, &name, number)?,
+    };
     if let Some(z) = text.windows(2).position(|w| w == b"%0") {
         text.truncate(z);
     }
@@ -211,12 +250,95 @@ fn get_message(p: &mut Process, c: &Call) -> ApiResult<()> {
     full.extend(text);
     let out = expand(&full, &inserts, cap as usize).ok_or(ERROR_MR_MSG_TOO_LONG)?;
     if c.far16 {
-        p.put_u16(c, 6, out.len() as u16)?;
+        p.put_u16(c, at.len, out.len() as u16)?;
     } else {
-        p.put_u32(c, 6, out.len() as u32)?;
+        p.put_u32(c, at.len, out.len() as u32)?;
     }
     if out.is_empty() {
         return Ok(());
     }
-    p.put_bytes(c, 2, &out)
+    p.put_bytes(c, at.buf, &out)
+}
+
+/// Bytes of a MSGSEG32 object read at most.
+const MAX_MSGSEG: u32 = 0x10_0000;
+
+/// A message MSGBIND bound into the program's MSGSEG32 object at `seg`
+/// for the message file `name`: its component, type and text.
+///
+/// The object, as OS2386.LIB lays it out and MSGBIND fills it:
+/// `FF "MSGSEG32" 00`, a word of flags, at 0x0E the offset of the
+/// bound-file table: a word count, then per file the offsets of its name
+/// and of its index (all offsets from the start of the object holding
+/// the segment). An index is the
+/// 3-letter component, a word count and a word offset per message; a
+/// message is its number (word), length (word), type letter and text.
+fn bound_message(
+    p: &mut Process,
+    seg: u32,
+    name: &[u8],
+    number: u32,
+) -> Option<(String, u8, Vec<u8>)> {
+    let head = p.read_mem(seg, 0x12)?;
+    if &head[..10] != b"\xFFMSGSEG32\0" {
+        return None;
+    }
+    // Offsets are from the start of the object holding the segment (the
+    // linker leaves them unrelocated).
+    let base = p
+        .pcb
+        .modules
+        .iter()
+        .flat_map(|m| &m.objects)
+        .find(|o| o.base <= seg && seg - o.base < o.size)
+        .map_or(seg, |o| o.base);
+    let files = base + u32::from_le_bytes([head[0x0E], head[0x0F], head[0x10], head[0x11]]);
+    let u16_at = |p: &mut Process, at: u32| -> Option<u32> {
+        let b = p.read_mem(at, 2)?;
+        Some(u32::from(u16::from_le_bytes([b[0], b[1]])))
+    };
+    let n = u16_at(p, files)?;
+    let base_name = name
+        .rsplit(|&b| b == b'\\' || b == b'/' || b == b':')
+        .next()
+        .unwrap_or(name);
+    for f in 0..n.min(64) {
+        let name_off = u16_at(p, files + 2 + 4 * f)?;
+        let index = base + u16_at(p, files + 4 + 4 * f)?;
+        let bound_name = p.read_sz(base + name_off, false, 260)?;
+        if !bound_name.eq_ignore_ascii_case(base_name) {
+            continue;
+        }
+        let comp = p.read_mem(index, 3)?;
+        let count = u16_at(p, index + 3)?;
+        for i in 0..count {
+            let at = u16_at(p, index + 5 + 2 * i)?;
+            if at >= MAX_MSGSEG {
+                return None;
+            }
+            let rec = base + at;
+            if u16_at(p, rec)? != number {
+                continue;
+            }
+            let len = u16_at(p, rec + 2)?;
+            let body = p.read_mem(rec + 4, len)?;
+            let (&kind, text) = body.split_first()?;
+            return Some((binread::latin1(&comp), kind, text.to_vec()));
+        }
+        return None;
+    }
+    None
+}
+
+/// A message of the `.MSG` file `name` (along DPATH).
+fn file_message(p: &mut Process, name: &[u8], number: u32) -> ApiResult<(String, u8, Vec<u8>)> {
+    let host = find_msg_file(p, name).ok_or(ERROR_MR_UN_ACC_MSGF)?;
+    let size = std::fs::metadata(&host)
+        .map_err(|_| ERROR_MR_UN_ACC_MSGF)?
+        .len();
+    if size > MAX_MSG_FILE {
+        return Err(ERROR_MR_INV_MSGF_FORMAT);
+    }
+    let file = std::fs::read(&host).map_err(|_| ERROR_MR_UN_ACC_MSGF)?;
+    message(&file, number)
 }
