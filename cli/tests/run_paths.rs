@@ -131,3 +131,31 @@ fn a_bare_trace_name_finds_its_tdf_in_the_root_or_the_current_directory() {
     assert_ne!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("TPDLL16"), "{err}");
 }
+
+#[test]
+fn dlls_not_beside_a_program_outside_the_root_come_from_libpath() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stdout(&os2trace(d, &["testprogs", "build", "progs"]));
+    std::fs::create_dir_all(d.join("c/DLLS")).unwrap();
+    std::fs::rename(d.join("progs/TPDLL16.DLL"), d.join("c/DLLS/TPDLL16.DLL")).unwrap();
+    // Not beside it, not on the default LIBPATH: not found.
+    let out = os2trace(d, &["run", "--root", "c", "progs/DLLCAL16.EXE"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("TPDLL16"), "{err}");
+    // Along the LIBPATH the program is given, in the sandbox.
+    let out = os2trace(
+        d,
+        &[
+            "run",
+            "--root",
+            "c",
+            "--env",
+            "LIBPATH=C:\\NOWHERE;C:\\DLLS",
+            "progs/DLLCAL16.EXE",
+        ],
+    );
+    let text = stdout(&out);
+    assert!(text.contains("DLLCAL16 calls TPDLL16"), "{text}");
+}
