@@ -82,7 +82,7 @@ pub(crate) fn dispatch<M: TracedMachine + ?Sized>(
             // fit (`len + W * n > logmax`), so it always fails, and the hit
             // ends after it.
             let _ = logged;
-            NativeExit::pack(STATUS_INCOMPLETE, st.tos as u8, log.len as u64)
+            pack(STATUS_INCOMPLETE, st.tos as u8, log.len as u64)
         }
         _ => FAIL,
     };

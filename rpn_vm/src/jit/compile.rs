@@ -10,7 +10,7 @@
 //!
 //! Registers while the code runs, all caller-saved and all passed in by
 //! the caller, so that a hit needs no prologue: RDI the frame, RSI the
-//! stack, RDX the log buffer, RCX the variables, R8 the cycles (0), R9 the
+//! interpreter (its stack first), RDX the log buffer, RCX the variables, R8 the cycles (0), R9 the
 //! log length (0); EAX, R10, R11 scratch. Around
 //! a callback the log length and cycles go to the frame, RDI to the machine
 //! stack, and all are reloaded after.
@@ -41,6 +41,7 @@ use iced_x86::code_asm::*;
 use std::mem::offset_of;
 
 use super::frame::*;
+use crate::interp::Interpreter;
 use crate::opcode::Op;
 use crate::verify::Program;
 
@@ -74,7 +75,11 @@ pub(super) const REGS: i32 = offset_of!(Frame, regs) as i32;
 const LOG: i32 = offset_of!(Frame, log) as i32;
 const LOG_LEN: i32 = offset_of!(Frame, log_len) as i32;
 pub(super) const LOGMAX: i32 = offset_of!(Frame, logmax) as i32;
-const STACK: i32 = offset_of!(Frame, stack) as i32;
+const INTERP: i32 = offset_of!(Frame, interp) as i32;
+/// `Interpreter::tos`, from the interpreter's address (RSI).
+const TOS: i32 = offset_of!(Interpreter, tos) as i32;
+/// The interpreter's log length, from its address (RSI).
+const DATA_LEN: i32 = offset_of!(Interpreter, data.len) as i32;
 const VARS: i32 = offset_of!(Frame, vars) as i32;
 pub(super) const VARS_LEN: i32 = offset_of!(Frame, vars_len) as i32;
 const CYCLES: i32 = offset_of!(Frame, cycles) as i32;
@@ -249,7 +254,7 @@ impl Gen {
 
     /// Reloads the working registers from the frame (in RDI).
     fn load_state(&mut self) -> Result {
-        self.a.mov(rsi, qword_ptr(rdi + STACK))?;
+        self.a.mov(rsi, qword_ptr(rdi + INTERP))?;
         self.a.mov(rdx, qword_ptr(rdi + LOG))?;
         self.a.mov(rcx, qword_ptr(rdi + VARS))?;
         self.a.mov(r8, qword_ptr(rdi + CYCLES))?;
@@ -280,9 +285,9 @@ impl Gen {
         if self.log_exact { None } else { self.log }
     }
 
-    /// Ends the hit here: returns the `NativeExit` of `status`, the stack index
-    /// `tos` and the log length in RAX (`None`: a callback put the whole
-    /// packed value in RAX), the cycles in RDX.
+    /// Ends the hit here: stores the stack index `tos` and the log length
+    /// in the interpreter and returns the `NativeExit` of `status` (`None`: a
+    /// callback returned them [`pack`]ed in RAX), the cycles in RDX.
     pub(super) fn exit_with(&mut self, tos: Option<u8>, status: u32) -> Result {
         if self.pending != 0 {
             self.a.lea(rdx, qword_ptr(r8 + self.pending as i32))?;
@@ -290,19 +295,24 @@ impl Gen {
         } else {
             self.a.mov(rdx, r8)?;
         }
-        if let Some(tos) = tos {
-            let fixed = NativeExit::pack(status, tos, 0) as u32;
-            match self.log {
-                Some(len) => self.a.mov(eax, fixed | (len << 16))?,
-                None => {
-                    self.a.mov(eax, r9d)?;
-                    self.a.shl(eax, 16)?;
-                    if fixed != 0 {
-                        self.a.or(eax, fixed as i32)?;
-                    }
+        match tos {
+            Some(tos) => {
+                self.a.mov(qword_ptr(rsi + TOS), i32::from(tos & 15))?;
+                match self.log {
+                    Some(len) => self.a.mov(qword_ptr(rsi + DATA_LEN), len as i32)?,
+                    None => self.a.mov(qword_ptr(rsi + DATA_LEN), r9)?,
                 }
             }
+            None => {
+                self.a.mov(r10d, eax)?;
+                self.a.shr(r10d, 8)?;
+                self.a.and(r10d, 15)?;
+                self.a.mov(qword_ptr(rsi + TOS), r10)?;
+                self.a.shr(rax, 16)?;
+                self.a.mov(qword_ptr(rsi + DATA_LEN), rax)?;
+            }
         }
+        self.a.mov(eax, status)?;
         self.a.ret()?;
         Ok(())
     }
@@ -357,8 +367,8 @@ impl Gen {
             } => {
                 self.a.mov(r10d, u32::from(tos & 15))?;
                 self.a.mov(r11d, n)?;
-                // The callback returns the packed exit, with the log length
-                // and stack index it leaves.
+                // The callback returns the log length and stack index it
+                // leaves, packed.
                 self.call(if dn {
                     CB_LOG_DN_PARTIAL
                 } else {

@@ -45,37 +45,24 @@ pub(crate) const CB_LOG_WN_PARTIAL: u32 = 11;
 /// `Log DN,n` that does not fit: as [`CB_LOG_WN_PARTIAL`].
 pub(crate) const CB_LOG_DN_PARTIAL: u32 = 12;
 
-/// What the native code returns (in RAX and RDX): how the hit ended.
+/// What the native code returns (in RAX and RDX): how the hit ended. The
+/// final stack index and log length it has stored in the interpreter
+/// (`Interpreter::tos`, `LogBuffer::len`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NativeExit {
-    /// `status | tos << 8 | log_len << 16`: a `STATUS_*`, the top-of-stack
-    /// index, and the bytes logged (at most `LOG_CAPACITY`, 16 bits).
-    pub(crate) packed: u64,
+    /// A `STATUS_*`.
+    pub(crate) status: u64,
     /// The cycles spent.
     pub(crate) cycles: u64,
 }
 
-impl NativeExit {
-    /// `packed` for a status, stack index and log length.
-    pub(crate) fn pack(status: u32, tos: u8, log_len: u64) -> u64 {
-        u64::from(status) | (u64::from(tos & 15) << 8) | (log_len << 16)
-    }
-
-    /// The `STATUS_*`.
-    pub(crate) fn status(self) -> u32 {
-        self.packed as u8 as u32
-    }
-
-    /// The top-of-stack index.
-    pub(crate) fn tos(self) -> usize {
-        (self.packed >> 8) as usize & 15
-    }
-
-    /// The bytes logged.
-    pub(crate) fn log_len(self) -> usize {
-        (self.packed >> 16) as usize
-    }
+/// What the partial-log callbacks return: `status | tos << 8 | log_len <<
+/// 16`, a `STATUS_*`, the top-of-stack index, and the bytes logged (at most
+/// `LOG_CAPACITY`, 16 bits); the native code stores the last two in the
+/// interpreter.
+pub(crate) fn pack(status: u32, tos: u8, log_len: u64) -> u64 {
+    u64::from(status) | (u64::from(tos & 15) << 8) | (log_len << 16)
 }
 
 /// How the native code ended the hit: logged.
@@ -97,32 +84,33 @@ pub(crate) struct Frame {
     /// The registers the program pushes, indexed by `Reg as usize`
     /// (the others stay zero and are never read).
     pub(crate) regs: [u32; 16],
-    /// The interpreter's log buffer: `LOG_CAPACITY` bytes (RDX while
-    /// running).
-    pub(crate) log: *mut u8,
     /// Bytes logged so far, kept in R9 while running (passed in as zero)
     /// and stored here around callbacks.
     pub(crate) log_len: u64,
+    /// Cycles so far, kept in R8 while running (passed in as zero) and
+    /// stored here around callbacks.
+    pub(crate) cycles: u64,
+    /// The interpreter's log buffer: `LOG_CAPACITY` bytes (RDX while
+    /// running).
+    pub(crate) log: *mut u8,
     /// The log limit, at most `LOG_CAPACITY`.
     pub(crate) logmax: u64,
-    /// The interpreter's circular stack (16 slots), zeroed
-    /// before the hit; passed in and kept in RSI (and here for reloading
-    /// after callbacks).
-    pub(crate) stack: *mut u32,
+    /// The interpreter (`repr(C)`): its circular stack (16 slots, zeroed
+    /// before the hit) at offset 0, then its stack index and log buffer,
+    /// whose length the code sets at every exit. Passed in and kept in RSI
+    /// (and here for reloading after callbacks).
+    pub(crate) interp: *mut u32,
     /// The DTO's variables (RCX while running).
     pub(crate) vars: *mut u32,
     /// Number of variables.
     pub(crate) vars_len: u64,
-    /// Cycles so far, kept in R8 while running (passed in as zero) and
-    /// stored here around callbacks.
-    pub(crate) cycles: u64,
     /// The variable index of a [`STATUS_VAR_ERROR`].
     pub(crate) err_index: u32,
     /// Major code, after any SetMaj.
     pub(crate) major: u16,
     /// Minor code, after any SetMin.
     pub(crate) minor: u16,
-    /// A `*mut &mut M`: the machine, for the callback only.
+    /// A `*mut M`: the machine, for the callback only.
     pub(crate) machine: *mut (),
     /// The callback, monomorphized for the machine.
     pub(crate) callback: Callback,

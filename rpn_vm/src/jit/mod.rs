@@ -8,9 +8,9 @@
 //! and the interpreter's final stack ([`Interpreter::stack`]).
 //!
 //! How: the top-of-stack index is known at compile time at every
-//! instruction, so the circular stack is a fixed array in a frame and every
-//! push and pop a load or store at a constant offset; registers are read
-//! once per hit into the frame; `Log WN/DN` write the interpreter's log
+//! instruction, so every push and pop is a load or store at a constant
+//! offset of the interpreter's own stack; registers are read once per hit
+//! into the frame; `Log WN/DN` write the interpreter's log
 //! buffer directly; memory reads, object lookups, CRMA, memory and string
 //! logs, and logs that overrun the log limit call back into the
 //! interpreter's own helpers. See `compile.rs` for the translation and
@@ -134,7 +134,7 @@ impl Compiled {
     /// `interp` in the state that run would (its stack and log buffer).
     #[cfg(target_arch = "x86_64")]
     #[inline]
-    pub fn run<'s, M: TracedMachine + ?Sized>(
+    pub fn run<'s, M: TracedMachine>(
         &self,
         interp: &'s mut Interpreter,
         machine: &mut M,
@@ -152,31 +152,31 @@ impl Compiled {
         }
         let vars_len = vars.len();
         interp.stack = [0; STACK_SLOTS];
+        let log = interp.data.bytes.as_mut_ptr();
         let mut frame = Frame {
             // All sixteen: straight-line reads beat testing which are
             // needed. Straight into the frame: the native code reads them
             // as dwords.
             regs: machine.registers(),
-            log: interp.data.bytes.as_mut_ptr(),
             log_len: 0,
+            cycles: 0,
+            log,
             logmax: hit.logmax.min(LOG_CAPACITY) as u64,
-            stack: interp.stack.as_mut_ptr(),
+            // The whole interpreter: the code writes its final stack index
+            // and log length there too.
+            interp: (&raw mut *interp).cast(),
             vars: vars.as_mut_ptr(),
             vars_len: vars_len as u64,
-            cycles: 0,
             err_index: 0,
             major: hit.major,
             minor: hit.minor,
-            machine: std::ptr::null_mut(),
+            machine: (machine as *mut M).cast(),
             callback: native::dispatch::<M>,
         };
-        let mut machine: &mut M = machine;
-        frame.machine = (&raw mut machine).cast();
         let exit = self.code.call(&mut frame);
-        let status = exit.status();
-        interp.tos = exit.tos();
-        // At most `logmax`; `as_slice` would catch a code generator bug.
-        interp.data.len = exit.log_len();
+        // The code set `interp.tos` and `interp.data.len` (at most
+        // `logmax`; `as_slice` would catch a code generator bug).
+        let status = exit.status as u32;
         let cycles = exit.cycles;
         // A logged record is returned from here rather than from one
         // `match` for all outcomes: built once for every outcome, the
@@ -209,7 +209,7 @@ impl Compiled {
     /// Runs one hit; never called on this host ([`Compiled::new`] is
     /// always `None`).
     #[cfg(not(target_arch = "x86_64"))]
-    pub fn run<'s, M: TracedMachine + ?Sized>(
+    pub fn run<'s, M: TracedMachine>(
         &self,
         _interp: &'s mut Interpreter,
         _machine: &mut M,

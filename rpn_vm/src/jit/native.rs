@@ -4,14 +4,18 @@
 //! # Audit note: what the generated code touches
 //!
 //! `compile.rs` emits code that receives a pointer to a [`Frame`] on the
-//! Rust stack of `Compiled::run`, and the frame's own stack, log and
+//! Rust stack of `Compiled::run`, and the frame's interpreter, log and
 //! variable pointers (in registers, so that it needs no prologue), and
 //! touches memory only through those:
 //!
 //! * the frame's own fields, at constant offsets from `offset_of!`
 //!   (registers at `regs + 4 * r`, `r < 16`);
-//! * the interpreter's stack through `frame.stack`: slot `tos & 15` with
-//!   `tos` a compile-time constant, so always inside the 16 slots;
+//! * the interpreter's stack through `frame.interp` (the `repr(C)`
+//!   `Interpreter`, its stack at offset 0): slot `tos & 15` with `tos` a
+//!   compile-time constant, so always inside the 16 slots; and, at every
+//!   exit, the interpreter's `tos` (a value below 16) and its log buffer's
+//!   `len` (the log length, at most `logmax`), at their `offset_of!`
+//!   offsets;
 //! * the variables through `frame.vars`: an immediate index `i` only when
 //!   `Compiled::run` has checked `i < vars_len` before the call (it
 //!   interprets the hit otherwise), a stack value only after
@@ -46,7 +50,7 @@ use crate::interp::LOG_CAPACITY;
 use crate::machine::TracedMachine;
 use crate::verify::STACK_SLOTS;
 
-/// The entry point: `exit = entry(frame, stack, log, vars, 0, 0)`, the
+/// The entry point: `exit = entry(frame, interp, log, vars, 0, 0)`, the
 /// three pointers being the frame's (passed in registers so that the code
 /// needs no prologue), the zeros the starting cycles and log length; the
 /// [`NativeExit`] comes back in RAX and RDX.
@@ -107,8 +111,8 @@ impl Code {
                 // for an empty program, which compile.rs never emits), and
                 // the mapping there holds the code `compile.rs` emitted,
                 // which starts with the body of a sysv64 function of the
-                // `Entry` type (frame, stack, log, variables, zero, zero)
-                // returning a `NativeExit` in RAX:RDX; the function pointer is
+                // `Entry` type (frame, interpreter, log, variables, zero,
+                // zero) returning a `NativeExit` in RAX:RDX; the function pointer is
                 // only called while `map` (stored beside it) is alive.
                 let entry = unsafe {
                     std::mem::transmute::<*const u8, Entry>(map.as_ptr().add(range.start))
@@ -131,18 +135,19 @@ impl Code {
     /// Runs the code on `frame`; returns how the hit ended.
     ///
     /// The frame must have been filled by `Compiled::run`: `log` pointing
-    /// at `LOG_CAPACITY` writable bytes, `stack` at 16 slots, `vars`/`vars_len` describing a
-    /// live `&mut [u32]`, `machine` pointing at a live `&mut M` and
+    /// at `LOG_CAPACITY` writable bytes, `interp` at the `Interpreter`
+    /// that owns that buffer, `vars`/`vars_len` describing a live
+    /// `&mut [u32]`, `machine` pointing at a live `M` and
     /// `callback` being `dispatch::<M>` for that same `M`.
     pub(crate) fn call(&self, frame: &mut Frame) -> NativeExit {
-        // SAFETY: the code only touches the frame, the variables and the
-        // log through the frame's pointers, with the bounds checks listed in
+        // SAFETY: the code only touches the frame, the interpreter, the
+        // variables and the log through the frame's pointers, with the bounds checks listed in
         // the module doc, and calls back only through `frame.callback`. The
         // pointers are valid for the whole call: they come from exclusive
         // borrows held by `Compiled::run` across it, and nothing else uses
         // them meanwhile. The code changes no callee-saved register and
         // calls back with the stack aligned as the sysv64 ABI requires.
-        unsafe { (self.entry)(frame, frame.stack, frame.log, frame.vars, 0, 0) }
+        unsafe { (self.entry)(frame, frame.interp, frame.log, frame.vars, 0, 0) }
     }
 }
 
@@ -151,9 +156,10 @@ impl Code {
 ///
 /// # Safety
 /// `frame` must be the frame [`Code::call`] was given, with `machine`
-/// pointing at a live `&mut M`, `log` at `LOG_CAPACITY` bytes and `stack`
-/// at 16 slots, none of them otherwise borrowed during the call.
-pub(crate) unsafe extern "sysv64" fn dispatch<M: TracedMachine + ?Sized>(
+/// pointing at a live `M`, `log` at `LOG_CAPACITY` bytes and `interp`
+/// at the interpreter (its 16 stack slots first), none of them otherwise
+/// borrowed during the call.
+pub(crate) unsafe extern "sysv64" fn dispatch<M: TracedMachine>(
     frame: *mut Frame,
     op: u64,
     a: u64,
@@ -163,18 +169,19 @@ pub(crate) unsafe extern "sysv64" fn dispatch<M: TracedMachine + ?Sized>(
     // SAFETY: per the contract above, `frame` is the exclusive frame of the
     // running hit (the native code does not touch it during the call).
     let frame = unsafe { &mut *frame };
-    // SAFETY: `frame.machine` is a `*mut &mut M` to a local of
-    // `Compiled::run` that outlives the call, created from that `&mut M`
-    // and not used by anything else while the native code runs.
-    let machine: &mut M = unsafe { &mut **frame.machine.cast::<&mut M>() };
+    // SAFETY: `frame.machine` is the `&mut M` `Compiled::run` holds across
+    // the call, as a raw pointer, not used by anything else while the
+    // native code runs.
+    let machine: &mut M = unsafe { &mut *frame.machine.cast::<M>() };
     // SAFETY: `frame.log` points at the interpreter's log buffer of
     // `LOG_CAPACITY` bytes, exclusively borrowed by `Compiled::run` for the
     // hit; the native code does not write it during the call. It is a
     // separate allocation from the frame.
     let log = unsafe { std::slice::from_raw_parts_mut(frame.log, LOG_CAPACITY) };
-    // SAFETY: likewise `frame.stack` points at the interpreter's 16 stack
-    // slots, exclusively borrowed for the hit and not touched by the
-    // native code during the call.
-    let stack = unsafe { &mut *frame.stack.cast::<[u32; STACK_SLOTS]>() };
+    // SAFETY: likewise `frame.interp` points at the (`repr(C)`)
+    // interpreter, whose 16 stack slots come first, exclusively borrowed
+    // for the hit and not touched by the native code during the call; the
+    // log buffer is a separate allocation.
+    let stack = unsafe { &mut *frame.interp.cast::<[u32; STACK_SLOTS]>() };
     callbacks::dispatch(frame, machine, stack, log, op as u32, [a, b, c])
 }
