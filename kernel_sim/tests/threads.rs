@@ -304,3 +304,75 @@ fn the_last_thread_ending_ends_the_process_with_its_code() {
     // Thread 1 never woke: the process ended before its sleep did.
     assert!(proc.now_millis() < 1000, "{}", proc.now_millis());
 }
+
+/// The yield program traced at the writer's first instruction (`push
+/// ebx`): each hit logs the character its thread writes. Returns (the
+/// STDA buffer, the sidecar's TIDs, console).
+fn traced_yield_run() -> (Vec<u8>, Vec<u16>, String) {
+    let mut p = Prog::new();
+    let f = writer(&mut p);
+    let writer_offset = f - 0x10000;
+    p.start_main();
+    p.c.store(DATA + 0x10, u32::from(b'A'))
+        .store(DATA + 0x14, u32::from(b'B'))
+        .store(DATA + 0x18, u32::from(b'M'));
+    p.create(DATA + 0x20, f, DATA + 0x10)
+        .create(DATA + 0x24, f, DATA + 0x14);
+    p.c.push(DATA + 0x18);
+    p.raw(&[0xE8]);
+    let rel = f as i32 - (p.here() as i32 + 4);
+    p.raw(&rel.to_le_bytes()).raw(&[0x83, 0xC4, 0x04]);
+    p.wait(DATA + 0x20, 0, 0, 1).wait(DATA + 0x24, 0, 0, 2);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), p.finish()).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(5_000_000);
+    let mut proc = Process::new(cfg).unwrap();
+    let out = ConsoleBuffer::new();
+    proc.set_console(
+        Box::new(out.clone()),
+        Box::new(out.clone()),
+        Box::new(std::io::empty()),
+    );
+    // [esp+4] is the parameter: the address of the character.
+    let src = format!(
+        "major=0xC1\nminor=1\nobject=1\noffset={writer_offset}\nopcode=0x53\n\
+         Push W,1\nPush ESP\nPush W,4\nAdd\nPush FIF\nLog MRF\n"
+    );
+    let file = rpn_vm::parse("t.rpn", &src).unwrap();
+    proc.trace_start(stda::StdaFormat::New, 4).unwrap();
+    proc.trace_apply("TESTLX", &file, None, None).unwrap();
+    assert_eq!(proc.run(), Outcome::Exited(0));
+    let tids = proc
+        .system_trace()
+        .unwrap()
+        .sidecar()
+        .entries
+        .iter()
+        .map(|e| e.tid)
+        .collect();
+    let snap = proc.system_trace_mut().unwrap().buffer_mut().get_stda();
+    (snap.stda, tids, out.text())
+}
+
+#[test]
+fn a_multithreaded_program_traced_twice_gives_the_same_buffer() {
+    let (first, tids, text) = traced_yield_run();
+    assert_eq!(text, "MABMABMAB");
+    let records = stda::Stda::parse(&first).unwrap().records();
+    // One hit per call of the writer, each logging the byte it writes
+    // (the last of the memory item): thread 1 calls it before threads 2
+    // and 3 first run.
+    let chars: Vec<u8> = records
+        .iter()
+        .filter_map(|r| r.data.last().copied())
+        .collect();
+    assert_eq!(chars, b"MAB");
+    assert_eq!(tids, [1, 2, 3], "the sidecar names each hit's thread");
+    assert!(records.iter().all(|r| r.pid == 1));
+    for _ in 0..2 {
+        let (again, tids_again, _) = traced_yield_run();
+        assert_eq!(again, first, "byte-identical trace buffers");
+        assert_eq!(tids_again, tids);
+    }
+}
