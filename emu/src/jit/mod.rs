@@ -338,6 +338,9 @@ impl Machine {
             self.mem.read_bytes(phys, &mut bytes);
             plan = select::select(src(&bytes), at_hostcall);
         }
+        // One instruction that falls through gains nothing over the
+        // interpreter and costs an entry: not worth a block.
+        let plan = plan.filter(|p| p.insns > 1 || p.end != select::End::Fall);
         let block = plan.and_then(|plan| {
             let code = native::Code::new(&emit::emit(&plan).ok()?).ok()?;
             Some(Box::new(Block { plan, code }))
