@@ -1,34 +1,32 @@
 //! What the native code calls back into Rust for: machine access (memory
-//! reads, object lookups, CRMA), memory and string logs, and logs that
-//! overrun the log limit. Each callback is the interpreter's own helper,
+//! reads, object lookups, CRMA), memory and string logs. Each callback is the interpreter's own helper,
 //! applied to the frame, so the two tiers cannot drift apart.
 //!
 //! This module is safe code; `native.rs` turns the raw frame pointer the
 //! native code passes into the references [`dispatch`] takes.
 
 use super::frame::*;
-use crate::interp::{ItemAt, LogBuffer, Stack, read_flat, read_segmented};
+use crate::interp::{ItemAt, LogBuffer, read_flat, read_segmented};
 use crate::machine::{MemFault, TracedMachine};
-use crate::verify::STACK_SLOTS;
 
 /// Runs callback `op` (a `CB_*` number) with arguments `a`, `b`, `c`;
-/// `log` is the interpreter's log buffer, of which the frame says how much
-/// is used, and `stack` the interpreter's stack. Updates the frame's log
-/// length and cycles.
+/// `log` is the interpreter's log buffer, of which `slow` says how much is
+/// used, `logmax` the log limit. Updates the log length and cycles in
+/// `slow`.
 pub(crate) fn dispatch<M: TracedMachine + ?Sized>(
-    frame: &mut Frame,
+    slow: &mut Slow,
+    logmax: u64,
     machine: &mut M,
-    stack: &mut [u32; STACK_SLOTS],
     log: &mut [u8],
     op: u32,
     [a, b, c]: [u64; 3],
 ) -> u64 {
     let mut log = LogBuffer {
         bytes: log,
-        len: frame.log_len as usize,
+        len: slow.log_len as usize,
     };
-    let logmax = frame.logmax as usize;
-    let mut cycles = frame.cycles;
+    let logmax = logmax as usize;
+    let mut cycles = slow.cycles;
     let fault = |log: &mut LogBuffer<&mut [u8]>, fault: MemFault| {
         log.log_fault(fault, logmax);
         FAIL
@@ -68,25 +66,9 @@ pub(crate) fn dispatch<M: TracedMachine + ?Sized>(
             let logged = log.log_item(machine, at, c as u32, string, logmax, &mut cycles);
             if logged.is_ok() { 0 } else { FAIL }
         }
-        CB_LOG_WN_PARTIAL | CB_LOG_DN_PARTIAL => {
-            let mut st = Stack {
-                slots: *stack,
-                tos: a as usize & 15,
-            };
-            let logged = if op == CB_LOG_DN_PARTIAL {
-                log.log_items::<4>(&mut st, b as u32, logmax, &mut cycles)
-            } else {
-                log.log_items::<2>(&mut st, b as u32, logmax, &mut cycles)
-            };
-            // The native code calls this only when the items do not all
-            // fit (`len + W * n > logmax`), so it always fails, and the hit
-            // ends after it.
-            let _ = logged;
-            pack(STATUS_INCOMPLETE, st.tos as u8, log.len as u64)
-        }
         _ => FAIL,
     };
-    frame.log_len = log.len as u64;
-    frame.cycles = cycles;
+    slow.log_len = log.len as u64;
+    slow.cycles = cycles;
     result
 }

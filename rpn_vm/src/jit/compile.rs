@@ -12,7 +12,8 @@
 //! the caller, so that a hit needs no prologue: RDI the frame, RSI the
 //! interpreter (its stack first), RDX the log buffer, RCX the variables, R8 the cycles (0), R9 the
 //! log length (0); EAX, R10, R11 scratch. Around
-//! a callback the log length and cycles go to the frame, RDI to the machine
+//! a callback the log length and cycles go to the frame's [`Slow`] block,
+//! RDI to the machine
 //! stack, and all are reloaded after.
 //!
 //! Within a straight-line run the compiler remembers which stack slot EAX
@@ -52,6 +53,9 @@ pub(crate) struct Output {
     /// One more than the largest immediate variable index: the code
     /// assumes at least this many variables.
     pub(crate) vars: usize,
+    /// Whether the code reads the frame's [`Slow`] block (it calls back or
+    /// checks a variable index).
+    pub(crate) slow: bool,
 }
 
 /// Why a program was not compiled.
@@ -72,21 +76,22 @@ impl From<IcedError> for Error {
 pub(super) type Result<T = ()> = std::result::Result<T, Error>;
 
 pub(super) const REGS: i32 = offset_of!(Frame, regs) as i32;
-const LOG: i32 = offset_of!(Frame, log) as i32;
-const LOG_LEN: i32 = offset_of!(Frame, log_len) as i32;
 pub(super) const LOGMAX: i32 = offset_of!(Frame, logmax) as i32;
-const INTERP: i32 = offset_of!(Frame, interp) as i32;
+pub(super) const MAJOR: i32 = offset_of!(Frame, major) as i32;
+pub(super) const MINOR: i32 = offset_of!(Frame, minor) as i32;
+pub(super) const SLOW: i32 = offset_of!(Frame, slow) as i32;
 /// `Interpreter::tos`, from the interpreter's address (RSI).
 const TOS: i32 = offset_of!(Interpreter, tos) as i32;
 /// The interpreter's log length, from its address (RSI).
 const DATA_LEN: i32 = offset_of!(Interpreter, data.len) as i32;
-const VARS: i32 = offset_of!(Frame, vars) as i32;
-pub(super) const VARS_LEN: i32 = offset_of!(Frame, vars_len) as i32;
-const CYCLES: i32 = offset_of!(Frame, cycles) as i32;
-const ERR_INDEX: i32 = offset_of!(Frame, err_index) as i32;
-pub(super) const MAJOR: i32 = offset_of!(Frame, major) as i32;
-pub(super) const MINOR: i32 = offset_of!(Frame, minor) as i32;
-const CALLBACK: i32 = offset_of!(Frame, callback) as i32;
+// In the `Slow` block.
+const LOG: i32 = offset_of!(Slow, log) as i32;
+const LOG_LEN: i32 = offset_of!(Slow, log_len) as i32;
+const INTERP: i32 = offset_of!(Slow, interp) as i32;
+const VARS: i32 = offset_of!(Slow, vars) as i32;
+pub(super) const VARS_LEN: i32 = offset_of!(Slow, vars_len) as i32;
+const CYCLES: i32 = offset_of!(Slow, cycles) as i32;
+const CALLBACK: i32 = offset_of!(Slow, callback) as i32;
 
 /// Stack slot `t` (mod 16).
 pub(super) fn slot(t: u8) -> AsmMemoryOperand {
@@ -104,8 +109,8 @@ pub(super) enum Cold {
         pending: u32,
         log: Option<u32>,
     },
-    /// `Log WN/DN,n` past the log limit: the callback logs what fits and
-    /// sets the stack index.
+    /// `Log WN/DN,n` past the log limit: the hit ends with the stack index
+    /// and log length before it, and `Compiled::run` logs what fits.
     Partial {
         tos: u8,
         n: u32,
@@ -139,6 +144,8 @@ pub(super) struct Gen {
     /// The log length jumps bring to each instruction: `None` before any
     /// jump, `Some(None)` when not known.
     entry_log: Vec<Option<Option<u32>>>,
+    /// Whether the code reads the [`Slow`] block.
+    pub(super) slow: bool,
 }
 
 /// The program's instructions, jump operands as target instruction indices
@@ -170,7 +177,11 @@ pub(crate) fn compile(program: &Program) -> Option<Output> {
     let mut g = Gen::new(&ops).ok()?;
     g.program(&ops).ok()?;
     let code = g.a.assemble(0).ok()?;
-    Some(Output { code, vars })
+    Some(Output {
+        code,
+        vars,
+        slow: g.slow,
+    })
 }
 
 impl Gen {
@@ -195,6 +206,7 @@ impl Gen {
             log: Some(0),
             log_exact: true,
             entry_log: vec![None; ops.len()],
+            slow: false,
         })
     }
 
@@ -252,13 +264,15 @@ impl Gen {
         Ok(())
     }
 
-    /// Reloads the working registers from the frame (in RDI).
+    /// Reloads the working registers from the frame (in RDI) and its
+    /// [`Slow`] block.
     fn load_state(&mut self) -> Result {
-        self.a.mov(rsi, qword_ptr(rdi + INTERP))?;
-        self.a.mov(rdx, qword_ptr(rdi + LOG))?;
-        self.a.mov(rcx, qword_ptr(rdi + VARS))?;
-        self.a.mov(r8, qword_ptr(rdi + CYCLES))?;
-        self.a.mov(r9, qword_ptr(rdi + LOG_LEN))?;
+        self.a.mov(r10, qword_ptr(rdi + SLOW))?;
+        self.a.mov(rsi, qword_ptr(r10 + INTERP))?;
+        self.a.mov(rdx, qword_ptr(r10 + LOG))?;
+        self.a.mov(rcx, qword_ptr(r10 + VARS))?;
+        self.a.mov(r8, qword_ptr(r10 + CYCLES))?;
+        self.a.mov(r9, qword_ptr(r10 + LOG_LEN))?;
         Ok(())
     }
 
@@ -286,40 +300,35 @@ impl Gen {
     }
 
     /// Ends the hit here: stores the stack index `tos` and the log length
-    /// in the interpreter and returns the `NativeExit` of `status` (`None`: a
-    /// callback returned them [`pack`]ed in RAX), the cycles in RDX.
-    pub(super) fn exit_with(&mut self, tos: Option<u8>, status: u32) -> Result {
+    /// in the interpreter and returns the `NativeExit` of `status` (with
+    /// R10 in its high half when `r10_high`), the cycles in RDX.
+    pub(super) fn exit_with(&mut self, tos: u8, status: u64, r10_high: bool) -> Result {
         if self.pending != 0 {
             self.a.lea(rdx, qword_ptr(r8 + self.pending as i32))?;
             self.pending = 0;
         } else {
             self.a.mov(rdx, r8)?;
         }
-        match tos {
-            Some(tos) => {
-                self.a.mov(qword_ptr(rsi + TOS), i32::from(tos & 15))?;
-                match self.log {
-                    Some(len) => self.a.mov(qword_ptr(rsi + DATA_LEN), len as i32)?,
-                    None => self.a.mov(qword_ptr(rsi + DATA_LEN), r9)?,
-                }
-            }
-            None => {
-                self.a.mov(r10d, eax)?;
-                self.a.shr(r10d, 8)?;
-                self.a.and(r10d, 15)?;
-                self.a.mov(qword_ptr(rsi + TOS), r10)?;
-                self.a.shr(rax, 16)?;
-                self.a.mov(qword_ptr(rsi + DATA_LEN), rax)?;
-            }
+        self.a.mov(qword_ptr(rsi + TOS), i32::from(tos & 15))?;
+        match self.log {
+            Some(len) => self.a.mov(qword_ptr(rsi + DATA_LEN), len as i32)?,
+            None => self.a.mov(qword_ptr(rsi + DATA_LEN), r9)?,
         }
-        self.a.mov(eax, status)?;
+        if r10_high {
+            self.a.shl(r10, 32)?;
+            self.a.lea(rax, qword_ptr(r10 + status as i32))?;
+        } else if status > u64::from(u32::MAX) {
+            self.a.mov(rax, status)?;
+        } else {
+            self.a.mov(eax, status as u32)?;
+        }
         self.a.ret()?;
         Ok(())
     }
 
     /// Ends the hit here with `status`, the stack index `tos`.
     pub(super) fn exit(&mut self, tos: u8, status: u32) -> Result {
-        self.exit_with(Some(tos), status)
+        self.exit_with(tos, u64::from(status), false)
     }
 
     /// A label for an out-of-line path.
@@ -352,10 +361,12 @@ impl Gen {
                 pending,
                 ..
             } => {
-                if status == STATUS_VAR_ERROR {
-                    self.a.mov(dword_ptr(rdi + ERR_INDEX), eax)?;
-                }
                 self.pending = pending;
+                if status == STATUS_VAR_ERROR {
+                    // The index, zero-extended, into the high half.
+                    self.a.mov(r10d, eax)?;
+                    return self.exit_with(tos, u64::from(status), true);
+                }
                 self.exit(tos, status)
             }
             Cold::Partial {
@@ -365,17 +376,14 @@ impl Gen {
                 pending,
                 ..
             } => {
-                self.a.mov(r10d, u32::from(tos & 15))?;
-                self.a.mov(r11d, n)?;
-                // The callback returns the log length and stack index it
-                // leaves, packed.
-                self.call(if dn {
-                    CB_LOG_DN_PARTIAL
-                } else {
-                    CB_LOG_WN_PARTIAL
-                })?;
+                // `Compiled::run` logs what fits.
                 self.pending = pending;
-                self.exit_with(None, STATUS_INCOMPLETE)
+                let status = if dn {
+                    STATUS_PARTIAL_DN
+                } else {
+                    STATUS_PARTIAL_WN
+                };
+                self.exit_with(tos, u64::from(status) | (u64::from(n) << 32), false)
             }
         }
     }
@@ -383,16 +391,18 @@ impl Gen {
     /// Calls the callback with `op`; the arguments `a`, `b`, `c` are in
     /// R10D, R11D and EAX. The result is in RAX.
     pub(super) fn call(&mut self, op: u32) -> Result {
+        self.slow = true;
         self.sync_log()?;
-        self.a.mov(qword_ptr(rdi + LOG_LEN), r9)?;
-        self.a.mov(qword_ptr(rdi + CYCLES), r8)?;
-        // The return address and this push: RSP is 16-aligned at the call.
-        self.a.push(rdi)?;
         self.a.mov(edx, r10d)?;
         self.a.mov(ecx, r11d)?;
+        self.a.mov(r10, qword_ptr(rdi + SLOW))?;
+        self.a.mov(qword_ptr(r10 + LOG_LEN), r9)?;
+        self.a.mov(qword_ptr(r10 + CYCLES), r8)?;
+        // The return address and this push: RSP is 16-aligned at the call.
+        self.a.push(rdi)?;
         self.a.mov(r8d, eax)?;
         self.a.mov(esi, op)?;
-        self.a.call(qword_ptr(rdi + CALLBACK))?;
+        self.a.call(qword_ptr(r10 + CALLBACK))?;
         self.a.pop(rdi)?;
         self.eax = None;
         self.load_state()

@@ -1,5 +1,7 @@
 //! The frame: everything a compiled program reads and writes, in one
-//! `#[repr(C)]` block whose address the native code keeps in RDI.
+//! `#[repr(C)]` block whose address the native code keeps in RDI, and a
+//! second block ([`Slow`]) that only code with callbacks or variable index
+//! checks reads, which `Compiled::run` fills only for such code.
 //!
 //! The native code addresses the fields at the fixed offsets
 //! [`std::mem::offset_of!`] gives, so this struct is the whole contract
@@ -13,7 +15,8 @@
 pub(crate) type Callback = unsafe extern "sysv64" fn(*mut Frame, u64, u64, u64, u64) -> u64;
 
 /// Set in a callback's result: the operation failed (a fault, logged
-/// already; a CRMA miss; a log that did not fit), the hit ends incomplete.
+/// already; a CRMA miss; a memory item that did not fit), the hit ends
+/// incomplete.
 pub(crate) const FAIL: u64 = 1 << 32;
 
 /// `Push OXS`: `a` = object; returns its selector.
@@ -38,31 +41,18 @@ pub(crate) const CB_LOG_ARS: u32 = 8;
 pub(crate) const CB_LOG_MRF: u32 = 9;
 /// `Log ARF`: as `Log MRF`.
 pub(crate) const CB_LOG_ARF: u32 = 10;
-/// `Log WN,n` that does not fit the log limit: `a` = top of stack, `b` =
-/// `n`. Logs what fits; returns the [`NativeExit`] of an incomplete hit (with
-/// the stack index and log length it left), packed.
-pub(crate) const CB_LOG_WN_PARTIAL: u32 = 11;
-/// `Log DN,n` that does not fit: as [`CB_LOG_WN_PARTIAL`].
-pub(crate) const CB_LOG_DN_PARTIAL: u32 = 12;
-
 /// What the native code returns (in RAX and RDX): how the hit ended. The
 /// final stack index and log length it has stored in the interpreter
 /// (`Interpreter::tos`, `LogBuffer::len`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NativeExit {
-    /// A `STATUS_*`.
+    /// A `STATUS_*` in the low 32 bits; the high 32 bits hold the variable
+    /// index of a [`STATUS_VAR_ERROR`] and the item count of a
+    /// [`STATUS_PARTIAL_WN`] or [`STATUS_PARTIAL_DN`].
     pub(crate) status: u64,
     /// The cycles spent.
     pub(crate) cycles: u64,
-}
-
-/// What the partial-log callbacks return: `status | tos << 8 | log_len <<
-/// 16`, a `STATUS_*`, the top-of-stack index, and the bytes logged (at most
-/// `LOG_CAPACITY`, 16 bits); the native code stores the last two in the
-/// interpreter.
-pub(crate) fn pack(status: u32, tos: u8, log_len: u64) -> u64 {
-    u64::from(status) | (u64::from(tos & 15) << 8) | (log_len << 16)
 }
 
 /// How the native code ended the hit: logged.
@@ -75,15 +65,35 @@ pub(crate) const STATUS_ABORTED: u32 = 2;
 pub(crate) const STATUS_REMOVED: u32 = 3;
 /// `SysDump`.
 pub(crate) const STATUS_SYSDUMP: u32 = 4;
-/// A variable index out of range: [`Frame::err_index`].
+/// A variable index out of range (the index in the high half).
 pub(crate) const STATUS_VAR_ERROR: u32 = 5;
+/// `Log WN,n` past the log limit (`n` in the high half), with the stack
+/// index and log length before it: `Compiled::run` logs what fits, and
+/// the hit ends incomplete.
+pub(crate) const STATUS_PARTIAL_WN: u32 = 6;
+/// `Log DN,n` past the log limit: as [`STATUS_PARTIAL_WN`].
+pub(crate) const STATUS_PARTIAL_DN: u32 = 7;
 
-/// The frame of one hit.
+/// The frame of one hit: what every program reads.
 #[repr(C)]
 pub(crate) struct Frame {
     /// The registers the program pushes, indexed by `Reg as usize`
     /// (the others stay zero and are never read).
     pub(crate) regs: [u32; 16],
+    /// The log limit, at most `LOG_CAPACITY`.
+    pub(crate) logmax: u64,
+    /// Major code, after any SetMaj.
+    pub(crate) major: u16,
+    /// Minor code, after any SetMin.
+    pub(crate) minor: u16,
+    /// What callbacks and variable index checks need; null (and never
+    /// read) for code that has neither (`Output::slow`).
+    pub(crate) slow: *mut Slow,
+}
+
+/// The part of the frame only callbacks and variable index checks read.
+#[repr(C)]
+pub(crate) struct Slow {
     /// Bytes logged so far, kept in R9 while running (passed in as zero)
     /// and stored here around callbacks.
     pub(crate) log_len: u64,
@@ -91,25 +101,16 @@ pub(crate) struct Frame {
     /// stored here around callbacks.
     pub(crate) cycles: u64,
     /// The interpreter's log buffer: `LOG_CAPACITY` bytes (RDX while
-    /// running).
+    /// running, reloaded from here after callbacks).
     pub(crate) log: *mut u8,
-    /// The log limit, at most `LOG_CAPACITY`.
-    pub(crate) logmax: u64,
     /// The interpreter (`repr(C)`): its circular stack (16 slots, zeroed
     /// before the hit) at offset 0, then its stack index and log buffer,
-    /// whose length the code sets at every exit. Passed in and kept in RSI
-    /// (and here for reloading after callbacks).
+    /// whose length the code sets at every exit (RSI while running).
     pub(crate) interp: *mut u32,
     /// The DTO's variables (RCX while running).
     pub(crate) vars: *mut u32,
     /// Number of variables.
     pub(crate) vars_len: u64,
-    /// The variable index of a [`STATUS_VAR_ERROR`].
-    pub(crate) err_index: u32,
-    /// Major code, after any SetMaj.
-    pub(crate) major: u16,
-    /// Minor code, after any SetMin.
-    pub(crate) minor: u16,
     /// A `*mut M`: the machine, for the callback only.
     pub(crate) machine: *mut (),
     /// The callback, monomorphized for the machine.

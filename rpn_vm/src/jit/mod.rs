@@ -12,7 +12,7 @@
 //! offset of the interpreter's own stack; registers are read once per hit
 //! into the frame; `Log WN/DN` write the interpreter's log
 //! buffer directly; memory reads, object lookups, CRMA, memory and string
-//! logs, and logs that overrun the log limit call back into the
+//! logs call back into the
 //! interpreter's own helpers. See `compile.rs` for the translation and
 //! `native.rs` for the (only) unsafe code and its audit note.
 //!
@@ -61,6 +61,9 @@ pub struct Compiled {
     /// immediate index); with fewer, `run` interprets `program`.
     #[cfg(target_arch = "x86_64")]
     vars: usize,
+    /// Whether the code reads the frame's `Slow` block.
+    #[cfg(target_arch = "x86_64")]
+    slow: bool,
     /// The program, for hits with fewer variables than it names.
     #[cfg(target_arch = "x86_64")]
     program: Program,
@@ -77,6 +80,7 @@ impl Compiled {
         Some(Compiled {
             code: native::Code::new(&out.code)?,
             vars: out.vars,
+            slow: out.slow,
             program: program.clone(),
         })
     }
@@ -109,6 +113,7 @@ impl Compiled {
                 Some(Compiled {
                     code: codes.next()?,
                     vars: out.vars,
+                    slow: out.slow,
                     program: program.clone(),
                 })
             })
@@ -151,33 +156,46 @@ impl Compiled {
             return interp.run(&self.program, machine, vars, hit);
         }
         let vars_len = vars.len();
+        let logmax = hit.logmax.min(LOG_CAPACITY);
         interp.stack = [0; STACK_SLOTS];
         let log = interp.data.bytes.as_mut_ptr();
+        // The whole interpreter: the code writes its final stack index and
+        // log length there too.
+        let base: *mut u32 = (&raw mut *interp).cast();
+        let vars_ptr = vars.as_mut_ptr();
+        // Filled only for code that reads it (most programs neither call
+        // back nor check a variable index).
+        let mut slow_block: Slow;
+        let slow = if self.slow {
+            slow_block = Slow {
+                log_len: 0,
+                cycles: 0,
+                log,
+                interp: base,
+                vars: vars_ptr,
+                vars_len: vars_len as u64,
+                machine: (machine as *mut M).cast(),
+                callback: native::dispatch::<M>,
+            };
+            &raw mut slow_block
+        } else {
+            std::ptr::null_mut()
+        };
         let mut frame = Frame {
             // All sixteen: straight-line reads beat testing which are
             // needed. Straight into the frame: the native code reads them
             // as dwords.
             regs: machine.registers(),
-            log_len: 0,
-            cycles: 0,
-            log,
-            logmax: hit.logmax.min(LOG_CAPACITY) as u64,
-            // The whole interpreter: the code writes its final stack index
-            // and log length there too.
-            interp: (&raw mut *interp).cast(),
-            vars: vars.as_mut_ptr(),
-            vars_len: vars_len as u64,
-            err_index: 0,
+            logmax: logmax as u64,
             major: hit.major,
             minor: hit.minor,
-            machine: (machine as *mut M).cast(),
-            callback: native::dispatch::<M>,
+            slow,
         };
-        let exit = self.code.call(&mut frame);
+        let exit = self.code.call(&mut frame, base, log, vars_ptr);
         // The code set `interp.tos` and `interp.data.len` (at most
         // `logmax`; `as_slice` would catch a code generator bug).
         let status = exit.status as u32;
-        let cycles = exit.cycles;
+        let mut cycles = exit.cycles;
         // A logged record is returned from here rather than from one
         // `match` for all outcomes: built once for every outcome, the
         // compiler assembles the record through narrow stores and copies it
@@ -198,8 +216,18 @@ impl Compiled {
             STATUS_ABORTED => HitOutcome::Aborted,
             STATUS_REMOVED => HitOutcome::Removed,
             STATUS_SYSDUMP => HitOutcome::SysDump,
+            STATUS_PARTIAL_WN | STATUS_PARTIAL_DN => {
+                let n = (exit.status >> 32) as u32;
+                cycles += log_partial(interp, status == STATUS_PARTIAL_DN, n, logmax);
+                HitOutcome::Logged(Record {
+                    major: frame.major,
+                    minor: frame.minor,
+                    data: interp.data.as_slice(),
+                    incomplete: true,
+                })
+            }
             _ => HitOutcome::Error(RunError::VariableOutOfRange {
-                index: frame.err_index,
+                index: (exit.status >> 32) as u32,
                 vars: vars_len,
             }),
         };
@@ -218,4 +246,28 @@ impl Compiled {
     ) -> RunResult<'s> {
         match self.never {}
     }
+}
+
+/// `Log DN,n` (`dn`) or `Log WN,n` that does not fit the log limit, from
+/// the stack index and log length the native code left: logs what fits,
+/// as the interpreter does, and returns the cycles it adds. The hit ends
+/// incomplete after it.
+#[cfg(target_arch = "x86_64")]
+#[cold]
+#[inline(never)]
+fn log_partial(interp: &mut Interpreter, dn: bool, n: u32, logmax: usize) -> u64 {
+    let mut st = crate::interp::Stack {
+        slots: interp.stack,
+        tos: interp.tos,
+    };
+    let mut cycles = 0;
+    // Always fails: the native code ends the hit here only when the items
+    // do not all fit.
+    let _ = if dn {
+        interp.data.log_items::<4>(&mut st, n, logmax, &mut cycles)
+    } else {
+        interp.data.log_items::<2>(&mut st, n, logmax, &mut cycles)
+    };
+    interp.tos = st.tos;
+    cycles
 }

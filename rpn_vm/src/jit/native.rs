@@ -4,35 +4,40 @@
 //! # Audit note: what the generated code touches
 //!
 //! `compile.rs` emits code that receives a pointer to a [`Frame`] on the
-//! Rust stack of `Compiled::run`, and the frame's interpreter, log and
-//! variable pointers (in registers, so that it needs no prologue), and
-//! touches memory only through those:
+//! Rust stack of `Compiled::run`, and the interpreter, log and variable
+//! pointers (in registers, so that it needs no prologue), and touches
+//! memory only through those:
 //!
 //! * the frame's own fields, at constant offsets from `offset_of!`
 //!   (registers at `regs + 4 * r`, `r < 16`);
-//! * the interpreter's stack through `frame.interp` (the `repr(C)`
+//! * the `Slow` part of the frame, through `frame.slow`, only in code
+//!   the compiler marked `slow` (it calls back or checks a variable
+//!   index): `Compiled::run` fills it for that code and leaves the pointer
+//!   null for other code, which never reads it;
+//! * the interpreter's stack through the interpreter pointer (the `repr(C)`
 //!   `Interpreter`, its stack at offset 0): slot `tos & 15` with `tos` a
 //!   compile-time constant, so always inside the 16 slots; and, at every
 //!   exit, the interpreter's `tos` (a value below 16) and its log buffer's
 //!   `len` (the log length, at most `logmax`), at their `offset_of!`
 //!   offsets;
-//! * the variables through `frame.vars`: an immediate index `i` only when
+//! * the variables through the variables pointer: an immediate index `i` only when
 //!   `Compiled::run` has checked `i < vars_len` before the call (it
 //!   interprets the hit otherwise), a stack value only after
 //!   `cmp index, vars_len; jae error` (64-bit, the index zero-extended), so
 //!   every access is below `vars_len`, the length of the `&mut [u32]`
 //!   `Compiled::run` was given;
-//! * the log through `frame.log`, which points at the interpreter's
-//!   `LOG_CAPACITY` (0xFFFF) bytes: `Log WN/DN,n` writes `W * n` bytes at
-//!   `log_len` only after checking `log_len + W * n <= logmax`, and `logmax`
-//!   is at most `LOG_CAPACITY`; everything else is logged by the callback
-//!   (`log_len` only grows by what was checked or what the callback
-//!   logged);
+//! * the log through the log pointer, the interpreter's `LOG_CAPACITY`
+//!   (0xFFFF) bytes: `Log WN/DN,n` writes `W * n` bytes at `log_len` only
+//!   after checking `log_len + W * n <= logmax`, and `logmax` is at most
+//!   `LOG_CAPACITY`; a `Log WN/DN` that does not fit ends the hit and
+//!   `Compiled::run` logs what fits; memory and string items are logged by
+//!   the callback (`log_len` only grows by what was checked or what the
+//!   callback logged);
 //! * its own machine stack: only RDI, pushed around a callback and popped
 //!   right after it. It uses caller-saved registers only, so it saves
 //!   none; every exit returns the [`NativeExit`] in RAX and RDX.
 //!
-//! Every other effect goes through `frame.callback`, [`dispatch`], which
+//! Every other effect goes through `slow.callback`, [`dispatch`], which
 //! rebuilds references from the frame and runs the interpreter's helpers
 //! (safe code, `callbacks.rs`). Jumps are all forward and to labels the
 //! assembler resolved; there is no indirect jump and no computed address
@@ -48,11 +53,10 @@ use super::callbacks;
 use super::frame::{Frame, NativeExit};
 use crate::interp::LOG_CAPACITY;
 use crate::machine::TracedMachine;
-use crate::verify::STACK_SLOTS;
 
 /// The entry point: `exit = entry(frame, interp, log, vars, 0, 0)`, the
-/// three pointers being the frame's (passed in registers so that the code
-/// needs no prologue), the zeros the starting cycles and log length; the
+/// three pointers passed in registers so that the code needs no prologue,
+/// the zeros the starting cycles and log length; the
 /// [`NativeExit`] comes back in RAX and RDX.
 type Entry =
     unsafe extern "sysv64" fn(*mut Frame, *mut u32, *mut u8, *mut u32, u64, u64) -> NativeExit;
@@ -134,31 +138,39 @@ impl Code {
 
     /// Runs the code on `frame`; returns how the hit ended.
     ///
-    /// The frame must have been filled by `Compiled::run`: `log` pointing
-    /// at `LOG_CAPACITY` writable bytes, `interp` at the `Interpreter`
-    /// that owns that buffer, `vars`/`vars_len` describing a live
-    /// `&mut [u32]`, `machine` pointing at a live `M` and
-    /// `callback` being `dispatch::<M>` for that same `M`.
-    pub(crate) fn call(&self, frame: &mut Frame) -> NativeExit {
+    /// As `Compiled::run` calls it: `interp` pointing at the
+    /// `Interpreter`, `log` at its `LOG_CAPACITY` writable bytes, `vars` at
+    /// a live `&mut [u32]` of `vars_len` entries; for code marked `slow`,
+    /// `frame.slow` pointing at a `Slow` holding the same three pointers,
+    /// `vars_len`, `machine` pointing at a live `M` and `callback` being
+    /// `dispatch::<M>` for that same `M`.
+    pub(crate) fn call(
+        &self,
+        frame: &mut Frame,
+        interp: *mut u32,
+        log: *mut u8,
+        vars: *mut u32,
+    ) -> NativeExit {
         // SAFETY: the code only touches the frame, the interpreter, the
-        // variables and the log through the frame's pointers, with the bounds checks listed in
-        // the module doc, and calls back only through `frame.callback`. The
-        // pointers are valid for the whole call: they come from exclusive
-        // borrows held by `Compiled::run` across it, and nothing else uses
-        // them meanwhile. The code changes no callee-saved register and
-        // calls back with the stack aligned as the sysv64 ABI requires.
-        unsafe { (self.entry)(frame, frame.interp, frame.log, frame.vars, 0, 0) }
+        // variables and the log through these pointers, with the bounds
+        // checks listed in the module doc, reads `frame.slow` only when
+        // compiled to (and then it is filled), and calls back only through
+        // `slow.callback`. The pointers are valid for the whole call: they
+        // come from exclusive borrows held by `Compiled::run` across it, and
+        // nothing else uses them meanwhile. The code changes no callee-saved
+        // register and calls back with the stack aligned as the sysv64 ABI
+        // requires.
+        unsafe { (self.entry)(frame, interp, log, vars, 0, 0) }
     }
 }
 
-/// The callback the native code calls through `frame.callback`, for a
+/// The callback the native code calls through `slow.callback`, for a
 /// machine of type `M`.
 ///
 /// # Safety
-/// `frame` must be the frame [`Code::call`] was given, with `machine`
-/// pointing at a live `M`, `log` at `LOG_CAPACITY` bytes and `interp`
-/// at the interpreter (its 16 stack slots first), none of them otherwise
-/// borrowed during the call.
+/// `frame` must be the frame [`Code::call`] was given, with `slow` filled:
+/// `machine` pointing at a live `M` and `log` at `LOG_CAPACITY` bytes,
+/// neither otherwise borrowed during the call.
 pub(crate) unsafe extern "sysv64" fn dispatch<M: TracedMachine>(
     frame: *mut Frame,
     op: u64,
@@ -169,19 +181,18 @@ pub(crate) unsafe extern "sysv64" fn dispatch<M: TracedMachine>(
     // SAFETY: per the contract above, `frame` is the exclusive frame of the
     // running hit (the native code does not touch it during the call).
     let frame = unsafe { &mut *frame };
-    // SAFETY: `frame.machine` is the `&mut M` `Compiled::run` holds across
+    // SAFETY: `frame.slow` is not null for code that calls back, and
+    // points at the `Slow` of `Compiled::run`, a separate local from the
+    // frame, alive and not otherwise used during the call.
+    let slow = unsafe { &mut *frame.slow };
+    // SAFETY: `slow.machine` is the `&mut M` `Compiled::run` holds across
     // the call, as a raw pointer, not used by anything else while the
     // native code runs.
-    let machine: &mut M = unsafe { &mut *frame.machine.cast::<M>() };
-    // SAFETY: `frame.log` points at the interpreter's log buffer of
+    let machine: &mut M = unsafe { &mut *slow.machine.cast::<M>() };
+    // SAFETY: `slow.log` points at the interpreter's log buffer of
     // `LOG_CAPACITY` bytes, exclusively borrowed by `Compiled::run` for the
     // hit; the native code does not write it during the call. It is a
     // separate allocation from the frame.
-    let log = unsafe { std::slice::from_raw_parts_mut(frame.log, LOG_CAPACITY) };
-    // SAFETY: likewise `frame.interp` points at the (`repr(C)`)
-    // interpreter, whose 16 stack slots come first, exclusively borrowed
-    // for the hit and not touched by the native code during the call; the
-    // log buffer is a separate allocation.
-    let stack = unsafe { &mut *frame.interp.cast::<[u32; STACK_SLOTS]>() };
-    callbacks::dispatch(frame, machine, stack, log, op as u32, [a, b, c])
+    let log = unsafe { std::slice::from_raw_parts_mut(slow.log, LOG_CAPACITY) };
+    callbacks::dispatch(slow, frame.logmax, machine, log, op as u32, [a, b, c])
 }

@@ -4,7 +4,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::compile::{Cold, Error, Gen, LOGMAX, MAJOR, MINOR, REGS, Result, VARS_LEN, slot};
+use super::compile::{Cold, Error, Gen, LOGMAX, MAJOR, MINOR, REGS, Result, SLOW, VARS_LEN, slot};
 use super::frame::*;
 use crate::opcode::Op;
 
@@ -115,7 +115,9 @@ impl Gen {
     fn check_var_on_top(&mut self, t: u8, cached: Option<u8>) -> Result {
         let error = self.cold_exit(t, STATUS_VAR_ERROR);
         self.load_eax(t, cached)?;
-        self.a.cmp(rax, qword_ptr(rdi + VARS_LEN))?;
+        self.slow = true;
+        self.a.mov(r10, qword_ptr(rdi + SLOW))?;
+        self.a.cmp(rax, qword_ptr(r10 + VARS_LEN))?;
         self.a.jae(error)?;
         Ok(())
     }
@@ -148,8 +150,8 @@ impl Gen {
         Ok(())
     }
 
-    /// `Log WN,n` or `Log DN,n`, when all `n` items fit; otherwise the
-    /// callback logs what fits and the hit ends.
+    /// `Log WN,n` or `Log DN,n`, when all `n` items fit; otherwise the hit
+    /// ends and `Compiled::run` logs what fits.
     fn log_items(&mut self, n: u32, dn: bool, t: u8) -> Result {
         if n == 0 {
             return Ok(());
