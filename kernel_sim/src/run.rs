@@ -235,7 +235,7 @@ impl Process {
     }
 
     /// Enter a 16-bit exception handler as an interrupt would: FLAGS, CS,
-    /// IP pushed on the current stack.
+    /// IP pushed on the current stack, TF and RF cleared.
     fn enter_handler16(&mut self, handler: u32) -> bool {
         let cpu = self.machine.cpu().clone();
         let words = [
@@ -256,6 +256,10 @@ impl Process {
             return false;
         }
         self.machine.set_eip(handler & 0xFFFF);
+        // As an interrupt gate's entry: the handler runs without the
+        // guest's TF (a guest single-stepping itself would trap inside its
+        // own handler); the pushed FLAGS keep it, so IRET resumes stepping.
+        *self.machine.eflags_mut() &= !(emu::flags::TF | emu::flags::RF);
         true
     }
 

@@ -10,7 +10,10 @@
 //!   whose POPF sets TF (the tracepoint) and whose next instruction
 //!   therefore traps;
 //! - a 16-bit NE program with no handler, whose trap ends the run as a
-//!   guest fault at the instruction after the one following the POPF.
+//!   guest fault at the instruction after the one following the POPF;
+//! - a 16-bit NE program whose POPF sets TF before a DIV that faults into
+//!   its DosSetVec handler: the handler runs without TF, and the trap
+//!   comes after the DIV it retries, not inside the handler.
 //!
 //! The old trace runtime put the byte back, single-stepped the POPF with
 //! its own TF and cleared TF at the #DB: the guest's trap never came, the
@@ -234,6 +237,75 @@ fn a_popf_tracepoint_keeps_the_single_step_fault_of_a_16_bit_guest() {
     let (code, at) = assembled(&mut a, 0, &[popf, after_nop, exit]);
     let exe = common::ne_program(&code, &[], &[(at[2], "DOSCALLS", 5)]);
     let (untraced, _, _) = run(&exe, "TESTPROG", None, false, false);
+    match untraced.outcome {
+        Outcome::GuestFault { vector: 1, eip, .. } => assert_eq!(eip, at[1]),
+        ref other => panic!("untraced: {other:?}"),
+    }
+    for jit in [false, true] {
+        for native_rpn in [false, true] {
+            let what = format!("native tier {jit}, compiled trace program {native_rpn}");
+            let (seen, hits, _) = run(&exe, "TESTPROG", Some(at[0]), jit, native_rpn);
+            assert_eq!(seen.outcome, untraced.outcome, "{what}");
+            assert_eq!(hits, 1, "{what}");
+        }
+    }
+}
+
+/// The 16-bit DosSetVec guest, its handler at `handler`: (code, offsets of
+/// the POPF, of the instruction after the DIV, of the handler, of the
+/// DosSetVec call and of the DosExit call).
+fn guest16_with_vector(handler: u16) -> (Vec<u8>, Vec<u32>) {
+    let mut a = CodeAssembler::new(16).unwrap();
+    let mut labels = [(); 6].map(|()| a.create_label());
+    let [popf, after_div, handler_label, set_vec, exit, _] = &mut labels;
+    // DosSetVec(0, CS:handler, NULL)
+    a.mov(ax, 0).unwrap();
+    a.push(ax).unwrap();
+    a.push(cs).unwrap();
+    a.mov(ax, u32::from(handler)).unwrap();
+    a.push(ax).unwrap();
+    a.xor(ax, ax).unwrap();
+    a.push(ax).unwrap();
+    a.push(ax).unwrap();
+    a.set_label(set_vec).unwrap();
+    a.call_far(0, 0).unwrap();
+    // TF on (the traced POPF), then AX / 0: #DE before the step's trap.
+    a.pushf().unwrap();
+    a.pop(ax).unwrap();
+    a.or(ax, 0x100).unwrap();
+    a.push(ax).unwrap();
+    a.xor(bx, bx).unwrap();
+    a.mov(ax, 10).unwrap();
+    a.set_label(popf).unwrap();
+    a.popf().unwrap();
+    a.div(bl).unwrap();
+    a.set_label(after_div).unwrap();
+    a.push(1).unwrap();
+    a.push(0).unwrap();
+    a.set_label(exit).unwrap();
+    a.call_far(0, 0).unwrap();
+    // The handler: make the divisor 1 and retry the DIV.
+    a.set_label(handler_label).unwrap();
+    a.mov(bl, 1).unwrap();
+    a.iret().unwrap();
+    let [popf, after_div, handler_label, set_vec, exit, _] = labels;
+    assembled(&mut a, 0, &[popf, after_div, handler_label, set_vec, exit])
+}
+
+#[test]
+fn a_16_bit_vector_handler_runs_without_the_guests_tf() {
+    let handler = guest16_with_vector(0).1[2];
+    let (code, at) = guest16_with_vector(handler as u16);
+    assert_eq!(at[2], handler, "the handler stayed where it was assembled");
+    let exe = common::ne_program(
+        &code,
+        &[],
+        &[(at[3], "DOSCALLS", 89), (at[4], "DOSCALLS", 5)],
+    );
+    let (untraced, _, _) = run(&exe, "TESTPROG", None, false, false);
+    // The x86 rule: the #DE handler runs without TF, IRET restores it, the
+    // retried DIV completes and the step traps after it (no #DB handler
+    // can be set, so the run ends there).
     match untraced.outcome {
         Outcome::GuestFault { vector: 1, eip, .. } => assert_eq!(eip, at[1]),
         ref other => panic!("untraced: {other:?}"),
