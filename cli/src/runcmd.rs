@@ -273,19 +273,33 @@ fn place_program(root: Option<&Path>, program: &str) -> anyhow::Result<Placement
 /// DTRACE does.
 pub(crate) fn resolve_trace_names(trace: &mut TraceOptions, root: &Path) -> anyhow::Result<()> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let find = |name: &str, ext: &str| -> Option<String> {
+    // The file a name stands for: itself when it exists, else NAME.EXT in
+    // the current directory or the root; a name found nowhere is an error
+    // that says what was looked for and where.
+    let find = |option: &str, name: &str, ext: &str| -> anyhow::Result<Option<String>> {
         if Path::new(name).is_file() {
-            return None;
+            return Ok(None);
         }
         let with_ext = tdf::trcust::with_default_ext(name, ext);
-        [cwd.as_path(), root]
+        let dirs = [cwd.as_path(), root];
+        match dirs
             .iter()
             .find_map(|dir| tdf::trcust::find_file(dir, &with_ext))
-            .map(|p| p.to_string_lossy().into_owned())
+        {
+            Some(p) => Ok(Some(p.to_string_lossy().into_owned())),
+            None => anyhow::bail!(
+                "{option} {name}: no file {name} or {with_ext} in the current directory or the root ({})",
+                root.display()
+            ),
+        }
     };
     for operand in &mut trace.traces {
         let (file, spec) = split_operand(operand);
-        if let Some(found) = find(file, "TDF") {
+        // A static major (`245`, `0xF5(1,3)`) names no file.
+        if kernel_sim::trace::statics::static_major(file).is_some() {
+            continue;
+        }
+        if let Some(found) = find("--trace", file, "TDF")? {
             *operand = match spec {
                 Some(s) => format!("{found}({s})"),
                 None => found,
@@ -294,7 +308,7 @@ pub(crate) fn resolve_trace_names(trace: &mut TraceOptions, root: &Path) -> anyh
     }
     for operand in &mut trace.applies {
         let (file, module) = split_apply_operand(operand);
-        if let Some(found) = find(file, "RPN") {
+        if let Some(found) = find("--apply", file, "RPN")? {
             *operand = match module {
                 Some(m) => format!("{found}@{m}"),
                 None => found,

@@ -129,7 +129,12 @@ fn a_bare_trace_name_finds_its_tdf_in_the_root_or_the_current_directory() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains("TPDLL16"), "{err}");
+    assert!(
+        err.contains("--trace TPDLL16: no file TPDLL16 or TPDLL16.TDF in the current directory"),
+        "{err}"
+    );
+    assert!(err.contains("or the root ("), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 #[test]
