@@ -2,7 +2,8 @@
 //! in a TCF (names separated by blanks, at most 50) into one, sorted by
 //! minor. All inputs must have the same major (FATAL 13, before the
 //! file's `Reading input TFF` line); every file is read before the records
-//! are merged, and for a duplicate minor the first record wins (ERROR 95).
+//! are merged, and for a duplicate minor the first record wins (ERROR 95,
+//! reported by minor, then in file order).
 //! `/D` is refused (ERROR 106). As in TRCUST: names show as given, the
 //! 51st file is FATAL, a `/M=` after `/C=` names the destination, and a
 //! merge without records is FATAL `error writing to file`.
@@ -104,20 +105,23 @@ pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
         r.text(format!("Reading input TFF: {shown}"));
         inputs.push((name, tff));
     }
+    // All records by minor (in file order within a minor); duplicates are
+    // reported in that order.
+    let mut all: Vec<(&String, TffRecord)> = inputs
+        .into_iter()
+        .flat_map(|(name, tff)| tff.records.into_iter().map(move |rec| (name, rec)))
+        .collect();
+    all.sort_by_key(|(_, rec)| rec.minor);
     let mut records: Vec<TffRecord> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    for (name, tff) in inputs {
-        let mut sorted = tff.records;
-        sorted.sort_by_key(|r| r.minor);
-        for rec in sorted {
-            let minor = rec.minor;
-            if seen.insert(minor) {
-                records.push(rec);
-            } else {
-                r.error(format!(
-                    "duplicate minor code = {minor:04X} in file {name}, ignored"
-                ));
-            }
+    for (name, rec) in all {
+        let minor = rec.minor;
+        if seen.insert(minor) {
+            records.push(rec);
+        } else {
+            r.error(format!(
+                "duplicate minor code = {minor:04X} in file {name}, ignored"
+            ));
         }
     }
     let (out, _) = merge(&[Tff {

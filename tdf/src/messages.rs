@@ -273,7 +273,7 @@ pub const MESSAGES: &[Message] = &[
         42,
         E,
         "syntax error: missing '%s' before '%s'",
-        "a TRACE keyword's operand lacks '=', '(', ')', ',', '.', '\"', 'data length', 'identifier' or 'TP keyword'",
+        "a TRACE keyword's operand lacks '=', '(', ')', ',', '.symbol' (TP), 'literal' (DESC, FMT), 'number' (ORBIT), 'comma' before 'linenum' (TP=@file), 'data length', 'identifier' (TYPE, GROUP, TYPELIST names) or 'TP keyword'; in a TYPELIST a missing ',' is this ERROR",
     ),
     m(
         43,
@@ -579,7 +579,7 @@ pub const MESSAGES: &[Message] = &[
         93,
         W,
         "index too large, high word ignored",
-        "not seen from IBM's TRCUST: ours raises it when a 16-bit displacement is cut (IBM cuts silently)",
+        "ORBIT=(mask,var) with var above 0xFFFF (its low word is kept); ours also raises it when a 16-bit displacement is cut (IBM cuts those silently)",
     ),
     m(
         94,

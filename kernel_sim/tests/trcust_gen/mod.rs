@@ -480,9 +480,13 @@ impl CombineSpec {
     fn case(&self, tame: bool) -> Case {
         let mut files = Vec::new();
         for (i, t) in self.tffs.iter().enumerate() {
+            // One record per minor in a file (IBM's TRCUST faults combining
+            // a TFF with a minor twice, which only its /D writes).
+            let mut minors = std::collections::BTreeSet::new();
             let records = t
                 .records
                 .iter()
+                .filter(|(minor, _, _)| minors.insert(*minor))
                 .map(|(minor, desc, fmts)| stda::tff::TffRecord {
                     minor: *minor,
                     desc: desc.0.as_bytes().to_vec(),

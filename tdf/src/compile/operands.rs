@@ -273,6 +273,11 @@ impl Compiler<'_> {
             self.next()?;
         }
         let var = self.orbit_number()?;
+        // A variable index above 16 bits keeps its low word (auto ORBITs
+        // still need the whole value to be 1).
+        if var > 0xFFFF {
+            self.diag(Severity::Warning, "index too large, high word ignored");
+        }
         let (mask, var) = if mask == 0 {
             if var != 1 {
                 return Err(self.error("invalid ORBIT value, tracepoint ignored"));
@@ -282,16 +287,14 @@ impl Compiler<'_> {
             st.auto_orbit = true;
             (1u32 << (k % 32), k / 32)
         } else {
-            if mask > u64::from(u32::MAX) || var > 0xFFFF {
-                return Err(self.error("invalid ORBIT value, tracepoint ignored"));
-            }
-            (mask as u32, var as u32)
+            (mask as u32, (var & 0xFFFF) as u32)
         };
         if var > 0xFFFF {
             return Err(self.error("invalid ORBIT value, tracepoint ignored"));
         }
         self.expect(')', false)?;
-        self.data_end(st)?;
+        // Unlike data, ORBIT may follow ABORTOP or REMOVEOP.
+        self.peek()?;
         st.orbit = Some((mask, var));
         self.append(st, codegen::orbit(mask, var as u16))
     }
@@ -300,7 +303,7 @@ impl Compiler<'_> {
     fn orbit_number(&mut self) -> Step<u64> {
         let t = self.next()?;
         if let Token::Word(w) = &t
-            && let Some(n) = parse_number(w)
+            && let Some(n) = parse_number(w).filter(|&n| n <= u64::from(u32::MAX))
         {
             return Ok(n);
         }
