@@ -13,7 +13,17 @@ use crate::target::{MemoryImage, ModuleImage, Symbol, SymbolTable};
 /// `/` or drive colon (`C:\DIR\FOO.DLL`, `C:FOO.DLL` and `dir/FOO.DLL` all
 /// give `FOO.DLL`). The one rule for the base name of a module or file.
 pub fn file_name(path: &str) -> &str {
-    path.rsplit(['\\', '/', ':']).next().unwrap_or(path)
+    // The separators are ASCII, so the byte rule's cut is a char boundary.
+    &path[path.len() - file_name_bytes(path.as_bytes()).len()..]
+}
+
+/// [`file_name`] of a path that may not be text (a TSF's MODNAME bytes).
+pub fn file_name_bytes(path: &[u8]) -> &[u8] {
+    let base_at = path
+        .iter()
+        .rposition(|&b| matches!(b, b'\\' | b'/' | b':'))
+        .map_or(0, |i| i + 1);
+    &path[base_at..]
 }
 
 /// The module a path names: its [`file_name`] without the extension

@@ -453,21 +453,14 @@ impl<'a> Compiler<'a> {
     /// OS2KRNL), without its path unless `/P`.
     fn stored_module_name(&self) -> Vec<u8> {
         let mut name = self.modname.clone().unwrap_or_default();
-        let base_at = name
-            .iter()
-            .rposition(|&b| matches!(b, b'\\' | b'/' | b':'))
-            .map_or(0, |i| i + 1);
-        let base = &name[base_at..];
+        let base = crate::module::file_name_bytes(&name);
         if !name.is_empty() && !base.contains(&b'.') && !base.eq_ignore_ascii_case(b"OS2KRNL") {
             name.extend_from_slice(b".DLL");
         }
         if self.opts.keep_path {
             return name;
         }
-        match name.iter().rposition(|&b| matches!(b, b'\\' | b'/' | b':')) {
-            Some(i) => name[i + 1..].to_vec(),
-            None => name,
-        }
+        crate::module::file_name_bytes(&name).to_vec()
     }
 }
 
