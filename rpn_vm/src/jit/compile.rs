@@ -8,10 +8,11 @@
 //! stack. Where two paths meet (a jump target) with different indices the
 //! program is refused; code no path reaches is not emitted.
 //!
-//! Registers while the code runs, all caller-saved and all passed in by
-//! the caller, so that a hit needs no prologue: RDI the frame, RSI the
-//! interpreter (its stack first), RDX the log buffer, RCX the variables, R8 the cycles (0), R9 the
-//! log length (0); EAX, R10, R11 scratch. Around
+//! Registers while the code runs, all caller-saved, so that a hit needs no
+//! prologue: RDI the frame, RSI the interpreter (its stack first), RDX the
+//! log buffer, RCX the variables (those four passed in), R8 the cycles and
+//! R9 the log length (both set by the code where first needed); EAX, R10,
+//! R11 scratch. Around
 //! a callback the log length and cycles go to the frame's [`Slow`] block,
 //! RDI to the machine
 //! stack, and all are reloaded after.
@@ -108,6 +109,7 @@ pub(super) enum Cold {
         status: u32,
         pending: u32,
         log: Option<u32>,
+        r8_zero: bool,
     },
     /// `Log WN/DN,n` past the log limit: the hit ends with the stack index
     /// and log length before it, and `Compiled::run` logs what fits.
@@ -117,6 +119,7 @@ pub(super) enum Cold {
         dn: bool,
         pending: u32,
         log: Option<u32>,
+        r8_zero: bool,
     },
 }
 
@@ -131,6 +134,9 @@ pub(super) struct Gen {
     cold: Vec<(CodeLabel, Cold)>,
     /// Fixed cycles of the current straight-line run not yet in R8.
     pub(super) pending: u32,
+    /// Whether R8 is still unset (the code is entered with it undefined):
+    /// the cycles so far are `pending` alone.
+    pub(super) r8_zero: bool,
     /// Instruction count when the last label was set.
     last_label: Option<usize>,
     /// The stack slot (mod 16) whose value EAX holds, if any.
@@ -200,11 +206,13 @@ impl Gen {
             entry: vec![None; ops.len()],
             cold: Vec::new(),
             pending: 0,
+            r8_zero: true,
             last_label: None,
             eax: None,
             konst: [None; 16],
+            // R9 is set where it is first read.
             log: Some(0),
-            log_exact: true,
+            log_exact: false,
             entry_log: vec![None; ops.len()],
             slow: false,
         })
@@ -276,12 +284,16 @@ impl Gen {
         Ok(())
     }
 
-    /// Adds the pending fixed cycles to R8.
+    /// Adds the pending fixed cycles to R8 (sets R8 to them if it is
+    /// unset); R8 is set after it.
     pub(super) fn flush(&mut self) -> Result {
-        if self.pending != 0 {
+        if self.r8_zero {
+            self.a.mov(r8d, self.pending)?;
+            self.r8_zero = false;
+        } else if self.pending != 0 {
             self.a.add(r8, self.pending as i32)?;
-            self.pending = 0;
         }
+        self.pending = 0;
         Ok(())
     }
 
@@ -303,7 +315,10 @@ impl Gen {
     /// in the interpreter and returns the `NativeExit` of `status` (with
     /// R10 in its high half when `r10_high`), the cycles in RDX.
     pub(super) fn exit_with(&mut self, tos: u8, status: u64, r10_high: bool) -> Result {
-        if self.pending != 0 {
+        if self.r8_zero {
+            self.a.mov(edx, self.pending)?;
+            self.pending = 0;
+        } else if self.pending != 0 {
             self.a.lea(rdx, qword_ptr(r8 + self.pending as i32))?;
             self.pending = 0;
         } else {
@@ -346,14 +361,16 @@ impl Gen {
             status,
             pending: self.pending,
             log: self.log_to_sync(),
+            r8_zero: self.r8_zero,
         })
     }
 
     fn cold_path(&mut self, cold: Cold) -> Result {
         // The log length: known here when the main line had it, else in R9.
-        let (Cold::Exit { log, .. } | Cold::Partial { log, .. }) = cold;
+        let (Cold::Exit { log, r8_zero, .. } | Cold::Partial { log, r8_zero, .. }) = cold;
         self.log = log;
         self.log_exact = log.is_none();
+        self.r8_zero = r8_zero;
         match cold {
             Cold::Exit {
                 tos,
@@ -392,6 +409,7 @@ impl Gen {
     /// R10D, R11D and EAX. The result is in RAX.
     pub(super) fn call(&mut self, op: u32) -> Result {
         self.slow = true;
+        self.flush()?;
         self.sync_log()?;
         self.a.mov(edx, r10d)?;
         self.a.mov(ecx, r11d)?;

@@ -54,12 +54,10 @@ use super::frame::{Frame, NativeExit};
 use crate::interp::LOG_CAPACITY;
 use crate::machine::TracedMachine;
 
-/// The entry point: `exit = entry(frame, interp, log, vars, 0, 0)`, the
-/// three pointers passed in registers so that the code needs no prologue,
-/// the zeros the starting cycles and log length; the
+/// The entry point: `exit = entry(frame, interp, log, vars)`, the
+/// pointers passed in registers so that the code needs no prologue; the
 /// [`NativeExit`] comes back in RAX and RDX.
-type Entry =
-    unsafe extern "sysv64" fn(*mut Frame, *mut u32, *mut u8, *mut u32, u64, u64) -> NativeExit;
+type Entry = unsafe extern "sysv64" fn(*mut Frame, *mut u32, *mut u8, *mut u32) -> NativeExit;
 
 /// A compiled program's machine code, mapped executable.
 pub(crate) struct Code {
@@ -115,8 +113,8 @@ impl Code {
                 // for an empty program, which compile.rs never emits), and
                 // the mapping there holds the code `compile.rs` emitted,
                 // which starts with the body of a sysv64 function of the
-                // `Entry` type (frame, interpreter, log, variables, zero,
-                // zero) returning a `NativeExit` in RAX:RDX; the function pointer is
+                // `Entry` type (frame, interpreter, log, variables)
+                // returning a `NativeExit` in RAX:RDX; the function pointer is
                 // only called while `map` (stored beside it) is alive.
                 let entry = unsafe {
                     std::mem::transmute::<*const u8, Entry>(map.as_ptr().add(range.start))
@@ -160,7 +158,7 @@ impl Code {
         // nothing else uses them meanwhile. The code changes no callee-saved
         // register and calls back with the stack aligned as the sysv64 ABI
         // requires.
-        unsafe { (self.entry)(frame, interp, log, vars, 0, 0) }
+        unsafe { (self.entry)(frame, interp, log, vars) }
     }
 }
 

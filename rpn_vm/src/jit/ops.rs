@@ -137,6 +137,7 @@ impl Gen {
                 status: STATUS_LOGGED,
                 pending: 0,
                 log: None,
+                r8_zero: false,
             })
         } else {
             self.reach(target, t)?;
@@ -152,7 +153,7 @@ impl Gen {
 
     /// `Log WN,n` or `Log DN,n`, when all `n` items fit; otherwise the hit
     /// ends and `Compiled::run` logs what fits.
-    fn log_items(&mut self, n: u32, dn: bool, t: u8) -> Result {
+    fn log_items(&mut self, n: u32, dn: bool, t: u8, cached: Option<u8>) -> Result {
         if n == 0 {
             return Ok(());
         }
@@ -163,6 +164,7 @@ impl Gen {
             dn,
             pending: self.pending,
             log: self.log_to_sync(),
+            r8_zero: self.r8_zero,
         });
         // Where the items go: after a log length known here, or after R9.
         let (base, known) = match self.log {
@@ -178,13 +180,19 @@ impl Gen {
                 (rdx + r9, false)
             }
         };
+        // EAX: the slot it holds (`cached`, unless the check above used
+        // it), then each item loaded.
+        let mut eax_holds = if known { cached } else { None };
         for k in 0..n {
             let item = t.wrapping_sub(k as u8);
             let at = base + (w * k) as i32;
             match self.konst[usize::from(item & 15)] {
                 Some(v) if dn => self.a.mov(dword_ptr(at), v as i32)?,
                 _ => {
-                    self.a.mov(eax, slot(item))?;
+                    if eax_holds != Some(item & 15) {
+                        self.a.mov(eax, slot(item))?;
+                        eax_holds = Some(item & 15);
+                    }
                     if dn {
                         self.a.mov(dword_ptr(at), eax)?;
                     } else {
@@ -199,6 +207,8 @@ impl Gen {
         } else {
             self.a.add(r9, (w * n) as i32)?;
         }
+        // The items stay in their slots, popped.
+        self.eax = eax_holds;
         Ok(())
     }
 
@@ -364,7 +374,7 @@ impl Gen {
                 return Ok(Some(t.wrapping_sub(arg as u8)));
             }
             Op::LogWn | Op::LogDn => {
-                self.log_items(arg, op == Op::LogDn, t)?;
+                self.log_items(arg, op == Op::LogDn, t, cached)?;
                 self.pending += op.info().cycles_per_unit * arg;
                 return Ok(Some(t.wrapping_sub(arg as u8)));
             }
