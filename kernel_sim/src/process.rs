@@ -219,6 +219,7 @@ impl Process {
                 tib_page: 0,
                 tlm: Default::default(),
                 critsec: 0,
+                anchor_blocks: Vec::new(),
             },
             host: Host {
                 stdout: Box::new(std::io::stdout()),

@@ -123,6 +123,8 @@ pub(crate) struct Pcb {
     pub(crate) tlm: crate::threads::TlmMap,
     /// DosEnterCritSec nesting.
     pub(crate) critsec: u32,
+    /// Threads that called WinInitialize (their TIDs).
+    pub(crate) anchor_blocks: Vec<u32>,
 }
 
 /// The host side of a run. See the module docs.

@@ -122,3 +122,19 @@ fn nls_code(
     c.extend([0xE8, 0, 0, 0, 0]);
     (c, calls)
 }
+
+#[test]
+fn collate_table_weighs_letters_by_their_capitals() {
+    // DosQueryCollate(cb, COUNTRYCODE, table, &cbActual): 200 of the 256
+    // bytes fit the scratch memory read back, so the table is truncated.
+    let (o, mem) = run(nls_call(0, 850, 8, &[200, CC, BUF, 0x20008]));
+    assert_eq!(o, Outcome::Exited(399), "ERROR_NLS_TABLE_TRUNCATED");
+    assert_eq!(&mem[8..12], &200u32.to_le_bytes(), "cbActual");
+    let table = &mem[0x10..0x10 + 200];
+    assert_eq!(table[usize::from(b'a')], b'A');
+    assert_eq!(table[usize::from(b'A')], b'A');
+    assert_eq!(table[usize::from(b'1')], b'1');
+    assert_eq!(table[0x82], 0x90, "e acute weighs as E acute in 850");
+    let (o, _) = run(nls_call(1, 932, 8, &[256, CC, BUF, 0x20008]));
+    assert_eq!(o, Outcome::Exited(476), "ERROR_CODE_PAGE_NOT_FOUND");
+}

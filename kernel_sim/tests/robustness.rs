@@ -82,8 +82,8 @@ fn unknown_and_unimplemented_apis_stop_with_their_names() {
     assert_eq!(o.to_string(), "unimplemented DOSCALLS.144 (DOSEXECPGM)");
     let (o, _) = run_code(&[0x9A, 0, 0, 0, 0], &[(0, "DOSCALLS", 9999)], 1000);
     assert_eq!(o.to_string(), "unimplemented DOSCALLS.9999");
-    let (o, _) = run_code(&[0x9A, 0, 0, 0, 0], &[(0, "PMWIN", 763)], 1000);
-    assert_eq!(o.to_string(), "unimplemented PMWIN.763 (WIN32INITIALIZE)");
+    let (o, _) = run_code(&[0x9A, 0, 0, 0, 0], &[(0, "PMWIN", 907)], 1000);
+    assert_eq!(o.to_string(), "unimplemented PMWIN.907 (WIN32CREATEMENU)");
 }
 
 #[test]

@@ -150,3 +150,46 @@ fn nmake_prints_its_bound_messages() {
         "{text}"
     );
 }
+
+#[test]
+fn ipfc_compiles_an_ipf_file_to_an_inf_file() {
+    let Some(tk) = toolkit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::copy(tk.join("bin/ipfc.exe"), root.join("IPFC.EXE")).unwrap();
+    // IPFC reads its APSY*.APS and IPF*.NLS tables from %IPFC%.
+    std::fs::create_dir(root.join("IPFC")).unwrap();
+    for e in std::fs::read_dir(tk.join("ipfc")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), root.join("IPFC").join(e.file_name())).unwrap();
+    }
+    std::fs::write(
+        root.join("T.IPF"),
+        ":userdoc.\n:title.Test\n:h1.Hello\n:p.Hello world.\n:euserdoc.\n",
+    )
+    .unwrap();
+    let (o, text, _) = run(root, "IPFC.EXE", &[]);
+    assert_eq!(o, Outcome::Exited(0), "{text}");
+    assert!(text.contains("Usage: IPFC"), "{text}");
+    let mut cfg = ProcessConfig::new(root, "IPFC.EXE");
+    cfg.args = vec!["/INF".into(), "T.IPF".into()];
+    cfg.set_env("IPFC", "C:\\IPFC");
+    cfg.set_env("TMP", "C:\\");
+    cfg.max_instructions = Some(500_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    let out = ConsoleBuffer::new();
+    p.set_console(
+        Box::new(out.clone()),
+        Box::new(out.clone()),
+        Box::new(std::io::empty()),
+    );
+    assert_eq!(p.run(), Outcome::Exited(0), "{}", out.text());
+    assert!(
+        out.text()
+            .contains("Output file successfully created (INF)")
+    );
+    // An INF file starts with its "HSP" signature and the INF flag.
+    let inf = std::fs::read(root.join("T.INF")).unwrap();
+    assert_eq!(&inf[..3], b"HSP", "{:02x?}", &inf[..16.min(inf.len())]);
+    assert_eq!(inf[3], 1, "INF, not HLP");
+}

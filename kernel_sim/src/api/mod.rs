@@ -73,6 +73,7 @@ pub mod msg;
 pub mod names;
 pub mod nls;
 pub mod ordinals;
+mod pmwin;
 pub mod sems;
 mod shared;
 pub(crate) mod signals;
@@ -260,6 +261,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(submem::DEFS)
         .chain(threads::DEFS)
         .chain(fileinfo::DEFS)
+        .chain(pmwin::DEFS)
 }
 
 /// The system DLLs this kernel provides.

@@ -18,11 +18,13 @@ use crate::rc::*;
 /// The NLS entries.
 pub static DEFS: &[ApiDef] = &[
     api!("NLS" 1 "DosCaseMap" Far16 [W, P, P] map_case),
+    api!("NLS" 2 "DosGetCollate" Far16 [W, P, P, P] query_collate),
     api!("NLS" 3 "DosGetCtryInfo" Far16 [W, P, P, P] query_ctry_info),
     api!("NLS" 4 "DosGetDBCSEv" Far16 [W, P, P] query_dbcs_env),
     api!("NLS" 5 "DosQueryCtryInfo" Sys32 [L, P, P, P] query_ctry_info),
     api!("NLS" 6 "DosQueryDBCSEnv" Sys32 [L, P, P] query_dbcs_env),
     api!("NLS" 7 "DosMapCase" Sys32 [L, P, P] map_case),
+    api!("NLS" 8 "DosQueryCollate" Sys32 [L, P, P, P] query_collate),
 ];
 
 /// The country of the system.
@@ -67,6 +69,31 @@ fn query_dbcs_env(p: &mut Process, c: &Call) -> ApiResult<()> {
     let n = (c.l(0) as usize).min(table.len());
     if n > 0 {
         p.put_bytes(c, 2, &table[..n])?;
+    }
+    if n < table.len() {
+        return Err(ERROR_NLS_TABLE_TRUNCATED);
+    }
+    Ok(())
+}
+
+/// DosQueryCollate(cb, COUNTRYCODE, table, &cbActual) / DosGetCollate:
+/// the 256-byte sort-weight table of the code page. A byte's weight is
+/// its upper-case form ([`upper`]), so sorting ignores case and puts an
+/// accented letter with the capital the code page gives it (with the
+/// plain letter where it has no capital of its own). A shorter buffer
+/// gets what fits and ERROR_NLS_TABLE_TRUNCATED; cbActual gets the bytes
+/// stored.
+fn query_collate(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let (_, cp) = country_code(p, c, 1)?;
+    let table: Vec<u8> = (0..=255u8).map(|b| upper(cp, b)).collect();
+    let n = (c.l(0) as usize).min(table.len());
+    if n > 0 {
+        p.put_bytes(c, 2, &table[..n])?;
+    }
+    if c.far16 {
+        p.put_u16(c, 3, n as u16)?;
+    } else {
+        p.put_u32(c, 3, n as u32)?;
     }
     if n < table.len() {
         return Err(ERROR_NLS_TABLE_TRUNCATED);
