@@ -193,3 +193,104 @@ fn ipfc_compiles_an_ipf_file_to_an_inf_file() {
     assert_eq!(&inf[..3], b"HSP", "{:02x?}", &inf[..16.min(inf.len())]);
     assert_eq!(inf[3], 1, "INF, not HLP");
 }
+
+/// A 32-bit program (NASM, OMF) printing message 2 of T.MSG through
+/// OS2386.LIB's DosGetMessage, with "os2trace" for %1.
+const M32_ASM: &str = "\
+BITS 32
+extern DosGetMessage
+extern DosPutMessage
+extern DosExit
+segment DATA32 use32 class=DATA FLAT
+name    db 'T.MSG',0
+who     db 'os2trace',0
+table   dd who
+len     dd 0
+buf     times 128 db 0
+segment STACK32 use32 class=STACK stack FLAT
+        resb 8192
+segment CODE32 use32 class=CODE FLAT
+..start:
+        push len
+        push name
+        push 2
+        push 128
+        push buf
+        push 1
+        push table
+        call DosGetMessage
+        add esp, 28
+        push eax
+        push buf
+        push dword [len]
+        push 1
+        call DosPutMessage
+        add esp, 12
+        pop eax
+        push eax
+        push 1
+        call DosExit
+";
+
+#[test]
+fn mkmsgf_and_link386_make_a_32_bit_program_that_prints_its_message() {
+    let Some(tk) = toolkit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("M32.ASM"), M32_ASM).unwrap();
+    let nasm = Command::new("nasm")
+        .args(["-f", "obj", "-o"])
+        .arg(root.join("M32.OBJ"))
+        .arg(root.join("M32.ASM"))
+        .status();
+    match nasm {
+        Ok(s) => assert!(s.success(), "nasm failed"),
+        Err(_) => return skip("nasm is not installed"),
+    }
+    for (from, to) in [
+        ("bin/link386.exe", "LINK386.EXE"),
+        ("bin/mkmsgf.exe", "MKMSGF.EXE"),
+        ("lib/os2386.lib", "OS2386.LIB"),
+    ] {
+        std::fs::copy(tk.join(from), root.join(to)).unwrap();
+    }
+    std::fs::write(
+        root.join("T.TXT"),
+        "TST\r\nTST0001E: Bound error %1\r\nTST0002I: Hello from %1\r\n",
+    )
+    .unwrap();
+    let (o, text, _) = run(root, "MKMSGF.EXE", &["T.TXT", "T.MSG"]);
+    assert_eq!(o, Outcome::Exited(0), "{text}");
+    let msg = std::fs::read(root.join("T.MSG")).unwrap();
+    assert_eq!(&msg[..11], b"\xFFMKMSGF\0TST", "an MKMSGF file of TST");
+    assert_eq!(&msg[11..15], &[2, 0, 1, 0], "two messages from 1");
+
+    std::fs::write(
+        root.join("M32.DEF"),
+        "NAME M32 WINDOWCOMPAT\r\nSTACKSIZE 16384\r\n",
+    )
+    .unwrap();
+    let (o, text, _) = run(
+        root,
+        "LINK386.EXE",
+        &["M32.OBJ,M32.EXE,M32.MAP,OS2386.LIB,M32.DEF;"],
+    );
+    assert_eq!(o, Outcome::Exited(0), "{text}");
+    let m = loader::parse(&std::fs::read(root.join("M32.EXE")).unwrap()).unwrap();
+    assert!(
+        m.objects.iter().any(|o| o.flags & 0x2000 != 0),
+        "32-bit objects"
+    );
+    let map = std::fs::read_to_string(root.join("M32.MAP")).unwrap();
+    assert!(
+        map.contains("MSGSEG32"),
+        "the stub's message segment: {map}"
+    );
+
+    // DosGetMessage reads T.MSG along DPATH (C:\): an I message, no prefix.
+    let (o, text, _) = run(root, "M32.EXE", &[]);
+    assert_eq!(
+        (o, text.as_str()),
+        (Outcome::Exited(0), "Hello from os2trace\r\n")
+    );
+}
