@@ -150,6 +150,12 @@ pub(super) struct Gen {
     /// The log length jumps bring to each instruction: `None` before any
     /// jump, `Some(None)` when not known.
     entry_log: Vec<Option<Option<u32>>>,
+    /// The log length at each jump target, when every way in brings the
+    /// same one.
+    label_log: Vec<Option<u32>>,
+    /// `label_log` of an earlier pass: jumps to these targets, and the
+    /// fall-through into them, leave R9 unset.
+    pub(super) known: Vec<Option<u32>>,
     /// Whether the code reads the [`Slow`] block.
     pub(super) slow: bool,
 }
@@ -180,8 +186,15 @@ pub(crate) fn compile(program: &Program) -> Option<Output> {
         .map(|&(_, index)| index as usize + 1)
         .max()
         .unwrap_or(0);
-    let mut g = Gen::new(&ops).ok()?;
+    let mut g = Gen::new(&ops, vec![None; ops.len()]).ok()?;
     g.program(&ops).ok()?;
+    if g.label_log.iter().any(Option::is_some) {
+        // Again, knowing which jump targets have a known log length: jumps
+        // there need not set R9.
+        let known = std::mem::take(&mut g.label_log);
+        g = Gen::new(&ops, known).ok()?;
+        g.program(&ops).ok()?;
+    }
     let code = g.a.assemble(0).ok()?;
     Some(Output {
         code,
@@ -191,7 +204,7 @@ pub(crate) fn compile(program: &Program) -> Option<Output> {
 }
 
 impl Gen {
-    fn new(ops: &[(Op, u32)]) -> Result<Gen> {
+    fn new(ops: &[(Op, u32)], known: Vec<Option<u32>>) -> Result<Gen> {
         let mut a = CodeAssembler::new(64)?;
         let mut labels = vec![None; ops.len()];
         for &(op, arg) in ops {
@@ -214,6 +227,8 @@ impl Gen {
             log: Some(0),
             log_exact: false,
             entry_log: vec![None; ops.len()],
+            label_log: vec![None; ops.len()],
+            known,
             slow: false,
         })
     }
@@ -239,7 +254,9 @@ impl Gen {
                     (Some(t), Some(e)) if t != e => return Err(Error::Join),
                     (Some(t), _) => {
                         self.flush()?;
-                        self.sync_log()?;
+                        if self.known[i].is_none() {
+                            self.sync_log()?;
+                        }
                         let log = match jumped {
                             Some(l) if l != self.log => None,
                             _ => self.log,
@@ -250,9 +267,17 @@ impl Gen {
                 };
                 cur = tos;
                 self.set_label(&mut label)?;
-                // Every way in set R9.
+                self.label_log[i] = log;
                 self.log = log;
-                self.log_exact = true;
+                match self.known[i] {
+                    // Every way in set R9.
+                    None => self.log_exact = true,
+                    // The same length on every way in, as the earlier pass
+                    // found (the log lengths do not depend on where R9 is
+                    // set); R9 is not set.
+                    Some(len) if log == Some(len) => self.log_exact = false,
+                    Some(_) => return Err(Error::Asm),
+                }
             }
             if let Some(t) = cur {
                 cur = self.instr(op, arg, t)?;
@@ -434,6 +459,15 @@ impl Gen {
         self.a.bt(rax, 32)?;
         self.a.jc(stop)?;
         Ok(())
+    }
+
+    /// Before a jump to `target` (the end: `n`): puts the log length in R9
+    /// unless the target has a known one.
+    pub(super) fn sync_log_for(&mut self, target: usize) -> Result {
+        if self.known.get(target).is_some_and(Option::is_some) {
+            return Ok(());
+        }
+        self.sync_log()
     }
 
     /// Records that a jump brings stack index `tos` and the current log

@@ -125,7 +125,7 @@ impl Gen {
     /// A conditional jump on the top of the stack.
     fn branch(&mut self, op: Op, target: usize, t: u8, cached: Option<u8>) -> Result {
         self.flush()?;
-        self.sync_log()?;
+        self.sync_log_for(target)?;
         if cached == Some(t & 15) {
             self.a.test(eax, eax)?;
         } else {
@@ -354,7 +354,7 @@ impl Gen {
             Op::JmpN => {
                 let target = arg as usize;
                 self.flush()?;
-                self.sync_log()?;
+                self.sync_log_for(target)?;
                 if target == self.n {
                     self.exit(t, STATUS_LOGGED)?;
                 } else {
