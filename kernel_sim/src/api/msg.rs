@@ -298,10 +298,7 @@ fn bound_message(
         Some(u32::from(u16::from_le_bytes([b[0], b[1]])))
     };
     let n = u16_at(p, files)?;
-    let base_name = name
-        .rsplit(|&b| b == b'\\' || b == b'/' || b == b':')
-        .next()
-        .unwrap_or(name);
+    let base_name = tdf::module::file_name_bytes(name);
     for f in 0..n.min(64) {
         let name_off = u16_at(p, files + 2 + 4 * f)?;
         let index = base + u16_at(p, files + 4 + 4 * f)?;
