@@ -122,6 +122,13 @@ pub fn parse_args(args: &[String]) -> CommandLine {
             _ if up.starts_with("C=") && up.len() > 2 => c.combine = value(),
             _ if up.starts_with("L=") && up.len() > 2 => c.load_module = value(),
             "W0" | "W1" | "W2" => c.level = up.as_bytes()[1] - b'0',
+            // A level above 2 is refused but still taken (everything is
+            // shown), as TRCUST does.
+            _ if up.len() == 2 && up.starts_with('W') && up.as_bytes()[1].is_ascii_digit() => {
+                c.level = up.as_bytes()[1] - b'0';
+                c.invalid.push(a.to_ascii_uppercase());
+                c.invalid_levels.push(c.level);
+            }
             "D" => c.duplicates = true,
             "NODE" => c.options.no_debug = true,
             "NOLN" => c.options.no_lines = true,

@@ -259,7 +259,7 @@ impl Compiler<'_> {
             let t = self.next()?;
             if !t.is_word("ID") {
                 let found = t.text();
-                return Err(self.severe(format!("syntax error : missing 'ID' before '{found}'")));
+                return Err(self.severe(format!("keyword 'ID' expected, '{found}' found")));
             }
             self.keyword = t.text();
             self.expect('=', false)?;
