@@ -148,11 +148,10 @@ pub(crate) enum Stop {
 /// The interpreter: the circular stack and the log buffer, reused across
 /// hits so that a hit allocates nothing.
 ///
-/// `repr(C)`: the native tier is handed the interpreter's address (its
-/// stack is at offset 0) and writes the final stack index and log length
-/// at the offsets `offset_of!` gives (`jit/compile.rs`).
+/// The native tier is handed the interpreter's address and reaches its
+/// stack, stack index and log length at the offsets `offset_of!` gives
+/// (`jit/compile.rs`).
 #[derive(Debug, Clone)]
-#[repr(C)]
 pub struct Interpreter {
     pub(crate) stack: [u32; STACK_SLOTS],
     pub(crate) tos: usize,

@@ -17,7 +17,6 @@ pub(crate) const LOG_CAPACITY: usize = 0xFFFF;
 /// tier's callbacks log through a view of the same bytes (`B` =
 /// `&mut [u8]`), with the same methods.
 #[derive(Debug, Clone)]
-#[repr(C)]
 pub(crate) struct LogBuffer<B = Box<[u8]>> {
     pub(crate) bytes: B,
     pub(crate) len: usize,

@@ -9,7 +9,7 @@
 //! program is refused; code no path reaches is not emitted.
 //!
 //! Registers while the code runs, all caller-saved, so that a hit needs no
-//! prologue: RDI the frame, RSI the interpreter (its stack first), RDX the
+//! prologue: RDI the frame, RSI the interpreter, RDX the
 //! log buffer, RCX the variables (those four passed in), R8 the cycles and
 //! R9 the log length (both set by the code where first needed); EAX, R10,
 //! R11 scratch. Around
@@ -81,6 +81,8 @@ pub(super) const LOGMAX: i32 = offset_of!(Frame, logmax) as i32;
 pub(super) const MAJOR: i32 = offset_of!(Frame, major) as i32;
 pub(super) const MINOR: i32 = offset_of!(Frame, minor) as i32;
 pub(super) const SLOW: i32 = offset_of!(Frame, slow) as i32;
+/// `Interpreter::stack`, from the interpreter's address (RSI).
+pub(super) const STACK: i32 = offset_of!(Interpreter, stack) as i32;
 /// `Interpreter::tos`, from the interpreter's address (RSI).
 const TOS: i32 = offset_of!(Interpreter, tos) as i32;
 /// The interpreter's log length, from its address (RSI).
@@ -96,7 +98,7 @@ const CALLBACK: i32 = offset_of!(Slow, callback) as i32;
 
 /// Stack slot `t` (mod 16).
 pub(super) fn slot(t: u8) -> AsmMemoryOperand {
-    dword_ptr(rsi + 4 * i32::from(t & 15))
+    dword_ptr(rsi + (STACK + 4 * i32::from(t & 15)))
 }
 
 /// An out-of-line path.

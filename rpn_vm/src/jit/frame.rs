@@ -103,10 +103,10 @@ pub(crate) struct Slow {
     /// The interpreter's log buffer: `LOG_CAPACITY` bytes (RDX while
     /// running, reloaded from here after callbacks).
     pub(crate) log: *mut u8,
-    /// The interpreter (`repr(C)`): its circular stack (16 slots, zeroed
-    /// before the hit) at offset 0, then its stack index and log buffer,
+    /// The interpreter: its circular stack (16 slots, zeroed before the
+    /// hit), its stack index and log buffer,
     /// whose length the code sets at every exit (RSI while running).
-    pub(crate) interp: *mut u32,
+    pub(crate) interp: *mut crate::interp::Interpreter,
     /// The DTO's variables (RCX while running).
     pub(crate) vars: *mut u32,
     /// Number of variables.

@@ -161,7 +161,7 @@ impl Compiled {
         let log = interp.data.bytes.as_mut_ptr();
         // The whole interpreter: the code writes its final stack index and
         // log length there too.
-        let base: *mut u32 = (&raw mut *interp).cast();
+        let base: *mut Interpreter = &raw mut *interp;
         let vars_ptr = vars.as_mut_ptr();
         // Filled only for code that reads it (most programs neither call
         // back nor check a variable index).

@@ -14,8 +14,8 @@
 //!   the compiler marked `slow` (it calls back or checks a variable
 //!   index): `Compiled::run` fills it for that code and leaves the pointer
 //!   null for other code, which never reads it;
-//! * the interpreter's stack through the interpreter pointer (the `repr(C)`
-//!   `Interpreter`, its stack at offset 0): slot `tos & 15` with `tos` a
+//! * the interpreter's stack through the interpreter pointer (at the
+//!   `offset_of!` offset of `Interpreter::stack`): slot `tos & 15` with `tos` a
 //!   compile-time constant, so always inside the 16 slots; and, at every
 //!   exit, the interpreter's `tos` (a value below 16) and its log buffer's
 //!   `len` (the log length, at most `logmax`), at their `offset_of!`
@@ -51,13 +51,14 @@ use std::sync::Arc;
 
 use super::callbacks;
 use super::frame::{Frame, NativeExit};
-use crate::interp::LOG_CAPACITY;
+use crate::interp::{Interpreter, LOG_CAPACITY};
 use crate::machine::TracedMachine;
 
 /// The entry point: `exit = entry(frame, interp, log, vars)`, the
 /// pointers passed in registers so that the code needs no prologue; the
 /// [`NativeExit`] comes back in RAX and RDX.
-type Entry = unsafe extern "sysv64" fn(*mut Frame, *mut u32, *mut u8, *mut u32) -> NativeExit;
+type Entry =
+    unsafe extern "sysv64" fn(*mut Frame, *mut Interpreter, *mut u8, *mut u32) -> NativeExit;
 
 /// A compiled program's machine code, mapped executable.
 pub(crate) struct Code {
@@ -145,7 +146,7 @@ impl Code {
     pub(crate) fn call(
         &self,
         frame: &mut Frame,
-        interp: *mut u32,
+        interp: *mut Interpreter,
         log: *mut u8,
         vars: *mut u32,
     ) -> NativeExit {

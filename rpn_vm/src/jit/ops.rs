@@ -4,7 +4,9 @@
 
 use iced_x86::code_asm::*;
 
-use super::compile::{Cold, Error, Gen, LOGMAX, MAJOR, MINOR, REGS, Result, SLOW, VARS_LEN, slot};
+use super::compile::{
+    Cold, Error, Gen, LOGMAX, MAJOR, MINOR, REGS, Result, SLOW, STACK, VARS_LEN, slot,
+};
 use super::frame::*;
 use crate::opcode::Op;
 
@@ -304,7 +306,8 @@ impl Gen {
                 return self.push_split(below);
             }
             Op::CnvrtSxd => {
-                self.a.movzx(r10d, word_ptr(rsi + 4 * i32::from(t & 15)))?;
+                self.a
+                    .movzx(r10d, word_ptr(rsi + (STACK + 4 * i32::from(t & 15))))?;
                 self.load_eax(below, cached)?;
                 self.a.shl(eax, 16)?;
                 self.a.or(eax, r10d)?;
