@@ -70,6 +70,16 @@ pub enum Outcome {
         /// Linear address of a page fault (CR2).
         cr2: Option<u32>,
     },
+    /// The program raised a software exception (DosRaiseException) no
+    /// handler took: OS/2 ends the process.
+    UnhandledException {
+        /// The exception number (XCPT_*).
+        number: u32,
+        /// CS selector of the raising call.
+        cs: u16,
+        /// Where the raising call returns to.
+        eip: u32,
+    },
     /// The CPU shut down (triple fault) or halted.
     CpuStopped(&'static str),
     /// The instruction budget ran out (a loop, or a long program).
@@ -165,6 +175,10 @@ impl fmt::Display for Outcome {
                 }
                 Ok(())
             }
+            Outcome::UnhandledException { number, cs, eip } => write!(
+                f,
+                "unhandled exception {number:#010X} raised by the call returning to {cs:04X}:{eip:08X}"
+            ),
             Outcome::CpuStopped(why) => write!(f, "the CPU stopped: {why}"),
             Outcome::InstructionLimit(n) => {
                 write!(f, "instruction limit of {n} reached (the program may loop)")

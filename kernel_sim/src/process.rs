@@ -220,6 +220,7 @@ impl Process {
                 tlm: Default::default(),
                 critsec: 0,
                 anchor_blocks: Vec::new(),
+                xcpt_active: Vec::new(),
             },
             host: Host {
                 stdout: Box::new(std::io::stdout()),

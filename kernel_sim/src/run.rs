@@ -452,6 +452,7 @@ impl Process {
                     Err(Stop::Exit(c)) => format!("exit {c}"),
                     Err(Stop::ExitThread(c)) => format!("thread exit {c}"),
                     Err(Stop::Block(w)) => format!("blocks ({w:?})"),
+                    Err(Stop::Resumed) => format!("resumes at {:08X}", self.machine.cpu().eip),
                     Err(Stop::Outcome(o)) => o.to_string(),
                 },
             };
@@ -466,6 +467,7 @@ impl Process {
             Err(Stop::Exit(code)) => return Some(Outcome::Exited(code)),
             Err(Stop::ExitThread(code)) => return self.exit_thread(code),
             Err(Stop::Outcome(o)) => return Some(o),
+            Err(Stop::Resumed) => return None,
         };
         self.refresh_segments();
         if far16 {

@@ -125,6 +125,9 @@ pub(crate) struct Pcb {
     pub(crate) critsec: u32,
     /// Threads that called WinInitialize (their TIDs).
     pub(crate) anchor_blocks: Vec<u32>,
+    /// The registration records whose 32-bit exception handlers are
+    /// running, innermost last (`xcpt.rs`: EH_NESTED_CALL).
+    pub(crate) xcpt_active: Vec<u32>,
 }
 
 /// The host side of a run. See the module docs.

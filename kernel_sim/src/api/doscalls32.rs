@@ -150,6 +150,8 @@ pub static DEFS: &[ApiDef] = &[
         }
         Ok(())
     }),
+    api!("DOSCALLS" 356 "DosRaiseException" Sys32 [P] raw crate::xcpt::raise_exception),
+    api!("DOSCALLS" 357 "DosUnwindException" Sys32 [P, P, P] raw crate::xcpt::unwind_exception),
     // DosFlatToSel and DosSelToFlat take their argument in EAX and return
     // the result in EAX (not `_System`): the host call's result is EAX.
     api!("DOSCALLS" 425 "DosFlatToSel" Sys32 [] raw |p, _| {

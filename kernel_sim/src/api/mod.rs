@@ -168,6 +168,10 @@ pub enum Stop {
     /// The call blocks: it returns when the wait is over, with the code
     /// the waker gives it (`threads.rs`).
     Block(crate::threads::Wait),
+    /// The call has set the thread's registers itself (a
+    /// DosRaiseException a handler continued, a DosUnwindException): the
+    /// thread runs on from them.
+    Resumed,
     /// Anything else.
     Outcome(Outcome),
 }

@@ -196,6 +196,10 @@ impl Process {
             Ok(rc) => self.tnf_system_event(SYSCALL_END, &[ArgValue::UInt(u64::from(*rc))]),
             Err(Stop::Exit(_)) => self.tnf_thread_switch(self.tnf_thread().2, 0),
             Err(Stop::ExitThread(_)) => self.tnf_thread_switch(self.tnf_thread().2, 0),
+            Err(Stop::Resumed) => {
+                let eax = self.machine.cpu().gpr[emu::Gpr::Eax];
+                self.tnf_system_event(SYSCALL_END, &[ArgValue::UInt(u64::from(eax))]);
+            }
             Err(Stop::Outcome(_)) | Err(Stop::Block(_)) => {}
         }
         result
