@@ -17,29 +17,37 @@
 //! DF are taken back from it, so a handler's CONTINUE_EXECUTION ends the
 //! stepping (it sets TF again in its own code to go on).
 //!
-//! DosRaiseException (DOSCALLS.356) copies the caller's report record
-//! (at most 64 parameters; of its flags only EH_NONCONTINUABLE, the one
-//! a caller may set) below the caller's stack and walks the same chain
-//! with a context record of the caller as it returns from the call
-//! (EIP the return address, ESP above it, EAX 0). A handler's
-//! XCPT_CONTINUE_EXECUTION returns from the call with the context
-//! record's registers; for a non-continuable exception it instead raises
+//! DosRaiseException (DOSCALLS.356), as the Control Program Programming
+//! Guide describes it: the caller's report record is copied (at most 64
+//! parameters; of its flags only EH_NONCONTINUABLE, the one a caller may
+//! set; ExceptionAddress becomes the call's return address) below the
+//! caller's stack and the same chain is walked with a context record of
+//! the caller as it returns from the call (EIP the return address, ESP
+//! above it, EAX 0 = NO_ERROR). A handler's XCPT_CONTINUE_EXECUTION
+//! returns from the call with the context record's registers; for a
+//! non-continuable exception it instead raises
 //! XCPT_NONCONTINUABLE_EXCEPTION (itself non-continuable, its nested
-//! record the first one), at most 8 deep. A raised exception no handler
-//! takes ends the process ([`Outcome::UnhandledException`]), as OS/2's
-//! default action does. A handler is called with EH_NESTED_CALL when the
+//! record the first one), and continuing that one too ends the process
+//! (the guide: "the process is terminated"). A raised exception no
+//! handler takes ends the process ([`Outcome::UnhandledException`]):
+//! the guide's action for user exceptions; system exceptions whose
+//! default action is to continue are not told apart (they end it too). A handler is called with EH_NESTED_CALL when the
 //! walk reaches a record whose handler is already running (an exception
 //! raised inside a handler, from there on down the chain).
 //!
 //! DosUnwindException(target, ip, report) (DOSCALLS.357) calls each
 //! handler from the head of the chain down to, not including, `target`
-//! with EH_UNWINDING (EH_EXIT_UNWIND too when `target` is 0 or
-//! 0xFFFFFFFF: the whole chain), unlinking each record after its call;
-//! their answers are ignored. The report is the caller's (copied) or,
-//! when NULL, one of XCPT_UNWIND. Then the caller runs on with its
-//! registers of the call, at `ip` (or, `ip` 0, after the call). A target
-//! that is not on the chain unwinds nothing and raises
-//! XCPT_INVALID_UNWIND_TARGET (non-continuable). An unreadable report
+//! with EH_UNWINDING, unlinking each record after its call; their
+//! answers are ignored. `target` END_OF_CHAIN (0xFFFFFFFF) unwinds the
+//! whole chain; UNWIND_ALL (0) does too with EH_EXIT_UNWIND as well, and
+//! then ends the thread (code 0; the process when it is thread 1 or the
+//! last). The report is the caller's (copied, the flags added) or, when
+//! NULL, one of XCPT_UNWIND. Then the caller runs on with its registers
+//! of the call (ESP above the return address, the arguments left for the
+//! target), at `ip`; `ip` 0, which the reference leaves open, returns
+//! after the call. A target that is not on the chain unwinds nothing and
+//! raises XCPT_INVALID_UNWIND_TARGET (non-continuable). Colliding unwinds
+//! (an unwind from an unwinding handler) are not detected. An unreadable report
 //! record makes either call fail with ERROR_INVALID_ADDRESS.
 
 use emu::{CpuState, Fault, Gpr, SegReg, vector};
@@ -74,8 +82,9 @@ const XCPT_UNWIND: u32 = 0xC000_0026;
 const XCPT_INVALID_UNWIND_TARGET: u32 = 0xC000_0028;
 /// Most parameters copied from a caller's report record.
 const MAX_PARAMETERS: u32 = 64;
-/// Most nested XCPT_NONCONTINUABLE_EXCEPTIONs of one raise.
-const MAX_NESTED_RAISE: u32 = 8;
+/// Most nested XCPT_NONCONTINUABLE_EXCEPTIONs of one raise: continuing
+/// that one ends the process.
+const MAX_NESTED_RAISE: u32 = 1;
 /// Most handlers one walk calls.
 const MAX_HANDLERS: usize = 64;
 /// ERROR_INVALID_ADDRESS.
@@ -321,12 +330,13 @@ impl Process {
 
 /// DosRaiseException(report): see the module docs.
 pub(crate) fn raise_exception(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let Some(report) = p.caller_report(c.l(0), EH_NONCONTINUABLE) else {
+    let Some(mut report) = p.caller_report(c.l(0), EH_NONCONTINUABLE) else {
         return Ok(ERROR_INVALID_ADDRESS);
     };
     let Some(saved) = p.returning_state() else {
         return Ok(ERROR_INVALID_ADDRESS);
     };
+    report[12..16].copy_from_slice(&saved.eip.to_le_bytes());
     let w = p.walk32(&saved, &report, 0);
     p.raised(w, saved.eip)
 }
@@ -337,7 +347,8 @@ pub(crate) fn unwind_exception(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let Some(saved) = p.returning_state() else {
         return Ok(ERROR_INVALID_ADDRESS);
     };
-    let exit = target == 0 || target == END_OF_CHAIN;
+    let exit = target == 0;
+    let all = exit || target == END_OF_CHAIN;
     let mut flags = EH_UNWINDING;
     if exit {
         flags |= EH_EXIT_UNWIND;
@@ -365,7 +376,7 @@ pub(crate) fn unwind_exception(p: &mut Process, c: &Call) -> Result<u32, Stop> {
             None => break,
         }
     }
-    if !exit && rec != target {
+    if !all && rec != target {
         let bad = report_bytes(
             XCPT_INVALID_UNWIND_TARGET,
             EH_NONCONTINUABLE,
@@ -404,6 +415,9 @@ pub(crate) fn unwind_exception(p: &mut Process, c: &Call) -> Result<u32, Stop> {
             break;
         }
         rec = next;
+    }
+    if exit {
+        return Err(Stop::ExitThread(0));
     }
     let resume = if ip != 0 { ip } else { saved.eip };
     *p.machine.cpu_mut_flush_tlb() = saved;

@@ -31,6 +31,8 @@ const REPORT: u32 = 0x20200;
 const USER: u32 = 0x1000;
 /// CONTEXTRECORD's EAX.
 const CONTEXT_EAX: u32 = 0x88;
+/// CONTEXTRECORD's EIP.
+const CONTEXT_EIP: u32 = 0x9C;
 /// EH_NONCONTINUABLE.
 const EH_NONCONTINUABLE: u32 = 1;
 /// XCPT_NONCONTINUABLE_EXCEPTION.
@@ -149,16 +151,18 @@ fn run(build: impl Fn(&mut Guest)) -> Outcome {
 }
 
 /// A handler (mark `i`) that counts at `counter`, sets the context's EAX
-/// to the report's number plus its first parameter, and continues
-/// execution.
+/// to the report's number plus its first parameter (plus its
+/// ExceptionAddress less the context's EIP: 0), and continues execution.
 fn continuing_handler(g: &mut Guest, i: usize, counter: u32) {
     g.mark(i);
     let a = &mut g.a;
     a.inc(dword_ptr(counter)).unwrap();
     a.mov(eax, dword_ptr(esp + 4)).unwrap();
+    a.mov(edx, dword_ptr(esp + 12)).unwrap();
     a.mov(ecx, dword_ptr(eax)).unwrap();
     a.add(ecx, dword_ptr(eax + 20)).unwrap();
-    a.mov(edx, dword_ptr(esp + 12)).unwrap();
+    a.add(ecx, dword_ptr(eax + 12)).unwrap();
+    a.sub(ecx, dword_ptr(edx + CONTEXT_EIP)).unwrap();
     a.mov(dword_ptr(edx + CONTEXT_EAX), ecx).unwrap();
     a.or(eax, -1).unwrap();
     a.ret().unwrap();
@@ -270,8 +274,7 @@ fn continuing_a_noncontinuable_exception_raises_another() {
         noncontinuable(true),
         Outcome::Exited(USER + (2 << 16) + (EH_NONCONTINUABLE << 24))
     );
-    // Continuing those too ends, after a bounded chain of them, the
-    // process.
+    // Continuing that one too ends the process.
     let o = noncontinuable(false);
     assert!(
         matches!(
@@ -344,14 +347,67 @@ fn an_unwind_calls_the_inner_handlers_and_resumes_at_the_target() {
 }
 
 #[test]
-fn an_exit_unwind_calls_every_handler_and_returns() {
-    // Target END_OF_CHAIN, no target address: all three are called
-    // with EH_UNWINDING | EH_EXIT_UNWIND (6) (R1 adds 0x1000), and the
-    // chain is empty.
+fn an_unwind_to_the_end_of_the_chain_calls_every_handler() {
+    // Target END_OF_CHAIN, no target address: all three are called with
+    // EH_UNWINDING (R1 adds 0x1000), the chain is empty, and the call
+    // returns.
     assert_eq!(
         unwind(0xFFFF_FFFF, false, 0xFFFF_FFFF),
-        Outcome::Exited((2 << 16) + 2 * (6 + 0x26) + 0x1000)
+        Outcome::Exited((2 << 16) + 2 * (2 + 0x26) + 0x1000)
     );
+}
+
+/// An exit unwind (target UNWIND_ALL, 0) over R2 (mark 1, as in
+/// [`unwind`]) and R1 (mark 3: exits with SUM + its flags + COUNT << 16
+/// when `exits`, else returns).
+fn exit_unwind(exits: bool) -> Outcome {
+    run(|g| {
+        g.register(R1, 3);
+        g.register(R2, 1);
+        g.a.xor(eax, eax).unwrap();
+        g.a.push(eax).unwrap();
+        g.a.mov(eax, g.at(0)).unwrap(); // an address: it must not go there
+        g.a.push(eax).unwrap();
+        g.a.xor(eax, eax).unwrap();
+        g.a.push(eax).unwrap();
+        g.api(357, 3);
+        g.mark(0);
+        g.a.mov(eax, 0xDEADu32).unwrap();
+        g.exit_eax();
+        g.mark(1);
+        let a = &mut g.a;
+        a.inc(dword_ptr(COUNT)).unwrap();
+        a.mov(eax, dword_ptr(esp + 4)).unwrap();
+        a.mov(ecx, dword_ptr(eax + 4)).unwrap();
+        a.movzx(edx, byte_ptr(eax)).unwrap();
+        a.add(ecx, edx).unwrap();
+        a.add(dword_ptr(SUM), ecx).unwrap();
+        a.xor(eax, eax).unwrap();
+        a.ret().unwrap();
+        g.mark(3);
+        if !exits {
+            g.a.xor(eax, eax).unwrap();
+            g.a.ret().unwrap();
+            return;
+        }
+        let a = &mut g.a;
+        a.mov(eax, dword_ptr(esp + 4)).unwrap();
+        a.mov(eax, dword_ptr(eax + 4)).unwrap();
+        a.add(eax, dword_ptr(SUM)).unwrap();
+        a.mov(ecx, dword_ptr(COUNT)).unwrap();
+        a.shl(ecx, 16).unwrap();
+        a.add(eax, ecx).unwrap();
+        g.exit_eax();
+    })
+}
+
+#[test]
+fn an_exit_unwind_calls_every_handler_and_ends_the_thread() {
+    // R2 and R1 see EH_UNWINDING | EH_EXIT_UNWIND (6) and XCPT_UNWIND.
+    assert_eq!(exit_unwind(true), Outcome::Exited((1 << 16) + 6 + 0x26 + 6));
+    // Thread 1 ends with code 0 after the last handler, never reaching
+    // the address it passed (which exits with 0xDEAD).
+    assert_eq!(exit_unwind(false), Outcome::Exited(0));
 }
 
 #[test]
