@@ -23,6 +23,7 @@ use emu::{Descriptor, Exit, Gpr, Limits, Machine, SegReg, flags};
 use iced_x86::code_asm::*;
 use jitpair::{assert_same, assert_same_memory};
 use proptest::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const PD: u32 = 0x10_0000;
 const PT: u32 = 0x10_1000;
@@ -331,6 +332,9 @@ fn pointer(choice: u8, r: u32) -> u32 {
     }
 }
 
+/// Cases run (long runs print the count every 5,000).
+static CASES: AtomicU64 = AtomicU64::new(0);
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: jitpair::cases(256), ..ProptestConfig::default() })]
 
@@ -347,6 +351,10 @@ proptest! {
         wp in any::<bool>(),
         step in prop_oneof![Just(u64::MAX), 1u64..400],
     ) {
+        let done = CASES.fetch_add(1, Ordering::Relaxed) + 1;
+        if done.is_multiple_of(5000) {
+            eprintln!("memory_loops_match_the_interpreter: {done} cases");
+        }
         let setup = setup_of(setup);
         let bits = if matches!(setup, Setup::Real) { 16 } else { 32 };
         let code = program(bits, &body, close);
