@@ -43,9 +43,6 @@ pub fn merge(inputs: &[Tff]) -> (Tff, Vec<Vec<u16>>) {
 }
 
 pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
-    if cmd.duplicates {
-        r.error("/D not allowed with /C, ignored");
-    }
     let dest = cmd.combine.clone().unwrap_or_default();
     let Some(tcf) = cmd.files.first() else {
         r.fatal("TCF file not specified");

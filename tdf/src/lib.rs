@@ -34,8 +34,17 @@
 //!   iced-x86 from the symbol to the next MAP symbol.
 //! * `LEN=(spec,...)` with a symbol takes the form (flat or segmented) of the
 //!   statement it precedes; a register form keeps its own.
-//! * A duplicate tracepoint address keeps the second TRACE's format in the
-//!   TFF (as TRCUST does) and only the first tracepoint in the TDF.
+//! * Duplicate minors and duplicate addresses are found when the files are
+//!   built, as TRCUST does, and reported at the line of their TRACE
+//!   keyword (addresses after the TFF's `Creating` line). Both formats of
+//!   a duplicate address stay in the TFF; of the tracepoints at one
+//!   address the TDF keeps the last one of a quicksort by address
+//!   (**inferred**: TRCUST's choice in most cases tried, see
+//!   `compile::unique_addresses`).
+//! * The lexer follows TRCUST's: `.name` and `@name` are single tokens (so
+//!   `. name` is an empty symbol), C comments inside a word join it, only
+//!   `\"` is an escape in strings, and the end of the file where a
+//!   statement needs a token is SEVERE `premature end of file`.
 //! * Debug information: CodeView 4 (`NB05`-`NB09`, `NB11`) and IBM HLL
 //!   (`NB04`, partly inferred: [`debuginfo::hll`]) are read by
 //!   [`debuginfo`] from the LX debug section or the `NBxx` trailer at the

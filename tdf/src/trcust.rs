@@ -92,6 +92,10 @@ pub struct CommandLine {
     /// (TRCUST reports it then, so a later `/W0` does not hide it); when
     /// missing, [`CommandLine::level`].
     pub invalid_levels: Vec<u8>,
+    /// The `/W` level in effect when `/D` was read (for the combine mode's
+    /// refusal, reported as the switch is read); when missing,
+    /// [`CommandLine::level`].
+    pub duplicates_level: Option<u8>,
 }
 
 /// Parses TRCUST's command line. Options are case-insensitive and may start
@@ -129,7 +133,10 @@ pub fn parse_args(args: &[String]) -> CommandLine {
                 c.invalid.push(a.to_ascii_uppercase());
                 c.invalid_levels.push(c.level);
             }
-            "D" => c.duplicates = true,
+            "D" => {
+                c.duplicates = true;
+                c.duplicates_level = Some(c.level);
+            }
             "NODE" => c.options.no_debug = true,
             "NOLN" => c.options.no_lines = true,
             "RP" => c.options.retep_pascal = true,
@@ -385,16 +392,25 @@ pub fn run(args: &[String], dir: &Path, style: PathStyle) -> RunOutcome {
 pub fn run_parsed(cmd: &CommandLine, dir: &Path, style: PathStyle) -> RunOutcome {
     let mut r = Run::new(dir, style);
     r.out.level = cmd.level;
-    for (i, bad) in cmd.invalid.iter().enumerate() {
-        let d = Diagnostic::new(
-            1,
-            Severity::Error,
+    // `/D` with `/C=` is refused as the switches are read.
+    let refused_d = (cmd.duplicates && cmd.combine.is_some()).then(|| {
+        (
+            "/D not allowed with /C, ignored".to_string(),
+            cmd.duplicates_level,
+        )
+    });
+    let invalid = cmd.invalid.iter().enumerate().map(|(i, bad)| {
+        (
             format!("invalid parameter: '{bad}', ignored"),
-        );
+            cmd.invalid_levels.get(i).copied(),
+        )
+    });
+    for (text, level) in invalid.chain(refused_d) {
+        let d = Diagnostic::new(1, Severity::Error, text);
         // Shown or not at the level the parameter was read at: a later
         // `/W0` does not hide it (it stays a diagnostic when the run's
         // level shows it anyway).
-        let level = cmd.invalid_levels.get(i).copied().unwrap_or(cmd.level);
+        let level = level.unwrap_or(cmd.level);
         let shown = d.severity.level() <= level;
         if shown && d.severity.level() <= cmd.level {
             r.out.console.push(ConsoleLine::Diag(d));
