@@ -89,10 +89,14 @@ fn testargv16_prints_arguments_and_environment() {
 }
 
 #[test]
-fn testpm_stops_at_its_first_presentation_manager_call() {
+fn testpm_stops_at_its_first_unimplemented_presentation_manager_call() {
+    // WinInitialize (PMWIN.763) is implemented; PM message queues are not.
     let (_d, cfg) = setup("lx/testpm.exe", "TESTPM.EXE");
     let (o, _text, _p) = run(cfg);
-    assert_eq!(o.to_string(), "unimplemented PMWIN.763 (WIN32INITIALIZE)");
+    assert_eq!(
+        o.to_string(),
+        "unimplemented PMWIN.716 (WIN32CREATEMSGQUEUE)"
+    );
     assert_eq!(o.exit_code(), 1);
 }
 
