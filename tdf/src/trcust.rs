@@ -271,7 +271,10 @@ impl ModuleSource for HostModules<'_> {
             format!("{name}.DLL")
         };
         let Some(path) = find_file(self.dir, &search) else {
-            return Err(ModuleOpenError::NotFound(name));
+            return Err(match &self.load_module {
+                Some(l) => ModuleOpenError::LoadModuleNotFound(l.clone()),
+                None => ModuleOpenError::NotFound(name),
+            });
         };
         // TRCUST shows a /L= name as it was given, MODNAME's as a full path.
         let shown = match (&self.load_module, self.style) {

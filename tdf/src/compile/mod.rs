@@ -87,6 +87,9 @@ pub enum ModuleOpenError {
     NotFound(String),
     /// The file is not an LX or NE module (FATAL 10 with this name).
     BadHeader(String),
+    /// The `/L=` file does not exist: TRCUST announces it (`Using module
+    /// file:` with this name) and then reports it not found.
+    LoadModuleNotFound(String),
 }
 
 /// A module source that has no modules: every dynamic tracepoint fails.
@@ -243,6 +246,15 @@ impl<'a> Compiler<'a> {
                         m.display
                     )));
                     self.module = Some(m);
+                }
+                Err(ModuleOpenError::LoadModuleNotFound(n)) => {
+                    self.console
+                        .push(ConsoleLine::Text(format!("Using module file: {n}")));
+                    self.diag(
+                        Severity::Fatal,
+                        format!("file not found or access denied : {n}"),
+                    );
+                    return Err(Stop::Abort);
                 }
                 Err(ModuleOpenError::NotFound(n)) => {
                     self.diag(
