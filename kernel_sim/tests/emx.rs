@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{Code, DATA};
-use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+use kernel_sim::{Outcome, Process, ProcessConfig};
 
 fn run_code(bytes: Vec<u8>) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
@@ -78,12 +78,7 @@ fn run_2ine(dir: &Path, exe: &str, args: &[&str]) -> (Outcome, String) {
     cfg.max_instructions = Some(100_000_000);
     cfg.set_env("EMXTEST", "yes");
     let mut p = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    let out = common::capture_console(&mut p);
     let o = p.run();
     (o, out.text())
 }

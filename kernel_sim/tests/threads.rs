@@ -6,7 +6,7 @@
 mod common;
 
 use common::{Code, DATA};
-use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+use kernel_sim::{Outcome, Process, ProcessConfig};
 
 const CREATE_THREAD: u32 = 311;
 const WAIT_THREAD: u32 = 349;
@@ -107,12 +107,7 @@ fn run(bytes: Vec<u8>) -> (Outcome, String, Process) {
     let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
     cfg.max_instructions = Some(5_000_000);
     let mut p = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    let out = common::capture_console(&mut p);
     let o = p.run();
     (o, out.text(), p)
 }
@@ -328,12 +323,7 @@ fn traced_yield_run() -> (Vec<u8>, Vec<u16>, String) {
     let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
     cfg.max_instructions = Some(5_000_000);
     let mut proc = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    proc.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    let out = common::capture_console(&mut proc);
     // [esp+4] is the parameter: the address of the character.
     let src = format!(
         "major=0xC1\nminor=1\nobject=1\noffset={writer_offset}\nopcode=0x53\n\

@@ -4,6 +4,8 @@
 //! it writes runs here and is traced. Skipped unless OS2TK_DIR names the
 //! toolkit and `nasm` is on PATH.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -40,12 +42,7 @@ fn run(root: &Path, program: &str, args: &[&str]) -> (Outcome, String, Process) 
     cfg.args = args.iter().map(|s| s.to_string()).collect();
     cfg.max_instructions = Some(200_000_000);
     let mut p = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    let out = common::capture_console(&mut p);
     let o = p.run();
     (o, out.text(), p)
 }
@@ -177,12 +174,7 @@ fn ipfc_compiles_an_ipf_file_to_an_inf_file() {
     cfg.set_env("TMP", "C:\\");
     cfg.max_instructions = Some(500_000_000);
     let mut p = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    let out = common::capture_console(&mut p);
     assert_eq!(p.run(), Outcome::Exited(0), "{}", out.text());
     assert!(
         out.text()

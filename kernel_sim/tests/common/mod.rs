@@ -117,13 +117,20 @@ pub fn testprogs_process(
     let mut cfg = kernel_sim::ProcessConfig::new(dir.path(), program.file_name);
     cfg.max_instructions = Some(max_insns);
     let mut p = kernel_sim::Process::new(cfg).unwrap();
+    let out = capture_console(&mut p);
+    (p, out, dir)
+}
+
+/// The process's stdout and stderr go to one buffer (returned), stdin is
+/// empty.
+pub fn capture_console(p: &mut kernel_sim::Process) -> kernel_sim::ConsoleBuffer {
     let out = kernel_sim::ConsoleBuffer::new();
     p.set_console(
         Box::new(out.clone()),
         Box::new(out.clone()),
         Box::new(std::io::empty()),
     );
-    (p, out, dir)
+    out
 }
 
 /// Data area: the bottom of the stack object (base 0x20000, ESP starts
