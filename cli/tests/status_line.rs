@@ -38,9 +38,10 @@ fn the_status_line_is_shown_on_a_terminal_only() {
         eprintln!("skipped the terminal half: `script` (util-linux) is not installed");
         return;
     }
-    let line = format!("{bin} run --root . --max-insns 0 LOOP32.EXE");
+    let line = format!("exec {bin} run --root . --max-insns 0 LOOP32.EXE");
     let tty = Command::new("script")
         .current_dir(dir.path())
+        .env("SHELL", "/bin/sh")
         .args(["-qec", &line, "/dev/null"])
         .output()
         .unwrap();

@@ -518,13 +518,17 @@ fn ctrl_c_on_a_terminal() {
     let dir = setup();
     testprogs::tnfld32().unwrap().write_to(dir.path()).unwrap();
     testprogs::tnfdll32().unwrap().write_to(dir.path()).unwrap();
+    // `exec`: the terminal's SIGINT goes to its whole foreground group,
+    // and a shell left between script and prex (dash does not exec the
+    // last command) would die of it and make script exit 130.
     let cmd = format!(
-        "{} prex -o tty.tnf TNFLD32.EXE forever",
+        "exec {} prex -o tty.tnf TNFLD32.EXE forever",
         env!("CARGO_BIN_EXE_os2trace")
     );
     let mut child = Command::new("script")
         .current_dir(dir.path())
         .env("HOME", dir.path())
+        .env("SHELL", "/bin/sh")
         .args(["-q", "-e", "-c", &cmd, "/dev/null"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
