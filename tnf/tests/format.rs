@@ -5,39 +5,12 @@
 mod support;
 
 use proptest::prelude::*;
-use support::{events, expected, probe, same};
+use support::{events, expected, probe, same, value_for};
 use tnf::reader::{ReadErrorKind, Value};
 use tnf::{ArgType, ArgValue, Endian, ProbeDesc, TnfFile, TnfWriter};
 
 fn arg_type() -> impl Strategy<Value = ArgType> {
     prop::sample::select(ArgType::ALL.to_vec())
-}
-
-fn value_for(ty: ArgType) -> BoxedStrategy<ArgValue> {
-    match ty {
-        ArgType::Int | ArgType::Long => any::<i32>().prop_map(|v| ArgValue::Int(v.into())).boxed(),
-        ArgType::LongLong => any::<i64>().prop_map(ArgValue::Int).boxed(),
-        ArgType::UInt | ArgType::ULong => {
-            any::<u32>().prop_map(|v| ArgValue::UInt(v.into())).boxed()
-        }
-        ArgType::ULongLong => any::<u64>().prop_map(ArgValue::UInt).boxed(),
-        ArgType::Float => any::<f32>()
-            .prop_filter("not NaN", |f| !f.is_nan())
-            .prop_map(|v| ArgValue::Float(v.into()))
-            .boxed(),
-        ArgType::Double => any::<f64>()
-            .prop_filter("not NaN", |f| !f.is_nan())
-            .prop_map(ArgValue::Float)
-            .boxed(),
-        ArgType::Opaque => any::<u32>()
-            .prop_map(|v| ArgValue::Opaque(v.into()))
-            .boxed(),
-        ArgType::String => prop::collection::vec(1u8..128, 0..300)
-            .prop_map(ArgValue::Str)
-            .boxed(),
-        // Not in ArgType::ALL; records have tests of their own.
-        ArgType::Record => unreachable!("records are not generated here"),
-    }
 }
 
 /// One event to write: (probe index, thread index, time step, values).
@@ -60,7 +33,7 @@ fn workload(max_events: usize) -> impl Strategy<Value = (Vec<ProbeDesc>, Vec<Ev>
                     prop::collection::vec(
                         (0..n).prop_flat_map(move |p| {
                             let vals: Vec<BoxedStrategy<ArgValue>> =
-                                sigs[p].iter().map(|t| value_for(*t)).collect();
+                                sigs[p].iter().map(|t| value_for(*t, 300)).collect();
                             (Just(p), 0..3usize, 1..5_000_000u32, vals)
                         }),
                         1..max_events,

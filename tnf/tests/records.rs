@@ -285,34 +285,6 @@ mod prop {
 
     use super::support;
 
-    fn value_for(ty: ArgType) -> BoxedStrategy<ArgValue> {
-        match ty {
-            ArgType::Int | ArgType::Long => {
-                any::<i32>().prop_map(|v| ArgValue::Int(v.into())).boxed()
-            }
-            ArgType::LongLong => any::<i64>().prop_map(ArgValue::Int).boxed(),
-            ArgType::UInt | ArgType::ULong => {
-                any::<u32>().prop_map(|v| ArgValue::UInt(v.into())).boxed()
-            }
-            ArgType::ULongLong => any::<u64>().prop_map(ArgValue::UInt).boxed(),
-            ArgType::Float => any::<f32>()
-                .prop_filter("not NaN", |f| !f.is_nan())
-                .prop_map(|v| ArgValue::Float(v.into()))
-                .boxed(),
-            ArgType::Double => any::<f64>()
-                .prop_filter("not NaN", |f| !f.is_nan())
-                .prop_map(ArgValue::Float)
-                .boxed(),
-            ArgType::Opaque => any::<u32>()
-                .prop_map(|v| ArgValue::Opaque(v.into()))
-                .boxed(),
-            ArgType::String => prop::collection::vec(1u8..128, 0..120)
-                .prop_map(ArgValue::Str)
-                .boxed(),
-            ArgType::Record => unreachable!("members are predefined types"),
-        }
-    }
-
     /// A probe with a scalar `i` (the event's index) then a record of
     /// 1 to 5 random members; and per event, its thread and member values.
     fn workload(
@@ -338,8 +310,10 @@ mod prop {
                     debug: false,
                     records: vec![rt],
                 };
-                let values: Vec<BoxedStrategy<ArgValue>> =
-                    members.iter().map(|t| value_for(*t)).collect();
+                let values: Vec<BoxedStrategy<ArgValue>> = members
+                    .iter()
+                    .map(|t| support::value_for(*t, 120))
+                    .collect();
                 let events = prop::collection::vec((0..3usize, values), 1..max_events);
                 (Just(probe), events)
             },

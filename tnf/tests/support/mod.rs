@@ -2,8 +2,38 @@
 
 #![allow(dead_code)]
 
+use proptest::prelude::*;
 use tnf::reader::{RecordKind, Value};
 use tnf::{ArgType, ArgValue, ProbeDesc, TnfFile};
+
+/// Any value of a predefined scalar type (no NaN, which does not compare
+/// equal to itself); strings of 0 to `max_string` non-NUL bytes.
+pub fn value_for(ty: ArgType, max_string: usize) -> BoxedStrategy<ArgValue> {
+    match ty {
+        ArgType::Int | ArgType::Long => any::<i32>().prop_map(|v| ArgValue::Int(v.into())).boxed(),
+        ArgType::LongLong => any::<i64>().prop_map(ArgValue::Int).boxed(),
+        ArgType::UInt | ArgType::ULong => {
+            any::<u32>().prop_map(|v| ArgValue::UInt(v.into())).boxed()
+        }
+        ArgType::ULongLong => any::<u64>().prop_map(ArgValue::UInt).boxed(),
+        ArgType::Float => any::<f32>()
+            .prop_filter("not NaN", |f| !f.is_nan())
+            .prop_map(|v| ArgValue::Float(v.into()))
+            .boxed(),
+        ArgType::Double => any::<f64>()
+            .prop_filter("not NaN", |f| !f.is_nan())
+            .prop_map(ArgValue::Float)
+            .boxed(),
+        ArgType::Opaque => any::<u32>()
+            .prop_map(|v| ArgValue::Opaque(v.into()))
+            .boxed(),
+        ArgType::String => prop::collection::vec(1u8..128, 0..max_string)
+            .prop_map(ArgValue::Str)
+            .boxed(),
+        // Not in ArgType::ALL; records have tests of their own.
+        ArgType::Record => unreachable!("records are not generated as values"),
+    }
+}
 
 /// A probe with these argument types, named a0, a1, ...
 pub fn probe(name: &str, types: &[ArgType]) -> ProbeDesc {
