@@ -4,28 +4,14 @@
 //! (`OS2TRACE_BLESS=1` rewrites them); `.prexrc`, syntax errors prex
 //! survives, `quit`, bad files and options.
 
+mod common;
+
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn os2trace(dir: &Path, args: &[&str], stdin: &str) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_os2trace"))
-        .current_dir(dir)
-        .env("HOME", dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    common::os2trace_with_input(dir, args, stdin)
 }
 
 fn text(b: &[u8]) -> String {

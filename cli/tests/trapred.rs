@@ -1,10 +1,10 @@
 //! `os2trace trapred` as a user runs it: scripted with -f or stdin, PRINTER's
 //! print file, STOP deleting the file unless held, corrupt files refused.
 
+mod common;
+
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use cptrap::{Entry, Interface, InterfaceRecord, Recorder, Selection};
 
@@ -27,22 +27,10 @@ fn write_file(path: &Path) {
 }
 
 fn trapred(dir: &Path, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_os2trace"))
-        .current_dir(dir)
-        .arg("trapred")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let args: Vec<&str> = std::iter::once("trapred")
+        .chain(args.iter().copied())
+        .collect();
+    let out = common::os2trace_with_input(dir, &args, stdin);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),

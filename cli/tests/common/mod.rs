@@ -1,7 +1,11 @@
 //! Running the `os2trace` binary from integration tests.
 
+// Each test file uses some of these helpers, none uses all.
+#![allow(dead_code)]
+
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// Runs `os2trace ARGS` in `dir`.
 pub fn os2trace(dir: &Path, args: &[&str]) -> Output {
@@ -10,6 +14,26 @@ pub fn os2trace(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("runs")
+}
+
+/// Runs `os2trace ARGS` in `dir` with `stdin` as its standard input and
+/// `dir` as HOME, so no file of the user's (a `.prexrc`) takes part.
+pub fn os2trace_with_input(dir: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_os2trace"))
+        .current_dir(dir)
+        .env("HOME", dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut input = child.stdin.take().expect("piped");
+    // A command that ends before reading all of its input is not an error
+    // of the test's: the broken pipe is ignored, the exit status tells.
+    let _ = input.write_all(stdin.as_bytes());
+    drop(input);
+    child.wait_with_output().expect("runs")
 }
 
 /// The standard output of a run that must have succeeded (else both
@@ -27,7 +51,6 @@ pub fn stdout(out: &Output) -> String {
 /// Runs `os2trace ARGS` in `dir` with its address space limited to
 /// `limit_kb` KB (`ulimit -v`), so a test can show a command's memory
 /// stays bounded: past the limit an allocation fails and the run aborts.
-#[allow(dead_code)] // not every test file limits memory
 pub fn os2trace_limited(dir: &Path, args: &[&str], limit_kb: u64) -> Output {
     Command::new("sh")
         .current_dir(dir)
