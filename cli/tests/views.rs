@@ -214,13 +214,10 @@ fn json_carries_decoded_fields_and_the_hint_names_the_major() {
     assert!(!err.contains("00C2"), "{err}");
 }
 
-#[test]
-fn several_files_and_a_trspool_series() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    text(&os2trace(d, &["testprogs", "build", "."]));
-    text(&os2trace(d, &["trcust", "LOOP16.TSF", "/M=LOOP16.MAP"]));
-    let out = text(&os2trace(
+/// Runs LOOP16 traced into a 1 KB buffer that TRSPOOL empties into the
+/// series SP.000 to SP.003 (`/F4`), polling every millisecond (`/T1`).
+fn spool_loop16(d: &Path) -> std::process::Output {
+    os2trace(
         d,
         &[
             "run",
@@ -236,7 +233,16 @@ fn several_files_and_a_trspool_series() {
             "/T1",
             "LOOP16.EXE",
         ],
-    ));
+    )
+}
+
+#[test]
+fn several_files_and_a_trspool_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    text(&os2trace(d, &["testprogs", "build", "."]));
+    text(&os2trace(d, &["trcust", "LOOP16.TSF", "/M=LOOP16.MAP"]));
+    let out = text(&spool_loop16(d));
     assert!(
         out.contains("4 polls, 190 records captured, 111 lost"),
         "{out}"
@@ -312,23 +318,7 @@ fn follow_formats_spool_files_as_they_appear() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    text(&os2trace(
-        d,
-        &[
-            "run",
-            "--root",
-            ".",
-            "--trace",
-            "LOOP16.TDF",
-            "--tracebuf",
-            "1",
-            "--spool",
-            "SP",
-            "/F4",
-            "/T1",
-            "LOOP16.EXE",
-        ],
-    ));
+    text(&spool_loop16(d));
     let followed = follower.wait_with_output().unwrap();
     let followed = text(&followed);
     // The same records, numbered the same, as reading the series after.
