@@ -241,11 +241,18 @@ fn a_popf_tracepoint_keeps_the_single_step_fault_of_a_16_bit_guest() {
         Outcome::GuestFault { vector: 1, eip, .. } => assert_eq!(eip, at[1]),
         ref other => panic!("untraced: {other:?}"),
     }
+    ends_as_untraced_four_ways(&exe, at[0], &untraced.outcome);
+}
+
+/// Runs the 16-bit `exe` with its tracepoint on the POPF at `popf`, four
+/// ways (the native tier off and on, the trace program interpreted and
+/// compiled): each hits once and ends as the untraced run did.
+fn ends_as_untraced_four_ways(exe: &[u8], popf: u32, untraced: &Outcome) {
     for jit in [false, true] {
         for native_rpn in [false, true] {
             let what = format!("native tier {jit}, compiled trace program {native_rpn}");
-            let (seen, hits, _) = run(&exe, "TESTPROG", Some(at[0]), jit, native_rpn);
-            assert_eq!(seen.outcome, untraced.outcome, "{what}");
+            let (seen, hits, _) = run(exe, "TESTPROG", Some(popf), jit, native_rpn);
+            assert_eq!(&seen.outcome, untraced, "{what}");
             assert_eq!(hits, 1, "{what}");
         }
     }
@@ -310,12 +317,5 @@ fn a_16_bit_vector_handler_runs_without_the_guests_tf() {
         Outcome::GuestFault { vector: 1, eip, .. } => assert_eq!(eip, at[1]),
         ref other => panic!("untraced: {other:?}"),
     }
-    for jit in [false, true] {
-        for native_rpn in [false, true] {
-            let what = format!("native tier {jit}, compiled trace program {native_rpn}");
-            let (seen, hits, _) = run(&exe, "TESTPROG", Some(at[0]), jit, native_rpn);
-            assert_eq!(seen.outcome, untraced.outcome, "{what}");
-            assert_eq!(hits, 1, "{what}");
-        }
-    }
+    ends_as_untraced_four_ways(&exe, at[0], &untraced.outcome);
 }
