@@ -101,6 +101,21 @@ impl Guest {
         }
     }
 
+    /// A handler that counts its calls in COUNT, adds its report's flags
+    /// plus the low byte of its exception code to SUM, and returns
+    /// XCPT_CONTINUE_SEARCH.
+    fn counting_handler(&mut self) {
+        let a = &mut self.a;
+        a.inc(dword_ptr(COUNT)).unwrap();
+        a.mov(eax, dword_ptr(esp + 4)).unwrap();
+        a.mov(ecx, dword_ptr(eax + 4)).unwrap();
+        a.movzx(edx, byte_ptr(eax)).unwrap();
+        a.add(ecx, edx).unwrap();
+        a.add(dword_ptr(SUM), ecx).unwrap();
+        a.xor(eax, eax).unwrap();
+        a.ret().unwrap();
+    }
+
     /// DosExit(1, eax).
     fn exit_eax(&mut self) {
         self.a.push(eax).unwrap();
@@ -324,15 +339,7 @@ fn unwind(target: u32, at_mark: bool, head: u32) -> Outcome {
         a.xor(eax, eax).unwrap();
         a.ret().unwrap();
         g.mark(1);
-        let a = &mut g.a;
-        a.inc(dword_ptr(COUNT)).unwrap();
-        a.mov(eax, dword_ptr(esp + 4)).unwrap();
-        a.mov(ecx, dword_ptr(eax + 4)).unwrap();
-        a.movzx(edx, byte_ptr(eax)).unwrap();
-        a.add(ecx, edx).unwrap();
-        a.add(dword_ptr(SUM), ecx).unwrap();
-        a.xor(eax, eax).unwrap();
-        a.ret().unwrap();
+        g.counting_handler();
     })
 }
 
@@ -375,15 +382,7 @@ fn exit_unwind(exits: bool) -> Outcome {
         g.a.mov(eax, 0xDEADu32).unwrap();
         g.exit_eax();
         g.mark(1);
-        let a = &mut g.a;
-        a.inc(dword_ptr(COUNT)).unwrap();
-        a.mov(eax, dword_ptr(esp + 4)).unwrap();
-        a.mov(ecx, dword_ptr(eax + 4)).unwrap();
-        a.movzx(edx, byte_ptr(eax)).unwrap();
-        a.add(ecx, edx).unwrap();
-        a.add(dword_ptr(SUM), ecx).unwrap();
-        a.xor(eax, eax).unwrap();
-        a.ret().unwrap();
+        g.counting_handler();
         g.mark(3);
         if !exits {
             g.a.xor(eax, eax).unwrap();
