@@ -220,6 +220,8 @@ impl Process {
                 tlm: Default::default(),
                 critsec: 0,
                 anchor_blocks: Vec::new(),
+                uni: Default::default(),
+                uni_tok: Default::default(),
                 xcpt_active: Vec::new(),
             },
             host: Host {

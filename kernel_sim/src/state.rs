@@ -128,6 +128,10 @@ pub(crate) struct Pcb {
     /// The registration records whose 32-bit exception handlers are
     /// running, innermost last (`xcpt.rs`: EH_NESTED_CALL).
     pub(crate) xcpt_active: Vec<u32>,
+    /// Unicode API objects (UCONV conversion objects, LIBUNI locales).
+    pub(crate) uni: crate::api::uconv::UniObjects,
+    /// UniStrtok's position per thread.
+    pub(crate) uni_tok: crate::api::libuni::TokState,
 }
 
 /// The host side of a run. See the module docs.

@@ -62,12 +62,14 @@ macro_rules! api {
     };
 }
 
+mod codepage;
 pub mod console;
 pub mod cptrapvm;
 pub mod doscalls16;
 pub mod doscalls32;
 mod fileinfo;
 mod find;
+pub(crate) mod libuni;
 pub mod modules;
 pub mod msg;
 pub mod names;
@@ -81,6 +83,7 @@ pub(crate) mod submem;
 pub mod systrace;
 pub(crate) mod threads;
 pub mod tnfprobe;
+pub(crate) mod uconv;
 mod util;
 
 use crate::error::Outcome;
@@ -266,6 +269,8 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(threads::DEFS)
         .chain(fileinfo::DEFS)
         .chain(pmwin::DEFS)
+        .chain(libuni::DEFS)
+        .chain(uconv::DEFS)
 }
 
 /// The system DLLs this kernel provides.
@@ -273,7 +278,7 @@ pub const SYSTEM_DLLS: &[&str] = &[
     "DOSCALLS", "DOSCALL1", "MSG", "VIOCALLS", "NLS", "KBDCALLS", "MOUCALLS", "SESMGR", "QUECALLS",
     "MONCALLS", "PMWIN", "PMGPI", "PMSHAPI", "PMMERGE", "HELPMGR", "PMSPL", "PMVIOP", "TNFPROBE",
     "NAMPIPES", "BDCALLS", "FKA", "PMCTLS", "PMDRAG", "PMGRE", "PMPIC", "PMWP", "PNP", "WPCONFIG",
-    "WPINET", "WPPRINT", "CPTRAP",
+    "WPINET", "WPPRINT", "CPTRAP", "LIBUNI", "UCONV",
 ];
 
 /// Is `name` a system DLL?
