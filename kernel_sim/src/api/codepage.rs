@@ -20,6 +20,9 @@
 
 use std::sync::OnceLock;
 
+/// A single-byte page's characters by byte; `None` for a hole.
+type Table = [Option<char>; 256];
+
 /// The process's code page (DosQueryCp's first; see `nls.rs`).
 pub(crate) const PROCESS_CP: u32 = 437;
 
@@ -97,8 +100,7 @@ impl CodePage {
     /// The 256-entry table of a single-byte page, with its low bytes and
     /// 0x7F as controls; `None` entries are holes.
     pub(crate) fn table(self) -> &'static [Option<char>; 256] {
-        static TABLES: OnceLock<std::sync::Mutex<Vec<(u32, &'static [Option<char>; 256])>>> =
-            OnceLock::new();
+        static TABLES: OnceLock<std::sync::Mutex<Vec<(u32, &'static Table)>>> = OnceLock::new();
         let tables = TABLES.get_or_init(Default::default);
         let mut tables = tables.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, t)) = tables.iter().find(|(cp, _)| *cp == self.cp) {
