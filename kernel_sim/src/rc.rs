@@ -117,6 +117,24 @@ pub const ERROR_THREAD_NOT_TERMINATED: u32 = 294;
 pub const ERROR_TOO_MANY_POSTS: u32 = 298;
 /// ERROR_SEM_BUSY: closing a semaphore that is owned or waited on.
 pub const ERROR_SEM_BUSY: u32 = 301;
+/// ERROR_TOO_MANY_SEMAPHORES: a muxwait semaphore of more than 64 records.
+pub const ERROR_TOO_MANY_SEMAPHORES: u32 = 100;
+/// ERROR_SEM_NOT_FOUND: no semaphore has the name.
+pub const ERROR_SEM_NOT_FOUND: u32 = 187;
+/// ERROR_DUPLICATE_HANDLE: a semaphore twice in one muxwait semaphore.
+pub const ERROR_DUPLICATE_HANDLE: u32 = 284;
+/// ERROR_DUPLICATE_NAME: a semaphore of that name exists.
+pub const ERROR_DUPLICATE_NAME: u32 = 285;
+/// ERROR_EMPTY_MUXWAIT: waiting on a muxwait semaphore with no records.
+pub const ERROR_EMPTY_MUXWAIT: u32 = 286;
+/// ERROR_PARAM_TOO_SMALL: DosQueryMuxWaitSem's array is too small.
+pub const ERROR_PARAM_TOO_SMALL: u32 = 289;
+/// ERROR_TOO_MANY_HANDLES: the semaphore table is full.
+pub const ERROR_TOO_MANY_HANDLES: u32 = 290;
+/// ERROR_TOO_MANY_OPENS: a semaphore opened 65535 times.
+pub const ERROR_TOO_MANY_OPENS: u32 = 291;
+/// ERROR_WRONG_TYPE: a muxwait record of the wrong kind of semaphore.
+pub const ERROR_WRONG_TYPE: u32 = 292;
 /// ERROR_INVALID_PCLASS: an unknown priority class.
 pub const ERROR_INVALID_PCLASS: u32 = 307;
 /// ERROR_INVALID_SCOPE: an unknown priority scope.

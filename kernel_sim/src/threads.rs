@@ -78,6 +78,17 @@ pub enum Wait {
         /// The timeout's deadline.
         until: Option<u64>,
     },
+    /// DosWaitMuxWaitSem: until the muxwait semaphore's list is
+    /// satisfied (`semaphores.rs`), or `until`; the satisfying record's
+    /// user value goes to `out` (a linear address).
+    Mux {
+        /// The muxwait semaphore.
+        handle: u32,
+        /// The timeout's deadline.
+        until: Option<u64>,
+        /// Where the user value goes.
+        out: u32,
+    },
     /// DosWaitThread: until thread `tid` (0: any other) ends; its TID is
     /// written to `out` (a linear address).
     Thread {
@@ -194,7 +205,9 @@ impl Process {
     pub(crate) fn sem_waited(&self, handle: u32) -> bool {
         self.pcb.threads.iter().any(|t| match t.state {
             State::Blocked { wait, .. } => matches!(wait,
-                Wait::Event { handle: h, .. } | Wait::Mutex { handle: h, .. } if h == handle),
+                Wait::Event { handle: h, .. }
+                | Wait::Mutex { handle: h, .. }
+                | Wait::Mux { handle: h, .. } if h == handle),
             _ => false,
         })
     }
@@ -336,6 +349,13 @@ impl Process {
                 }
                 Ok(_) => timed_out(until).then_some(ERROR_TIMEOUT),
             },
+            Wait::Mux { handle, until, out } => match self.kernel.sems.mux_ready(handle, tid) {
+                Some((rc, user)) => {
+                    let _ = self.machine.write_linear(out, &user.to_le_bytes());
+                    Some(rc)
+                }
+                None => timed_out(until).then_some(ERROR_TIMEOUT),
+            },
             Wait::Thread { tid: want, out } => {
                 let found = self.pcb.threads.iter().position(|t| {
                     matches!(t.state, State::Ended(_)) && (want == 0 || t.tid == want)
@@ -371,7 +391,9 @@ impl Process {
             .filter_map(|t| match t.state {
                 State::Blocked { wait, .. } => match wait {
                     Wait::Sleep { until } => Some(until),
-                    Wait::Event { until, .. } | Wait::Mutex { until, .. } => until,
+                    Wait::Event { until, .. }
+                    | Wait::Mutex { until, .. }
+                    | Wait::Mux { until, .. } => until,
                     Wait::Thread { .. } => None,
                 },
                 _ => None,

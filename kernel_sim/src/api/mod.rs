@@ -72,6 +72,7 @@ mod find;
 pub(crate) mod libuni;
 pub mod modules;
 pub mod msg;
+mod muxwait;
 pub mod names;
 pub mod nls;
 pub mod ordinals;
@@ -258,6 +259,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(doscalls32::DEFS)
         .chain(modules::DEFS)
         .chain(sems::DEFS)
+        .chain(muxwait::DEFS)
         .chain(console::DEFS)
         .chain(nls::DEFS)
         .chain(tnfprobe::DEFS)

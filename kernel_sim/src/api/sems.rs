@@ -1,7 +1,8 @@
 //! Semaphores and exit lists.
 //!
 //! Decisions: event and mutex semaphores are handles into the kernel's
-//! table (`semaphores.rs`); a wait that cannot be satisfied blocks the
+//! table (`semaphores.rs`, which also says how names, sharing and opens
+//! work; muxwait semaphores are `muxwait.rs`'s); a wait that cannot be satisfied blocks the
 //! thread (`threads.rs`) until a post, a release, the timeout or the
 //! owner's end; with one thread, waiting forever is a deadlock that ends
 //! the run. 16-bit RAM semaphores are the dword at the pointer (nonzero =
@@ -13,7 +14,7 @@ use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Call, Stop};
 use crate::process::Process;
 use crate::rc::*;
-use crate::semaphores::SemKind;
+use crate::semaphores::{SemKind, check_name};
 use crate::threads::Wait;
 
 /// The entries.
@@ -34,6 +35,7 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 324 "DosCreateEventSem" Sys32 [S, P, L, L] |p, c| {
         create(p, c, SemKind::Event, u32::from(c.l(3) != 0), 0)
     }),
+    api!("DOSCALLS" 325 "DosOpenEventSem" Sys32 [S, P] |p, c| open(p, c, SemKind::Event)),
     api!("DOSCALLS" 326 "DosCloseEventSem" Sys32 [L] |p, c| close(p, c.l(0), SemKind::Event)),
     api!("DOSCALLS" 327 "DosResetEventSem" Sys32 [L, P] |p, c| {
         let s = p.kernel.sems.get_mut(c.l(0), SemKind::Event)?;
@@ -67,6 +69,7 @@ pub static DEFS: &[ApiDef] = &[
         let tid = if owned { p.current_tid() } else { 0 };
         create(p, c, SemKind::Mutex, u32::from(owned), tid)
     }),
+    api!("DOSCALLS" 332 "DosOpenMutexSem" Sys32 [S, P] |p, c| open(p, c, SemKind::Mutex)),
     api!("DOSCALLS" 333 "DosCloseMutexSem" Sys32 [L] |p, c| close(p, c.l(0), SemKind::Mutex)),
     api!("DOSCALLS" 334 "DosRequestMutexSem" Sys32 [L, L] raw |p, c| {
         let (handle, ms) = (c.l(0), c.l(1));
@@ -102,7 +105,7 @@ pub static DEFS: &[ApiDef] = &[
         Ok(())
     }),
     api!("DOSCALLS" 336 "DosQueryMutexSem" Sys32 [L, P, P, P] |p, c| {
-        let s = *p.kernel.sems.get_mut(c.l(0), SemKind::Mutex)?;
+        let s = p.kernel.sems.get_mut(c.l(0), SemKind::Mutex)?.clone();
         let pid = if s.owner != 0 { u32::from(p.pcb.pid) } else { 0 };
         p.put_u32(c, 1, pid)?;
         p.put_u32(c, 2, s.owner)?;
@@ -126,14 +129,57 @@ fn ram_sem(p: &mut Process, c: &Call, take: bool) -> ApiResult<()> {
 /// Posts an event semaphore holds at most.
 const MAX_POSTS: u32 = 0xFFFF;
 
+/// DC_SEM_SHARED: the one attribute flag of DosCreateEventSem and
+/// DosCreateMutexSem.
+pub(crate) const DC_SEM_SHARED: u32 = 1;
+
+/// DosCreate*Sem(name, &h, attr, ...) for arguments 0, 1 and 2: `name`
+/// NULL or `\SEM32\...`, `attr` only DC_SEM_SHARED (besides `extra`
+/// flags the caller checks).
 fn create(p: &mut Process, c: &Call, kind: SemKind, count: u32, owner: u32) -> ApiResult<()> {
     p.arg_ptr(c, 1, 4)?;
-    let h = p.kernel.sems.create(kind, count, owner);
+    if c.l(2) & !DC_SEM_SHARED != 0 {
+        return Err(ERROR_INVALID_PARAMETER);
+    }
+    let name = sem_name(p, c, 0)?;
+    let h = p
+        .kernel
+        .sems
+        .create(kind, count, owner, name, c.l(2) & DC_SEM_SHARED != 0)?;
+    p.put_u32(c, 1, h)
+}
+
+/// The semaphore name at pointer argument `i` (`None` for NULL).
+pub(crate) fn sem_name(p: &mut Process, c: &Call, i: usize) -> ApiResult<Option<String>> {
+    if c.l(i) == 0 {
+        return Ok(None);
+    }
+    let raw = p.arg_sz(c, i)?;
+    check_name(&raw).map(Some)
+}
+
+/// DosOpen*Sem(name, &h): by name, or by the handle in `*h` when the
+/// name is NULL.
+pub(crate) fn open(p: &mut Process, c: &Call, kind: SemKind) -> ApiResult<()> {
+    let at = p.arg_ptr(c, 1, 4)?;
+    let name = match c.l(0) {
+        0 => None,
+        _ => Some(p.arg_sz(c, 0)?),
+    };
+    let name = name.map(|n| check_name(&n)).transpose()?;
+    let h = match &name {
+        Some(_) => 0,
+        None => {
+            let b = p.read_mem(at, 4).ok_or(ERROR_INVALID_ADDRESS)?;
+            u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+        }
+    };
+    let h = p.kernel.sems.open(kind, name.as_deref(), h)?;
     p.put_u32(c, 1, h)
 }
 
 /// Close a semaphore nobody waits on (nor owns, for a mutex).
-fn close(p: &mut Process, h: u32, kind: SemKind) -> ApiResult<()> {
+pub(crate) fn close(p: &mut Process, h: u32, kind: SemKind) -> ApiResult<()> {
     let owner = p.kernel.sems.get_mut(h, kind)?.owner;
     if owner != 0 || p.sem_waited(h) {
         return Err(ERROR_SEM_BUSY);
