@@ -5,16 +5,22 @@
 //! the guest instructions of one run, so the elements/s read as
 //! instructions per second. Nothing external is needed.
 //!
-//! Not here yet: IBM's TRCUST.EXE on a corpus TSF (issue 18, item 5),
-//! which needs OS2TK_DIR.
+//! With OS2TK_DIR set, group `trcust` runs IBM's TRCUST.EXE the same two
+//! ways: on the largest TSF of the TRCUST corpus (../shared/formats), and
+//! on a generated TSF of 5,000 tracepoints over a generated module of
+//! 8 KB of code (each tracepoint a byte further, each with a FMT and a
+//! register). Without OS2TK_DIR the group says it is skipped.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kernel_sim::{Outcome, Process, ProcessConfig};
-use std::path::Path;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
-/// Load `file` from `dir` with the native tier on or off.
-fn process(dir: &Path, file: &str, jit: bool) -> Process {
-    let mut p = Process::new(ProcessConfig::new(dir, file)).expect("load");
+/// Load `file` from `dir` with `args`, the native tier on or off.
+fn process_with(dir: &Path, file: &str, args: &[String], jit: bool) -> Process {
+    let mut cfg = ProcessConfig::new(dir, file);
+    cfg.args = args.to_vec();
+    let mut p = Process::new(cfg).expect("load");
     p.set_console(
         Box::new(std::io::sink()),
         Box::new(std::io::sink()),
@@ -22,6 +28,11 @@ fn process(dir: &Path, file: &str, jit: bool) -> Process {
     );
     p.machine_mut().set_jit(jit);
     p
+}
+
+/// Load `file` from `dir` with the native tier on or off.
+fn process(dir: &Path, file: &str, jit: bool) -> Process {
+    process_with(dir, file, &[], jit)
 }
 
 /// Run to the end; the guest instructions it took.
@@ -57,5 +68,143 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// How many tracepoints the generated TSF defines.
+const GENERATED_TRACEPOINTS: u32 = 5_000;
+
+/// GEN5K.EXE (an LX module: 8 KB of NOPs then RET as object 1, data as
+/// object 2), its MAP, and GEN5K.TSF with a tracepoint on every one of the
+/// first [`GENERATED_TRACEPOINTS`] bytes, written into `dir`.
+fn write_generated_case(dir: &Path) {
+    const CODE_BYTES: u32 = 0x2000;
+    let mut code = vec![0x90u8; CODE_BYTES as usize - 1];
+    code.push(0xC3);
+    let mut m = loader::Module::new_lx("GEN5K");
+    m.add_object(0x2005, CODE_BYTES, &code);
+    m.add_object(0x2003, 0x1000, &[]);
+    m.start = Some(loader::Address {
+        object: 1,
+        offset: 0,
+    });
+    m.stack = Some(loader::Address {
+        object: 2,
+        offset: 0x1000,
+    });
+    m.stack_size = 0x1000;
+    std::fs::write(dir.join("GEN5K.EXE"), loader::write(&m).expect("LX")).expect("write");
+    let map = "\r\n Start         Length     Name                   Class\r\n \
+        0001:00000000 000002000H CODE32                 CODE\r\n \
+        0002:00000000 000001000H DATA32                 DATA\r\n\r\n  \
+        Address         Publics by Name\r\n\r\n 0001:00000000       startup\r\n\r\n  \
+        Address         Publics by Value\r\n\r\n 0001:00000000       startup\r\n\r\n\
+        Program entry point at 0001:00000000\r\n";
+    std::fs::write(dir.join("GEN5K.MAP"), map).expect("write");
+    let mut tsf = String::from("MODNAME=GEN5K.EXE\r\nMAJOR=0xC6\r\n");
+    for i in 0..GENERATED_TRACEPOINTS {
+        let _ = write!(
+            tsf,
+            "TRACE MINOR={}, TP=.startup+{i}, DESC=\"tp {i}\", FMT=\"EAX=%D\", REGS=(EAX)\r\n",
+            i + 1
+        );
+    }
+    std::fs::write(dir.join("GEN5K.TSF"), tsf).expect("write");
+}
+
+/// The corpus case whose TSF is the largest: its directory.
+fn largest_corpus_case() -> PathBuf {
+    let corpus = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/formats/trcust-corpus"
+    ));
+    let size = |case: &Path| -> u64 {
+        std::fs::read_dir(case.join("in"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".TSF"))
+            .map(|e| e.metadata().map_or(0, |m| m.len()))
+            .sum()
+    };
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(corpus)
+        .expect("the TRCUST corpus in ../shared")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    cases.sort();
+    cases.into_iter().max_by_key(|c| size(c)).expect("a case")
+}
+
+/// Copies a corpus case's inputs and modules into `dir`: its arguments.
+fn write_corpus_case(case: &Path, dir: &Path) -> Vec<String> {
+    for e in std::fs::read_dir(case.join("in")).expect("in/").flatten() {
+        std::fs::copy(e.path(), dir.join(e.file_name())).expect("copy");
+    }
+    let modules = std::fs::read_to_string(case.join("modules")).unwrap_or_default();
+    for m in modules.split_whitespace() {
+        let bytes = if m == "HELLO.EXE" {
+            std::fs::read(case.join("../../../samples/lx/hello.exe")).expect("hello.exe")
+        } else {
+            testprogs::all()
+                .expect("testprogs")
+                .into_iter()
+                .chain(testprogs::debug_programs().expect("testprogs"))
+                .find(|p| p.file_name.eq_ignore_ascii_case(m))
+                .expect("a testprogs module")
+                .bytes
+        };
+        std::fs::write(dir.join(m), bytes).expect("write");
+    }
+    std::fs::read_to_string(case.join("args"))
+        .expect("args")
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+/// IBM's TRCUST.EXE on the largest corpus TSF and on the generated one,
+/// with the tier off and on. Each run writes a TDF and a TFF into its
+/// directory (overwritten by the next), so every run does the same work.
+fn bench_trcust(c: &mut Criterion) {
+    let Some(toolkit) = std::env::var_os("OS2TK_DIR") else {
+        println!("trcust: skipped, OS2TK_DIR is not set (IBM's TRCUST.EXE is not here)");
+        return;
+    };
+    let exe = Path::new(&toolkit).join("bin/trcust.exe");
+    let mut g = c.benchmark_group("trcust");
+    g.sample_size(10);
+    let corpus_dir = tempfile::tempdir().expect("temp dir");
+    let case = largest_corpus_case();
+    let corpus_args = write_corpus_case(&case, corpus_dir.path());
+    let generated_dir = tempfile::tempdir().expect("temp dir");
+    write_generated_case(generated_dir.path());
+    let generated_args: Vec<String> = ["GEN5K.TSF", "/M=GEN5K.MAP"].map(String::from).to_vec();
+    let name = case.file_name().expect("a name").to_string_lossy();
+    for (what, dir, args) in [
+        (format!("corpus_{name}"), corpus_dir.path(), &corpus_args),
+        (
+            "generated_5000".to_string(),
+            generated_dir.path(),
+            &generated_args,
+        ),
+    ] {
+        std::fs::copy(&exe, dir.join("TRCUST.EXE")).expect("copy TRCUST.EXE");
+        // A first run writes the TDF and TFF; the runs after it replace
+        // them, which takes a few instructions more, and are all alike.
+        run(process_with(dir, "TRCUST.EXE", args, false));
+        let n = run(process_with(dir, "TRCUST.EXE", args, false));
+        assert_eq!(
+            run(process_with(dir, "TRCUST.EXE", args, true)),
+            n,
+            "{what}"
+        );
+        g.throughput(Throughput::Elements(n));
+        for (tier, jit) in [("interp", false), ("jit", true)] {
+            g.bench_function(format!("{tier}/{what}"), |b| {
+                b.iter(|| run(process_with(dir, "TRCUST.EXE", args, jit)))
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_trcust);
 criterion_main!(benches);
