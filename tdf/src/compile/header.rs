@@ -206,26 +206,20 @@ impl Compiler<'_> {
     }
 
     /// `TYPELIST NAME=n,ID=v[, NAME=n,ID=v]...` (or GROUPLIST). A missing
-    /// NAME or ID keyword is SEVERE; another syntax error in the list is
-    /// an ERROR after which TRCUST skips to the first TRACE.
+    /// NAME or ID keyword is SEVERE. After another syntax error in an
+    /// entry, or an ID that is no number, TRCUST skips to the next NAME
+    /// (the list goes on) or to TYPELIST, GROUPLIST or TRACE; after `too
+    /// many typenames` it skips to the first TRACE.
     fn name_list(&mut self, types: bool) -> Step<()> {
-        match self.name_list_entries(types) {
-            Err(super::Stop::Discard) => self.skip_statement(),
-            other => other,
-        }
-    }
-
-    fn name_list_entries(&mut self, types: bool) -> Step<()> {
         let kind = if types {
             EntryKind::Type
         } else {
             EntryKind::Group
         };
-        let again = if types {
-            self.entries.iter().any(|e| e.kind == EntryKind::Type)
-        } else {
-            self.entries.iter().any(|e| e.kind == EntryKind::Group)
-        };
+        // A second TYPELIST (GROUPLIST) statement, whether or not the
+        // first one defined a name; its names are still read.
+        let word = if types { "TYPELIST" } else { "GROUPLIST" };
+        let again = self.entries_seen.iter().filter(|k| *k == word).count() > 1;
         if again {
             self.diag(
                 Severity::Error,
@@ -238,78 +232,108 @@ impl Compiler<'_> {
         }
         let mut warned_many = false;
         loop {
-            let t = self.next()?;
-            if !t.is_word("NAME") {
-                let found = t.text();
-                return Err(self.severe(format!("syntax error : missing 'NAME' before '{found}'")));
-            }
-            self.keyword = t.text();
-            self.expect('=', false)?;
-            let name_tok = self.next()?;
-            // A word that is not a number (keywords are taken).
-            if !matches!(&name_tok, Token::Word(w) if !w.starts_with(|c: char| c.is_ascii_digit()))
-            {
-                let found = name_tok.text();
-                return Err(self.error(format!(
-                    "syntax error: missing 'identifier' before '{found}'"
-                )));
-            }
-            let mut name = name_tok.text().to_ascii_uppercase();
-            self.expect(',', false)?;
-            let t = self.next()?;
-            if !t.is_word("ID") {
-                let found = t.text();
-                return Err(self.severe(format!("keyword 'ID' expected, '{found}' found")));
-            }
-            self.keyword = t.text();
-            self.expect('=', false)?;
-            // A word starting with a digit is the ID (None when it is no
-            // 32-bit number). Anything else is reported, and the entry is
-            // skipped up to the next comma (that token itself when it is
-            // one).
-            let (id, id_text) = match self.next()? {
-                Token::Word(w) if w.starts_with(|c: char| c.is_ascii_digit()) => {
-                    (parse_number(&w).filter(|&n| n <= u64::from(u32::MAX)), w)
-                }
-                other => {
-                    let found = other.text();
-                    self.diag(Severity::Error, format!("invalid number found: {found}"));
-                    let mut t = other;
-                    loop {
-                        if t == Token::Punct(',') {
-                            break;
-                        }
-                        let next = self.peek()?;
-                        if next == Token::Eof || next.is_word("TRACE") {
-                            return Ok(());
-                        }
-                        t = self.next()?;
-                    }
-                    if !self.peek()?.is_word("NAME") {
+            match self.list_entry(kind, &mut warned_many) {
+                Ok(true) => {}
+                Ok(false) => return Ok(()),
+                Err(super::Stop::Discard) if warned_many => return self.skip_statement(),
+                Err(super::Stop::Discard) => {
+                    if !self.skip_to_list_name()? {
                         return Ok(());
                     }
-                    continue;
                 }
-            };
-            if name.chars().count() > 8 {
-                self.diag(
-                    Severity::Warning,
-                    format!("name too long: {name}, first 8 characters used"),
-                );
-                name = name.chars().take(8).collect();
+                Err(e) => return Err(e),
             }
-            self.add_entry(kind, name, id, &id_text, &mut warned_many);
-            if warned_many {
-                // The rest of the header is skipped, up to TRACE.
-                return Err(super::Stop::Discard);
+        }
+    }
+
+    /// One `NAME=n,ID=v` of a list and the comma after it; true when a
+    /// NAME follows (the comma may be left out).
+    fn list_entry(&mut self, kind: EntryKind, warned_many: &mut bool) -> Step<bool> {
+        let t = self.next()?;
+        if !t.is_word("NAME") {
+            let found = t.text();
+            return Err(self.severe(format!("syntax error : missing 'NAME' before '{found}'")));
+        }
+        self.keyword = t.text();
+        self.expect('=', false)?;
+        let name_tok = self.next()?;
+        // A word that is not a number (keywords are taken).
+        if !matches!(&name_tok, Token::Word(w) if !w.starts_with(|c: char| c.is_ascii_digit())) {
+            let found = name_tok.text();
+            return Err(self.error(format!(
+                "syntax error: missing 'identifier' before '{found}'"
+            )));
+        }
+        let mut name = name_tok.text().to_ascii_uppercase();
+        self.expect(',', false)?;
+        let t = self.next()?;
+        if !t.is_word("ID") {
+            let found = t.text();
+            return Err(self.severe(format!("keyword 'ID' expected, '{found}' found")));
+        }
+        self.keyword = t.text();
+        self.expect('=', false)?;
+        // A word starting with a digit is the ID: a number (`0x`
+        // alone reads as 0), or, when it is no 32-bit number
+        // (`1L`, `0b1`, `1h`, 99999999999), `invalid ID`. Any other
+        // token is `invalid number found`. After those two TRCUST
+        // skips tokens up to the next NAME (the list goes on) or
+        // TYPELIST, GROUPLIST or TRACE (header keywords in between
+        // are skipped silently).
+        let (id, id_text) = match self.next()? {
+            Token::Word(w) if w.starts_with(|c: char| c.is_ascii_digit()) => {
+                let n = if w.eq_ignore_ascii_case("0x") {
+                    Some(0)
+                } else {
+                    parse_number(&w).filter(|&n| n <= u64::from(u32::MAX))
+                };
+                (n, w)
             }
-            if self.peek()? != Token::Punct(',') {
-                return Ok(());
+            other => {
+                let found = other.text();
+                self.diag(Severity::Error, format!("invalid number found: {found}"));
+                return self.skip_to_list_name();
+            }
+        };
+        if name.chars().count() > 8 {
+            self.diag(
+                Severity::Warning,
+                format!("name too long: {name}, first 8 characters used"),
+            );
+            name = name.chars().take(8).collect();
+        }
+        self.add_entry(kind, name, id, &id_text, warned_many);
+        if *warned_many {
+            // The rest of the header is skipped, up to TRACE.
+            return Err(super::Stop::Discard);
+        }
+        if id.is_none() {
+            return self.skip_to_list_name();
+        }
+        // The comma between entries may be left out: a NAME goes on
+        // with the list.
+        if self.peek()? == Token::Punct(',') {
+            self.next()?;
+        }
+        Ok(self.peek()?.is_word("NAME"))
+    }
+
+    /// After an ID that is no number: skips to the next NAME (true: the
+    /// list goes on) or to TYPELIST, GROUPLIST, TRACE or the end (false).
+    fn skip_to_list_name(&mut self) -> Step<bool> {
+        loop {
+            let t = self.peek()?;
+            if t.is_word("NAME") {
+                return Ok(true);
+            }
+            if t == Token::Eof
+                || ["TRACE", "TYPELIST", "GROUPLIST"]
+                    .iter()
+                    .any(|k| t.is_word(k))
+            {
+                return Ok(false);
             }
             self.next()?;
-            if !self.peek()?.is_word("NAME") {
-                return Ok(());
-            }
         }
     }
 
