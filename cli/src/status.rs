@@ -13,7 +13,9 @@ use kernel_sim::progress::RunProgress;
 /// How long a run goes before the line appears.
 const QUIET_FOR: Duration = Duration::from_secs(1);
 
-/// The status line of one run (nothing when stderr is not a terminal).
+/// The status line of one run: nothing when stderr is not a terminal, nor
+/// on a terminal that cannot redraw a line (TERM unset or `dumb`, where
+/// indicatif draws nothing).
 pub struct StatusLine {
     bar: Option<ProgressBar>,
 }

@@ -42,6 +42,9 @@ fn the_status_line_is_shown_on_a_terminal_only() {
     let tty = Command::new("script")
         .current_dir(dir.path())
         .env("SHELL", "/bin/sh")
+        // A terminal that can redraw a line: with TERM unset or `dumb`
+        // (as under a bare CI environment) indicatif draws nothing.
+        .env("TERM", "xterm")
         .args(["-qec", &line, "/dev/null"])
         .output()
         .unwrap();
