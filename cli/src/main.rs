@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod apis;
+mod apitally;
 mod args;
 mod cptrapopts;
 mod demo;

@@ -144,9 +144,12 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
             .with_context(|| format!("cannot remove the old {}", file.display()))?;
     }
     let mut p = Process::new(cfg).with_context(|| format!("loading {}", o.program))?;
+    let tally = crate::apitally::ApiTally::default();
     if o.api_log {
         // Module names and strings in the entries are the guest's.
-        p.set_api_log_sink(Box::new(|e| {
+        let tally = tally.clone();
+        p.set_api_log_sink(Box::new(move |e| {
+            tally.add(e);
             eprintln!("api: {}", crate::util::escape_controls(&e.to_string()));
         }));
     }
@@ -175,6 +178,7 @@ pub fn run(o: Args) -> anyhow::Result<i32> {
             p.clock().cycles(p.machine().cycles()),
             p.now_millis()
         );
+        eprint!("{}", tally.summary(&outcome));
     }
     match outcome {
         Outcome::Exited(code) => {
