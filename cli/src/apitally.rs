@@ -13,10 +13,13 @@ use std::rc::Rc;
 
 use kernel_sim::{ApiLogEntry, Outcome};
 
+/// (module, ordinal) to the entry's name and its calls.
+type Counts = BTreeMap<(String, u32), (&'static str, u64)>;
+
 /// Calls counted by (module, ordinal), with the entry's name.
 #[derive(Clone, Default)]
 pub struct ApiTally {
-    counts: Rc<RefCell<BTreeMap<(String, u32), (&'static str, u64)>>>,
+    counts: Rc<RefCell<Counts>>,
 }
 
 impl ApiTally {
