@@ -54,6 +54,12 @@ impl Descriptors {
         Ok(())
     }
 
+    /// Exchange the model of the LDT with `other` (a process switch: the
+    /// LDT pages themselves are each process's own).
+    pub fn swap_ldt(&mut self, other: &mut Vec<u64>) {
+        std::mem::swap(&mut self.ldt, other);
+    }
+
     /// Set the descriptor of `sel` (GDT or LDT by its TI bit).
     pub fn set(&mut self, m: &mut Machine, sel: u16, d: u64) {
         let idx = usize::from(sel >> 3);

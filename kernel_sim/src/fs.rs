@@ -178,6 +178,8 @@ pub(crate) enum Handle {
         file: File,
         /// Open mode access bits (0 read, 1 write, 2 both).
         access: u8,
+        /// OPEN_FLAGS_NOINHERIT: a child process does not get it.
+        noinherit: bool,
     },
 }
 
@@ -371,6 +373,36 @@ impl Default for FileTable {
 }
 
 impl FileTable {
+    /// A child process's table (DosExecPgm): the same current directory
+    /// and handle limit, and every handle not opened with
+    /// OPEN_FLAGS_NOINHERIT under the same number, sharing the file
+    /// position with the parent's. Find handles are not inherited.
+    pub fn inherit(&self) -> FileTable {
+        let handles = self
+            .handles
+            .iter()
+            .map(|h| match h {
+                Some(Handle::Std(d)) => Some(Handle::Std(*d)),
+                Some(Handle::File {
+                    file,
+                    access,
+                    noinherit: false,
+                }) => file.try_clone().ok().map(|file| Handle::File {
+                    file,
+                    access: *access,
+                    noinherit: false,
+                }),
+                _ => None,
+            })
+            .collect();
+        FileTable {
+            cwd: self.cwd.clone(),
+            handles,
+            max_handles: self.max_handles,
+            finds: HashMap::new(),
+        }
+    }
+
     pub fn get(&mut self, h: u16) -> Option<&mut Handle> {
         self.handles.get_mut(usize::from(h))?.as_mut()
     }
@@ -399,7 +431,7 @@ impl FileTable {
 
     pub fn read_file(&mut self, h: u16, n: usize) -> Result<Vec<u8>, u32> {
         match self.get(h) {
-            Some(Handle::File { file, access }) => {
+            Some(Handle::File { file, access, .. }) => {
                 if *access == 1 {
                     return Err(ERROR_ACCESS_DENIED);
                 }
@@ -440,7 +472,7 @@ impl FileTable {
 
     pub fn set_size(&mut self, h: u16, size: u64) -> Result<(), u32> {
         match self.get(h) {
-            Some(Handle::File { file, access }) if *access != 0 => {
+            Some(Handle::File { file, access, .. }) if *access != 0 => {
                 if size > MAX_FILE_SIZE {
                     return Err(ERROR_DISK_FULL);
                 }
@@ -534,14 +566,19 @@ impl Files<'_> {
         {
             self.fs.stamp(&md);
         }
-        let h = self.table.insert(Handle::File { file, access })?;
+        let noinherit = mode & 0x80 != 0;
+        let h = self.table.insert(Handle::File {
+            file,
+            access,
+            noinherit,
+        })?;
         Ok((h, action))
     }
 
     pub fn write_file(&mut self, h: u16, data: &[u8]) -> Result<usize, u32> {
         let written = self.fs.written;
         let md = match self.table.get(h) {
-            Some(Handle::File { file, access }) => {
+            Some(Handle::File { file, access, .. }) => {
                 if *access == 0 {
                     return Err(ERROR_ACCESS_DENIED);
                 }
@@ -600,7 +637,7 @@ impl Files<'_> {
         attr: Option<u16>,
     ) -> Result<(), u32> {
         let md = match self.table.get(h) {
-            Some(Handle::File { file, access }) => {
+            Some(Handle::File { file, access, .. }) => {
                 if *access == 0 {
                     return Err(ERROR_ACCESS_DENIED);
                 }

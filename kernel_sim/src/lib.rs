@@ -51,6 +51,7 @@
 //! conventions, the API table), [`fs`] (path mapping).
 
 pub mod api;
+mod children;
 pub mod clock;
 mod desc;
 pub mod error;

@@ -137,7 +137,7 @@ impl Process {
         Ok(idx)
     }
 
-    fn load_file(
+    pub(crate) fn load_file(
         &mut self,
         host: &std::path::Path,
         os2: &str,

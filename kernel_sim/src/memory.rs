@@ -2,8 +2,18 @@
 //! physical memory, a frame allocator, page presence under the kernel's
 //! control (so the page-not-present fault can be produced on purpose), and
 //! 64 KB aligned regions of the private and DLL arenas.
+//!
+//! Each process has its own [`Memory`]: its page directory (CR3), page
+//! tables and regions. The physical frames come from one allocator that
+//! every process's `Memory` shares ([`Frames`]). A child's address space
+//! ([`Memory::child`]) maps the system region's pages (the GDT and the
+//! thunk page) to the same frames as its parent's, and gets its own LDT
+//! pages: the LDT sits at the same linear address in every process, and
+//! each process's holds its own descriptors.
 
-use std::collections::{BTreeMap, HashMap};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 
 use emu::Machine;
 
@@ -39,42 +49,17 @@ pub(crate) struct Region {
     pub kind: RegionKind,
 }
 
-/// The kernel's view of guest memory.
+/// The physical frames of the machine, shared by every process's
+/// [`Memory`].
 #[derive(Debug)]
-pub(crate) struct Memory {
+pub(crate) struct Frames {
     ram_top: u32,
     next_frame: u32,
     free_frames: Vec<u32>,
-    /// Linear page number -> physical frame.
-    pages: HashMap<u32, u32>,
-    /// Page directory index -> page table frame.
-    tables: HashMap<u32, u32>,
-    pub regions: BTreeMap<u32, Region>,
 }
 
-impl Memory {
-    pub fn new(ram_size: usize) -> Memory {
-        Memory {
-            ram_top: u32::try_from(ram_size).unwrap_or(u32::MAX) & !(PAGE - 1),
-            next_frame: FIRST_FRAME,
-            free_frames: Vec::new(),
-            pages: HashMap::new(),
-            tables: HashMap::new(),
-            regions: BTreeMap::new(),
-        }
-    }
-
-    /// CR3 value.
-    pub fn cr3(&self) -> u32 {
-        PD_PHYS
-    }
-
-    /// Zero the page directory.
-    pub fn init(&mut self, m: &mut Machine) {
-        m.write_phys(PD_PHYS, &[0; PAGE as usize]);
-    }
-
-    fn frame(&mut self, m: &mut Machine) -> Result<u32, KernelError> {
+impl Frames {
+    fn take(&mut self, m: &mut Machine) -> Result<u32, KernelError> {
         // Fresh frames are still zero (RAM starts zeroed and only mapped
         // frames are ever written); reused ones are cleared.
         match self.free_frames.pop() {
@@ -92,6 +77,138 @@ impl Memory {
             }
         }
     }
+}
+
+/// The kernel's view of one process's guest memory.
+#[derive(Debug)]
+pub(crate) struct Memory {
+    frames: Rc<RefCell<Frames>>,
+    /// Physical address of the page directory.
+    pd: u32,
+    /// Linear page number -> physical frame.
+    pages: HashMap<u32, u32>,
+    /// Pages whose frames belong to another address space too (the
+    /// system region a child shares with its parent): never freed here.
+    shared: HashSet<u32>,
+    /// Page directory index -> page table frame.
+    tables: HashMap<u32, u32>,
+    pub regions: BTreeMap<u32, Region>,
+}
+
+impl Memory {
+    pub fn new(ram_size: usize) -> Memory {
+        Memory {
+            frames: Rc::new(RefCell::new(Frames {
+                ram_top: u32::try_from(ram_size).unwrap_or(u32::MAX) & !(PAGE - 1),
+                next_frame: FIRST_FRAME,
+                free_frames: Vec::new(),
+            })),
+            pd: PD_PHYS,
+            pages: HashMap::new(),
+            shared: HashSet::new(),
+            tables: HashMap::new(),
+            regions: BTreeMap::new(),
+        }
+    }
+
+    /// A new address space for a child process: a page directory of its
+    /// own; the pages at and above `shared_from` (the system region) map
+    /// the parent's frames, except `[own, own+own_len)` (the LDT), which
+    /// gets fresh zeroed frames.
+    pub fn child(
+        &self,
+        m: &mut Machine,
+        shared_from: u32,
+        own: u32,
+        own_len: u32,
+    ) -> Result<Memory, KernelError> {
+        let pd = self.frames.borrow_mut().take(m)?;
+        let mut c = Memory {
+            frames: Rc::clone(&self.frames),
+            pd,
+            pages: HashMap::new(),
+            shared: HashSet::new(),
+            tables: HashMap::new(),
+            regions: BTreeMap::new(),
+        };
+        let mut system: Vec<(u32, u32)> = self
+            .pages
+            .iter()
+            .filter(|&(&p, _)| p >= shared_from >> 12)
+            .map(|(&p, &f)| (p, f))
+            .collect();
+        system.sort_unstable();
+        let own_pages =
+            (own >> 12)..((u64::from(own) + u64::from(own_len)).div_ceil(u64::from(PAGE)) as u32);
+        for (page, f) in system {
+            if own_pages.contains(&page) {
+                continue;
+            }
+            let pte = match c.pte_addr(m, page << 12) {
+                Ok(a) => a,
+                Err(e) => {
+                    c.destroy(m);
+                    return Err(e);
+                }
+            };
+            let mut parent_pte = [0u8; 4];
+            if let Some(t) = self.tables.get(&(page >> 10)) {
+                m.read_phys(t + (page & 0x3FF) * 4, &mut parent_pte);
+            }
+            let flags = u32::from_le_bytes(parent_pte) & 0xFFF;
+            m.write_phys(pte, &(f | flags).to_le_bytes());
+            c.pages.insert(page, f);
+            c.shared.insert(page);
+        }
+        if let Err(e) = c.map(m, own, own_len, false) {
+            c.destroy(m);
+            return Err(e);
+        }
+        Ok(c)
+    }
+
+    /// Free every frame of this address space (its own pages, page tables
+    /// and page directory): the process has ended.
+    pub fn destroy(&mut self, m: &mut Machine) {
+        let mut frames = self.frames.borrow_mut();
+        let mut own: Vec<u32> = self
+            .pages
+            .iter()
+            .filter(|(p, _)| !self.shared.contains(p))
+            .map(|(_, &f)| f)
+            .collect();
+        own.sort_unstable();
+        own.extend(
+            self.tables
+                .values()
+                .copied()
+                .collect::<std::collections::BTreeSet<u32>>(),
+        );
+        if self.pd != PD_PHYS {
+            own.push(self.pd);
+        }
+        frames.free_frames.extend(own);
+        self.pages.clear();
+        self.shared.clear();
+        self.tables.clear();
+        self.regions.clear();
+        drop(frames);
+        m.flush_tlb();
+    }
+
+    /// CR3 value.
+    pub fn cr3(&self) -> u32 {
+        self.pd
+    }
+
+    /// Zero the page directory.
+    pub fn init(&mut self, m: &mut Machine) {
+        m.write_phys(self.pd, &[0; PAGE as usize]);
+    }
+
+    fn frame(&mut self, m: &mut Machine) -> Result<u32, KernelError> {
+        self.frames.borrow_mut().take(m)
+    }
 
     fn pte_addr(&mut self, m: &mut Machine, lin: u32) -> Result<u32, KernelError> {
         let pdi = lin >> 22;
@@ -100,7 +217,7 @@ impl Memory {
             None => {
                 let t = self.frame(m)?;
                 m.write_phys(
-                    PD_PHYS + pdi * 4,
+                    self.pd + pdi * 4,
                     &(t | PTE_P | PTE_RW | PTE_US).to_le_bytes(),
                 );
                 self.tables.insert(pdi, t);
@@ -163,7 +280,9 @@ impl Memory {
                 if let Some(t) = self.tables.get(&(page >> 10)) {
                     m.write_phys(t + (page & 0x3FF) * 4, &[0; 4]);
                 }
-                self.free_frames.push(f);
+                if !self.shared.remove(&page) {
+                    self.frames.borrow_mut().free_frames.push(f);
+                }
             }
         }
         m.flush_tlb();

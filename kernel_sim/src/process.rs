@@ -196,34 +196,13 @@ impl Process {
                 executed: 0,
                 host_work: 0,
                 started: None,
+                procs: Vec::new(),
+                results: Vec::new(),
+                next_pid: 2,
+                loading_child: 0,
+                lineage: std::collections::HashMap::new(),
             },
-            pcb: Pcb {
-                pid: 1,
-                mem,
-                modules: Vec::new(),
-                exe: 0,
-                pending_init: Vec::new(),
-                env_base: 0,
-                env_sel: 0,
-                cmd_offset: 0,
-                tib: 0,
-                pib: 0,
-                vectors: [0; 8],
-                exit_list: Vec::new(),
-                files: FileTable::default(),
-                signals: Default::default(),
-                sub: Default::default(),
-                threads: Vec::new(),
-                current: 0,
-                slice_end: 0,
-                tib_page: 0,
-                tlm: Default::default(),
-                critsec: 0,
-                anchor_blocks: Vec::new(),
-                uni: Default::default(),
-                uni_tok: Default::default(),
-                xcpt_active: Vec::new(),
-            },
+            pcb: Pcb::new(1, mem, FileTable::default()),
             host: Host {
                 stdout: Box::new(std::io::stdout()),
                 stderr: Box::new(std::io::stderr()),
@@ -304,19 +283,33 @@ impl Process {
         env.push(0);
         let program = self.cfg.program.clone();
         let full = self.files().full_os2_path(&program);
-        env.extend(latin1(&full));
-        env.push(0);
-        let cmd_offset = env.len();
-        env.extend(latin1(&full));
-        env.push(0);
-        let args: Vec<String> = self.cfg.args.iter().map(|a| quote_arg(a)).collect();
-        env.extend(latin1(&args.join(" ")));
-        env.extend([0, 0]);
-        if env.len() > 0xFFFF {
+        let mut args = latin1(&full);
+        args.push(0);
+        let quoted: Vec<String> = self.cfg.args.iter().map(|a| quote_arg(a)).collect();
+        args.extend(latin1(&quoted.join(" ")));
+        args.extend([0, 0]);
+        self.install_environment(&env, &full, &args)
+    }
+
+    /// Build the environment segment from `env` (the strings and the
+    /// extra NUL), the program's full path, and `args` (the argument
+    /// strings and their extra NUL, as DosExecPgm takes them).
+    pub(crate) fn install_environment(
+        &mut self,
+        env: &[u8],
+        full: &str,
+        args: &[u8],
+    ) -> Result<(), KernelError> {
+        let mut block = env.to_vec();
+        block.extend(latin1(full));
+        block.push(0);
+        let cmd_offset = block.len();
+        block.extend(args);
+        if block.len() > 0xFFFF {
             return Err(KernelError::NoMemory("environment larger than 64 KB"));
         }
-        let base = self.alloc_tiled(env.len() as u32, RegionKind::System)?;
-        let _ = self.machine.write_linear(base, &env);
+        let base = self.alloc_tiled(block.len() as u32, RegionKind::System)?;
+        let _ = self.machine.write_linear(base, &block);
         self.pcb.env_base = base;
         self.pcb.env_sel = tile_selector(base).ok_or(KernelError::NoMemory("selectors"))?;
         self.pcb.cmd_offset = cmd_offset as u16;

@@ -151,6 +151,24 @@ pub const ERROR_TOO_MANY_SEM_REQUESTS: u32 = 103;
 pub const ERROR_INVALID_PDELTA: u32 = 304;
 /// ERROR_INVALID_PROCID: no such process.
 pub const ERROR_INVALID_PROCID: u32 = 303;
+/// ERROR_BAD_ENVIRONMENT: DosExecPgm's environment does not fit in 64 KB.
+pub const ERROR_BAD_ENVIRONMENT: u32 = 10;
+/// ERROR_NO_PROC_SLOTS: no more processes can be started.
+pub const ERROR_NO_PROC_SLOTS: u32 = 89;
+/// ERROR_WAIT_NO_CHILDREN: DosWaitChild has no child to wait for.
+pub const ERROR_WAIT_NO_CHILDREN: u32 = 128;
+/// ERROR_CHILD_NOT_COMPLETE: DCWW_NOWAIT and no awaited child has ended.
+pub const ERROR_CHILD_NOT_COMPLETE: u32 = 129;
+/// ERROR_NO_CHILD_PROCESS: the process is not a child of the caller.
+pub const ERROR_NO_CHILD_PROCESS: u32 = 184;
+/// ERROR_BAD_EXE_FORMAT: the program or one of its DLLs cannot be loaded.
+pub const ERROR_BAD_EXE_FORMAT: u32 = 193;
+/// ERROR_ZOMBIE_PROCESS: the process has ended; its codes wait for its parent.
+pub const ERROR_ZOMBIE_PROCESS: u32 = 217;
+/// ERROR_INIT_ROUTINE_FAILED: a DLL's initialization routine failed.
+pub const ERROR_INIT_ROUTINE_FAILED: u32 = 295;
+/// ERROR_NOT_DESCENDANT: the process does not descend from the caller.
+pub const ERROR_NOT_DESCENDANT: u32 = 305;
 /// ERROR_INSUFFICIENT_BUFFER: the buffer is smaller than the level's structure.
 pub const ERROR_INSUFFICIENT_BUFFER: u32 = 122;
 /// ERROR_INVALID_LEVEL: an information level the call does not have.

@@ -14,6 +14,7 @@ use emu::{Exit, Fault, Gpr, Limits, SegReg, vector};
 use crate::trace::{Next, TrapKind};
 
 use crate::api::{self, Conv, Stop};
+use crate::children::{TC_EXCEPTION, TC_EXIT, TC_TRAP};
 use crate::error::Outcome;
 use crate::layout::*;
 use crate::process::{ApiLogEntry, Process};
@@ -153,7 +154,18 @@ impl Process {
                         continue;
                     }
                     if let Some(o) = self.guest_exception(fault) {
-                        return o;
+                        let term = if self.machine.cpu().sreg(SegReg::Cs).big() {
+                            TC_EXCEPTION
+                        } else {
+                            TC_TRAP
+                        };
+                        match o {
+                            Outcome::GuestFault { .. } => match self.process_ends(term, 0, o) {
+                                Some(o) => return o,
+                                None => continue,
+                            },
+                            o => return o,
+                        }
                     }
                 }
                 Exit::InstructionLimit | Exit::CycleLimit => {
@@ -321,7 +333,10 @@ impl Process {
             )));
         };
         match slot {
-            Slot::EntryReturn => Some(Outcome::Exited(self.machine.cpu().gpr[Gpr::Eax])),
+            Slot::EntryReturn => {
+                let code = self.machine.cpu().gpr[Gpr::Eax];
+                self.process_ends(TC_EXIT, code, Outcome::Exited(code))
+            }
             Slot::InitReturn => Some(Outcome::Returned(self.machine.cpu().gpr[Gpr::Eax])),
             Slot::ThreadReturn => self.exit_thread(self.machine.cpu().gpr[Gpr::Eax]),
             Slot::Api(i) => self.call_api(i),
@@ -464,8 +479,13 @@ impl Process {
         let (rc, wait) = match result {
             Ok(rc) => (rc, None),
             Err(Stop::Block(w)) => (0, Some(w)),
-            Err(Stop::Exit(code)) => return Some(Outcome::Exited(code)),
+            Err(Stop::Exit(code)) => {
+                return self.process_ends(TC_EXIT, code, Outcome::Exited(code));
+            }
             Err(Stop::ExitThread(code)) => return self.exit_thread(code),
+            Err(Stop::Outcome(o @ Outcome::UnhandledException { .. })) => {
+                return self.process_ends(TC_EXCEPTION, 0, o);
+            }
             Err(Stop::Outcome(o)) => return Some(o),
             Err(Stop::Resumed) => return None,
         };
@@ -510,7 +530,9 @@ impl Process {
     /// thread 1 or the last; else another thread runs.
     fn exit_thread(&mut self, code: u32) -> Option<Outcome> {
         match self.end_current_thread(code) {
-            crate::threads::ExitScope::Process(c) => Some(Outcome::Exited(c)),
+            crate::threads::ExitScope::Process(c) => {
+                self.process_ends(TC_EXIT, c, Outcome::Exited(c))
+            }
             crate::threads::ExitScope::Thread => self.reschedule(),
         }
     }

@@ -59,7 +59,7 @@ impl Process {
         let mut pb = Vec::new();
         for x in [
             u32::from(self.pcb.pid),
-            0,
+            u32::from(self.pcb.parent),
             u32::from(exe.handle),
             self.pcb.env_base + u32::from(self.pcb.cmd_offset),
             self.pcb.env_base,

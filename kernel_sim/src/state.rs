@@ -29,16 +29,18 @@
 //!   exception registration chain (in its TIB), and its blocking state.
 //!   The scheduler is called from the run loop at a blocking call and at
 //!   the end of a quantum.
-//! - **Child processes** (DosExecPgm, CMD.EXE): `Kernel` gets the process
-//!   table (`Vec<Pcb>` by PID, the running process's index, each
-//!   process's parent and result code for DosCwait); the LDT moves from
-//!   `Kernel::desc` into `Pcb` (each process its own, loaded into LDTR at a
-//!   switch). Each `Pcb` already has its own `FileTable`; DosExecPgm
-//!   gives the child a copy of the parent's inheritable handles (each host
-//!   `File` duplicated with `try_clone`, so they share the position as
-//!   OS/2's inherited handles do) and the parent's current directory.
-//!   Threads share their process's table. Trace records already take the
-//!   PID from the running `Pcb`.
+//! - **Child processes** (DosExecPgm, CMD.EXE; `children.rs`): the
+//!   running process is `Process::pcb`, the others wait in
+//!   `Kernel::procs` (by PID), and the codes of ended children in
+//!   `Kernel::results` until DosWaitChild collects them. Each `Pcb` has
+//!   its own page directory ([`crate::memory::Memory`]) and LDT: the LDT
+//!   pages are the process's own, and the host's model of the running
+//!   process's LDT is `Kernel::desc`, swapped with `Pcb::ldt` at a
+//!   process switch. DosExecPgm gives the child a copy of the parent's
+//!   inheritable handles (each host `File` duplicated with `try_clone`,
+//!   so they share the position as OS/2's inherited handles do) and the
+//!   parent's current directory. Trace records take the PID from the
+//!   running `Pcb`.
 
 use std::io::{Read, Write};
 
@@ -78,6 +80,19 @@ pub(crate) struct Kernel {
     pub(crate) host_work: u64,
     /// When the run started on the host (for `max_wall`).
     pub(crate) started: Option<std::time::Instant>,
+    /// The processes that are not running, by PID (`children.rs`).
+    pub(crate) procs: Vec<Pcb>,
+    /// The codes of ended child processes not yet collected.
+    pub(crate) results: Vec<crate::children::ChildResult>,
+    /// The PID the next process gets.
+    pub(crate) next_pid: u16,
+    /// Children being loaded (their DLLs' initialization runs), nested:
+    /// while any is, no other process runs, and a process's end is the
+    /// loader's business.
+    pub(crate) loading_child: u32,
+    /// Every process's parent (0: none) by PID, ended ones too, for
+    /// DosKillProcess's and DosWaitChild's process trees.
+    pub(crate) lineage: std::collections::HashMap<u16, u16>,
 }
 
 /// One process. See the module docs.
@@ -132,6 +147,52 @@ pub(crate) struct Pcb {
     pub(crate) uni: crate::api::uconv::UniObjects,
     /// UniStrtok's position per thread.
     pub(crate) uni_tok: crate::api::libuni::TokState,
+    /// The parent's PID (0 for the first process).
+    pub(crate) parent: u16,
+    /// How the parent started it (DosExecPgm's execFlag).
+    pub(crate) exec_flag: u32,
+    /// The host's model of this process's LDT while another process runs
+    /// (empty while it runs: then it is `Kernel::desc`'s).
+    pub(crate) ldt: Vec<u64>,
+    /// It has ended; it is freed when it leaves the machine.
+    pub(crate) dead: bool,
+}
+
+impl Pcb {
+    /// A process with no modules, threads or memory in use yet.
+    pub(crate) fn new(pid: u16, mem: Memory, files: FileTable) -> Pcb {
+        Pcb {
+            pid,
+            mem,
+            modules: Vec::new(),
+            exe: 0,
+            pending_init: Vec::new(),
+            env_base: 0,
+            env_sel: 0,
+            cmd_offset: 0,
+            tib: 0,
+            pib: 0,
+            vectors: [0; 8],
+            exit_list: Vec::new(),
+            files,
+            signals: Default::default(),
+            sub: Default::default(),
+            threads: Vec::new(),
+            current: 0,
+            slice_end: 0,
+            tib_page: 0,
+            tlm: Default::default(),
+            critsec: 0,
+            anchor_blocks: Vec::new(),
+            xcpt_active: Vec::new(),
+            parent: 0,
+            exec_flag: 0,
+            ldt: Vec::new(),
+            dead: false,
+            uni: Default::default(),
+            uni_tok: Default::default(),
+        }
+    }
 }
 
 /// The host side of a run. See the module docs.

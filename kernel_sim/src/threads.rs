@@ -97,6 +97,20 @@ pub enum Wait {
         /// Where its TID goes.
         out: u32,
     },
+    /// DosWaitChild, or DosExecPgm with EXEC_SYNC: until child `pid`
+    /// (0: any child started with a result) ends (`children.rs`).
+    Child {
+        /// The child waited for (0: any).
+        pid: u16,
+        /// Its descendants must have ended too (DCWA_PROCESSTREE).
+        tree: bool,
+        /// Where its RESULTCODES go (a linear address).
+        pres: u32,
+        /// Where its PID goes (0: nowhere).
+        ppid: u32,
+        /// The codes and the PID are dwords (32-bit call), else words.
+        wide: bool,
+    },
 }
 
 /// A thread's state.
@@ -227,10 +241,17 @@ impl Process {
         self.pcb.threads.iter().filter(|t| t.live()).count()
     }
 
+    /// Is the running thread the only one that could run (one thread,
+    /// one process, or a child loading)?
+    fn alone(&self) -> bool {
+        (self.pcb.threads.len() < 2 && self.kernel.procs.is_empty())
+            || self.kernel.loading_child > 0
+    }
+
     /// Instructions the running thread may still run before the scheduler
     /// looks at other threads (no limit while it is alone).
     pub(crate) fn quantum_left(&self) -> u64 {
-        if self.pcb.threads.len() < 2 || self.pcb.critsec > 0 {
+        if self.alone() || self.pcb.critsec > 0 {
             return u64::MAX;
         }
         self.pcb
@@ -242,10 +263,7 @@ impl Process {
     /// At the end of a machine slice: switch if the quantum is used up and
     /// another thread is ready.
     pub(crate) fn preempt_if_due(&mut self) -> Option<Outcome> {
-        if self.pcb.threads.len() < 2
-            || self.pcb.critsec > 0
-            || self.kernel.executed < self.pcb.slice_end
-        {
+        if self.alone() || self.pcb.critsec > 0 || self.kernel.executed < self.pcb.slice_end {
             return None;
         }
         self.reschedule()
@@ -380,41 +398,76 @@ impl Process {
                     None => None,
                 }
             }
+            Wait::Child {
+                pid,
+                tree,
+                pres,
+                ppid,
+                wide,
+            } => self.collect_child(pid, tree, (pres, ppid), wide),
         }
     }
 
-    /// The earliest deadline among blocked threads.
+    /// The earliest deadline among blocked threads of every process.
     fn next_deadline(&self) -> Option<u64> {
-        self.pcb
-            .threads
-            .iter()
+        self.processes()
+            .flat_map(|p| p.threads.iter())
             .filter_map(|t| match t.state {
                 State::Blocked { wait, .. } => match wait {
                     Wait::Sleep { until } => Some(until),
                     Wait::Event { until, .. }
                     | Wait::Mutex { until, .. }
                     | Wait::Mux { until, .. } => until,
-                    Wait::Thread { .. } => None,
+                    Wait::Thread { .. } | Wait::Child { .. } => None,
                 },
                 _ => None,
             })
             .min()
     }
 
-    /// Pick the next thread to run (round robin after the running one)
-    /// and switch to it, moving the clock on while every thread waits.
+    /// The next thread of the running process that can run, round robin
+    /// after the running one, which comes last if `itself`.
+    fn pick_thread(&self, itself: bool) -> Option<usize> {
+        let n = self.pcb.threads.len();
+        if n == 0 {
+            return None;
+        }
+        let cur = self.pcb.current;
+        // In a critical section (DosEnterCritSec) only its thread runs.
+        let only = (self.pcb.critsec > 0).then_some(cur);
+        let last = if itself { n } else { n.saturating_sub(1) };
+        (1..=last).map(|k| (cur + k) % n).find(|&i| {
+            let t = &self.pcb.threads[i];
+            t.state == State::Ready && !t.suspended && only.is_none_or(|o| o == i)
+        })
+    }
+
+    /// Pick the next thread to run and switch to it, moving the clock on
+    /// while every thread waits: the running process's other threads
+    /// first (round robin), then the other processes in PID order after
+    /// it, then the running thread (`children.rs`).
     pub(crate) fn reschedule(&mut self) -> Option<Outcome> {
         loop {
             self.wake_ready();
-            let n = self.pcb.threads.len();
-            let cur = self.pcb.current;
-            // In a critical section (DosEnterCritSec) only its thread runs.
-            let only = (self.pcb.critsec > 0).then_some(cur);
-            let next = (1..=n).map(|k| (cur + k) % n).find(|&i| {
-                let t = &self.pcb.threads[i];
-                t.state == State::Ready && !t.suspended && only.is_none_or(|o| o == i)
-            });
-            if let Some(next) = next {
+            if let Some(next) = self.pick_thread(false) {
+                self.switch_to(next);
+                return None;
+            }
+            if self.kernel.loading_child == 0 && !self.kernel.procs.is_empty() {
+                let me = self.pcb.pid;
+                for pid in self.process_order() {
+                    self.switch_process(pid);
+                    self.wake_ready();
+                    if let Some(next) = self.pick_thread(true) {
+                        self.switch_to(next);
+                        return None;
+                    }
+                }
+                if self.pcb.pid != me && self.switch_process(me) {
+                    self.wake_ready();
+                }
+            }
+            if let Some(next) = self.pick_thread(true) {
                 self.switch_to(next);
                 return None;
             }
@@ -426,8 +479,29 @@ impl Process {
                     .add_cycles(until.saturating_sub(now).max(1)),
                 None => {
                     return Some(Outcome::Deadlock {
-                        threads: self.live_threads(),
+                        threads: self
+                            .processes()
+                            .map(|p| p.threads.iter().filter(|t| t.live()).count())
+                            .sum(),
                     });
+                }
+            }
+        }
+    }
+
+    /// Save the running thread's registers and thread-local memory (it
+    /// leaves the CPU); nothing if they are saved already.
+    pub(crate) fn park_running_thread(&mut self) {
+        let cur = self.pcb.current;
+        let tlm_at = self.pcb.tib_page + TLM_OFFSET;
+        if let Some(t) = self.pcb.threads.get_mut(cur)
+            && t.cpu.is_none()
+        {
+            t.cpu = Some(Box::new(self.machine.cpu().clone()));
+            let mut tlm = [0u8; TLM_DWORDS * 4];
+            if self.machine.read_linear(tlm_at, &mut tlm).is_ok() {
+                for (d, b) in t.tlm.iter_mut().zip(tlm.chunks_exact(4)) {
+                    *d = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
                 }
             }
         }
@@ -445,16 +519,7 @@ impl Process {
         }
         let tlm_at = self.pcb.tib_page + TLM_OFFSET;
         let mut tlm = [0u8; TLM_DWORDS * 4];
-        if let Some(t) = self.pcb.threads.get_mut(cur)
-            && t.cpu.is_none()
-        {
-            t.cpu = Some(Box::new(self.machine.cpu().clone()));
-            if self.machine.read_linear(tlm_at, &mut tlm).is_ok() {
-                for (d, b) in t.tlm.iter_mut().zip(tlm.chunks_exact(4)) {
-                    *d = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                }
-            }
-        }
+        self.park_running_thread();
         let from = self.pcb.threads.get(cur).map_or(0, |t| t.tid);
         let t = &mut self.pcb.threads[next];
         let cpu = t.cpu.take();

@@ -78,8 +78,8 @@ fn a_loop_hits_the_instruction_limit() {
 
 #[test]
 fn unknown_and_unimplemented_apis_stop_with_their_names() {
-    let (o, _) = run_code(&[0x9A, 0, 0, 0, 0], &[(0, "DOSCALLS", 144)], 1000);
-    assert_eq!(o.to_string(), "unimplemented DOSCALLS.144 (DOSEXECPGM)");
+    let (o, _) = run_code(&[0x9A, 0, 0, 0, 0], &[(0, "DOSCALLS", 12)], 1000);
+    assert_eq!(o.to_string(), "unimplemented DOSCALLS.12 (DOSPTRACE)");
     let (o, _) = run_code(&[0x9A, 0, 0, 0, 0], &[(0, "DOSCALLS", 9999)], 1000);
     assert_eq!(o.to_string(), "unimplemented DOSCALLS.9999");
     let (o, _) = run_code(&[0x9A, 0, 0, 0, 0], &[(0, "PMWIN", 907)], 1000);

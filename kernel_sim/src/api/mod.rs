@@ -67,6 +67,7 @@ pub mod console;
 pub mod cptrapvm;
 pub mod doscalls16;
 pub mod doscalls32;
+mod exec;
 mod fileinfo;
 mod find;
 pub(crate) mod libuni;
@@ -273,6 +274,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(pmwin::DEFS)
         .chain(libuni::DEFS)
         .chain(uconv::DEFS)
+        .chain(exec::DEFS)
 }
 
 /// The system DLLs this kernel provides.

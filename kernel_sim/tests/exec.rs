@@ -1,0 +1,464 @@
+//! Child processes (issue 12, item 4): DosExecPgm (EXEC_SYNC,
+//! EXEC_ASYNC, EXEC_ASYNCRESULT), DosWaitChild, DosKillProcess, the
+//! RESULTCODES and the failing-object buffer, and the environment
+//! segment a child gets, with self-built 32-bit programs.
+
+mod common;
+
+use common::{Code, DATA};
+use kernel_sim::{Outcome, Process, ProcessConfig};
+
+const EXEC_PGM: u32 = 283;
+const WAIT_CHILD: u32 = 280;
+const KILL_PROCESS: u32 = 235;
+const GET_INFO_BLOCKS: u32 = 312;
+const WRITE: u32 = 282;
+
+/// Where the programs keep things, in their data area.
+const NAME: u32 = DATA + 0x200;
+const ARGS: u32 = DATA + 0x240;
+const ENV: u32 = DATA + 0x2A0;
+const OBJ: u32 = DATA + 0x300;
+const RES: u32 = DATA + 0x340;
+const OUT: u32 = DATA + 0x380;
+
+#[derive(Clone, Copy)]
+enum Arg {
+    Imm(u32),
+    Mem(u32),
+}
+use Arg::{Imm, Mem};
+
+/// A 32-bit program being written.
+struct Prog {
+    c: Code,
+}
+
+impl Prog {
+    fn new() -> Prog {
+        Prog { c: Code::new() }
+    }
+    fn raw(&mut self, b: &[u8]) -> &mut Prog {
+        self.c.c.extend(b);
+        self
+    }
+    /// `mov dword [addr], eax`.
+    fn store_eax(&mut self, addr: u32) -> &mut Prog {
+        self.raw(&[0xA3]).raw(&addr.to_le_bytes())
+    }
+    /// The bytes `s` at `addr` (whole dwords, zero-padded).
+    fn bytes(&mut self, addr: u32, s: &[u8]) -> &mut Prog {
+        for (i, ch) in s.chunks(4).enumerate() {
+            let mut d = [0u8; 4];
+            d[..ch.len()].copy_from_slice(ch);
+            self.c.store(addr + 4 * i as u32, u32::from_le_bytes(d));
+        }
+        self
+    }
+    /// A call of DOSCALLS.`ordinal` with dword arguments; EAX is stored
+    /// at `rc_at`.
+    fn api(&mut self, ordinal: u32, args: &[Arg], rc_at: u32) -> &mut Prog {
+        for a in args.iter().rev() {
+            match *a {
+                Imm(v) => self.c.push(v),
+                Mem(at) => self.c.push_mem(at),
+            };
+        }
+        self.c.call("DOSCALLS", ordinal, 4 * args.len() as u8);
+        self.store_eax(rc_at)
+    }
+    /// DosExecPgm(OBJ, 32, flag, ARGS, env, RES, NAME), its code at `rc_at`.
+    fn exec(&mut self, flag: u32, env: u32, rc_at: u32) -> &mut Prog {
+        self.api(
+            EXEC_PGM,
+            &[
+                Imm(OBJ),
+                Imm(32),
+                Imm(flag),
+                Imm(ARGS),
+                Imm(env),
+                Imm(RES),
+                Imm(NAME),
+            ],
+            rc_at,
+        )
+    }
+    /// DosWrite(1, addr, len, &n).
+    fn write(&mut self, addr: u32, len: u32) -> &mut Prog {
+        self.api(
+            WRITE,
+            &[Imm(1), Imm(addr), Imm(len), Imm(DATA + 0x10)],
+            DATA + 0x14,
+        )
+    }
+    /// Write OUT..OUT+len to stdout, then exit with `code`.
+    fn report(mut self, len: u32, code: u32) -> Vec<u8> {
+        self.write(OUT, len);
+        self.c.push(code);
+        self.c.c.push(0x58);
+        self.c.exit_eax()
+    }
+    fn exit(mut self, code: u32) -> Vec<u8> {
+        self.c.push(code);
+        self.c.c.push(0x58);
+        self.c.exit_eax()
+    }
+}
+
+/// A child that writes the first `len` bytes of its environment segment
+/// (found through its PIB) to stdout and exits with `code`.
+fn env_dumper(len: u32, code: u32) -> Vec<u8> {
+    let mut p = Prog::new();
+    p.api(
+        GET_INFO_BLOCKS,
+        &[Imm(DATA + 0x20), Imm(DATA + 0x24)],
+        DATA + 0x28,
+    );
+    // mov eax, [DATA+0x24]; mov eax, [eax+0x10] (pib_pchenv)
+    p.c.load_eax(DATA + 0x24);
+    p.raw(&[0x8B, 0x40, 0x10]);
+    p.store_eax(DATA + 0x2C);
+    p.api(
+        WRITE,
+        &[Imm(1), Mem(DATA + 0x2C), Imm(len), Imm(DATA + 0x10)],
+        DATA + 0x14,
+    );
+    p.exit(code)
+}
+
+/// A child that writes `text` and exits with `code`.
+fn printer(text: &[u8], code: u32) -> Vec<u8> {
+    let mut p = Prog::new();
+    p.bytes(DATA + 0x100, text);
+    p.write(DATA + 0x100, text.len() as u32);
+    p.exit(code)
+}
+
+/// A child that never ends by itself.
+fn spinner() -> Vec<u8> {
+    let mut p = Prog::new();
+    p.raw(&[0xEB, 0xFE]);
+    p.exit(0)
+}
+
+/// Run `T.EXE` with `files` beside it: (outcome, console, process).
+fn run(files: &[(&str, Vec<u8>)]) -> (Outcome, Vec<u8>, Process) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in files {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(20_000_000);
+    cfg.env = vec![("PATH".into(), "C:\\".into()), ("X".into(), "1".into())];
+    let mut p = Process::new(cfg).unwrap();
+    let out = common::capture_console(&mut p);
+    let o = p.run();
+    (o, out.contents(), p)
+}
+
+fn dwords(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[test]
+fn a_synchronous_child_gets_its_arguments_and_environment_and_returns_its_codes() {
+    let args = b"C.EXE\0one  two\0\0";
+    let env = b"A=b\0PATH=C:\\BIN\0\0";
+    let mut expected = env.to_vec();
+    expected.extend(b"C:\\C.EXE\0");
+    expected.extend(args);
+    let mut p = Prog::new();
+    p.bytes(NAME, b"C.EXE\0")
+        .bytes(ARGS, args)
+        .bytes(ENV, env)
+        .exec(0, ENV, OUT)
+        .c
+        .load_eax(RES);
+    p.store_eax(OUT + 4).c.load_eax(RES + 4);
+    p.store_eax(OUT + 8);
+    let parent = p.report(12, 0);
+    let (o, out, _) = run(&[
+        ("T.EXE", parent),
+        ("C.EXE", env_dumper(expected.len() as u32, 7)),
+    ]);
+    assert_eq!(o, Outcome::Exited(0));
+    let (child, parent) = out.split_at(expected.len());
+    assert_eq!(child, &expected[..], "{}", String::from_utf8_lossy(child));
+    // rc 0, TC_EXIT, result 7.
+    assert_eq!(dwords(parent), [0, 0, 7]);
+}
+
+#[test]
+fn a_null_environment_is_the_parents_and_null_arguments_are_empty() {
+    let mut expected = b"PATH=C:\\\0X=1\0\0C:\\C.EXE\0\0\0".to_vec();
+    let len = expected.len() as u32;
+    let mut p = Prog::new();
+    p.bytes(NAME, b"C.EXE\0");
+    p.api(
+        EXEC_PGM,
+        &[
+            Imm(OBJ),
+            Imm(32),
+            Imm(0),
+            Imm(0),
+            Imm(0),
+            Imm(RES),
+            Imm(NAME),
+        ],
+        OUT,
+    );
+    let parent = p.report(4, 0);
+    let (o, out, _) = run(&[("T.EXE", parent), ("C.EXE", env_dumper(len, 0))]);
+    assert_eq!(o, Outcome::Exited(0));
+    expected.extend([0; 4]);
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn an_asynchronous_child_is_waited_for_with_its_pid_and_codes() {
+    let mut p = Prog::new();
+    p.bytes(NAME, b"C.EXE\0").bytes(ARGS, b"C.EXE\0\0");
+    // EXEC_ASYNCRESULT: RES.codeTerminate is the PID.
+    p.exec(2, 0, OUT).c.load_eax(RES);
+    p.store_eax(OUT + 4);
+    // DCWW_NOWAIT before the child ran: not complete.
+    p.api(
+        WAIT_CHILD,
+        &[Imm(0), Imm(1), Imm(RES), Imm(OUT + 12), Mem(OUT + 4)],
+        OUT + 8,
+    );
+    // DCWW_WAIT for it.
+    p.api(
+        WAIT_CHILD,
+        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 16), Mem(OUT + 4)],
+        OUT + 20,
+    );
+    p.c.load_eax(RES);
+    p.store_eax(OUT + 24).c.load_eax(RES + 4);
+    p.store_eax(OUT + 28);
+    // No child left: any child, then that PID again.
+    p.api(
+        WAIT_CHILD,
+        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 12), Imm(0)],
+        OUT + 32,
+    );
+    p.api(
+        WAIT_CHILD,
+        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 12), Mem(OUT + 4)],
+        OUT + 36,
+    );
+    // Bad action, bad option.
+    p.api(
+        WAIT_CHILD,
+        &[Imm(2), Imm(0), Imm(RES), Imm(OUT + 12), Imm(0)],
+        OUT + 40,
+    );
+    p.api(
+        WAIT_CHILD,
+        &[Imm(0), Imm(2), Imm(RES), Imm(OUT + 12), Imm(0)],
+        OUT + 44,
+    );
+    let parent = p.report(48, 0);
+    let (o, out, _) = run(&[("T.EXE", parent), ("C.EXE", printer(b"child\r\n", 42))]);
+    assert_eq!(o, Outcome::Exited(0));
+    let (child, rest) = out.split_at(7);
+    assert_eq!(child, b"child\r\n");
+    let v = dwords(rest);
+    assert_eq!(v[0], 0, "DosExecPgm");
+    assert_eq!(v[1], 2, "the child's PID");
+    assert_eq!(v[2], 129, "ERROR_CHILD_NOT_COMPLETE");
+    assert_eq!(v[5], 0, "DosWaitChild");
+    assert_eq!(v[4], 2, "the PID DosWaitChild gives");
+    assert_eq!((v[6], v[7]), (0, 42), "TC_EXIT and the result code");
+    assert_eq!(v[8], 128, "ERROR_WAIT_NO_CHILDREN");
+    assert_eq!(v[9], 303, "ERROR_INVALID_PROCID");
+    assert_eq!((v[10], v[11]), (13, 13), "ERROR_INVALID_DATA");
+}
+
+#[test]
+fn an_exec_async_childs_codes_are_not_collected_by_a_wait_for_any_child() {
+    let mut p = Prog::new();
+    p.bytes(NAME, b"C.EXE\0").bytes(ARGS, b"C.EXE\0\0");
+    p.exec(1, 0, OUT);
+    // Wait for any child: the one child has no result to give, and once
+    // it has ended there is nothing left to wait for.
+    p.api(
+        WAIT_CHILD,
+        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 12), Imm(0)],
+        OUT + 4,
+    );
+    let parent = p.report(8, 0);
+    let (o, out, _) = run(&[("T.EXE", parent), ("C.EXE", printer(b"c", 5))]);
+    assert_eq!(o, Outcome::Exited(0));
+    assert_eq!(out[0], b'c');
+    assert_eq!(dwords(&out[1..]), [0, 128]);
+}
+
+#[test]
+fn dos_kill_process_ends_a_running_child_with_tc_killprocess() {
+    let mut p = Prog::new();
+    p.bytes(NAME, b"C.EXE\0").bytes(ARGS, b"C.EXE\0\0");
+    p.exec(2, 0, OUT).c.load_eax(RES);
+    p.store_eax(OUT + 4);
+    // Let the child spin for a while (DosSleep 50 ms).
+    p.c.push(50).call("DOSCALLS", 229, 4);
+    p.api(KILL_PROCESS, &[Imm(1), Mem(OUT + 4)], OUT + 8);
+    p.api(
+        WAIT_CHILD,
+        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 40), Mem(OUT + 4)],
+        OUT + 12,
+    );
+    p.c.load_eax(RES);
+    p.store_eax(OUT + 16);
+    // Killed and collected: no such process; itself: not a descendant;
+    // a bad action.
+    p.api(KILL_PROCESS, &[Imm(1), Mem(OUT + 4)], OUT + 20);
+    p.api(KILL_PROCESS, &[Imm(1), Imm(1)], OUT + 24);
+    p.api(KILL_PROCESS, &[Imm(2), Mem(OUT + 4)], OUT + 28);
+    let parent = p.report(32, 0);
+    let (o, out, p) = run(&[("T.EXE", parent), ("C.EXE", spinner())]);
+    assert_eq!(o, Outcome::Exited(0));
+    assert_eq!(dwords(&out), [0, 2, 0, 0, 3, 303, 305, 13]);
+    // The spinner ran until the kill: well past the parent's own work.
+    assert!(p.instructions() > 100_000, "{}", p.instructions());
+}
+
+#[test]
+fn exec_errors_name_the_failing_object() {
+    let mut p = Prog::new();
+    p.bytes(NAME, b"NONE.EXE\0").bytes(ARGS, b"NONE.EXE\0\0");
+    p.exec(0, 0, OUT);
+    p.c.load_eax(OBJ);
+    p.store_eax(OUT + 4).c.load_eax(OBJ + 4);
+    p.store_eax(OUT + 8);
+    // A program whose DLL is missing.
+    p.bytes(NAME, b"D.EXE\0");
+    p.exec(0, 0, OUT + 12);
+    p.c.load_eax(OBJ);
+    p.store_eax(OUT + 16);
+    // A bad name pointer, a bad RESULTCODES pointer, an unknown flag.
+    p.api(
+        EXEC_PGM,
+        &[
+            Imm(OBJ),
+            Imm(32),
+            Imm(0),
+            Imm(0),
+            Imm(0),
+            Imm(RES),
+            Imm(0x0BAD_0000),
+        ],
+        OUT + 20,
+    );
+    p.api(
+        EXEC_PGM,
+        &[
+            Imm(OBJ),
+            Imm(32),
+            Imm(0),
+            Imm(0),
+            Imm(0),
+            Imm(0x0BAD_0000),
+            Imm(NAME),
+        ],
+        OUT + 24,
+    );
+    p.api(
+        EXEC_PGM,
+        &[
+            Imm(OBJ),
+            Imm(32),
+            Imm(7),
+            Imm(0),
+            Imm(0),
+            Imm(RES),
+            Imm(NAME),
+        ],
+        OUT + 28,
+    );
+    let parent = p.report(32, 0);
+    // D.EXE imports MISSING.1.
+    let mut d = Code::new();
+    d.call("MISSING", 1, 0);
+    let d = d.exit_eax();
+    let (o, out, _) = run(&[("T.EXE", parent), ("D.EXE", d)]);
+    assert_eq!(o, Outcome::Exited(0));
+    let v = dwords(&out);
+    assert_eq!(v[0], 2, "ERROR_FILE_NOT_FOUND");
+    assert_eq!(&out[4..12], b"NONE.EXE");
+    assert_eq!(v[3], 2, "a missing DLL");
+    assert_eq!(&out[16..20], b"MISS");
+    assert_eq!((v[5], v[6], v[7]), (487, 487, 1));
+}
+
+#[test]
+fn a_faulting_child_ends_with_tc_exception_and_its_parent_goes_on() {
+    let mut p = Prog::new();
+    p.bytes(NAME, b"C.EXE\0").bytes(ARGS, b"C.EXE\0\0");
+    p.exec(0, 0, OUT).c.load_eax(RES);
+    p.store_eax(OUT + 4).c.load_eax(RES + 4);
+    p.store_eax(OUT + 8);
+    let parent = p.report(12, 0);
+    let mut child = Prog::new();
+    // mov eax, [0]: a page fault.
+    child.raw(&[0xA1, 0, 0, 0, 0]);
+    let (o, out, _) = run(&[("T.EXE", parent), ("C.EXE", child.exit(0))]);
+    assert_eq!(o, Outcome::Exited(0));
+    assert_eq!(dwords(&out), [0, 4, 0]);
+}
+
+/// Parent and an asynchronous child both write in a loop, each a byte at
+/// a time: the interleaving comes from the quanta alone, and is the same
+/// on every run.
+#[test]
+fn parent_and_child_interleave_the_same_way_every_time() {
+    /// Writes `ch` `n` times with a delay loop after each.
+    fn looper(ch: u8, n: u32) -> Prog {
+        let mut p = Prog::new();
+        p.c.store(DATA + 0x100, u32::from(ch));
+        // mov ebx, n
+        p.raw(&[0xBB]).raw(&n.to_le_bytes());
+        let top = p.c.c.len();
+        p.raw(&[0x53]);
+        p.write(DATA + 0x100, 1);
+        // a delay loop: mov ecx, 20000; loop $
+        p.raw(&[0xB9, 0x20, 0x4E, 0, 0, 0xE2, 0xFE]);
+        p.raw(&[0x5B, 0x4B, 0x0F, 0x85]);
+        let back = top as i32 - (p.c.c.len() as i32 + 4);
+        p.raw(&back.to_le_bytes());
+        p
+    }
+    let mut whole = Prog::new();
+    whole.bytes(NAME, b"C.EXE\0").bytes(ARGS, b"C.EXE\0\0");
+    whole.exec(2, 0, OUT);
+    whole.c.store(DATA + 0x100, u32::from(b'P'));
+    whole.raw(&[0xBB]).raw(&20u32.to_le_bytes());
+    let top = whole.c.c.len();
+    whole.raw(&[0x53]);
+    whole.write(DATA + 0x100, 1);
+    whole.raw(&[0xB9, 0x20, 0x4E, 0, 0, 0xE2, 0xFE]);
+    whole.raw(&[0x5B, 0x4B, 0x0F, 0x85]);
+    let back = top as i32 - (whole.c.c.len() as i32 + 4);
+    whole.raw(&back.to_le_bytes());
+    // Wait for the child before ending.
+    whole.api(
+        WAIT_CHILD,
+        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 12), Imm(0)],
+        OUT + 4,
+    );
+    let parent = whole.exit(0);
+    let child = looper(b'c', 20).exit(0);
+    let first = run(&[("T.EXE", parent.clone()), ("C.EXE", child.clone())]);
+    let second = run(&[("T.EXE", parent), ("C.EXE", child)]);
+    assert_eq!(first.0, Outcome::Exited(0));
+    let text = String::from_utf8_lossy(&first.1).into_owned();
+    assert_eq!(text.matches('P').count(), 20, "{text}");
+    assert_eq!(text.matches('c').count(), 20, "{text}");
+    // Both ran before either finished: the quanta interleave them.
+    let (last_p, first_c) = (text.rfind('P').unwrap(), text.find('c').unwrap());
+    assert!(first_c < last_p, "{text}");
+    assert_eq!(first.1, second.1);
+    assert_eq!(first.2.instructions(), second.2.instructions());
+}
