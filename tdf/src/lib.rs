@@ -11,7 +11,8 @@
 //! * [`verify`]: checks a TDF against its module;
 //! * [`codegen`]: RPN code for the TSF data statements;
 //! * [`target`] and [`module`]: what the compiler reads from a module and
-//!   its MAP file, and the adapter over `loader`;
+//!   its MAP file, and the adapter over `loader`; [`sym`]: MAPSYM's `.SYM`
+//!   files, read for `.name` where no MAP is given;
 //! * [`diag`]: TRCUST's messages and console lines.
 //!
 //! Byte layouts, code generation and messages are those observed from IBM's
@@ -74,6 +75,7 @@ pub mod definition;
 pub mod diag;
 pub mod messages;
 pub mod module;
+pub mod sym;
 pub mod target;
 pub mod tmi;
 pub mod trcust;

@@ -17,6 +17,15 @@
 //!
 //! Paths are shown as host paths, or as `C:\NAME` ([`PathStyle::Dos`]),
 //! which is how TRCUST shows them when run in `C:\`.
+//!
+//! Symbol files (os2trace's, not IBM's TRCUST): `/M=` may name a `.SYM`
+//! file (MAPSYM's, [`crate::sym`]) instead of a MAP (`Using symbol file:`
+//! is printed for it); and where no `/M=` is given and a `.name` needs
+//! symbols, the module's `.SYM` beside it (the module's name with `.SYM`
+//! for its extension) is read, announced the same way. Without one the
+//! SEVERE `symbolic info not given` is TRCUST's, so IBM's cases keep
+//! their output. A `.SYM` that cannot be read is FATAL `error reading
+//! file:` with the byte offset at fault.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -26,6 +35,8 @@ use stda::tff::Tff;
 use crate::compile::{ModuleOpenError, ModuleSource, OpenedModule, Options, compile};
 use crate::diag::{ABORTED, BANNER, ConsoleLine, Diagnostic, Severity, USAGE};
 use crate::module::{file_image, symbols_from_map};
+use crate::sym::SymFile;
+use crate::target::SymbolTable;
 
 /// How paths are shown on the console.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,6 +300,28 @@ impl ModuleSource for HostModules<'_> {
             image: Box::new(image),
         })
     }
+
+    /// The `.SYM` file beside the module (its name with `.SYM` for its
+    /// extension), as MAPSYM writes it from the linker's MAP.
+    fn symbols(&mut self, modname: &str) -> Option<(String, Result<SymbolTable, String>)> {
+        let name = self
+            .load_module
+            .clone()
+            .unwrap_or_else(|| modname.to_string());
+        let base = crate::module::file_name(&name);
+        let stem_len = name.len() - base.len() + base.rfind('.').unwrap_or(base.len());
+        let search = format!("{}.SYM", &name[..stem_len]);
+        let path = find_file(self.dir, &search)?;
+        let shown = match self.style {
+            PathStyle::Dos => dos_name(&search),
+            PathStyle::Host => display(self.dir, &path, self.style),
+        };
+        let read = fs::read(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| SymFile::parse(&b).map_err(|e| e.to_string()))
+            .map(|s| s.symbol_table());
+        Some((shown, read))
+    }
 }
 
 struct Run<'a> {
@@ -473,7 +506,8 @@ fn tsf_mode(r: &mut Run<'_>, cmd: &CommandLine) {
     let symbols = match &cmd.map {
         None => None,
         Some(m) => {
-            if !m.to_ascii_uppercase().ends_with(".MAP") {
+            let sym = m.to_ascii_uppercase().ends_with(".SYM");
+            if !m.to_ascii_uppercase().ends_with(".MAP") && !sym {
                 r.fatal(format!("invalid MAP file extension given in: {m}"));
                 return;
             }
@@ -484,10 +518,17 @@ fn tsf_mode(r: &mut Run<'_>, cmd: &CommandLine) {
                 }
                 Some(p) => {
                     let shown = r.show_given(&p, m);
-                    r.text(format!("Using map file: {shown}"));
-                    let parsed = fs::read(&p)
-                        .map_err(|e| e.to_string())
-                        .and_then(|b| symbols_from_map(&b).map_err(|e| e.to_string()));
+                    let kind = if sym { "symbol" } else { "map" };
+                    r.text(format!("Using {kind} file: {shown}"));
+                    let parsed = fs::read(&p).map_err(|e| e.to_string()).and_then(|b| {
+                        if sym {
+                            SymFile::parse(&b)
+                                .map(|s| s.symbol_table())
+                                .map_err(|e| e.to_string())
+                        } else {
+                            symbols_from_map(&b).map_err(|e| e.to_string())
+                        }
+                    });
                     match parsed {
                         Ok(t) => Some(t),
                         Err(e) => {

@@ -24,6 +24,7 @@ pub mod retep;
 mod trace;
 
 use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 
 use stda::tff::{Tff, TffRecord};
 
@@ -78,6 +79,15 @@ pub trait ModuleSource {
     /// extension). `Err` carries the name to show in `file not found or
     /// access denied : name`, or a FATAL diagnostic text.
     fn open(&mut self, modname: &str) -> Result<OpenedModule, ModuleOpenError>;
+
+    /// The symbols of the `.SYM` file of the module MODNAME names, used
+    /// where no MAP file is given: `None` when there is none, else the
+    /// name to show in `Using symbol file:` and the symbols, or the
+    /// reason the file cannot be read. No `.SYM` file by default.
+    fn symbols(&mut self, modname: &str) -> Option<(String, Result<SymbolTable, String>)> {
+        let _ = modname;
+        None
+    }
 }
 
 /// Why a module could not be opened.
@@ -163,7 +173,9 @@ struct Accepted {
 pub(crate) struct Compiler<'a> {
     pub(crate) lex: Lexer<'a>,
     pub(crate) opts: &'a Options,
-    map: Option<&'a SymbolTable>,
+    /// The MAP file's symbols, or those of the module's `.SYM` file once
+    /// read ([`ModuleSource::symbols`]).
+    map: Option<Rc<SymbolTable>>,
     modules: &'a mut dyn ModuleSource,
     pub(crate) console: Vec<ConsoleLine>,
     // Header.
@@ -282,15 +294,36 @@ impl<'a> Compiler<'a> {
             .unwrap_or_default()
     }
 
-    /// The symbol table, or SEVERE 39 when there is none.
-    pub(crate) fn symbols(&mut self) -> Step<&'a SymbolTable> {
-        match self.map {
-            Some(m) => Ok(m),
-            None => {
-                let shown = self.module_display();
-                Err(self.severe(format!("symbolic info not given for {shown}")))
+    /// The symbol table: the MAP file's, else the module's `.SYM`
+    /// file's (read at first use, with `Using symbol file:`), else
+    /// SEVERE 39.
+    pub(crate) fn symbols(&mut self) -> Step<Rc<SymbolTable>> {
+        if let Some(m) = &self.map {
+            return Ok(m.clone());
+        }
+        if let Some(name) = self.modname.as_deref() {
+            let name = crate::tsf::lexer::latin1(name);
+            if let Some((shown, read)) = self.modules.symbols(&name) {
+                self.console
+                    .push(ConsoleLine::Text(format!("Using symbol file: {shown}")));
+                match read {
+                    Ok(t) => {
+                        let t = Rc::new(t);
+                        self.map = Some(t.clone());
+                        return Ok(t);
+                    }
+                    Err(e) => {
+                        self.diag(
+                            Severity::Fatal,
+                            format!("error reading file: {shown}, Rc = {e}"),
+                        );
+                        return Err(Stop::Abort);
+                    }
+                }
             }
         }
+        let shown = self.module_display();
+        Err(self.severe(format!("symbolic info not given for {shown}")))
     }
 
     /// Records an accepted tracepoint (line of its TRACE, minor, format,
@@ -434,6 +467,7 @@ impl<'a> Compiler<'a> {
                 let (mask, var) = (*orbit)?;
                 let (object, offset, size, name) = match self
                     .map
+                    .as_deref()
                     .and_then(|m| m.containing(record.object, record.offset))
                 {
                     Some((s, size)) => (s.object, s.offset, size, s.name.clone().into_bytes()),
@@ -516,7 +550,7 @@ pub fn compile(
     let mut c = Compiler {
         lex: Lexer::new(src),
         opts,
-        map,
+        map: map.map(|m| Rc::new(m.clone())),
         modules,
         console: Vec::new(),
         modname: None,

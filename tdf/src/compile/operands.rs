@@ -71,7 +71,7 @@ impl Compiler<'_> {
                 self.module()?;
                 // With debug information a MAP file is optional.
                 let symbols = match self.debug_info()? {
-                    Some(_) => self.map,
+                    Some(_) => self.map.clone(),
                     None => Some(self.symbols()?),
                 };
                 let mut disp: i64 = 0;
@@ -104,6 +104,7 @@ impl Compiler<'_> {
                 }
                 self.peek()?;
                 let procedure = self.debug_procedure(&name)?;
+                let symbols = symbols.as_deref();
                 let sym = symbols.and_then(|s| s.lookup(&name, self.opts.ignore_case));
                 // The routine: (object, start, end, entry) from the debug
                 // procedure (entry after its prologue, as the document
@@ -393,11 +394,14 @@ impl Compiler<'_> {
         if let Some(at) = self.debug_static(name)? {
             return Ok(Some(at));
         }
-        let symbols = match (self.map, self.debug_info_if_open()?) {
+        let symbols = match (self.map.clone(), self.debug_info_if_open()?) {
             (None, Some(_)) => None,
             _ => Some(self.symbols()?),
         };
-        match symbols.and_then(|s| s.lookup(name, self.opts.ignore_case)) {
+        match symbols
+            .as_deref()
+            .and_then(|s| s.lookup(name, self.opts.ignore_case))
+        {
             Some(s) => Ok(Some((s.object, s.offset))),
             None => Err(self.error(format!("symbol not found: {name}"))),
         }
