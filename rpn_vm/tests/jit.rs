@@ -121,7 +121,7 @@ fn arb_program() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(4000))]
+    #![proptest_config(ProptestConfig::with_cases(support::cases(4000)))]
 
     #[test]
     fn native_runs_are_the_interpreters(

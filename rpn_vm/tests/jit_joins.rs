@@ -403,7 +403,7 @@ fn loads(code: &[u8]) -> Vec<Program> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(5000))]
+    #![proptest_config(ProptestConfig::with_cases(support::cases(5000)))]
 
     #[test]
     fn native_runs_at_joins_are_the_interpreters(

@@ -83,13 +83,44 @@ pub fn both(program: &Program, regs: &[u32; 16], vars: &[u32], hit: Hit) -> (Aft
     let native = Compiled::new(program).map(|compiled| {
         let mut m = machine(regs);
         let mut v = vars.to_vec();
-        // A used interpreter: the native run must not depend on its state.
-        let mut interp = Interpreter::new();
-        let _ = interp.run(program, &mut machine(regs), &mut vars.to_vec(), hit);
+        // A used interpreter, every slot and log byte left different from
+        // what this hit writes: the native run must not depend on its state.
+        let mut interp = dirty_interpreter();
         let result = summary(compiled.run(&mut interp, &mut m, &mut v, hit));
         after(result, v, &interp)
     });
     (interpreted, native)
+}
+
+/// An interpreter whose last hit left sixteen values no test program
+/// pushes in every stack slot, a stack index of 7 and 64 bytes of them in
+/// its log: a native run that misses a store, or reads a slot it did not
+/// write, shows.
+pub fn dirty_interpreter() -> Interpreter {
+    let mut code = Vec::new();
+    for i in 0..23u32 {
+        code.push(Instr::with(rpn_vm::opcode::Op::PushD, 0xD1DE_0000 | (i * 0x0701)));
+    }
+    code.push(Instr::with(rpn_vm::opcode::Op::LogDn, 16));
+    let program = Program::load_without_stack_limit(&rpn_vm::instr::encode_all(&code), 0)
+        .expect("the dirtying program loads");
+    let mut interp = Interpreter::new();
+    let result = interp.run(&program, &mut sample_machine(), &mut [], hit(512));
+    assert!(matches!(result.outcome, HitOutcome::Logged(ref r) if r.data.len() == 64));
+    let (stack, tos) = interp.stack();
+    assert_eq!(tos, 7);
+    assert!(stack.iter().all(|&v| v >> 16 == 0xD1DE));
+    interp
+}
+
+/// The number of cases of a property test: `default`, or
+/// `RPN_JIT_CASES` when set (for long runs after a change to the native
+/// tier).
+pub fn cases(default: u32) -> u32 {
+    std::env::var("RPN_JIT_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
 }
 
 pub fn hit(logmax: usize) -> Hit {
