@@ -72,7 +72,10 @@ fn main() {
         "jit" => {
             let native = Compiled::new(&p).expect("compiles");
             if let Ok(path) = std::env::var("RPN_COUNT_DUMP") {
-                std::fs::write(path, native.code()).expect("dump written");
+                std::fs::write(&path, native.code()).expect("dump written");
+                if let Some(lean) = native.lean_code() {
+                    std::fs::write(format!("{path}.lean"), lean).expect("dump written");
+                }
             }
             for _ in 0..n {
                 total += match black_box(&native)

@@ -98,6 +98,11 @@ impl TracedMachine for FakeMachine {
         self.regs
     }
 
+    #[inline]
+    fn register_file(&self) -> Option<&[u32; 16]> {
+        Some(&self.regs)
+    }
+
     fn read_flat(&mut self, address: u32, buf: &mut [u8]) -> Result<(), MemFault> {
         self.read_linear(address, buf)
     }

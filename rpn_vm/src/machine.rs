@@ -156,6 +156,15 @@ pub trait TracedMachine {
         Reg::ALL.map(|reg| self.reg(reg))
     }
 
+    /// The sixteen registers of [`TracedMachine::registers`], borrowed
+    /// where the machine keeps them in that order: the native tier then
+    /// reads them in place rather than copying them at each hit. `None`
+    /// (the default) where they are gathered.
+    #[inline]
+    fn register_file(&self) -> Option<&[u32; 16]> {
+        None
+    }
+
     /// Reads `buf.len()` bytes at a flat (linear) address.
     ///
     /// # Errors

@@ -231,6 +231,9 @@ fn the_sixteen_program_compiles_and_matches() {
     let (program, hit, nvars) = assemble(SIXTEEN);
     assert_eq!(program.len(), 16);
     let compiled = Compiled::new(&program).expect("compiles");
+    // Without callbacks or SetMaj/SetMin it has a lean entry, taken from a
+    // log limit of 18 up (the tests below run both sides of it).
+    assert!(compiled.lean_code().is_some());
     let mut regs = sample_regs();
     for eax in [0x100, 0x1234] {
         regs[0] = eax;
@@ -257,6 +260,23 @@ fn the_sixteen_program_compiles_and_matches() {
         assert_eq!(record.data.len(), 18);
     }
     assert_eq!(vars, [3, 3 + 0xABCD]);
+}
+
+/// Which programs have a lean entry: none that calls back, checks a
+/// variable index or sets a code.
+#[test]
+fn lean_entries_are_for_programs_without_callbacks() {
+    let lean = |src: &str| {
+        let (program, _, _) = assemble(&format!("vars=2\nmajor=1\nminor=1\n{src}"));
+        Compiled::new(&program).unwrap().lean_code().is_some()
+    };
+    assert!(lean("Push EAX\nPush V,1\nAdd\nMove V,0\nLog DN,1\n"));
+    assert!(lean("Push EAX\nJmp ZN,l\nPush ECX\nLog WN,1\nl: Push EBX\nLog DN,2\nRemove\n"));
+    assert!(!lean("Push W,20\nPush D,0x10000\nLog MRF\n"));
+    assert!(!lean("Push W,1\nPush VIi\nLog DN,1\n"));
+    assert!(!lean("Push EAX\nSetMaj\nLog DN,1\n"));
+    assert!(!lean("SetMin W,3\n"));
+    assert!(!lean("Push OXS,1\nLog DN,1\n"));
 }
 
 /// Hand-picked rare paths: faults on each kind of read, CRMA failures,

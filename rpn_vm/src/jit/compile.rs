@@ -43,7 +43,7 @@ use iced_x86::code_asm::*;
 use std::mem::offset_of;
 
 use super::frame::*;
-use crate::interp::Interpreter;
+use crate::interp::{Interpreter, LOG_CAPACITY};
 use crate::opcode::Op;
 use crate::verify::Program;
 
@@ -57,6 +57,14 @@ pub(crate) struct Output {
     /// Whether the code reads the frame's [`Slow`] block (it calls back or
     /// checks a variable index).
     pub(crate) slow: bool,
+    /// The same program for the lean entry, when it has one: code that
+    /// reads nothing of the frame but the registers (so it is entered with
+    /// RDI pointing at the sixteen registers alone) and checks no log
+    /// limit, for hits whose log limit is at least [`Output::bound`].
+    pub(crate) lean: Option<Vec<u8>>,
+    /// The most any run can log: every `Log WN/DN` of the program once
+    /// (jumps only go forward, so no instruction runs twice).
+    pub(crate) bound: u32,
 }
 
 /// Why a program was not compiled.
@@ -64,6 +72,9 @@ pub(crate) struct Output {
 pub(super) enum Error {
     /// Two paths reach an instruction with different stack indices.
     Join,
+    /// The lean entry was asked for and the program needs the frame (a
+    /// callback, a variable index check, SetMaj or SetMin).
+    Frame,
     /// The assembler refused (never expected).
     Asm,
 }
@@ -160,6 +171,10 @@ pub(super) struct Gen {
     pub(super) known: Vec<Option<u32>>,
     /// Whether the code reads the [`Slow`] block.
     pub(super) slow: bool,
+    /// Code for the lean entry: RDI points at the registers alone, and no
+    /// `Log WN/DN` checks the log limit (the caller checked the program's
+    /// bound against it).
+    pub(super) lean: bool,
 }
 
 /// The program's instructions, jump operands as target instruction indices
@@ -188,25 +203,47 @@ pub(crate) fn compile(program: &Program) -> Option<Output> {
         .map(|&(_, index)| index as usize + 1)
         .max()
         .unwrap_or(0);
-    let mut g = Gen::new(&ops, vec![None; ops.len()]).ok()?;
-    g.program(&ops).ok()?;
+    let bound: u32 = ops
+        .iter()
+        .map(|&(op, n)| match op {
+            Op::LogDn => 4 * n,
+            Op::LogWn => 2 * n,
+            _ => 0,
+        })
+        .sum();
+    let (code, slow) = generate(&ops, false).ok()?;
+    let lean = if bound as usize <= LOG_CAPACITY {
+        generate(&ops, true).ok().map(|(code, _)| code)
+    } else {
+        None
+    };
+    Some(Output {
+        code,
+        vars,
+        slow,
+        lean,
+        bound,
+    })
+}
+
+/// The code of `ops` for the frame entry, or for the lean one (`lean`);
+/// and whether it reads the [`Slow`] block.
+fn generate(ops: &[(Op, u32)], lean: bool) -> Result<(Vec<u8>, bool)> {
+    let mut g = Gen::new(ops, vec![None; ops.len()], lean)?;
+    g.program(ops)?;
     if g.label_log.iter().any(Option::is_some) {
         // Again, knowing which jump targets have a known log length: jumps
         // there need not set R9.
         let known = std::mem::take(&mut g.label_log);
-        g = Gen::new(&ops, known).ok()?;
-        g.program(&ops).ok()?;
+        g = Gen::new(ops, known, lean)?;
+        g.program(ops)?;
     }
-    let code = g.a.assemble(0).ok()?;
-    Some(Output {
-        code,
-        vars,
-        slow: g.slow,
-    })
+    let slow = g.slow;
+    Ok((g.a.assemble(0)?, slow))
 }
 
 impl Gen {
-    fn new(ops: &[(Op, u32)], known: Vec<Option<u32>>) -> Result<Gen> {
+    fn new(ops: &[(Op, u32)], known: Vec<Option<u32>>, lean: bool) -> Result<Gen> {
         let mut a = CodeAssembler::new(64)?;
         let mut labels = vec![None; ops.len()];
         for &(op, arg) in ops {
@@ -232,6 +269,7 @@ impl Gen {
             label_log: vec![None; ops.len()],
             known,
             slow: false,
+            lean,
         })
     }
 
@@ -435,6 +473,7 @@ impl Gen {
     /// Calls the callback with `op`; the arguments `a`, `b`, `c` are in
     /// R10D, R11D and EAX. The result is in RAX.
     pub(super) fn call(&mut self, op: u32) -> Result {
+        self.needs_frame()?;
         self.slow = true;
         self.flush()?;
         self.sync_log()?;
@@ -451,6 +490,12 @@ impl Gen {
         self.a.pop(rdi)?;
         self.eax = None;
         self.load_state()
+    }
+
+    /// Notes that the code reads the frame beyond the registers: an error
+    /// for the lean entry.
+    pub(super) fn needs_frame(&mut self) -> Result {
+        if self.lean { Err(Error::Frame) } else { Ok(()) }
     }
 
     /// Calls the callback; if it fails, the hit ends incomplete with the

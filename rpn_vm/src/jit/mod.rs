@@ -57,6 +57,12 @@ use crate::verify::Program;
 pub struct Compiled {
     #[cfg(target_arch = "x86_64")]
     code: native::Code,
+    /// The lean code, run when the hit's log limit is at least `bound`.
+    #[cfg(target_arch = "x86_64")]
+    lean: Option<native::LeanCode>,
+    /// The most the program can log.
+    #[cfg(target_arch = "x86_64")]
+    bound: u32,
     /// The variables the code assumes (one more than the largest
     /// immediate index); with fewer, `run` interprets `program`.
     #[cfg(target_arch = "x86_64")]
@@ -76,13 +82,7 @@ impl Compiled {
     /// the module doc).
     #[cfg(target_arch = "x86_64")]
     pub fn new(program: &Program) -> Option<Compiled> {
-        let out = compile::compile(program)?;
-        Some(Compiled {
-            code: native::Code::new(&out.code)?,
-            vars: out.vars,
-            slow: out.slow,
-            program: program.clone(),
-        })
+        Compiled::new_many([program]).pop().flatten()
     }
 
     /// Compiles `program`; always `None` on this host.
@@ -99,22 +99,28 @@ impl Compiled {
             .into_iter()
             .map(|program| (program, compile::compile(program)))
             .collect();
-        let bytes: Vec<&[u8]> = compiled
-            .iter()
-            .filter_map(|(_, out)| out.as_ref().map(|out| out.code.as_slice()))
-            .collect();
-        let mut codes = native::Code::new_many(&bytes)
-            .unwrap_or_default()
-            .into_iter();
+        let outs = || compiled.iter().filter_map(|(_, out)| out.as_ref());
+        let bytes: Vec<&[u8]> = outs().map(|out| out.code.as_slice()).collect();
+        let lean: Vec<&[u8]> = outs().filter_map(|out| out.lean.as_deref()).collect();
+        let (codes, leans) = native::Code::new_many(&bytes, &lean).unwrap_or_default();
+        let (mut codes, mut leans) = (codes.into_iter(), leans.into_iter());
         compiled
-            .into_iter()
+            .iter()
             .map(|(program, out)| {
-                let out = out?;
+                let out = out.as_ref()?;
+                // Taken in order, so that a failed mapping gives `None`s.
+                let code = codes.next()?;
+                let lean = match out.lean {
+                    Some(_) => Some(leans.next()?),
+                    None => None,
+                };
                 Some(Compiled {
-                    code: codes.next()?,
+                    code,
+                    lean,
+                    bound: out.bound,
                     vars: out.vars,
                     slow: out.slow,
-                    program: program.clone(),
+                    program: (*program).clone(),
                 })
             })
             .collect()
@@ -124,6 +130,17 @@ impl Compiled {
     #[cfg(not(target_arch = "x86_64"))]
     pub fn new_many<'p>(programs: impl IntoIterator<Item = &'p Program>) -> Vec<Option<Compiled>> {
         programs.into_iter().map(|_| None).collect()
+    }
+
+    /// The machine code of the lean entry (x86-64), run when the hit's log
+    /// limit is at least what the program can log and the program needs
+    /// neither callbacks, variable index checks nor SetMaj/SetMin; `None`
+    /// where there is none.
+    pub fn lean_code(&self) -> Option<&[u8]> {
+        #[cfg(target_arch = "x86_64")]
+        return self.lean.as_ref().map(native::LeanCode::bytes);
+        #[cfg(not(target_arch = "x86_64"))]
+        match self.never {}
     }
 
     /// The machine code (x86-64), for inspection and disassembly.
@@ -156,13 +173,45 @@ impl Compiled {
             return interp.run(&self.program, machine, vars, hit);
         }
         let vars_len = vars.len();
-        let logmax = hit.logmax.min(LOG_CAPACITY);
         interp.stack = [0; STACK_SLOTS];
         let log = interp.data.bytes.as_mut_ptr();
         // The whole interpreter: the code writes its final stack index and
         // log length there too.
         let base: *mut Interpreter = &raw mut *interp;
         let vars_ptr = vars.as_mut_ptr();
+        if let Some(lean) = &self.lean
+            && hit.logmax >= self.bound as usize
+        {
+            // Everything the program can log fits: the code checks no
+            // limit, reads the registers where the machine keeps them when
+            // it can, and needs no frame (no callbacks, no SetMaj/SetMin).
+            let copy: [u32; 16];
+            let regs: *const [u32; 16] = match machine.register_file() {
+                Some(regs) => regs,
+                None => {
+                    copy = machine.registers();
+                    &copy
+                }
+            };
+            let exit = lean.call(regs, base, log, vars_ptr);
+            // The record first and on its own, as below.
+            if exit.status == u64::from(STATUS_LOGGED) {
+                return RunResult {
+                    outcome: HitOutcome::Logged(Record {
+                        major: hit.major,
+                        minor: hit.minor,
+                        data: interp.data.as_slice(),
+                        incomplete: false,
+                    }),
+                    cycles: exit.cycles,
+                };
+            }
+            return RunResult {
+                outcome: lean_ending(exit.status as u32),
+                cycles: exit.cycles,
+            };
+        }
+        let logmax = hit.logmax.min(LOG_CAPACITY);
         // Filled only for code that reads it (most programs neither call
         // back nor check a variable index).
         let mut slow_block: Slow;
@@ -245,6 +294,20 @@ impl Compiled {
         _hit: Hit,
     ) -> RunResult<'s> {
         match self.never {}
+    }
+}
+
+/// How a lean run that logged nothing ended: the lean code ends only by
+/// logging, `Abort`, `Remove` or `SysDump` (no callback can fail, no log
+/// overruns, no variable index is checked).
+#[cfg(target_arch = "x86_64")]
+#[cold]
+fn lean_ending<'s>(status: u32) -> crate::interp::HitOutcome<'s> {
+    use crate::interp::HitOutcome;
+    match status {
+        frame::STATUS_ABORTED => HitOutcome::Aborted,
+        frame::STATUS_REMOVED => HitOutcome::Removed,
+        _ => HitOutcome::SysDump,
     }
 }
 

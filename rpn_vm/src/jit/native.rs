@@ -60,6 +60,12 @@ use crate::machine::TracedMachine;
 type Entry =
     unsafe extern "sysv64" fn(*mut Frame, *mut Interpreter, *mut u8, *mut u32) -> NativeExit;
 
+/// The lean entry point: as [`Entry`], with the sixteen registers alone in
+/// place of the frame (the frame starts with them, so the code reads them
+/// at the same offsets).
+type LeanEntry =
+    unsafe extern "sysv64" fn(*const [u32; 16], *mut Interpreter, *mut u8, *mut u32) -> NativeExit;
+
 /// A compiled program's machine code, mapped executable.
 pub(crate) struct Code {
     /// Keeps the mapping alive as long as `entry` may be called; shared by
@@ -68,6 +74,24 @@ pub(crate) struct Code {
     /// This program's bytes within `map`.
     range: Range<usize>,
     entry: Entry,
+}
+
+/// A compiled program's code for the lean entry (`compile.rs`'s
+/// `Output::lean`), mapped executable.
+pub(crate) struct LeanCode {
+    /// Keeps the mapping alive as long as `entry` may be called.
+    map: Arc<memmap2::Mmap>,
+    /// This code's bytes within `map`.
+    range: Range<usize>,
+    entry: LeanEntry,
+}
+
+impl std::fmt::Debug for LeanCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeanCode")
+            .field("len", &self.range.len())
+            .finish()
+    }
 }
 
 /// Where each program starts in a shared mapping: a multiple of this.
@@ -82,19 +106,18 @@ impl std::fmt::Debug for Code {
 }
 
 impl Code {
-    /// Maps `bytes`, code emitted by `compile.rs` for the [`Frame`] ABI,
-    /// read-only and executable; `None` if the mapping fails.
-    pub(crate) fn new(bytes: &[u8]) -> Option<Code> {
-        Code::new_many(&[bytes])?.pop()
-    }
-
     /// Maps the code of several programs into one read-only, executable
     /// mapping (a page per program would not scale to a TDF's thousands
-    /// of tracepoints); `None` if the mapping fails.
-    pub(crate) fn new_many(programs: &[&[u8]]) -> Option<Vec<Code>> {
-        let mut ranges = Vec::with_capacity(programs.len());
+    /// of tracepoints): `programs`, code emitted for the [`Frame`] entry,
+    /// and `lean`, code emitted for the lean entry; `None` if the mapping
+    /// fails.
+    pub(crate) fn new_many(
+        programs: &[&[u8]],
+        lean: &[&[u8]],
+    ) -> Option<(Vec<Code>, Vec<LeanCode>)> {
+        let mut ranges = Vec::with_capacity(programs.len() + lean.len());
         let mut end: usize = 0;
-        for bytes in programs {
+        for bytes in programs.iter().chain(lean) {
             let start = end.next_multiple_of(ALIGN);
             end = start + bytes.len();
             ranges.push(start..end);
@@ -103,10 +126,29 @@ impl Code {
         // ends in RET.
         let mut map = memmap2::MmapMut::map_anon(end.max(1)).ok()?;
         map.fill(0xCC);
-        for (bytes, range) in programs.iter().zip(&ranges) {
+        for (bytes, range) in programs.iter().chain(lean).zip(&ranges) {
             map[range.clone()].copy_from_slice(bytes);
         }
         let map = Arc::new(map.make_exec().ok()?);
+        let lean_ranges = ranges.split_off(programs.len());
+        let leans = lean_ranges
+            .into_iter()
+            .map(|range| {
+                // SAFETY: as for the frame entries below, with the code
+                // `compile.rs` emitted for the lean entry: the body of a
+                // sysv64 function of the `LeanEntry` type (registers,
+                // interpreter, log, variables) returning a `NativeExit` in
+                // RAX:RDX.
+                let entry = unsafe {
+                    std::mem::transmute::<*const u8, LeanEntry>(map.as_ptr().add(range.start))
+                };
+                LeanCode {
+                    map: Arc::clone(&map),
+                    range,
+                    entry,
+                }
+            })
+            .collect();
         let codes = ranges
             .into_iter()
             .map(|range| {
@@ -127,7 +169,7 @@ impl Code {
                 }
             })
             .collect();
-        Some(codes)
+        Some((codes, leans))
     }
 
     /// The machine code, for disassembly.
@@ -160,6 +202,37 @@ impl Code {
         // register and calls back with the stack aligned as the sysv64 ABI
         // requires.
         unsafe { (self.entry)(frame, interp, log, vars) }
+    }
+}
+
+impl LeanCode {
+    /// The machine code, for disassembly.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.map[self.range.clone()]
+    }
+
+    /// Runs the lean code; returns how the hit ended.
+    ///
+    /// As `Compiled::run` calls it: `regs` pointing at the sixteen
+    /// registers, `interp`, `log` and `vars` as for [`Code::call`], and a
+    /// log limit at least the program's bound (`Output::bound`), so that
+    /// every `Log WN/DN` fits in the `LOG_CAPACITY` bytes at `log`.
+    pub(crate) fn call(
+        &self,
+        regs: *const [u32; 16],
+        interp: *mut Interpreter,
+        log: *mut u8,
+        vars: *mut u32,
+    ) -> NativeExit {
+        // SAFETY: as for `Code::call`, except that the code reads only the
+        // sixteen registers at `regs` (valid for the call: a borrow or a
+        // local of `Compiled::run`), never a frame field past them, and
+        // calls nothing back (`compile.rs` refuses the lean entry for such
+        // code); it writes at most the program's bound into the log
+        // without checking the limit, and the bound is at most
+        // `LOG_CAPACITY` (`compile.rs`) and at most the hit's log limit
+        // (`Compiled::run` checks).
+        unsafe { (self.entry)(regs, interp, log, vars) }
     }
 }
 

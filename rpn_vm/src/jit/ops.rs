@@ -115,6 +115,7 @@ impl Gen {
     /// Loads the variable index on top of the stack into EAX (RAX) and
     /// jumps to the error exit unless it exists.
     fn check_var_on_top(&mut self, t: u8, cached: Option<u8>) -> Result {
+        self.needs_frame()?;
         let error = self.cold_exit(t, STATUS_VAR_ERROR);
         self.load_eax(t, cached)?;
         self.slow = true;
@@ -160,6 +161,14 @@ impl Gen {
             return Ok(());
         }
         let w: u32 = if dn { 4 } else { 2 };
+        if self.lean {
+            // The caller checked that everything the program can log fits.
+            let (base, known) = match self.log {
+                Some(len) => (rdx + len as i32, true),
+                None => (rdx + r9, false),
+            };
+            return self.log_items_at(n, dn, t, cached, base, known);
+        }
         let partial = self.cold(Cold::Partial {
             tos: t,
             n,
@@ -182,9 +191,23 @@ impl Gen {
                 (rdx + r9, false)
             }
         };
-        // EAX: the slot it holds (`cached`, unless the check above used
-        // it), then each item loaded.
-        let mut eax_holds = if known { cached } else { None };
+        // EAX: the slot it holds, unless the check above used it.
+        let eax_holds = if known { cached } else { None };
+        self.log_items_at(n, dn, t, eax_holds, base, known)
+    }
+
+    /// Writes the `n` items of `Log WN/DN,n` at `base`, the log length
+    /// `known` at compile time or in R9; `eax_holds` the slot EAX holds.
+    fn log_items_at(
+        &mut self,
+        n: u32,
+        dn: bool,
+        t: u8,
+        mut eax_holds: Option<u8>,
+        base: AsmMemoryOperand,
+        known: bool,
+    ) -> Result {
+        let w: u32 = if dn { 4 } else { 2 };
         for k in 0..n {
             let item = t.wrapping_sub(k as u8);
             let at = base + (w * k) as i32;
@@ -411,12 +434,14 @@ impl Gen {
                 return Ok(Some(t));
             }
             Op::SetMinW | Op::SetMajW => {
+                self.needs_frame()?;
                 let at = if op == Op::SetMinW { MINOR } else { MAJOR };
                 self.a.mov(r10d, arg)?;
                 self.a.mov(word_ptr(rdi + at), r10w)?;
                 self.eax = cached;
             }
             Op::SetMin | Op::SetMaj => {
+                self.needs_frame()?;
                 let at = if op == Op::SetMin { MINOR } else { MAJOR };
                 self.load_eax(t, cached)?;
                 self.a.mov(word_ptr(rdi + at), ax)?;

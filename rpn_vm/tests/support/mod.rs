@@ -7,7 +7,10 @@
 
 use rpn_vm::examples::sample_machine;
 use rpn_vm::jit::Compiled;
-use rpn_vm::{FakeMachine, FakeSegment, Hit, HitOutcome, Instr, Interpreter, Program, Reg};
+use rpn_vm::{
+    FakeMachine, FakeSegment, Hit, HitOutcome, Instr, Interpreter, MemFault, Program, Reg,
+    TracedMachine,
+};
 
 /// Everything a hit leaves behind, owned.
 #[derive(Debug, PartialEq)]
@@ -72,8 +75,47 @@ pub fn after((outcome, cycles): (String, u64), vars: Vec<u32>, interp: &Interpre
     }
 }
 
+/// A machine that gathers its registers, as the emulator's does: the
+/// fake machine without [`TracedMachine::register_file`], so that the
+/// native tier copies them.
+pub struct Gathered(pub FakeMachine);
+
+impl TracedMachine for Gathered {
+    fn reg(&self, reg: Reg) -> u32 {
+        self.0.reg(reg)
+    }
+    fn registers(&self) -> [u32; 16] {
+        self.0.registers()
+    }
+    fn read_flat(&mut self, address: u32, buf: &mut [u8]) -> Result<(), MemFault> {
+        self.0.read_flat(address, buf)
+    }
+    fn read_segmented(
+        &mut self,
+        selector: u16,
+        offset: u32,
+        buf: &mut [u8],
+    ) -> Result<(), MemFault> {
+        self.0.read_segmented(selector, offset, buf)
+    }
+    fn object_selector(&self, object: u32) -> u16 {
+        self.0.object_selector(object)
+    }
+    fn object_flat_base(&self, object: u32) -> u32 {
+        self.0.object_flat_base(object)
+    }
+    fn flat_to_segmented(&self, address: u32) -> Option<(u16, u16)> {
+        self.0.flat_to_segmented(address)
+    }
+    fn segmented_to_flat(&self, selector: u16, offset: u16) -> Option<u32> {
+        self.0.segmented_to_flat(selector, offset)
+    }
+}
+
 /// Runs `program` interpreted and, if it compiles, native; returns both
-/// (the native one `None` when not compiled).
+/// (the native one `None` when not compiled). The native tier runs twice,
+/// on a machine that lends its registers and on one that gathers them
+/// ([`Gathered`]); the two runs must agree.
 pub fn both(program: &Program, regs: &[u32; 16], vars: &[u32], hit: Hit) -> (After, Option<After>) {
     let mut m = machine(regs);
     let mut v = vars.to_vec();
@@ -87,7 +129,14 @@ pub fn both(program: &Program, regs: &[u32; 16], vars: &[u32], hit: Hit) -> (Aft
         // what this hit writes: the native run must not depend on its state.
         let mut interp = dirty_interpreter();
         let result = summary(compiled.run(&mut interp, &mut m, &mut v, hit));
-        after(result, v, &interp)
+        let lent = after(result, v, &interp);
+        let mut m = Gathered(machine(regs));
+        let mut v = vars.to_vec();
+        let mut interp = dirty_interpreter();
+        let result = summary(compiled.run(&mut interp, &mut m, &mut v, hit));
+        let gathered = after(result, v, &interp);
+        assert_eq!(lent, gathered, "registers lent and gathered");
+        lent
     });
     (interpreted, native)
 }
