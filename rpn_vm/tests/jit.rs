@@ -271,7 +271,9 @@ fn lean_entries_are_for_programs_without_callbacks() {
         Compiled::new(&program).unwrap().lean_code().is_some()
     };
     assert!(lean("Push EAX\nPush V,1\nAdd\nMove V,0\nLog DN,1\n"));
-    assert!(lean("Push EAX\nJmp ZN,l\nPush ECX\nLog WN,1\nl: Push EBX\nLog DN,2\nRemove\n"));
+    assert!(lean(
+        "Push EAX\nJmp ZN,l\nPush ECX\nLog WN,1\nl: Push EBX\nLog DN,2\nRemove\n"
+    ));
     assert!(!lean("Push W,20\nPush D,0x10000\nLog MRF\n"));
     assert!(!lean("Push W,1\nPush VIi\nLog DN,1\n"));
     assert!(!lean("Push EAX\nSetMaj\nLog DN,1\n"));

@@ -18,9 +18,16 @@
 //! stack, and all are reloaded after.
 //!
 //! Within a straight-line run the compiler remembers which stack slot EAX
-//! holds and which slots hold a known constant (`Push W/D`), and uses them
-//! instead of reloading; every slot is still stored, so the stack is always
-//! exact in memory. A jump target forgets both. The log length is known at
+//! holds, which slots hold a known constant (`Push W/D`) and which hold a
+//! guest register (`Push EAX`: the registers do not change during a hit),
+//! and uses them instead of reloading. A slot so known is not stored when
+//! it is written (it is *dirty*): it is stored before a jump, a jump
+//! target, a callback and every exit (out-of-line exits store what was
+//! dirty where they branch off), and a value written again before then is
+//! never stored at all. Before EAX takes a new value, the slot it held is
+//! stored if EAX was its only copy. So the stack is exact in memory
+//! wherever the code can leave the straight line. A jump target forgets
+//! all of it. The log length is known at
 //! compile time until a memory or string log (or a join of two lengths):
 //! there `Log WN/DN` compares the limit with a constant and writes at
 //! constant offsets, and R9 is set only where it is read (before jumps,
@@ -109,7 +116,32 @@ const CALLBACK: i32 = offset_of!(Slow, callback) as i32;
 
 /// Stack slot `t` (mod 16).
 pub(super) fn slot(t: u8) -> AsmMemoryOperand {
-    dword_ptr(rsi + (STACK + 4 * i32::from(t & 15)))
+    dword_ptr(slot_addr(t))
+}
+
+/// The address of stack slot `t` (mod 16).
+pub(super) fn slot_addr(t: u8) -> AsmMemoryOperand {
+    rsi + (STACK + 4 * i32::from(t & 15))
+}
+
+/// The address of guest register `r` (RDI: the frame, which starts with
+/// them, or the registers alone).
+pub(super) fn guest_addr(r: u8) -> AsmMemoryOperand {
+    rdi + (REGS + 4 * i32::from(r))
+}
+
+/// Guest register `r`.
+pub(super) fn guest_reg(r: u8) -> AsmMemoryOperand {
+    dword_ptr(guest_addr(r))
+}
+
+/// Where a slot's value is.
+#[derive(Clone, Copy)]
+pub(super) enum Val {
+    Eax,
+    Imm(u32),
+    /// An address (of the slot or of a guest register).
+    Mem(AsmMemoryOperand),
 }
 
 /// An out-of-line path.
@@ -123,6 +155,7 @@ pub(super) enum Cold {
         pending: u32,
         log: Option<u32>,
         r8_zero: bool,
+        slots: Slots,
     },
     /// `Log WN/DN,n` past the log limit: the hit ends with the stack index
     /// and log length before it, and `Compiled::run` logs what fits.
@@ -133,7 +166,18 @@ pub(super) enum Cold {
         pending: u32,
         log: Option<u32>,
         r8_zero: bool,
+        slots: Slots,
     },
+}
+
+/// What the compiler knows of the stack slots at a point: what an
+/// out-of-line exit must store first.
+#[derive(Clone, Copy)]
+pub(super) struct Slots {
+    eax: Option<u8>,
+    konst: [Option<u32>; 16],
+    guest: [Option<u8>; 16],
+    dirty: u16,
 }
 
 pub(super) struct Gen {
@@ -156,6 +200,11 @@ pub(super) struct Gen {
     pub(super) eax: Option<u8>,
     /// Slots (mod 16) known to hold a constant.
     pub(super) konst: [Option<u32>; 16],
+    /// Slots (mod 16) known to hold a guest register (its `Reg` number).
+    pub(super) guest: [Option<u8>; 16],
+    /// Slots (mod 16) whose memory is stale (bit `s`): EAX, `konst` or
+    /// `guest` has the value.
+    pub(super) dirty: u16,
     /// The log length, when known at compile time on this path.
     pub(super) log: Option<u32>,
     /// Whether R9 holds the log length (always so when `log` is `None`).
@@ -261,7 +310,10 @@ impl Gen {
             r8_zero: true,
             last_label: None,
             eax: None,
-            konst: [None; 16],
+            // `Compiled::run` zeroes the stack before the call.
+            konst: [Some(0); 16],
+            guest: [None; 16],
+            dirty: 0,
             // R9 is set where it is first read.
             log: Some(0),
             log_exact: false,
@@ -278,10 +330,15 @@ impl Gen {
         if self.last_label == Some(self.a.instructions().len()) {
             self.a.nop()?;
         }
+        // Every way in stored what was dirty.
+        if self.dirty != 0 {
+            return Err(Error::Asm);
+        }
         self.a.set_label(label)?;
         self.last_label = Some(self.a.instructions().len());
         self.eax = None;
         self.konst = [None; 16];
+        self.guest = [None; 16];
         Ok(())
     }
 
@@ -293,6 +350,7 @@ impl Gen {
                 let (tos, log) = match (cur, self.entry[i]) {
                     (Some(t), Some(e)) if t != e => return Err(Error::Join),
                     (Some(t), _) => {
+                        self.flush_slots()?;
                         self.flush()?;
                         if self.known[i].is_none() {
                             self.sync_log()?;
@@ -380,6 +438,7 @@ impl Gen {
     /// in the interpreter and returns the `NativeExit` of `status` (with
     /// R10 in its high half when `r10_high`), the cycles in RDX.
     pub(super) fn exit_with(&mut self, tos: u8, status: u64, r10_high: bool) -> Result {
+        self.flush_slots()?;
         if self.r8_zero {
             self.a.mov(edx, self.pending)?;
             self.pending = 0;
@@ -427,12 +486,40 @@ impl Gen {
             pending: self.pending,
             log: self.log_to_sync(),
             r8_zero: self.r8_zero,
+            slots: self.slots(),
         })
+    }
+
+    /// What is known of the slots here, for an out-of-line path.
+    pub(super) fn slots(&self) -> Slots {
+        Slots {
+            eax: self.eax,
+            konst: self.konst,
+            guest: self.guest,
+            dirty: self.dirty,
+        }
     }
 
     fn cold_path(&mut self, cold: Cold) -> Result {
         // The log length: known here when the main line had it, else in R9.
-        let (Cold::Exit { log, r8_zero, .. } | Cold::Partial { log, r8_zero, .. }) = cold;
+        let (Cold::Exit {
+            log,
+            r8_zero,
+            slots,
+            ..
+        }
+        | Cold::Partial {
+            log,
+            r8_zero,
+            slots,
+            ..
+        }) = cold;
+        // The slots as they were where the main line branched here (its
+        // registers too): the exit stores what was dirty.
+        self.eax = slots.eax;
+        self.konst = slots.konst;
+        self.guest = slots.guest;
+        self.dirty = slots.dirty;
         self.log = log;
         self.log_exact = log.is_none();
         self.r8_zero = r8_zero;
@@ -474,6 +561,11 @@ impl Gen {
     /// R10D, R11D and EAX. The result is in RAX.
     pub(super) fn call(&mut self, op: u32) -> Result {
         self.needs_frame()?;
+        // The caller stored the slots before loading the arguments (a
+        // store may need R11).
+        if self.dirty != 0 {
+            return Err(Error::Asm);
+        }
         self.slow = true;
         self.flush()?;
         self.sync_log()?;
@@ -490,6 +582,134 @@ impl Gen {
         self.a.pop(rdi)?;
         self.eax = None;
         self.load_state()
+    }
+
+    /// Stores slot `s` if it is dirty (through R11 for a guest register).
+    pub(super) fn flush_slot(&mut self, s: u8) -> Result {
+        let s = s & 15;
+        let i = usize::from(s);
+        if self.dirty & (1 << s) == 0 {
+            return Ok(());
+        }
+        if self.eax == Some(s) {
+            self.a.mov(slot(s), eax)?;
+        } else if let Some(v) = self.konst[i] {
+            self.a.mov(slot(s), v as i32)?;
+        } else if let Some(r) = self.guest[i] {
+            self.a.mov(r11d, guest_reg(r))?;
+            self.a.mov(slot(s), r11d)?;
+        } else {
+            return Err(Error::Asm);
+        }
+        self.dirty &= !(1 << s);
+        Ok(())
+    }
+
+    /// Stores every dirty slot: the stack is exact in memory after it.
+    pub(super) fn flush_slots(&mut self) -> Result {
+        for s in 0..16 {
+            self.flush_slot(s)?;
+        }
+        Ok(())
+    }
+
+    /// Before EAX takes a value that is not the slot it holds: stores that
+    /// slot if EAX is its only copy. EAX holds no slot after it.
+    pub(super) fn spill_eax(&mut self) -> Result {
+        if let Some(s) = self.eax {
+            let i = usize::from(s);
+            if self.konst[i].is_none() && self.guest[i].is_none() {
+                self.flush_slot(s)?;
+            }
+        }
+        self.eax = None;
+        Ok(())
+    }
+
+    /// Where slot `s`'s value can be read without code: EAX, a constant,
+    /// or memory (the slot, or the guest register it holds).
+    pub(super) fn read(&self, s: u8) -> Val {
+        let s = s & 15;
+        let i = usize::from(s);
+        if self.eax == Some(s) {
+            Val::Eax
+        } else if let Some(v) = self.konst[i] {
+            Val::Imm(v)
+        } else if let Some(r) = self.guest[i] {
+            Val::Mem(guest_addr(r))
+        } else {
+            Val::Mem(slot_addr(s))
+        }
+    }
+
+    /// Puts slot `s`'s value in the 32-bit register `reg` (not EAX).
+    pub(super) fn read_into(&mut self, reg: AsmRegister32, s: u8) -> Result {
+        match self.read(s) {
+            Val::Eax => self.a.mov(reg, eax)?,
+            Val::Imm(v) => self.a.mov(reg, v)?,
+            Val::Mem(at) => self.a.mov(reg, dword_ptr(at))?,
+        }
+        Ok(())
+    }
+
+    /// Notes that EAX holds the new value of slot `s` (the caller spilled
+    /// what EAX held before, or it held the slot being overwritten).
+    pub(super) fn set_eax_slot(&mut self, s: u8) {
+        let s = s & 15;
+        self.konst[usize::from(s)] = None;
+        self.guest[usize::from(s)] = None;
+        self.dirty |= 1 << s;
+        self.eax = Some(s);
+    }
+
+    /// Notes that slot `s` now holds constant `v`, not stored yet.
+    pub(super) fn set_const(&mut self, s: u8, v: u32) {
+        let s = s & 15;
+        self.konst[usize::from(s)] = Some(v);
+        self.guest[usize::from(s)] = None;
+        self.dirty |= 1 << s;
+        if self.eax == Some(s) {
+            self.eax = None;
+        }
+    }
+
+    /// Notes that slot `s` now holds guest register `r`, not stored yet.
+    pub(super) fn set_guest(&mut self, s: u8, r: u8) {
+        let s = s & 15;
+        self.konst[usize::from(s)] = None;
+        self.guest[usize::from(s)] = Some(r);
+        self.dirty |= 1 << s;
+        if self.eax == Some(s) {
+            self.eax = None;
+        }
+    }
+
+    /// Notes that slot `s` was stored in memory with a new value.
+    pub(super) fn stored(&mut self, s: u8) {
+        let s = s & 15;
+        self.konst[usize::from(s)] = None;
+        self.guest[usize::from(s)] = None;
+        self.dirty &= !(1 << s);
+        if self.eax == Some(s) {
+            self.eax = None;
+        }
+    }
+
+    /// Loads slot `s` into EAX unless EAX holds it, storing what EAX held
+    /// first if needed.
+    pub(super) fn load_eax(&mut self, s: u8) -> Result {
+        let s = s & 15;
+        if self.eax == Some(s) {
+            return Ok(());
+        }
+        self.spill_eax()?;
+        match self.read(s) {
+            Val::Eax => {}
+            Val::Imm(v) => self.a.mov(eax, v)?,
+            Val::Mem(at) => self.a.mov(eax, dword_ptr(at))?,
+        }
+        self.eax = Some(s);
+        Ok(())
     }
 
     /// Notes that the code reads the frame beyond the registers: an error

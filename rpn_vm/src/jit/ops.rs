@@ -1,12 +1,17 @@
 //! The translation of each instruction (see `compile.rs` for the state it
-//! works on: the static stack index, the EAX and constant caches, the
-//! pending cycles).
+//! works on: the static stack index, what is known of each slot and which
+//! are stored, the pending cycles).
+//!
+//! The rules each translation keeps: read a slot through `read`/`load_eax`
+//! (never its memory directly, which may be stale); before EAX takes a
+//! value other than a new value of the slot it holds, `spill_eax`; note
+//! every slot written (`set_eax_slot`, `set_const`, `set_guest`, `stored`);
+//! store every slot (`flush_slots`) before loading a callback's arguments
+//! and before a jump.
 
 use iced_x86::code_asm::*;
 
-use super::compile::{
-    Cold, Error, Gen, LOGMAX, MAJOR, MINOR, REGS, Result, SLOW, STACK, VARS_LEN, slot,
-};
+use super::compile::{Cold, Error, Gen, LOGMAX, MAJOR, MINOR, Result, SLOW, VARS_LEN, Val, slot};
 use super::frame::*;
 use crate::opcode::Op;
 
@@ -35,19 +40,12 @@ impl Binary {
     }
 }
 
-/// The right operand of a two-operand op.
-#[derive(Clone, Copy)]
-enum Operand {
-    Imm(u32),
-    Mem(AsmMemoryOperand),
-}
-
 impl Gen {
-    /// `EAX op= rhs`.
-    fn binary(&mut self, op: Binary, rhs: Operand) -> Result {
+    /// `EAX op= rhs` (`rhs` not EAX).
+    fn binary(&mut self, op: Binary, rhs: Val) -> Result {
         let a = &mut self.a;
         match rhs {
-            Operand::Imm(v) => {
+            Val::Imm(v) => {
                 let v = v as i32;
                 match op {
                     Binary::Add => a.add(eax, v)?,
@@ -58,66 +56,48 @@ impl Gen {
                     Binary::Xor => a.xor(eax, v)?,
                 }
             }
-            Operand::Mem(m) => match op {
-                Binary::Add => a.add(eax, m)?,
-                Binary::Sub => a.sub(eax, m)?,
-                Binary::Mul => a.imul_2(eax, m)?,
-                Binary::And => a.and(eax, m)?,
-                Binary::Or => a.or(eax, m)?,
-                Binary::Xor => a.xor(eax, m)?,
-            },
+            Val::Mem(at) => {
+                let m = dword_ptr(at);
+                match op {
+                    Binary::Add => a.add(eax, m)?,
+                    Binary::Sub => a.sub(eax, m)?,
+                    Binary::Mul => a.imul_2(eax, m)?,
+                    Binary::And => a.and(eax, m)?,
+                    Binary::Or => a.or(eax, m)?,
+                    Binary::Xor => a.xor(eax, m)?,
+                }
+            }
+            Val::Eax => return Err(Error::Asm),
         }
         Ok(())
     }
 
-    /// Stores EAX in slot `t`, which EAX then stands for.
-    fn store_eax(&mut self, t: u8) -> Result {
-        self.a.mov(slot(t), eax)?;
-        self.konst[usize::from(t & 15)] = None;
-        self.eax = Some(t & 15);
-        Ok(())
-    }
-
-    /// Notes that slot `t` was written other than by [`Gen::store_eax`].
-    fn clobbered(&mut self, t: u8) {
-        self.konst[usize::from(t & 15)] = None;
-        if self.eax == Some(t & 15) {
-            self.eax = None;
-        }
-    }
-
-    /// Loads slot `t` into EAX unless EAX holds it (`cached`).
-    fn load_eax(&mut self, t: u8, cached: Option<u8>) -> Result {
-        if cached != Some(t & 15) {
-            self.a.mov(eax, slot(t))?;
-        }
-        self.eax = Some(t & 15);
-        Ok(())
-    }
-
-    /// Pushes EAX.
+    /// Pushes EAX, a value that is no slot's (a callback's result); the
+    /// caller spilled EAX before it changed.
     fn push_eax(&mut self, t: u8) -> Result<Option<u8>> {
         let t = t.wrapping_add(1);
-        self.store_eax(t)?;
+        self.set_eax_slot(t);
         Ok(Some(t))
     }
 
-    /// Pushes EAX as two words: the high word, then the low word.
+    /// Pushes EAX as two words: the high word, then the low word. EAX holds
+    /// no slot that outlives this (a callback's result, or the slot the
+    /// high word replaces).
     fn push_split(&mut self, t: u8) -> Result<Option<u8>> {
         self.a.mov(r10d, eax)?;
         self.a.shr(r10d, 16)?;
         self.a.mov(slot(t.wrapping_add(1)), r10d)?;
-        self.clobbered(t.wrapping_add(1));
+        self.stored(t.wrapping_add(1));
         self.a.and(eax, 0xFFFF)?;
         self.push_eax(t.wrapping_add(1))
     }
 
     /// Loads the variable index on top of the stack into EAX (RAX) and
     /// jumps to the error exit unless it exists.
-    fn check_var_on_top(&mut self, t: u8, cached: Option<u8>) -> Result {
+    fn check_var_on_top(&mut self, t: u8) -> Result {
         self.needs_frame()?;
+        self.load_eax(t)?;
         let error = self.cold_exit(t, STATUS_VAR_ERROR);
-        self.load_eax(t, cached)?;
         self.slow = true;
         self.a.mov(r10, qword_ptr(rdi + SLOW))?;
         self.a.cmp(rax, qword_ptr(r10 + VARS_LEN))?;
@@ -126,12 +106,14 @@ impl Gen {
     }
 
     /// A conditional jump on the top of the stack.
-    fn branch(&mut self, op: Op, target: usize, t: u8, cached: Option<u8>) -> Result {
+    fn branch(&mut self, op: Op, target: usize, t: u8) -> Result {
+        self.flush_slots()?;
         self.flush()?;
         self.sync_log_for(target)?;
-        if cached == Some(t & 15) {
+        if self.eax == Some(t & 15) {
             self.a.test(eax, eax)?;
         } else {
+            // Stored: the slots are exact in memory.
             self.a.cmp(slot(t), 0)?;
         }
         let label = if target == self.n {
@@ -141,6 +123,7 @@ impl Gen {
                 pending: 0,
                 log: None,
                 r8_zero: false,
+                slots: self.slots(),
             })
         } else {
             self.reach(target, t)?;
@@ -156,72 +139,61 @@ impl Gen {
 
     /// `Log WN,n` or `Log DN,n`, when all `n` items fit; otherwise the hit
     /// ends and `Compiled::run` logs what fits.
-    fn log_items(&mut self, n: u32, dn: bool, t: u8, cached: Option<u8>) -> Result {
+    fn log_items(&mut self, n: u32, dn: bool, t: u8) -> Result {
         if n == 0 {
             return Ok(());
         }
         let w: u32 = if dn { 4 } else { 2 };
-        if self.lean {
-            // The caller checked that everything the program can log fits.
-            let (base, known) = match self.log {
-                Some(len) => (rdx + len as i32, true),
-                None => (rdx + r9, false),
-            };
-            return self.log_items_at(n, dn, t, cached, base, known);
+        if !self.lean {
+            // The lean entry's caller checked that everything the program
+            // can log fits.
+            let partial = self.cold(Cold::Partial {
+                tos: t,
+                n,
+                dn,
+                pending: self.pending,
+                log: self.log_to_sync(),
+                r8_zero: self.r8_zero,
+                slots: self.slots(),
+            });
+            match self.log {
+                Some(len) => {
+                    self.a.cmp(qword_ptr(rdi + LOGMAX), (len + w * n) as i32)?;
+                    self.a.jb(partial)?;
+                }
+                None => {
+                    self.a.lea(r10, qword_ptr(r9 + (w * n) as i32))?;
+                    self.a.cmp(r10, qword_ptr(rdi + LOGMAX))?;
+                    self.a.ja(partial)?;
+                }
+            }
         }
-        let partial = self.cold(Cold::Partial {
-            tos: t,
-            n,
-            dn,
-            pending: self.pending,
-            log: self.log_to_sync(),
-            r8_zero: self.r8_zero,
-        });
         // Where the items go: after a log length known here, or after R9.
         let (base, known) = match self.log {
-            Some(len) => {
-                self.a.cmp(qword_ptr(rdi + LOGMAX), (len + w * n) as i32)?;
-                self.a.jb(partial)?;
-                (rdx + len as i32, true)
-            }
-            None => {
-                self.a.lea(rax, qword_ptr(r9 + (w * n) as i32))?;
-                self.a.cmp(rax, qword_ptr(rdi + LOGMAX))?;
-                self.a.ja(partial)?;
-                (rdx + r9, false)
-            }
+            Some(len) => (rdx + len as i32, true),
+            None => (rdx + r9, false),
         };
-        // EAX: the slot it holds, unless the check above used it.
-        let eax_holds = if known { cached } else { None };
-        self.log_items_at(n, dn, t, eax_holds, base, known)
-    }
-
-    /// Writes the `n` items of `Log WN/DN,n` at `base`, the log length
-    /// `known` at compile time or in R9; `eax_holds` the slot EAX holds.
-    fn log_items_at(
-        &mut self,
-        n: u32,
-        dn: bool,
-        t: u8,
-        mut eax_holds: Option<u8>,
-        base: AsmMemoryOperand,
-        known: bool,
-    ) -> Result {
-        let w: u32 = if dn { 4 } else { 2 };
         for k in 0..n {
             let item = t.wrapping_sub(k as u8);
             let at = base + (w * k) as i32;
-            match self.konst[usize::from(item & 15)] {
-                Some(v) if dn => self.a.mov(dword_ptr(at), v as i32)?,
-                _ => {
-                    if eax_holds != Some(item & 15) {
-                        self.a.mov(eax, slot(item))?;
-                        eax_holds = Some(item & 15);
-                    }
+            let value = self.read(item);
+            match (value, dn) {
+                (Val::Imm(v), true) => self.a.mov(dword_ptr(at), v as i32)?,
+                (Val::Imm(v), false) => self.a.mov(word_ptr(at), (v & 0xFFFF) as i32)?,
+                (Val::Eax, true) => self.a.mov(dword_ptr(at), eax)?,
+                (Val::Eax, false) => self.a.mov(word_ptr(at), ax)?,
+                (Val::Mem(from), _) => {
+                    self.a.mov(r10d, dword_ptr(from))?;
                     if dn {
-                        self.a.mov(dword_ptr(at), eax)?;
+                        self.a.mov(dword_ptr(at), r10d)?;
                     } else {
-                        self.a.mov(word_ptr(at), ax)?;
+                        self.a.mov(word_ptr(at), r10w)?;
+                    }
+                    // A guest register not stored yet: stored now that it
+                    // is loaded.
+                    if self.dirty & (1 << (item & 15)) != 0 {
+                        self.a.mov(slot(item), r10d)?;
+                        self.dirty &= !(1 << (item & 15));
                     }
                 }
             }
@@ -233,7 +205,6 @@ impl Gen {
             self.a.add(r9, (w * n) as i32)?;
         }
         // The items stay in their slots, popped.
-        self.eax = eax_holds;
         Ok(())
     }
 
@@ -241,42 +212,45 @@ impl Gen {
     /// `None` when it does not fall through.
     pub(super) fn instr(&mut self, op: Op, arg: u32, t: u8) -> Result<Option<u8>> {
         self.pending += op.info().cycles;
-        // Unknown unless an instruction keeps it.
-        let cached = self.eax.take();
         let below = t.wrapping_sub(1);
         if let Some(reg) = op.pushed_register() {
-            self.a.mov(eax, dword_ptr(rdi + (REGS + 4 * reg as i32)))?;
-            return self.push_eax(t);
+            let t = t.wrapping_add(1);
+            self.set_guest(t, reg as u8);
+            return Ok(Some(t));
         }
         if let Some(bin) = Binary::of(op) {
-            let top = self.konst[usize::from(t & 15)];
-            if cached == Some(below & 15) {
-                let rhs = top.map_or(Operand::Mem(slot(t)), Operand::Imm);
+            // `below op top` into `below`.
+            if self.eax == Some(below & 15) {
+                // EAX holds the slot the result replaces.
+                let rhs = self.read(t);
                 self.binary(bin, rhs)?;
-            } else if cached == Some(t & 15) && bin != Binary::Sub {
-                self.binary(bin, Operand::Mem(slot(below)))?;
-            } else if cached == Some(t & 15) {
+            } else if self.eax == Some(t & 15) && bin != Binary::Sub {
+                let rhs = self.read(below);
+                // The top stays in its slot, popped.
+                self.spill_eax()?;
+                self.binary(bin, rhs)?;
+            } else if self.eax == Some(t & 15) {
                 // below - top = -top + below.
+                let rhs = self.read(below);
+                self.spill_eax()?;
                 self.a.neg(eax)?;
-                self.a.add(eax, slot(below))?;
+                self.binary(Binary::Add, rhs)?;
             } else {
-                self.a.mov(eax, slot(below))?;
-                let rhs = top.map_or(Operand::Mem(slot(t)), Operand::Imm);
+                self.load_eax(below)?;
+                let rhs = self.read(t);
                 self.binary(bin, rhs)?;
             }
-            self.store_eax(below)?;
+            self.set_eax_slot(below);
             return Ok(Some(below));
         }
         match op {
             Op::PushW | Op::PushD => {
                 let t = t.wrapping_add(1);
-                self.a.mov(slot(t), arg as i32)?;
-                self.clobbered(t);
-                self.konst[usize::from(t & 15)] = Some(arg);
-                self.eax = cached.filter(|&s| s != t & 15);
+                self.set_const(t, arg);
                 return Ok(Some(t));
             }
             Op::PushOxs | Op::PushOxf => {
+                self.flush_slots()?;
                 self.a.mov(r10d, arg)?;
                 self.call(if op == Op::PushOxs {
                     CB_OBJECT_SELECTOR
@@ -286,17 +260,21 @@ impl Gen {
                 return self.push_eax(t);
             }
             Op::PushV => {
+                self.spill_eax()?;
                 self.a.mov(eax, dword_ptr(rcx + 4 * arg as i32))?;
                 return self.push_eax(t);
             }
             Op::PushVii => {
-                self.check_var_on_top(t, cached)?;
+                self.check_var_on_top(t)?;
+                // The index stays in its slot.
+                self.spill_eax()?;
                 self.a.mov(eax, dword_ptr(rcx + rax * 4))?;
                 return self.push_eax(t);
             }
             Op::PushWis | Op::PushSis => {
-                self.a.mov(r10d, slot(below))?;
-                self.a.mov(r11d, slot(t))?;
+                self.flush_slots()?;
+                self.read_into(r10d, below)?;
+                self.read_into(r11d, t)?;
                 let t = t.wrapping_sub(2);
                 if op == Op::PushWis {
                     self.call_or_stop(CB_READ_SEGMENTED_WORD, t)?;
@@ -306,84 +284,99 @@ impl Gen {
                 return self.push_split(t);
             }
             Op::PushFif => {
-                self.a.mov(r10d, slot(t))?;
+                self.flush_slots()?;
+                self.read_into(r10d, t)?;
                 self.call_or_stop(CB_READ_FLAT_DWORD, below)?;
                 return self.push_eax(below);
             }
             Op::Neg => {
-                self.load_eax(t, cached)?;
+                // EAX then holds the slot being replaced.
+                self.load_eax(t)?;
                 self.a.not(eax)?;
-                self.store_eax(t)?;
+                self.set_eax_slot(t);
             }
             Op::Xchg => {
-                self.load_eax(t, cached)?;
+                // Rare: both slots stored, swapped in memory.
+                self.flush_slot(t)?;
+                self.flush_slot(below)?;
+                self.load_eax(t)?;
                 self.a.mov(r10d, slot(below))?;
                 self.a.mov(slot(t), r10d)?;
                 self.a.mov(slot(below), eax)?;
-                let (kt, kb) = (usize::from(t & 15), usize::from(below & 15));
-                self.konst.swap(kt, kb);
+                self.stored(t);
+                self.stored(below);
                 self.eax = Some(below & 15);
             }
             Op::CnvrtDxs => {
-                self.load_eax(t, cached)?;
+                // The high word replaces the slot EAX holds.
+                self.load_eax(t)?;
                 return self.push_split(below);
             }
             Op::CnvrtSxd => {
-                self.a
-                    .movzx(r10d, word_ptr(rsi + (STACK + 4 * i32::from(t & 15))))?;
-                self.load_eax(below, cached)?;
+                match self.read(t) {
+                    Val::Eax => self.a.movzx(r10d, ax)?,
+                    Val::Imm(v) => self.a.mov(r10d, v & 0xFFFF)?,
+                    Val::Mem(at) => self.a.movzx(r10d, word_ptr(at))?,
+                }
+                // The top stays in its slot, popped (stored if EAX was its
+                // only copy).
+                self.load_eax(below)?;
                 self.a.shl(eax, 16)?;
                 self.a.or(eax, r10d)?;
-                self.store_eax(below)?;
+                self.set_eax_slot(below);
                 return Ok(Some(below));
             }
             Op::CnvrtFxs => {
-                self.a.mov(r10d, slot(t))?;
+                self.flush_slots()?;
+                self.read_into(r10d, t)?;
                 self.call_or_stop(CB_FLAT_TO_SEGMENTED, below)?;
                 return self.push_split(below);
             }
             Op::CnvrtSxf => {
-                self.a.mov(r10d, slot(t))?;
-                self.a.mov(r11d, slot(below))?;
+                self.flush_slots()?;
+                self.read_into(r10d, t)?;
+                self.read_into(r11d, below)?;
                 let t = t.wrapping_sub(2);
                 self.call_or_stop(CB_SEGMENTED_TO_FLAT, t)?;
                 return self.push_eax(t);
             }
             Op::MoveV | Op::OrV => {
                 let var = dword_ptr(rcx + 4 * arg as i32);
-                let value = if cached == Some(t & 15) {
-                    eax
-                } else {
-                    self.a.mov(r10d, slot(t))?;
-                    r10d
-                };
-                if op == Op::MoveV {
-                    self.a.mov(var, value)?;
-                } else {
-                    self.a.or(var, value)?;
+                match (self.read(t), op == Op::MoveV) {
+                    (Val::Eax, true) => self.a.mov(var, eax)?,
+                    (Val::Eax, false) => self.a.or(var, eax)?,
+                    (Val::Imm(v), true) => self.a.mov(var, v as i32)?,
+                    (Val::Imm(v), false) => self.a.or(var, v as i32)?,
+                    (Val::Mem(at), mov) => {
+                        self.a.mov(r10d, dword_ptr(at))?;
+                        if mov {
+                            self.a.mov(var, r10d)?;
+                        } else {
+                            self.a.or(var, r10d)?;
+                        }
+                    }
                 }
-                self.eax = cached;
             }
             Op::IncV => {
                 self.a.add(dword_ptr(rcx + 4 * arg as i32), 1)?;
-                self.eax = cached;
             }
             Op::MoveVii => {
-                self.check_var_on_top(t, cached)?;
-                self.a.mov(r10d, slot(below))?;
+                self.check_var_on_top(t)?;
+                self.read_into(r10d, below)?;
                 self.a.mov(dword_ptr(rcx + rax * 4), r10d)?;
             }
             Op::IncVii => {
-                self.check_var_on_top(t, cached)?;
+                self.check_var_on_top(t)?;
                 self.a.add(dword_ptr(rcx + rax * 4), 1)?;
             }
             Op::JmpN => {
                 let target = arg as usize;
-                self.flush()?;
-                self.sync_log_for(target)?;
                 if target == self.n {
                     self.exit(t, STATUS_LOGGED)?;
                 } else {
+                    self.flush_slots()?;
+                    self.flush()?;
+                    self.sync_log_for(target)?;
                     self.reach(target, t)?;
                     let label = self.labels[target].ok_or(Error::Asm)?;
                     self.a.jmp(label)?;
@@ -391,23 +384,22 @@ impl Gen {
                 return Ok(None);
             }
             Op::JmpNn | Op::JmpPn | Op::JmpZn => {
-                self.branch(op, arg as usize, t, cached)?;
-                self.eax = cached;
+                self.branch(op, arg as usize, t)?;
             }
             Op::PopN => {
                 self.pending += Op::PopN.info().cycles_per_unit * arg;
-                self.eax = cached;
                 return Ok(Some(t.wrapping_sub(arg as u8)));
             }
             Op::LogWn | Op::LogDn => {
-                self.log_items(arg, op == Op::LogDn, t, cached)?;
+                self.log_items(arg, op == Op::LogDn, t)?;
                 self.pending += op.info().cycles_per_unit * arg;
                 return Ok(Some(t.wrapping_sub(arg as u8)));
             }
             Op::LogMrs | Op::LogArs => {
-                self.a.mov(r10d, slot(t))?;
-                self.a.mov(r11d, slot(below))?;
-                self.a.mov(eax, slot(t.wrapping_sub(2)))?;
+                self.flush_slots()?;
+                self.read_into(r10d, t)?;
+                self.read_into(r11d, below)?;
+                self.load_eax(t.wrapping_sub(2))?;
                 let t = t.wrapping_sub(3);
                 let cb = if op == Op::LogMrs {
                     CB_LOG_MRS
@@ -420,8 +412,9 @@ impl Gen {
                 return Ok(Some(t));
             }
             Op::LogMrf | Op::LogArf => {
-                self.a.mov(r10d, slot(t))?;
-                self.a.mov(eax, slot(below))?;
+                self.flush_slots()?;
+                self.read_into(r10d, t)?;
+                self.load_eax(below)?;
                 let t = t.wrapping_sub(2);
                 let cb = if op == Op::LogMrf {
                     CB_LOG_MRF
@@ -436,14 +429,12 @@ impl Gen {
             Op::SetMinW | Op::SetMajW => {
                 self.needs_frame()?;
                 let at = if op == Op::SetMinW { MINOR } else { MAJOR };
-                self.a.mov(r10d, arg)?;
-                self.a.mov(word_ptr(rdi + at), r10w)?;
-                self.eax = cached;
+                self.a.mov(word_ptr(rdi + at), (arg & 0xFFFF) as i32)?;
             }
             Op::SetMin | Op::SetMaj => {
                 self.needs_frame()?;
                 let at = if op == Op::SetMin { MINOR } else { MAJOR };
-                self.load_eax(t, cached)?;
+                self.load_eax(t)?;
                 self.a.mov(word_ptr(rdi + at), ax)?;
             }
             Op::Exit | Op::Abort | Op::Remove | Op::SysDump => {

@@ -148,7 +148,10 @@ pub fn both(program: &Program, regs: &[u32; 16], vars: &[u32], hit: Hit) -> (Aft
 pub fn dirty_interpreter() -> Interpreter {
     let mut code = Vec::new();
     for i in 0..23u32 {
-        code.push(Instr::with(rpn_vm::opcode::Op::PushD, 0xD1DE_0000 | (i * 0x0701)));
+        code.push(Instr::with(
+            rpn_vm::opcode::Op::PushD,
+            0xD1DE_0000 | (i * 0x0701),
+        ));
     }
     code.push(Instr::with(rpn_vm::opcode::Op::LogDn, 16));
     let program = Program::load_without_stack_limit(&rpn_vm::instr::encode_all(&code), 0)
