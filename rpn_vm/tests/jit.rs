@@ -308,6 +308,14 @@ fn rare_paths_match() {
         "Push EAX\nPush EBX\nPush ECX\nLog WN,20\n",
         "Push D,-1\nJmp NN,neg\nAbort\nneg: Push W,1\nJmp PN,end\nAbort\nend: Exit\n",
         "Push D,0x12345678\nCnvrt DXS\nCnvrt SXD\nNeg\nPush W,3\nMul\nLog DN,1\n",
+        // Jumps over code that leaves the slots alone (the target keeps
+        // what is known of them), that changes a slot in place, or that
+        // writes a slot and pops it; slots never written, read and logged.
+        "Push EAX\nPush W,5\nJmp ZN,l\nInc V,0\nl: Add\nMove V,1\nLog DN,3\n",
+        "Push EAX\nPush W,5\nJmp ZN,l\nNeg\nl: Log DN,2\n",
+        "Push EBX\nPush ECX\nJmp PN,l\nPush EDX\nPop N,1\nl: Log DN,4\n",
+        "Push EAX\nJmp ZN,l\nPush W,1\nPop N,1\nJmp ZN,l\nInc V,1\nl: Push V,0\nLog DN,2\n",
+        "Push W,0\nJmp ZN,l\nAbort\nl: Pop N,3\nLog WN,5\n",
     ];
     for src in cases {
         let (program, _, _) = assemble(&format!("vars=2\nmajor=1\nminor=1\n{src}"));

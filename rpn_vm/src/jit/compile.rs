@@ -26,8 +26,14 @@
 //! dirty where they branch off), and a value written again before then is
 //! never stored at all. Before EAX takes a new value, the slot it held is
 //! stored if EAX was its only copy. So the stack is exact in memory
-//! wherever the code can leave the straight line. A jump target forgets
-//! all of it. The log length is known at
+//! wherever the code can leave the straight line, except at jumps to a
+//! target where every way in agrees on what is known of the slots (a
+//! conditional jump over code that leaves the stack alone, say): there
+//! nothing is stored, and the target keeps what is known. A first pass
+//! finds those targets (it assumes all of them agree), the second trusts
+//! what the first found and checks it, and a third, if the second found a
+//! disagreement after all, stores at every jump; any other jump target
+//! forgets all of it. The log length is known at
 //! compile time until a memory or string log (or a join of two lengths):
 //! there `Log WN/DN` compares the limit with a constant and writes at
 //! constant offsets, and R9 is set only where it is read (before jumps,
@@ -171,13 +177,31 @@ pub(super) enum Cold {
 }
 
 /// What the compiler knows of the stack slots at a point: what an
-/// out-of-line exit must store first.
+/// out-of-line exit must store first, and what a jump brings to a target.
 #[derive(Clone, Copy)]
 pub(super) struct Slots {
     eax: Option<u8>,
     konst: [Option<u32>; 16],
     guest: [Option<u8>; 16],
     dirty: u16,
+    /// Which write each slot holds (a number unique to each write), so
+    /// that two points that agree on it hold the same values.
+    writes: [u32; 16],
+}
+
+impl Slots {
+    /// What holds on both of two ways into a point, if they agree: the same
+    /// writes, known the same way, with memory stale where it is on either.
+    fn merge(self, other: Slots) -> Option<Slots> {
+        let same = self.eax == other.eax
+            && self.konst == other.konst
+            && self.guest == other.guest
+            && self.writes == other.writes;
+        same.then_some(Slots {
+            dirty: self.dirty | other.dirty,
+            ..self
+        })
+    }
 }
 
 pub(super) struct Gen {
@@ -220,6 +244,16 @@ pub(super) struct Gen {
     pub(super) known: Vec<Option<u32>>,
     /// Whether the code reads the [`Slow`] block.
     pub(super) slow: bool,
+    /// Jump targets whose ways in are taken to agree on the slots (jumps
+    /// there store nothing): all of them in a first pass.
+    keep: Vec<bool>,
+    /// What the jumps to each kept target bring.
+    entry_slots: Vec<Option<Slots>>,
+    /// Kept targets whose ways in did not agree after all.
+    disagree: Vec<bool>,
+    /// See [`Slots::writes`].
+    pub(super) writes: [u32; 16],
+    next_gen: u32,
     /// Code for the lean entry: RDI points at the registers alone, and no
     /// `Log WN/DN` checks the log limit (the caller checked the program's
     /// bound against it).
@@ -278,21 +312,28 @@ pub(crate) fn compile(program: &Program) -> Option<Output> {
 /// The code of `ops` for the frame entry, or for the lean one (`lean`);
 /// and whether it reads the [`Slow`] block.
 fn generate(ops: &[(Op, u32)], lean: bool) -> Result<(Vec<u8>, bool)> {
-    let mut g = Gen::new(ops, vec![None; ops.len()], lean)?;
+    let n = ops.len();
+    let mut g = Gen::new(ops, vec![None; n], vec![true; n], lean)?;
     g.program(ops)?;
-    if g.label_log.iter().any(Option::is_some) {
-        // Again, knowing which jump targets have a known log length: jumps
-        // there need not set R9.
+    if g.label_log.iter().any(Option::is_some) || g.disagree.contains(&true) {
+        // Again, knowing which jump targets have a known log length (jumps
+        // there need not set R9) and which ones the ways in agree on.
         let known = std::mem::take(&mut g.label_log);
-        g = Gen::new(ops, known, lean)?;
+        let keep: Vec<bool> = g.disagree.iter().map(|&d| !d).collect();
+        g = Gen::new(ops, known.clone(), keep, lean)?;
         g.program(ops)?;
+        if g.disagree.contains(&true) {
+            // Storing the slots at every jump, as the targets disagree.
+            g = Gen::new(ops, known, vec![false; n], lean)?;
+            g.program(ops)?;
+        }
     }
     let slow = g.slow;
     Ok((g.a.assemble(0)?, slow))
 }
 
 impl Gen {
-    fn new(ops: &[(Op, u32)], known: Vec<Option<u32>>, lean: bool) -> Result<Gen> {
+    fn new(ops: &[(Op, u32)], known: Vec<Option<u32>>, keep: Vec<bool>, lean: bool) -> Result<Gen> {
         let mut a = CodeAssembler::new(64)?;
         let mut labels = vec![None; ops.len()];
         for &(op, arg) in ops {
@@ -310,10 +351,12 @@ impl Gen {
             r8_zero: true,
             last_label: None,
             eax: None,
-            // `Compiled::run` zeroes the stack before the call.
+            // Every slot starts at zero: `Compiled::run` zeroes the stack
+            // before calling the frame entry; the lean code stores the
+            // zeros itself, where no other value replaces them first.
             konst: [Some(0); 16],
             guest: [None; 16],
-            dirty: 0,
+            dirty: if lean { 0xFFFF } else { 0 },
             // R9 is set where it is first read.
             log: Some(0),
             log_exact: false,
@@ -321,25 +364,74 @@ impl Gen {
             label_log: vec![None; ops.len()],
             known,
             slow: false,
+            keep,
+            entry_slots: vec![None; ops.len()],
+            disagree: vec![false; ops.len()],
+            writes: [0; 16],
+            next_gen: 1,
             lean,
         })
     }
 
+    /// Places `label` here, forgetting what is known of the slots (every
+    /// way in stored them).
     fn set_label(&mut self, label: &mut CodeLabel) -> Result {
-        // One label per instruction: two in a row get a NOP between them.
-        if self.last_label == Some(self.a.instructions().len()) {
-            self.a.nop()?;
-        }
-        // Every way in stored what was dirty.
         if self.dirty != 0 {
             return Err(Error::Asm);
         }
-        self.a.set_label(label)?;
-        self.last_label = Some(self.a.instructions().len());
+        self.place_label(label)?;
         self.eax = None;
         self.konst = [None; 16];
         self.guest = [None; 16];
         Ok(())
+    }
+
+    /// Places `label` here.
+    fn place_label(&mut self, label: &mut CodeLabel) -> Result {
+        // One label per instruction: two in a row get a NOP between them.
+        if self.last_label == Some(self.a.instructions().len()) {
+            self.a.nop()?;
+        }
+        self.a.set_label(label)?;
+        self.last_label = Some(self.a.instructions().len());
+        Ok(())
+    }
+
+    /// Whether jumps to instruction `target` keep what is known of the
+    /// slots (the end: the out-of-line exit stores it).
+    pub(super) fn keeps(&self, target: usize) -> bool {
+        self.keep.get(target).is_none_or(|&keep| keep)
+    }
+
+    /// Before a jump to `target`: stores the slots, or, for a kept target,
+    /// records what the jump brings.
+    pub(super) fn leave_for(&mut self, target: usize) -> Result {
+        if !self.keeps(target) {
+            return self.flush_slots();
+        }
+        if target < self.n {
+            let here = self.slots();
+            self.entry_slots[target] = match self.entry_slots[target] {
+                None => Some(here),
+                Some(there) => match there.merge(here) {
+                    Some(both) => Some(both),
+                    None => {
+                        self.disagree[target] = true;
+                        Some(there)
+                    }
+                },
+            };
+        }
+        Ok(())
+    }
+
+    /// Takes what is known of the slots from `slots`.
+    fn restore(&mut self, slots: Slots) {
+        self.eax = slots.eax;
+        self.konst = slots.konst;
+        self.guest = slots.guest;
+        self.dirty = slots.dirty;
+        self.writes = slots.writes;
     }
 
     fn program(&mut self, ops: &[(Op, u32)]) -> Result {
@@ -350,7 +442,19 @@ impl Gen {
                 let (tos, log) = match (cur, self.entry[i]) {
                     (Some(t), Some(e)) if t != e => return Err(Error::Join),
                     (Some(t), _) => {
-                        self.flush_slots()?;
+                        if self.keep[i] {
+                            let here = self.slots();
+                            let merged = match self.entry_slots[i] {
+                                None => Some(here),
+                                Some(there) => there.merge(here),
+                            };
+                            match merged {
+                                Some(both) => self.restore(both),
+                                None => self.disagree[i] = true,
+                            }
+                        } else {
+                            self.flush_slots()?;
+                        }
                         self.flush()?;
                         if self.known[i].is_none() {
                             self.sync_log()?;
@@ -361,10 +465,28 @@ impl Gen {
                         };
                         (Some(t), log)
                     }
-                    (None, e) => (e, jumped.flatten()),
+                    (None, e) => {
+                        if self.keep[i] {
+                            // What the jumps brought (nothing is known where
+                            // none came: the code is not reached).
+                            let nothing = Slots {
+                                eax: None,
+                                konst: [None; 16],
+                                guest: [None; 16],
+                                dirty: 0,
+                                writes: self.writes,
+                            };
+                            self.restore(self.entry_slots[i].unwrap_or(nothing));
+                        }
+                        (e, jumped.flatten())
+                    }
                 };
                 cur = tos;
-                self.set_label(&mut label)?;
+                if self.keep[i] {
+                    self.place_label(&mut label)?;
+                } else {
+                    self.set_label(&mut label)?;
+                }
                 self.label_log[i] = log;
                 self.log = log;
                 match self.known[i] {
@@ -497,6 +619,7 @@ impl Gen {
             konst: self.konst,
             guest: self.guest,
             dirty: self.dirty,
+            writes: self.writes,
         }
     }
 
@@ -516,10 +639,7 @@ impl Gen {
         }) = cold;
         // The slots as they were where the main line branched here (its
         // registers too): the exit stores what was dirty.
-        self.eax = slots.eax;
-        self.konst = slots.konst;
-        self.guest = slots.guest;
-        self.dirty = slots.dirty;
+        self.restore(slots);
         self.log = log;
         self.log_exact = log.is_none();
         self.r8_zero = r8_zero;
@@ -606,7 +726,30 @@ impl Gen {
     }
 
     /// Stores every dirty slot: the stack is exact in memory after it.
+    /// Runs of zeros go out sixteen or eight bytes at a time.
     pub(super) fn flush_slots(&mut self) -> Result {
+        let zeros: u16 = (0..16)
+            .filter(|&s| self.konst[s] == Some(0))
+            .fold(0, |m, s| m | (1 << s));
+        let mut zero_xmm = false;
+        for group in 0..4u8 {
+            let bits = 0xFu16 << (4 * group);
+            if self.dirty & zeros & bits == bits {
+                if !zero_xmm {
+                    self.a.xorps(xmm0, xmm0)?;
+                    zero_xmm = true;
+                }
+                self.a.movups(xmmword_ptr(slot_addr(4 * group)), xmm0)?;
+                self.dirty &= !bits;
+            }
+        }
+        for pair in 0..8u8 {
+            let bits = 0x3u16 << (2 * pair);
+            if self.dirty & zeros & bits == bits {
+                self.a.mov(qword_ptr(slot_addr(2 * pair)), 0)?;
+                self.dirty &= !bits;
+            }
+        }
         for s in 0..16 {
             self.flush_slot(s)?;
         }
@@ -624,6 +767,16 @@ impl Gen {
         }
         self.eax = None;
         Ok(())
+    }
+
+    /// Before EAX takes the new value of slot `s`: as [`Gen::spill_eax`],
+    /// except that the old value of `s` itself is not stored.
+    pub(super) fn spill_eax_for(&mut self, s: u8) -> Result {
+        if self.eax == Some(s & 15) {
+            self.eax = None;
+            return Ok(());
+        }
+        self.spill_eax()
     }
 
     /// Where slot `s`'s value can be read without code: EAX, a constant,
@@ -656,15 +809,23 @@ impl Gen {
     /// what EAX held before, or it held the slot being overwritten).
     pub(super) fn set_eax_slot(&mut self, s: u8) {
         let s = s & 15;
+        self.wrote(s);
         self.konst[usize::from(s)] = None;
         self.guest[usize::from(s)] = None;
         self.dirty |= 1 << s;
         self.eax = Some(s);
     }
 
+    /// Gives slot `s` a new write number.
+    fn wrote(&mut self, s: u8) {
+        self.writes[usize::from(s)] = self.next_gen;
+        self.next_gen += 1;
+    }
+
     /// Notes that slot `s` now holds constant `v`, not stored yet.
     pub(super) fn set_const(&mut self, s: u8, v: u32) {
         let s = s & 15;
+        self.wrote(s);
         self.konst[usize::from(s)] = Some(v);
         self.guest[usize::from(s)] = None;
         self.dirty |= 1 << s;
@@ -676,6 +837,7 @@ impl Gen {
     /// Notes that slot `s` now holds guest register `r`, not stored yet.
     pub(super) fn set_guest(&mut self, s: u8, r: u8) {
         let s = s & 15;
+        self.wrote(s);
         self.konst[usize::from(s)] = None;
         self.guest[usize::from(s)] = Some(r);
         self.dirty |= 1 << s;
@@ -687,6 +849,7 @@ impl Gen {
     /// Notes that slot `s` was stored in memory with a new value.
     pub(super) fn stored(&mut self, s: u8) {
         let s = s & 15;
+        self.wrote(s);
         self.konst[usize::from(s)] = None;
         self.guest[usize::from(s)] = None;
         self.dirty &= !(1 << s);

@@ -173,18 +173,15 @@ impl Compiled {
             return interp.run(&self.program, machine, vars, hit);
         }
         let vars_len = vars.len();
-        interp.stack = [0; STACK_SLOTS];
-        let log = interp.data.bytes.as_mut_ptr();
-        // The whole interpreter: the code writes its final stack index and
-        // log length there too.
-        let base: *mut Interpreter = &raw mut *interp;
         let vars_ptr = vars.as_mut_ptr();
         if let Some(lean) = &self.lean
             && hit.logmax >= self.bound as usize
         {
             // Everything the program can log fits: the code checks no
             // limit, reads the registers where the machine keeps them when
-            // it can, and needs no frame (no callbacks, no SetMaj/SetMin).
+            // it can, needs no frame (no callbacks, no SetMaj/SetMin), and
+            // writes all sixteen stack slots (zeros where the program
+            // leaves them).
             let copy: [u32; 16];
             let regs: *const [u32; 16] = match machine.register_file() {
                 Some(regs) => regs,
@@ -193,7 +190,8 @@ impl Compiled {
                     &copy
                 }
             };
-            let exit = lean.call(regs, base, log, vars_ptr);
+            let log = interp.data.bytes.as_mut_ptr();
+            let exit = lean.call(regs, &raw mut *interp, log, vars_ptr);
             // The record first and on its own, as below.
             if exit.status == u64::from(STATUS_LOGGED) {
                 return RunResult {
@@ -212,6 +210,13 @@ impl Compiled {
             };
         }
         let logmax = hit.logmax.min(LOG_CAPACITY);
+        // The frame entry's code counts on a zeroed stack (the lean code
+        // writes every slot itself).
+        interp.stack = [0; STACK_SLOTS];
+        let log = interp.data.bytes.as_mut_ptr();
+        // The whole interpreter: the code writes its final stack index and
+        // log length there too.
+        let base: *mut Interpreter = &raw mut *interp;
         // Filled only for code that reads it (most programs neither call
         // back nor check a variable index).
         let mut slow_block: Slow;

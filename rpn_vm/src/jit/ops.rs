@@ -107,14 +107,16 @@ impl Gen {
 
     /// A conditional jump on the top of the stack.
     fn branch(&mut self, op: Op, target: usize, t: u8) -> Result {
-        self.flush_slots()?;
+        self.leave_for(target)?;
         self.flush()?;
         self.sync_log_for(target)?;
-        if self.eax == Some(t & 15) {
-            self.a.test(eax, eax)?;
-        } else {
-            // Stored: the slots are exact in memory.
-            self.a.cmp(slot(t), 0)?;
+        match self.read(t) {
+            Val::Eax => self.a.test(eax, eax)?,
+            Val::Imm(v) => {
+                self.a.mov(r10d, v)?;
+                self.a.test(r10d, r10d)?;
+            }
+            Val::Mem(at) => self.a.cmp(dword_ptr(at), 0)?,
         }
         let label = if target == self.n {
             self.cold(Cold::Exit {
@@ -260,14 +262,14 @@ impl Gen {
                 return self.push_eax(t);
             }
             Op::PushV => {
-                self.spill_eax()?;
+                self.spill_eax_for(t.wrapping_add(1))?;
                 self.a.mov(eax, dword_ptr(rcx + 4 * arg as i32))?;
                 return self.push_eax(t);
             }
             Op::PushVii => {
                 self.check_var_on_top(t)?;
                 // The index stays in its slot.
-                self.spill_eax()?;
+                self.spill_eax_for(t.wrapping_add(1))?;
                 self.a.mov(eax, dword_ptr(rcx + rax * 4))?;
                 return self.push_eax(t);
             }
@@ -374,7 +376,7 @@ impl Gen {
                 if target == self.n {
                     self.exit(t, STATUS_LOGGED)?;
                 } else {
-                    self.flush_slots()?;
+                    self.leave_for(target)?;
                     self.flush()?;
                     self.sync_log_for(target)?;
                     self.reach(target, t)?;
