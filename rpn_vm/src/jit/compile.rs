@@ -9,10 +9,10 @@
 //! program is refused; code no path reaches is not emitted.
 //!
 //! Registers while the code runs, all caller-saved, so that a hit needs no
-//! prologue: RDI the frame, RSI the interpreter, RDX the
-//! log buffer, RCX the variables (those four passed in), R8 the cycles and
-//! R9 the log length (both set by the code where first needed); EAX, R10,
-//! R11 scratch. Around
+//! prologue: RDI the frame (the registers alone for the lean entry), RSI
+//! the interpreter, RDX the log buffer, RCX the variables (those four
+//! passed in), R8 the cycles and R9 the log length (both set by the code
+//! where first needed); EAX, R10, R11 and XMM0 scratch. Around
 //! a callback the log length and cycles go to the frame's [`Slow`] block,
 //! RDI to the machine
 //! stack, and all are reloaded after.

@@ -9,12 +9,22 @@
 //!
 //! How: the top-of-stack index is known at compile time at every
 //! instruction, so every push and pop is a load or store at a constant
-//! offset of the interpreter's own stack; registers are read once per hit
-//! into the frame; `Log WN/DN` write the interpreter's log
-//! buffer directly; memory reads, object lookups, CRMA, memory and string
-//! logs call back into the
+//! offset of the interpreter's own stack, or no memory access at all where
+//! the compiler knows the value (a constant, a guest register, EAX) and a
+//! later write replaces it before the code can leave the straight line;
+//! `Log WN/DN` write the interpreter's log buffer directly; memory reads,
+//! object lookups, CRMA, memory and string logs call back into the
 //! interpreter's own helpers. See `compile.rs` for the translation and
 //! `native.rs` for the (only) unsafe code and its audit note.
+//!
+//! Two entries. Most programs (no callbacks, no variable index read from
+//! the stack, no SetMaj/SetMin) also get *lean* code, run when the hit's
+//! log limit is at least everything the program can log (each `Log WN/DN`
+//! once: jumps only go forward): one comparison per hit instead of one per
+//! `Log WN/DN`, no frame to fill, and the registers read in place where
+//! the machine lends them ([`TracedMachine::register_file`]; a machine
+//! that gathers them has them copied once per hit). Other hits, and other
+//! programs, run the frame entry.
 //!
 //! [`Compiled::new`] returns `None`, and callers keep the interpreter,
 //! when:

@@ -4,19 +4,23 @@
 //! # Audit note: what the generated code touches
 //!
 //! `compile.rs` emits code that receives a pointer to a [`Frame`] on the
-//! Rust stack of `Compiled::run`, and the interpreter, log and variable
-//! pointers (in registers, so that it needs no prologue), and touches
-//! memory only through those:
+//! Rust stack of `Compiled::run` (or, for the lean entry, to the sixteen
+//! registers alone), and the interpreter, log and variable pointers (in
+//! registers, so that it needs no prologue), and touches memory only
+//! through those:
 //!
 //! * the frame's own fields, at constant offsets from `offset_of!`
-//!   (registers at `regs + 4 * r`, `r < 16`);
+//!   (registers at `regs + 4 * r`, `r < 16`, read only); lean code reads
+//!   the registers alone, at the same offsets (`regs` is the frame's first
+//!   field), and no other field;
 //! * the `Slow` part of the frame, through `frame.slow`, only in code
 //!   the compiler marked `slow` (it calls back or checks a variable
 //!   index): `Compiled::run` fills it for that code and leaves the pointer
 //!   null for other code, which never reads it;
 //! * the interpreter's stack through the interpreter pointer (at the
 //!   `offset_of!` offset of `Interpreter::stack`): slot `tos & 15` with `tos` a
-//!   compile-time constant, so always inside the 16 slots; and, at every
+//!   compile-time constant, so always inside the 16 slots (and, storing
+//!   zeros, 16 or 8 bytes at slot `4k` or `2k`, inside them too); and, at every
 //!   exit, the interpreter's `tos` (a value below 16) and its log buffer's
 //!   `len` (the log length, at most `logmax`), at their `offset_of!`
 //!   offsets;
@@ -29,13 +33,16 @@
 //! * the log through the log pointer, the interpreter's `LOG_CAPACITY`
 //!   (0xFFFF) bytes: `Log WN/DN,n` writes `W * n` bytes at `log_len` only
 //!   after checking `log_len + W * n <= logmax`, and `logmax` is at most
-//!   `LOG_CAPACITY`; a `Log WN/DN` that does not fit ends the hit and
+//!   `LOG_CAPACITY`; lean code checks nothing, and is called only when
+//!   everything the program can log (every `Log WN/DN` once) is at most
+//!   the log limit and `LOG_CAPACITY`; a `Log WN/DN` that does not fit ends the hit and
 //!   `Compiled::run` logs what fits; memory and string items are logged by
 //!   the callback (`log_len` only grows by what was checked or what the
 //!   callback logged);
 //! * its own machine stack: only RDI, pushed around a callback and popped
-//!   right after it. It uses caller-saved registers only, so it saves
-//!   none; every exit returns the [`NativeExit`] in RAX and RDX.
+//!   right after it. It uses caller-saved registers only (XMM0 among
+//!   them, for zeros), so it saves none; every exit returns the
+//!   [`NativeExit`] in RAX and RDX.
 //!
 //! Every other effect goes through `slow.callback`, [`dispatch`], which
 //! rebuilds references from the frame and runs the interpreter's helpers
