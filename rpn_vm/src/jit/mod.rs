@@ -173,18 +173,11 @@ impl Compiled {
         vars: &mut [u32],
         hit: Hit,
     ) -> RunResult<'s> {
-        use crate::interp::{HitOutcome, LOG_CAPACITY, Record, RunError};
-        use crate::verify::STACK_SLOTS;
+        use crate::interp::{HitOutcome, Record};
         use frame::*;
 
-        if vars.len() < self.vars {
-            // An immediate index is out of range: a rare error hit, which
-            // the interpreter runs (the native code does not check them).
-            return interp.run(&self.program, machine, vars, hit);
-        }
-        let vars_len = vars.len();
-        let vars_ptr = vars.as_mut_ptr();
         if let Some(lean) = &self.lean
+            && vars.len() >= self.vars
             && hit.logmax >= self.bound as usize
         {
             // Everything the program can log fits: the code checks no
@@ -201,7 +194,7 @@ impl Compiled {
                 }
             };
             let log = interp.data.bytes.as_mut_ptr();
-            let exit = lean.call(regs, &raw mut *interp, log, vars_ptr);
+            let exit = lean.call(regs, &raw mut *interp, log, vars.as_mut_ptr());
             // The record first and on its own, as below.
             if exit.status == u64::from(STATUS_LOGGED) {
                 return RunResult {
@@ -219,6 +212,33 @@ impl Compiled {
                 cycles: exit.cycles,
             };
         }
+        self.run_frame(interp, machine, vars, hit)
+    }
+
+    /// [`Compiled::run`] through the frame entry, or the interpreter for
+    /// a hit with fewer variables than the program names. Out of line, so
+    /// that the lean path's result stays in registers where `run` is
+    /// inlined.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(never)]
+    fn run_frame<'s, M: TracedMachine>(
+        &self,
+        interp: &'s mut Interpreter,
+        machine: &mut M,
+        vars: &mut [u32],
+        hit: Hit,
+    ) -> RunResult<'s> {
+        use crate::interp::{HitOutcome, LOG_CAPACITY, Record, RunError};
+        use crate::verify::STACK_SLOTS;
+        use frame::*;
+
+        if vars.len() < self.vars {
+            // An immediate index is out of range: a rare error hit, which
+            // the interpreter runs (the native code does not check them).
+            return interp.run(&self.program, machine, vars, hit);
+        }
+        let vars_len = vars.len();
+        let vars_ptr = vars.as_mut_ptr();
         let logmax = hit.logmax.min(LOG_CAPACITY);
         // The frame entry's code counts on a zeroed stack (the lean code
         // writes every slot itself).
