@@ -254,6 +254,24 @@ impl Compiler<'_> {
             let found = t.text();
             return Err(self.severe(format!("syntax error : missing 'NAME' before '{found}'")));
         }
+        // Every NAME counts, whatever follows it; the one past the limit
+        // ends the list with a warning before anything else is read.
+        let types = kind == EntryKind::Type;
+        let count = if types {
+            &mut self.list_counts.0
+        } else {
+            &mut self.list_counts.1
+        };
+        *count += 1;
+        if *count > if types { MAX_TYPES } else { MAX_GROUPS } {
+            let what = if types { "typenames" } else { "groupnames" };
+            self.diag(
+                Severity::Warning,
+                format!("too many {what}, first 16 types, 48 groups used"),
+            );
+            *warned_many = true;
+            return Err(super::Stop::Discard);
+        }
         self.keyword = t.text();
         self.expect('=', false)?;
         let name_tok = self.next()?;
@@ -346,25 +364,6 @@ impl Compiler<'_> {
         warned: &mut bool,
     ) {
         let types = kind == EntryKind::Type;
-        // The number of names, valid or not, is checked first.
-        let limit = if types { MAX_TYPES } else { MAX_GROUPS };
-        let count = if types {
-            &mut self.list_counts.0
-        } else {
-            &mut self.list_counts.1
-        };
-        *count += 1;
-        if *count > limit {
-            if !*warned {
-                let what = if types { "typenames" } else { "groupnames" };
-                self.diag(
-                    Severity::Warning,
-                    format!("too many {what}, first 16 types, 48 groups used"),
-                );
-                *warned = true;
-            }
-            return;
-        }
         // An ID that is no 32-bit number, or a type ID whose low word is
         // not one bit, is invalid before anything else; then the name is
         // checked, then a group ID's low word (0 is invalid).
