@@ -230,6 +230,12 @@ impl Compiler<'_> {
                 },
             );
         }
+        // The limit counts the NAMEs of this statement only.
+        if types {
+            self.list_counts.0 = 0;
+        } else {
+            self.list_counts.1 = 0;
+        }
         let mut warned_many = false;
         loop {
             match self.list_entry(kind, &mut warned_many) {

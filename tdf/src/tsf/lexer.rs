@@ -363,8 +363,16 @@ pub fn latin1_bytes(text: &str) -> Vec<u8> {
         .collect()
 }
 
-/// Parses a TSF number: decimal, or `0x` hex.
+/// The longest word TRCUST reads as a number.
+pub const MAX_NUMBER_CHARS: usize = 10;
+
+/// Parses a TSF number: decimal, or `0x` hex. A word of more than 10
+/// characters is no number in TRCUST, whatever its value (`00000000001`
+/// and `0x000000001` are not; `0000000001` is 1).
 pub fn parse_number(text: &str) -> Option<u64> {
+    if text.len() > MAX_NUMBER_CHARS {
+        return None;
+    }
     if let Some(h) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         if h.is_empty() || h.len() > 16 {
             return None;
