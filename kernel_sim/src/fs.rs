@@ -178,8 +178,6 @@ pub(crate) enum Handle {
         file: File,
         /// Open mode access bits (0 read, 1 write, 2 both).
         access: u8,
-        /// OPEN_FLAGS_NOINHERIT: a child process does not get it.
-        noinherit: bool,
     },
 }
 
@@ -227,7 +225,23 @@ pub(crate) struct FileTable {
     handles: Vec<Option<Handle>>,
     pub max_handles: usize,
     pub finds: HashMap<u16, FindState>,
+    /// Each handle's state (DosQueryFHState): the open mode DosOpen gave
+    /// it, with the flags DosSetFHState changed; a character device
+    /// without an entry has [`DEVICE_STATE`].
+    states: HashMap<u16, u16>,
 }
+
+/// The state of a standard handle or device: OPEN_ACCESS_READWRITE and
+/// OPEN_SHARE_DENYNONE, as OS/2 opens the console.
+pub(crate) const DEVICE_STATE: u16 = 0x0042;
+
+/// OPEN_FLAGS_NOINHERIT.
+pub(crate) const OPEN_FLAGS_NOINHERIT: u16 = 0x0080;
+
+/// What DosSetFHState may change: OPEN_FLAGS_NOINHERIT, the locality
+/// bits (0x0700), OPEN_FLAGS_NO_CACHE, OPEN_FLAGS_FAIL_ON_ERROR and
+/// OPEN_FLAGS_WRITE_THROUGH.
+pub(crate) const SETTABLE_STATE: u16 = 0x7F80;
 
 /// What a file call works on: the system's [`FileSystem`] and the calling
 /// process's [`FileTable`], borrowed together (`Process::files`). Calls
@@ -368,6 +382,7 @@ impl Default for FileTable {
             handles: (0..3).map(|i| Some(Handle::Std(i))).collect(),
             max_handles: 20,
             finds: HashMap::new(),
+            states: HashMap::new(),
         }
     }
 }
@@ -378,29 +393,60 @@ impl FileTable {
     /// OPEN_FLAGS_NOINHERIT under the same number, sharing the file
     /// position with the parent's. Find handles are not inherited.
     pub fn inherit(&self) -> FileTable {
-        let handles = self
+        let inherited = |i: usize| {
+            let state = self
+                .states
+                .get(&(i as u16))
+                .copied()
+                .unwrap_or(DEVICE_STATE);
+            state & OPEN_FLAGS_NOINHERIT == 0
+        };
+        let handles: Vec<Option<Handle>> = self
             .handles
             .iter()
-            .map(|h| match h {
+            .enumerate()
+            .map(|(i, h)| match h {
+                _ if !inherited(i) => None,
                 Some(Handle::Std(d)) => Some(Handle::Std(*d)),
-                Some(Handle::File {
-                    file,
-                    access,
-                    noinherit: false,
-                }) => file.try_clone().ok().map(|file| Handle::File {
-                    file,
-                    access: *access,
-                    noinherit: false,
-                }),
-                _ => None,
+                Some(Handle::File { file, access }) => {
+                    file.try_clone().ok().map(|file| Handle::File {
+                        file,
+                        access: *access,
+                    })
+                }
+                None => None,
             })
+            .collect();
+        let states = self
+            .states
+            .iter()
+            .filter(|(h, _)| handles.get(usize::from(**h)).is_some_and(Option::is_some))
+            .map(|(h, s)| (*h, *s))
             .collect();
         FileTable {
             cwd: self.cwd.clone(),
             handles,
             max_handles: self.max_handles,
             finds: HashMap::new(),
+            states,
         }
+    }
+
+    /// A handle's state (DosQueryFHState).
+    pub fn state(&mut self, h: u16) -> Result<u16, u32> {
+        self.get(h).ok_or(ERROR_INVALID_HANDLE)?;
+        Ok(self.states.get(&h).copied().unwrap_or(DEVICE_STATE))
+    }
+
+    /// DosSetFHState: the [`SETTABLE_STATE`] bits of `flags` replace the
+    /// handle's; any other bit is ERROR_INVALID_PARAMETER.
+    pub fn set_state(&mut self, h: u16, flags: u16) -> Result<(), u32> {
+        let old = self.state(h)?;
+        if flags & !SETTABLE_STATE != 0 {
+            return Err(ERROR_INVALID_PARAMETER);
+        }
+        self.states.insert(h, (old & !SETTABLE_STATE) | flags);
+        Ok(())
     }
 
     pub fn get(&mut self, h: u16) -> Option<&mut Handle> {
@@ -423,6 +469,7 @@ impl FileTable {
         match self.handles.get_mut(usize::from(h)) {
             Some(slot @ Some(_)) => {
                 *slot = None;
+                self.states.remove(&h);
                 Ok(())
             }
             _ => Err(ERROR_INVALID_HANDLE),
@@ -528,7 +575,9 @@ impl Files<'_> {
         size: u64,
     ) -> Result<(u16, u32), u32> {
         if let Some(dev) = device(path) {
-            return Ok((self.table.insert(Handle::Std(dev))?, 1));
+            let h = self.table.insert(Handle::Std(dev))?;
+            self.table.states.insert(h, mode);
+            return Ok((h, 1));
         }
         let r = self.resolve(path)?;
         let access = (mode & 7) as u8;
@@ -566,12 +615,8 @@ impl Files<'_> {
         {
             self.fs.stamp(&md);
         }
-        let noinherit = mode & 0x80 != 0;
-        let h = self.table.insert(Handle::File {
-            file,
-            access,
-            noinherit,
-        })?;
+        let h = self.table.insert(Handle::File { file, access })?;
+        self.table.states.insert(h, mode);
         Ok((h, action))
     }
 

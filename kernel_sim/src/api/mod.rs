@@ -68,6 +68,7 @@ pub mod cptrapvm;
 pub mod doscalls16;
 pub mod doscalls32;
 mod exec;
+mod fhstate;
 mod fileinfo;
 mod find;
 pub(crate) mod libuni;
@@ -271,6 +272,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(submem::DEFS)
         .chain(threads::DEFS)
         .chain(fileinfo::DEFS)
+        .chain(fhstate::DEFS)
         .chain(pmwin::DEFS)
         .chain(libuni::DEFS)
         .chain(uconv::DEFS)
