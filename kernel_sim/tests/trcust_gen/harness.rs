@@ -269,6 +269,30 @@ pub fn explain(case: &Case, ibm: &Run, ours: &Run) -> Option<&'static str> {
             "TRCUST reports a premature end of file when TYPE= or GROUP= ends the file (defects, 6.2)",
         );
     }
+    // A module with CodeView 4 debug information (NB05-NB11, as
+    // Microsoft LINK and WLINK write it): TRCUST reads only IBM HLL, says
+    // `HLL Debug Info not in order - forcing /NODE` and goes on without
+    // it; we read CodeView (tdf::debuginfo). Explained only when our run
+    // with /NODE is exactly IBM's run without that line.
+    let not_in_order = "ERROR: HLL Debug Info not in order - forcing /NODE";
+    if it.contains(not_in_order) && case.modules.iter().any(|m| is_codeview(m)) {
+        let without: String = it
+            .lines()
+            .filter(|l| !l.ends_with(not_in_order))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let mut nodebug = case.clone();
+        nodebug.args.push("/NODE".to_string());
+        let ours_nodebug = run_ours(&nodebug);
+        if ours_nodebug.text() == without
+            && ours_nodebug.exit == ibm.exit
+            && ours_nodebug.files == ibm.files
+        {
+            return Some(
+                "TRCUST reads only IBM HLL debug information and ignores CodeView 4 (not in order, /NODE forced); we read CodeView (tdf::debuginfo), and with /NODE ours is IBM's run",
+            );
+        }
+    }
     // `-reg` compiles as `+reg` in TRCUST.
     if it == ot && ibm.exit == ours.exit && has_minus_register(&tsf) {
         let names_same = ibm.files.keys().eq(ours.files.keys());
@@ -277,6 +301,21 @@ pub fn explain(case: &Case, ibm: &Run, ours: &Run) -> Option<&'static str> {
         }
     }
     None
+}
+
+/// Whether module `name` of the generator ends with a CodeView 4
+/// trailer (`NB05`..`NB11` and the distance back to the signature).
+fn is_codeview(name: &str) -> bool {
+    let Some(bytes) = module_bytes(name) else {
+        return false;
+    };
+    let Some(sig) = bytes.len().checked_sub(8).map(|at| &bytes[at..at + 4]) else {
+        return false;
+    };
+    matches!(
+        sig,
+        b"NB05" | b"NB06" | b"NB07" | b"NB08" | b"NB09" | b"NB11"
+    )
 }
 
 fn ends_with_type_or_group(tsf: &str) -> bool {
