@@ -186,6 +186,9 @@ pub(crate) enum Handle {
 pub(crate) struct FindState {
     pub entries: Vec<FindEntry>,
     pub next: usize,
+    /// The information level DosFindFirst was given (1 FIL_STANDARD, 2
+    /// FIL_QUERYEASIZE).
+    pub level: u32,
 }
 
 /// A directory entry for DosFindFirst/Next.

@@ -36,6 +36,16 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 63 "DosFindClose" Far16 [W] shared::find_close),
     api!("DOSCALLS" 64 "DosFindFirst" Far16 [S, P, W, P, W, P, L] |p, c| p.find_first(c, 1)),
     api!("DOSCALLS" 65 "DosFindNext" Far16 [W, P, W, P] shared::find_next),
+    api!("DOSCALLS" 84 "DosSetFileMode" Far16 [S, W, L] |p, c| {
+        let name = p.arg_sz(c, 0)?;
+        p.files().set_path_info(&name, [None; 3], Some(c.w(1)))
+    }),
+    api!("DOSCALLS" 95 "DosOpen2" Far16 [S, P, P, L, W, W, L, P, L] |p, c| {
+        shared::open_with_eas(p, c, 7)
+    }),
+    api!("DOSCALLS" 184 "DosFindFirst2" Far16 [S, P, W, P, W, P, W, L] |p, c| {
+        p.find_first(c, u32::from(c.w(6)))
+    }),
     api!("DOSCALLS" 66 "DosMkDir" Far16 [S, L] shared::create_dir),
     api!("DOSCALLS" 68 "DosNewSize" Far16 [W, L] shared::set_file_size),
     api!("DOSCALLS" 70 "DosOpen" Far16 [S, P, P, L, W, W, W, L] shared::open),

@@ -44,7 +44,9 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 265 "DosFindNext" Sys32 [L, P, L, P] shared::find_next),
     api!("DOSCALLS" 270 "DosCreateDir" Sys32 [S, P] shared::create_dir),
     api!("DOSCALLS" 272 "DosSetFileSize" Sys32 [L, L] shared::set_file_size),
-    api!("DOSCALLS" 273 "DosOpen" Sys32 [S, P, P, L, L, L, L, P] shared::open),
+    api!("DOSCALLS" 273 "DosOpen" Sys32 [S, P, P, L, L, L, L, P] |p, c| {
+        shared::open_with_eas(p, c, 7)
+    }),
     api!("DOSCALLS" 274 "DosQueryCurrentDir" Sys32 [L, P, P] |p, c| {
         if !matches!(c.l(0), 0 | 3) {
             return Err(ERROR_INVALID_DRIVE);

@@ -1,8 +1,14 @@
-//! DosFindFirst / DosFindNext / DosFindClose for both conventions.
+//! DosFindFirst / DosFindFirst2 / DosFindNext / DosFindClose for both
+//! conventions.
 //!
 //! 16-bit level 1 entries are FILEFINDBUF packed back to back (23 bytes
 //! of fields, the name length, the name and its NUL); 32-bit entries are
 //! FILEFINDBUF3 with `oNextEntryOffset` (0 in the last), packed likewise.
+//! Level 2 (FIL_QUERYEASIZE: FILEFINDBUF2, FILEFINDBUF4) adds `cbList`
+//! before the name: the size of the file's extended attributes as a
+//! FEALIST, 4 (an empty list) as the sandbox keeps no extended
+//! attributes. Level 3 (FIL_QUERYEASFROMLIST) is not implemented
+//! (ERROR_INVALID_LEVEL), nor is any other level.
 
 use crate::api::Call;
 use crate::api::util::ApiResult;
@@ -10,7 +16,10 @@ use crate::fs::{FindEntry, FindState};
 use crate::process::Process;
 use crate::rc::*;
 
-fn entry_bytes(e: &FindEntry, far16: bool) -> Vec<u8> {
+/// The size of an empty FEALIST (its `cbList` alone).
+const EMPTY_FEALIST: u32 = 4;
+
+fn entry_bytes(e: &FindEntry, far16: bool, level: u32) -> Vec<u8> {
     let mut v = Vec::new();
     if !far16 {
         v.extend(0u32.to_le_bytes());
@@ -18,6 +27,9 @@ fn entry_bytes(e: &FindEntry, far16: bool) -> Vec<u8> {
     v.extend(crate::api::doscalls16::file_status(
         e.size, e.attr, &e.stamps, !far16,
     ));
+    if level == 2 {
+        v.extend(EMPTY_FEALIST.to_le_bytes());
+    }
     let name = crate::process::latin1(&e.name);
     v.push(name.len().min(255) as u8);
     v.extend(&name[..name.len().min(255)]);
@@ -45,7 +57,7 @@ impl Process {
         let mut n = 0;
         let mut last_start = 0;
         while n < count.max(1) && state.next < state.entries.len() {
-            let e = entry_bytes(&state.entries[state.next], c.far16);
+            let e = entry_bytes(&state.entries[state.next], c.far16, state.level);
             if out.len() + e.len() > cb {
                 break;
             }
@@ -70,7 +82,10 @@ impl Process {
     }
 
     /// DosFindFirst: args (spec, phdir, attr, buf, cb, pcount, ...).
-    pub(crate) fn find_first(&mut self, c: &Call, _level: u32) -> ApiResult<()> {
+    pub(crate) fn find_first(&mut self, c: &Call, level: u32) -> ApiResult<()> {
+        if level != 1 && level != 2 {
+            return Err(ERROR_INVALID_LEVEL);
+        }
         let spec = self.arg_sz(c, 0)?;
         let hsize = if c.far16 { 2 } else { 4 };
         let lin = self.arg_ptr(c, 1, hsize)?;
@@ -87,10 +102,14 @@ impl Process {
         let craw = self.read_mem(plin, hsize).ok_or(ERROR_INVALID_ADDRESS)?;
         let count = usize::from(u16::from_le_bytes([craw[0], craw[1]]));
         let entries = self.files().find(&spec, (c.l(2) & 0xFFFF) as u16)?;
-        self.pcb
-            .files
-            .finds
-            .insert(hdir, FindState { entries, next: 0 });
+        self.pcb.files.finds.insert(
+            hdir,
+            FindState {
+                entries,
+                next: 0,
+                level,
+            },
+        );
         if c.far16 {
             self.put_u16(c, 1, hdir)?;
         } else {

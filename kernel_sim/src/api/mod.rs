@@ -71,6 +71,7 @@ mod exec;
 mod fhstate;
 mod fileinfo;
 mod find;
+mod fsattach;
 pub(crate) mod libuni;
 pub mod modules;
 pub mod msg;
@@ -273,6 +274,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(threads::DEFS)
         .chain(fileinfo::DEFS)
         .chain(fhstate::DEFS)
+        .chain(fsattach::DEFS)
         .chain(pmwin::DEFS)
         .chain(libuni::DEFS)
         .chain(uconv::DEFS)

@@ -126,6 +126,33 @@ pub(crate) fn open(p: &mut Process, c: &Call) -> ApiResult<()> {
     p.put_word(c, 2, action)
 }
 
+/// ERROR_EAS_NOT_SUPPORTED.
+const ERROR_EAS_NOT_SUPPORTED: u32 = 282;
+
+/// DosOpen2 (16-bit) and the 32-bit DosOpen's EAOP argument (`i`): the
+/// sandbox keeps no extended attributes, so an EAOP whose FEALIST holds
+/// any (its `cbList` above 4) is ERROR_EAS_NOT_SUPPORTED, with the EAOP's
+/// `oError` set to 0; NULL or an empty list opens as DosOpen.
+pub(crate) fn open_with_eas(p: &mut Process, c: &Call, i: usize) -> ApiResult<()> {
+    if c.l(i) != 0 {
+        let (ptr_size, eaop) = (4u32, 12u32);
+        let op = p.arg_bytes(c, i, eaop)?;
+        let fea = u32::from_le_bytes([op[4], op[5], op[6], op[7]]);
+        if fea != 0 {
+            let lin = p.ptr(fea, c.far16, 4).ok_or(ERROR_INVALID_ADDRESS)?;
+            let b = p.read_mem(lin, 4).ok_or(ERROR_INVALID_ADDRESS)?;
+            let cb = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            if cb > 4 {
+                let at = p.arg_ptr(c, i, eaop)? + 2 * ptr_size;
+                let zero = vec![0; (eaop - 2 * ptr_size) as usize];
+                p.write_mem(at, &zero);
+                return Err(ERROR_EAS_NOT_SUPPORTED);
+            }
+        }
+    }
+    open(p, c)
+}
+
 /// DosQCurDisk / DosQueryCurrentDisk(&drive, &map): always C:.
 pub(crate) fn query_current_disk(p: &mut Process, c: &Call) -> ApiResult<()> {
     p.put_word(c, 0, 3)?;
