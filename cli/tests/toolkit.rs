@@ -485,3 +485,67 @@ fn what_each_toolkit_tool_still_misses() {
         assert!(complete.iter().any(|c| c == t), "{t}:\n{report}");
     }
 }
+
+#[test]
+fn rc16_compiles_a_resource_script_and_binds_it_into_an_exe() {
+    let Some(tk) = toolkit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy(
+        &tk,
+        root,
+        &[
+            ("bin/rc16.exe", "RC16.EXE"),
+            ("bin/rcpp.exe", "RCPP.EXE"),
+            ("bin/rcpp.err", "RCPP.ERR"),
+            ("bin/alp.exe", "ALP.EXE"),
+            ("bin/alp.msg", "ALP.MSG"),
+            ("bin/link386.exe", "LINK386.EXE"),
+            ("lib/os2386.lib", "OS2386.LIB"),
+        ],
+    );
+    std::fs::write(
+        root.join("T.RC"),
+        "#define IDS_HELLO 1\nSTRINGTABLE\nBEGIN\n  IDS_HELLO, \"Hello from RC\"\n  2, \"Second\"\nEND\n",
+    )
+    .unwrap();
+    // RC16 runs RCPP (the preprocessor) as a child process.
+    let (code, text, err) = run(root, "RC16.EXE", &["-r", "T.RC"]);
+    assert_eq!(code, 0, "{text}{err}");
+    assert!(text.contains("RCPP -E -D RC_INVOKED"), "{text}");
+    let res = std::fs::read(root.join("T.RES")).unwrap();
+    // A string table resource (type 5) of bundle 1, holding both strings.
+    assert_eq!(&res[..6], &[0xFF, 5, 0, 0xFF, 1, 0], "{res:02x?}");
+    for s in ["Hello from RC", "Second"] {
+        assert!(
+            res.windows(s.len()).any(|w| w == s.as_bytes()),
+            "{s}: {res:02x?}"
+        );
+    }
+    // Bound into a program ALP and LINK386 build; the program still runs.
+    std::fs::write(root.join("HELLOA.ASM"), HELLO_ALP).unwrap();
+    std::fs::write(root.join("HELLOA.DEF"), "NAME HELLOA WINDOWCOMPAT\r\n").unwrap();
+    assert_eq!(run(root, "ALP.EXE", &["HELLOA.ASM"]).0, 0);
+    let link = run(
+        root,
+        "LINK386.EXE",
+        &["HELLOA.obj,HELLOA.EXE,NUL,OS2386.LIB,HELLOA.DEF;"],
+    );
+    assert_eq!(link.0, 0, "{}{}", link.1, link.2);
+    let (code, text, err) = run(root, "RC16.EXE", &["T.RES", "HELLOA.EXE"]);
+    assert_eq!(code, 0, "{text}{err}");
+    let m = loader::parse(&std::fs::read(root.join("HELLOA.EXE")).unwrap()).unwrap();
+    assert_eq!(m.resources.len(), 1, "{:?}", m.resources);
+    let r = &m.resources[0];
+    assert_eq!((r.type_id, r.name_id), (5, 1));
+    let object = &m.objects[usize::from(r.object) - 1];
+    let bytes: Vec<u8> = object.pages.iter().flat_map(|p| p.data.clone()).collect();
+    let at = r.offset as usize;
+    let data = &bytes[at..at + r.size as usize];
+    assert!(
+        data.windows(13).any(|w| w == b"Hello from RC"),
+        "{data:02x?}"
+    );
+    let (code, text, _) = run(root, "HELLOA.EXE", &[]);
+    assert_eq!((code, text.as_str()), (0, "Hello from ALP\r\n"));
+}

@@ -435,6 +435,41 @@ impl FileTable {
         }
     }
 
+    /// DosDupHandle: a second handle on `h`'s open file (sharing its
+    /// position) under the lowest free number (`target` None) or under
+    /// `target`, closing what was open there (ERROR_INVALID_TARGET_HANDLE
+    /// past the handle limit). The copy has `h`'s state.
+    pub fn dup(&mut self, h: u16, target: Option<u16>) -> Result<u16, u32> {
+        let copy = match self.get(h).ok_or(ERROR_INVALID_HANDLE)? {
+            Handle::Std(d) => Handle::Std(*d),
+            Handle::File { file, access } => Handle::File {
+                file: file.try_clone().map_err(|e| io_error(&e))?,
+                access: *access,
+            },
+        };
+        let state = self.states.get(&h).copied();
+        let new = match target {
+            None => self.insert(copy)?,
+            Some(t) if t == h => return Ok(t),
+            Some(t) => {
+                let i = usize::from(t);
+                if i >= self.max_handles.max(self.handles.len()) {
+                    return Err(ERROR_INVALID_TARGET_HANDLE);
+                }
+                if self.handles.len() <= i {
+                    self.handles.resize_with(i + 1, || None);
+                }
+                self.handles[i] = Some(copy);
+                self.states.remove(&t);
+                t
+            }
+        };
+        if let Some(s) = state {
+            self.states.insert(new, s);
+        }
+        Ok(new)
+    }
+
     /// A handle's state (DosQueryFHState).
     pub fn state(&mut self, h: u16) -> Result<u16, u32> {
         self.get(h).ok_or(ERROR_INVALID_HANDLE)?;

@@ -11,6 +11,8 @@ pub const ERROR_FILE_NOT_FOUND: u32 = 2;
 pub const ERROR_PATH_NOT_FOUND: u32 = 3;
 /// Too many open files.
 pub const ERROR_TOO_MANY_OPEN_FILES: u32 = 4;
+/// ERROR_INVALID_TARGET_HANDLE: DosDupHandle's target is past the limit.
+pub const ERROR_INVALID_TARGET_HANDLE: u32 = 114;
 /// Access denied.
 pub const ERROR_ACCESS_DENIED: u32 = 5;
 /// Invalid handle.

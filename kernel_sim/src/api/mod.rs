@@ -72,6 +72,7 @@ mod fhstate;
 mod fileinfo;
 mod find;
 mod fsattach;
+mod handles;
 pub(crate) mod libuni;
 pub mod modules;
 pub mod msg;
@@ -275,6 +276,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(fileinfo::DEFS)
         .chain(fhstate::DEFS)
         .chain(fsattach::DEFS)
+        .chain(handles::DEFS)
         .chain(pmwin::DEFS)
         .chain(libuni::DEFS)
         .chain(uconv::DEFS)

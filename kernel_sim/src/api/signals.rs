@@ -23,6 +23,9 @@ const MAX_NESTING: u32 = 65535;
 const SIG_UNSETFOCUS: u32 = 0;
 const SIG_SETFOCUS: u32 = 1;
 
+/// ERROR_INVALID_SIGNAL_NUMBER.
+const ERROR_INVALID_SIGNAL_NUMBER: u32 = 209;
+
 /// The process's signal focus and must-complete counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SignalState {
@@ -35,6 +38,14 @@ pub struct SignalState {
 /// The entries.
 pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 110 "DosForceDelete" Sys32 [S] shared::delete),
+    // XCPT_SIGNAL_INTR, XCPT_SIGNAL_KILLPROC, XCPT_SIGNAL_BREAK: with no
+    // signal ever delivered there is nothing pending to acknowledge.
+    api!("DOSCALLS" 418 "DosAcknowledgeSignalException" Sys32 [L] |_, c| {
+        match c.l(0) {
+            1 | 3 | 4 => Ok(()),
+            _ => Err(ERROR_INVALID_SIGNAL_NUMBER),
+        }
+    }),
     api!("DOSCALLS" 378 "DosSetSignalExceptionFocus" Sys32 [L, P] |p, c| {
         let up = match c.l(0) {
             SIG_SETFOCUS => true,
