@@ -5,7 +5,8 @@
 //! The points where checks are made follow TRCUST's observed line numbers:
 //! the TP symbol is resolved after the token that follows the address has
 //! been read; a zero or missing length is reported at the length itself;
-//! a statement after ABORTOP or REMOVEOP once the statement is complete.
+//! anything after ABORTOP or REMOVEOP when the whole TRACE has been read
+//! (trace.rs).
 
 use rpn_vm::Instr;
 
@@ -202,11 +203,10 @@ impl Compiler<'_> {
         }
     }
 
-    /// Ends a data statement: reads the next token, then reports a
-    /// statement after ABORTOP or REMOVEOP.
-    fn data_end(&mut self, st: &TraceStmt) -> Step<()> {
+    /// Ends a data statement: reads the next token.
+    fn data_end(&mut self) -> Step<()> {
         self.peek()?;
-        self.after_end_check(st)
+        Ok(())
     }
 
     pub(crate) fn regs_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
@@ -258,7 +258,7 @@ impl Compiler<'_> {
             }
         }
         code.extend(codegen::regs(&regs));
-        self.data_end(st)?;
+        self.data_end()?;
         self.append(st, code)
     }
 
@@ -294,7 +294,6 @@ impl Compiler<'_> {
             return Err(self.error("invalid ORBIT value, tracepoint ignored"));
         }
         self.expect(')', false)?;
-        // Unlike data, ORBIT may follow ABORTOP or REMOVEOP.
         self.peek()?;
         st.orbit = Some((mask, var));
         self.append(st, codegen::orbit(mask, var as u16))
@@ -320,7 +319,7 @@ impl Compiler<'_> {
         self.expect(',', false)?;
         let flag = self.flag()?;
         self.expect(')', false)?;
-        self.data_end(st)?;
+        self.data_end()?;
         st.pending_len = Some(LenStmt { addr, flag });
         Ok(())
     }
@@ -359,7 +358,7 @@ impl Compiler<'_> {
         };
         self.expect(')', false)?;
         self.length_check(length);
-        self.data_end(st)?;
+        self.data_end()?;
         let mut t = Truncation::default();
         let flat = kind.flat();
         let length_code = match length {

@@ -59,8 +59,8 @@ pub(crate) struct TraceStmt {
     /// The code of a LEN= statement waiting for its memory statement, with
     /// its form (flat or segmented), its address and flag.
     pub(crate) pending_len: Option<super::operands::LenStmt>,
-    /// `ABORT` or `REMOVE` once ABORTOP or REMOVEOP was seen.
-    pub(crate) ended_by: Option<&'static str>,
+    /// ABORTOP and REMOVEOP seen (each may be given once).
+    pub(crate) ended_by: (bool, bool),
     pub(crate) orbit: Option<(u32, u32)>,
     pub(crate) auto_orbit: bool,
     pub(crate) has_data: bool,
@@ -193,27 +193,28 @@ impl Compiler<'_> {
                 "MEM32" | "MEM" | "ASCIIZ32" | "ASCIIZ" => self.data_kw(st, &kw)?,
                 "ORBIT" => self.orbit_kw(st)?,
                 "ABORTOP" | "REMOVEOP" => {
-                    let again = matches!(
-                        (st.ended_by, kw.as_str()),
-                        (Some("ABORT"), "ABORTOP") | (Some("REMOVE"), "REMOVEOP")
-                    );
-                    if again {
+                    let abort = kw == "ABORTOP";
+                    let seen = if abort {
+                        &mut st.ended_by.0
+                    } else {
+                        &mut st.ended_by.1
+                    };
+                    if std::mem::replace(seen, true) {
                         return Err(
                             self.error(format!("unexpected: multiple {kw} statements, ignored"))
                         );
                     }
-                    self.after_end_check(st)?;
-                    let (op, name) = if kw == "ABORTOP" {
-                        (rpn_vm::Op::Abort, "ABORT")
+                    let op = if abort {
+                        rpn_vm::Op::Abort
                     } else {
-                        (rpn_vm::Op::Remove, "REMOVE")
+                        rpn_vm::Op::Remove
                     };
                     // TRCUST takes these on a static tracepoint too, before
-                    // or after TP=@STATIC; they are not data.
+                    // or after TP=@STATIC; they are not data. What follows
+                    // them is checked when the statement ends.
                     let had_data = st.has_data;
                     self.append(st, vec![Instr::new(op)])?;
                     st.has_data = had_data;
-                    st.ended_by = Some(name);
                 }
                 _ => {
                     // As written, not upper-cased.
@@ -279,7 +280,11 @@ impl Compiler<'_> {
         };
         // The range is checked once the next token is read.
         self.peek()?;
-        if n > 0xFF {
+        // TRCUST compares the value as a signed 32-bit number: from
+        // 0x80000000 to 0xFFFFFFFF it passes the range check, and its low
+        // byte is the opcode compared with the module's.
+        let negative = u32::try_from(n).is_ok_and(|v| v >= 0x8000_0000);
+        if n > 0xFF && !negative {
             // TRCUST 3.05A prints this message without its operand.
             return Err(self.error("opcode: out of range"));
         }
@@ -364,12 +369,19 @@ impl Compiler<'_> {
         }
     }
 
-    /// Reports a data statement after ABORTOP or REMOVEOP.
-    pub(crate) fn after_end_check(&mut self, st: &TraceStmt) -> Step<()> {
-        match st.ended_by {
-            Some(what) => Err(self.error(format!("opcode defined after {what}"))),
-            None => Ok(()),
+    /// At the end of a statement with its tracepoint address: anything
+    /// after ABORTOP (even ORBIT or REMOVEOP) is `opcode defined after
+    /// ABORT`, else anything after REMOVEOP is `... after REMOVE`, as
+    /// TRCUST checks the finished record.
+    fn after_end_check(&mut self, st: &TraceStmt) -> Step<()> {
+        for (op, what) in [(rpn_vm::Op::Abort, "ABORT"), (rpn_vm::Op::Remove, "REMOVE")] {
+            if let Some(at) = st.code.iter().position(|i| i.op == op)
+                && at + 1 < st.code.len()
+            {
+                return Err(self.error(format!("opcode defined after {what}")));
+            }
         }
+        Ok(())
     }
 
     /// Reports a data statement on a static tracepoint.
@@ -419,6 +431,7 @@ impl Compiler<'_> {
         let Some(place) = st.place.clone() else {
             return Err(self.error("trace record incomplete, 'trace point address' required"));
         };
+        self.after_end_check(&st)?;
         let minor = match st.minor {
             Some(m) => m,
             None if explicit => {
