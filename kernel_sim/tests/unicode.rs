@@ -287,3 +287,33 @@ fn locales_and_classes() {
     let (o, _) = run(c.exit_eax());
     assert_eq!(o, Outcome::Exited(0x0002_040E), "ULS_INVALID");
 }
+
+/// UniStrncpy pads with NULs up to its count, as strncpy does; a count
+/// past the guest's memory ends at an access violation where that memory
+/// ends, and sizes nothing on the host (the hostile-arguments sweep once
+/// made it reserve 8 GB).
+#[test]
+fn strncpy_pads_and_a_huge_count_faults() {
+    let (a, d) = (DATA + 0x80, DATA + 0x100);
+    let mut c = Code::new();
+    ustr(&mut c, a, "abc");
+    bytes(&mut c, d, &[0xEE; 16]);
+    // UniStrncpy(d, a, 5): "abc", two NULs, the rest untouched.
+    c.push(5).push(a).push(d).call("LIBUNI", 44, 12);
+    let (o, mem) = run(c.exit_eax());
+    assert_eq!(o, Outcome::Exited(d));
+    assert_eq!(u16s(&mem, d, 6), [0x61, 0x62, 0x63, 0, 0, 0xEEEE]);
+
+    let mut c = Code::new();
+    ustr(&mut c, a, "abc");
+    c.push(u32::MAX).push(a).push(d).call("LIBUNI", 44, 12);
+    let (o, _) = run(c.exit_eax());
+    match o {
+        Outcome::GuestFault {
+            vector: 14,
+            cr2: Some(cr2),
+            ..
+        } => assert!(cr2 > d && cr2 & 0xFFF == 0, "cr2 {cr2:#x}"),
+        other => panic!("{other:?}"),
+    }
+}

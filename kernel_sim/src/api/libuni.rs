@@ -110,9 +110,10 @@ pub static DEFS: &[ApiDef] = &[
     }),
     api!("LIBUNI" 44 "UniStrncpy" Sys32 [P, P, L] raw |p, c| {
         let n = c.l(2);
-        let mut s = strn(p, c.l(1), n)?;
-        s.resize(n as usize, 0);
+        let s = strn(p, c.l(1), n)?;
         write_units(p, c.l(0), &s)?;
+        let end = c.l(0).wrapping_add(2 * s.len() as u32);
+        zero_units(p, end, n - s.len() as u32)?;
         Ok(c.l(0))
     }),
     api!("LIBUNI" 45 "UniStrpbrk" Sys32 [P, P] raw |p, c| {
@@ -210,6 +211,23 @@ fn strn(p: &mut Process, at: u32, n: u32) -> Result<Vec<u16>, Stop> {
         return Ok(Vec::new());
     }
     read_ustr(p, at, n.min(MAX_STR))
+}
+
+/// Store `n` NUL UniChars at `at`, up to each page end at a time: a huge
+/// `n` ends at the guest's first unwritable page (the access violation the
+/// real function gives, CR2 there) without sizing a host buffer by it.
+fn zero_units(p: &mut Process, at: u32, n: u32) -> Result<(), Stop> {
+    const PAGE: u64 = 0x1000;
+    let zeros = [0u8; PAGE as usize];
+    let mut left = 2 * u64::from(n);
+    let mut addr = at;
+    while left > 0 {
+        let len = left.min(PAGE - u64::from(addr) % PAGE);
+        uconv::write(p, addr, &zeros[..len as usize])?;
+        addr = addr.wrapping_add(len as u32);
+        left -= len;
+    }
+    Ok(())
 }
 
 /// Store a string and its NUL.
