@@ -61,6 +61,10 @@ pub(crate) struct ICache {
     page_gen: Vec<u32>,
     /// Misses (decodes), for tests and tuning.
     pub misses: u64,
+    /// Something was inserted since the last clear: a clear of an empty
+    /// cache costs nothing (the kernel registers hundreds of host calls,
+    /// each a clear of 2 MB of slots, before its first instruction).
+    filled: bool,
 }
 
 impl Default for ICache {
@@ -82,6 +86,7 @@ impl Default for ICache {
             slots: vec![empty; SLOTS + 1],
             page_gen: vec![0; PAGES],
             misses: 0,
+            filled: false,
         }
     }
 }
@@ -114,6 +119,7 @@ impl ICache {
     /// Store a decode and return its slot (the scratch slot, never found
     /// by `lookup`, for an uncacheable one).
     pub fn insert(&mut self, k: u64, d: Decoded) -> usize {
+        self.filled = true;
         let generation = self.page_gen[(d.phys >> 12) as usize];
         let (i, key) = if d.uncacheable {
             (SCRATCH, 0)
@@ -137,6 +143,9 @@ impl ICache {
         *g = g.wrapping_add(1);
     }
     pub fn clear(&mut self) {
+        if !std::mem::take(&mut self.filled) {
+            return;
+        }
         self.slots.iter_mut().for_each(|s| s.key = 0);
     }
     pub fn len(&self) -> usize {

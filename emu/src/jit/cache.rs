@@ -17,8 +17,11 @@ use super::select::Plan;
 /// Executions of a start address before it is translated.
 pub(crate) const HOT: u16 = 32;
 
-const SLOTS: usize = 1 << 10;
-const HEAT: usize = 1 << 12;
+/// Block slots: enough that a real program's hot blocks (IBM's TRCUST
+/// keeps about 1,100 live) rarely evict each other.
+const SLOTS: usize = 1 << 14;
+/// Heat counters (2^16, a counter per start address in practice).
+const HEAT: usize = 1 << 16;
 
 /// A translated block.
 pub(crate) struct Block {
@@ -46,6 +49,10 @@ pub(crate) struct Entry {
 pub(crate) struct Cache {
     slots: Vec<Option<Entry>>,
     heat: Vec<u16>,
+    /// Something was stored or heated since the last clear: a clear with
+    /// nothing to drop costs nothing (the kernel registers hundreds of
+    /// host calls, each a clear, before its first instruction).
+    touched: bool,
 }
 
 impl Default for Cache {
@@ -53,6 +60,7 @@ impl Default for Cache {
         Cache {
             slots: (0..SLOTS).map(|_| None).collect(),
             heat: vec![0; HEAT],
+            touched: false,
         }
     }
 }
@@ -78,6 +86,7 @@ impl Cache {
     /// Count one execution of `lin`; true when it just became hot.
     #[inline]
     pub fn heat(&mut self, lin: u32) -> bool {
+        self.touched = true;
         let h = &mut self.heat[heat_of(lin)];
         *h += 1;
         if *h >= HOT {
@@ -95,6 +104,7 @@ impl Cache {
     /// Store an entry, replacing whatever shared its slot, except that the
     /// memo of an address without a block does not evict a block.
     pub fn insert(&mut self, e: Entry) {
+        self.touched = true;
         let s = &mut self.slots[slot_of(e.key)];
         if e.block.is_none() && s.as_ref().is_some_and(|old| old.block.is_some()) {
             return;
@@ -112,8 +122,12 @@ impl Cache {
 
     /// Drop everything.
     pub fn clear(&mut self) {
+        if !self.touched {
+            return;
+        }
         self.slots.iter_mut().for_each(|s| *s = None);
         self.heat.iter_mut().for_each(|h| *h = 0);
+        self.touched = false;
     }
 
     /// Translated blocks held (valid or not yet found stale).
