@@ -415,6 +415,8 @@ fn pack_and_pack2_pack_a_file() {
             text.contains("T.TXT"),
             "{tool} names what it packed: {text}"
         );
+        // Its messages are bound into it by MSGBIND (16-bit MKMSGSEG).
+        assert!(text.contains("1 file(s) packed."), "{tool}: {text}");
         let pak = std::fs::read(root.join(out)).unwrap();
         assert_eq!(
             &pak[..4],
@@ -436,6 +438,21 @@ fn pack_and_pack2_pack_a_file() {
             "{tool}: the original size"
         );
     }
+}
+
+#[test]
+fn pack2_without_arguments_prints_its_bound_usage() {
+    let Some(tk) = toolkit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    copy(&tk, dir.path(), &[("bin/pack2.exe", "PACK2.EXE")]);
+    let (code, text, err) = run(dir.path(), "PACK2.EXE", &[]);
+    assert_eq!(code, 4, "{text}{err}");
+    let all = format!("{text}{err}");
+    assert!(
+        all.contains("SYS1003: "),
+        "an OSO001 message bound into it: {all}"
+    );
+    assert!(all.contains("[/D:MM-DD-YYYY]"), "{all}");
 }
 
 /// The toolkit's Presentation Manager tools: their PM imports are out

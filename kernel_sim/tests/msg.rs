@@ -173,14 +173,15 @@ fn run_with(bytes: Vec<u8>, files: &[(&str, Vec<u8>)]) -> (Outcome, Vec<u8>) {
 fn get_message_reads_the_file_along_dpath() {
     let file = msg_file(&[b"EBad %1 thing\r\n", b"IHello %1%0\r\n", b"Wx"]);
     let name = 0x20120;
+    // The failures first: each puts its own text in BUF.
     let (o, mem) = run_with(
         get_program(
             &[
-                [0, TABLE, 1, BUF, 64, 5, name, LEN],
-                [0, TABLE, 1, BUF + 0x40, 64, 6, name, 0x20084],
                 [0, TABLE, 1, BUF, 64, 8, name, LEN],
                 [0, TABLE, 10, BUF, 64, 5, name, LEN],
                 [0, TABLE, 1, BUF, 4, 5, name, LEN],
+                [0, TABLE, 1, BUF, 64, 5, name, LEN],
+                [0, TABLE, 1, BUF + 0x40, 64, 6, name, 0x20084],
             ],
             b"T.MSG\0",
         ),
@@ -188,23 +189,51 @@ fn get_message_reads_the_file_along_dpath() {
     );
     assert_eq!(o, Outcome::Exited(0));
     let rc: Vec<u32> = (0..5).map(|i| u32_at(&mem, RC + 4 * i)).collect();
-    assert_eq!(rc, [0, 0, 317, 320, 316]);
+    assert_eq!(rc, [317, 320, 316, 0, 0]);
     let want = b"TST0005: Bad ab thing\r\n";
     assert_eq!(u32_at(&mem, LEN), want.len() as u32);
     assert_eq!(&mem[(BUF - RC) as usize..][..want.len()], want);
     assert_eq!(u32_at(&mem, 0x20084), 8);
     assert_eq!(&mem[(BUF + 0x40 - RC) as usize..][..9], b"Hello ab\0");
+    // A failure's text: the system's message for the error, with the
+    // message number and the file; a message too long is cut to the
+    // buffer.
+    for (call, want) in [
+        (
+            [0, TABLE, 1, BUF, 64, 8, name, LEN],
+            &b"SYS0317: Message 0008 is not in message file T.MSG.\r\n"[..],
+        ),
+        ([0, TABLE, 1, BUF, 4, 5, name, LEN], b"TST0"),
+    ] {
+        let (_, mem) = run_with(
+            get_program(&[call], b"T.MSG\0"),
+            &[("MSGS/T.MSG", file.clone())],
+        );
+        assert_eq!(u32_at(&mem, LEN), want.len() as u32);
+        assert_eq!(&mem[(BUF - RC) as usize..][..want.len()], want);
+    }
     // No such file, and a file that is not a message file.
     let (_, mem) = run_with(
         get_program(&[[0, TABLE, 1, BUF, 64, 5, 0x20120, LEN]], b"NO.MSG\0"),
         &[],
     );
     assert_eq!(u32_at(&mem, RC), 318, "ERROR_MR_UN_ACC_MSGF");
+    let want = b"SYS0318: Message file NO.MSG cannot be found or read.\r\n";
+    assert_eq!(&mem[(BUF - RC) as usize..][..want.len()], want);
     let (_, mem) = run_with(
         get_program(&[[0, TABLE, 1, BUF, 64, 5, 0x20120, LEN]], b"C:\\T.MSG\0"),
         &[("T.MSG", b"not a message file at all, really".to_vec())],
     );
     assert_eq!(u32_at(&mem, RC), 319, "ERROR_MR_INV_MSGF_FORMAT");
+    // OSO001.MSG without a file along DPATH: the system's own.
+    let (_, mem) = run_with(
+        get_program(&[[0, TABLE, 1, BUF, 64, 2, 0x20120, LEN]], b"OSO001.MSG\0"),
+        &[],
+    );
+    assert_eq!(u32_at(&mem, RC), 0);
+    let want = b"SYS0002: No file of that name was found.\r\n";
+    assert_eq!(u32_at(&mem, LEN), want.len() as u32);
+    assert_eq!(&mem[(BUF - RC) as usize..][..want.len()], want);
 }
 
 #[test]
@@ -257,9 +286,9 @@ fn bound_messages_come_first_then_the_file() {
     let (o, mem) = run_with(
         get_program_with(
             &[
+                [SEG, TABLE, 1, BUF, 64, 9, name, 0x20088],
                 [SEG, TABLE, 1, BUF, 64, 7, name, LEN],
                 [SEG, TABLE, 1, BUF + 0x40, 64, 5, name, 0x20084],
-                [SEG, TABLE, 1, BUF, 64, 9, name, 0x20088],
             ],
             b"C:\\MSGS\\T.MSG\0",
             &bound_segment(),
@@ -268,7 +297,7 @@ fn bound_messages_come_first_then_the_file() {
     );
     assert_eq!(o, Outcome::Exited(0));
     let rc: Vec<u32> = (0..3).map(|i| u32_at(&mem, RC + 4 * i)).collect();
-    assert_eq!(rc, [0, 0, 317], "bound, from the file, in neither");
+    assert_eq!(rc, [317, 0, 0], "in neither, bound, from the file");
     let want = b"TST0007: Bound ab";
     assert_eq!(u32_at(&mem, LEN), want.len() as u32);
     assert_eq!(&mem[(BUF - RC) as usize..][..want.len()], want);

@@ -85,6 +85,7 @@ pub mod sems;
 mod shared;
 pub(crate) mod signals;
 pub(crate) mod submem;
+mod sysmsg;
 pub mod systrace;
 pub(crate) mod threads;
 pub mod tnfprobe;

@@ -13,6 +13,7 @@
 
 use binread::{Bytes, ErrorKind};
 
+use crate::api::sysmsg;
 use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Call};
 use crate::process::Process;
@@ -211,34 +212,76 @@ const SYS32: Layout = Layout {
 
 /// DosTrueGetMessage (16-bit, MSG.2) and Dos32TrueGetMessage (MSG.6):
 /// a message from those MSGBIND bound into the program (32-bit), else
-/// from the `.MSG` file along DPATH. E and W messages get the
+/// from the `.MSG` file along DPATH (OSO001.MSG, when none is there,
+/// from the system's own: `sysmsg.rs`). E and W messages get the
 /// `COMPnnnn: ` prefix; `%0` ends the text (no line end).
+///
+/// When the message cannot be had (ERROR_MR_MID_NOT_FOUND,
+/// ERROR_MR_UN_ACC_MSGF, ERROR_MR_INV_MSGF_FORMAT, ERROR_MR_INV_IVCOUNT)
+/// the buffer receives the system's message for that error (as much as
+/// fits) and its length, and the call returns the error, as OS/2
+/// documents; a message longer than the buffer is returned as far as it
+/// fits, with ERROR_MR_MSG_TOO_LONG.
 fn get_message(p: &mut Process, c: &Call, at: &Layout) -> ApiResult<()> {
+    match get_message_text(p, c, at) {
+        Ok(out) => put_message(p, c, at, &out).map(|_| ()),
+        Err((rc, Some(text))) => {
+            put_message(p, c, at, &text)?;
+            Err(rc)
+        }
+        Err((rc, None)) => Err(rc),
+    }
+}
+
+/// Store a message's text (as much as the buffer holds) and its length.
+fn put_message(p: &mut Process, c: &Call, at: &Layout, text: &[u8]) -> ApiResult<()> {
+    let cap = if c.far16 {
+        u32::from(c.w(at.cap))
+    } else {
+        c.l(at.cap)
+    };
+    let text = &text[..text.len().min(cap as usize)];
+    if c.far16 {
+        p.put_u16(c, at.len, text.len() as u16)?;
+    } else {
+        p.put_u32(c, at.len, text.len() as u32)?;
+    }
+    if text.is_empty() {
+        return Ok(());
+    }
+    p.put_bytes(c, at.buf, text)
+}
+
+/// The message DosGetMessage returns, or the error with the text to put
+/// in the buffer for it.
+fn get_message_text(
+    p: &mut Process,
+    c: &Call,
+    at: &Layout,
+) -> Result<Vec<u8>, (u32, Option<Vec<u8>>)> {
     let word = |i: usize| if c.far16 { u32::from(c.w(i)) } else { c.l(i) };
     let count = word(at.count);
     let cap = word(at.cap);
     let number = word(at.number);
+    let plain = |rc: u32| (rc, None);
+    let name = p.arg_sz(c, at.file).map_err(plain)?;
+    let failed = |rc: u32| (rc, sysmsg::failure_text(rc, number, &name));
     if count > MAX_INSERTS {
-        return Err(ERROR_MR_INV_IVCOUNT);
+        return Err(failed(ERROR_MR_INV_IVCOUNT));
     }
-    let table = p.arg_bytes(c, at.table, 4 * count)?;
+    let table = p.arg_bytes(c, at.table, 4 * count).map_err(plain)?;
     let mut inserts = Vec::with_capacity(count as usize);
     for e in table.chunks_exact(4) {
         let raw = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
         let s = p
             .read_sz(raw, c.far16, 0x1_0000)
-            .ok_or(ERROR_INVALID_ADDRESS)?;
+            .ok_or(plain(ERROR_INVALID_ADDRESS))?;
         inserts.push(s);
     }
-    let name = p.arg_sz(c, at.file)?;
-    let bound = if c.far16 {
-        None
-    } else {
-        bound_message(p, c.l(at.seg), &name, number)
-    };
+    let bound = bound_message(p, c.l(at.seg), c.far16, &name, number);
     let (comp, kind, mut text) = match bound {
         Some(m) => m,
-        None => file_message(p, &name, number)?,
+        None => file_message(p, &name, number).map_err(failed)?,
     };
     if let Some(z) = text.windows(2).position(|w| w == b"%0") {
         text.truncate(z);
@@ -248,60 +291,79 @@ fn get_message(p: &mut Process, c: &Call, at: &Layout) -> ApiResult<()> {
         full.extend(format!("{comp}{number:04}: ").bytes());
     }
     full.extend(text);
-    let out = expand(&full, &inserts, cap as usize).ok_or(ERROR_MR_MSG_TOO_LONG)?;
-    if c.far16 {
-        p.put_u16(c, at.len, out.len() as u16)?;
-    } else {
-        p.put_u32(c, at.len, out.len() as u32)?;
+    match expand(&full, &inserts, cap as usize) {
+        Some(out) => Ok(out),
+        // As much as fits, with the error.
+        None => {
+            let out = expand(&full, &inserts, usize::MAX).unwrap_or_default();
+            Err((ERROR_MR_MSG_TOO_LONG, Some(out)))
+        }
     }
-    if out.is_empty() {
-        return Ok(());
-    }
-    p.put_bytes(c, at.buf, &out)
 }
 
 /// Bytes of a MSGSEG32 object read at most.
 const MAX_MSGSEG: u32 = 0x10_0000;
 
-/// A message MSGBIND bound into the program's MSGSEG32 object at `seg`
-/// for the message file `name`: its component, type and text.
+/// A message MSGBIND bound into the program's message segment at `seg`
+/// (16:16 for the 16-bit entry, flat for the 32-bit one) for the message
+/// file `name`: its component, type and text.
 ///
-/// The object, as OS2386.LIB lays it out and MSGBIND fills it:
-/// `FF "MSGSEG32" 00`, a word of flags, at 0x0E the offset of the
-/// bound-file table: a word count, then per file the offsets of its name
-/// and of its index (all offsets from the start of the object holding
-/// the segment). An index is the
-/// 3-letter component, a word count and a word offset per message; a
-/// message is its number (word), length (word), type letter and text.
+/// The segment, as OS2286.LIB and OS2386.LIB lay it out and MSGBIND
+/// fills it: `FF "MKMSGSEG" 00` (16-bit) or `FF "MSGSEG32" 00`
+/// (32-bit), a word of flags, at 0x0E the offset of the bound-file
+/// table: a word count, then the offsets of the files' names, then the
+/// offsets of their indexes (all offsets from the start of the segment or
+/// object holding the message segment). An index is the 3-letter
+/// component, a word count and a word offset per message; a message is
+/// its number (word), length (word), type letter and text. (Read from
+/// IBM's PACK2, which binds OSO001.MSG and PACK.MSG: names first, then
+/// indexes.)
 fn bound_message(
     p: &mut Process,
     seg: u32,
+    far16: bool,
     name: &[u8],
     number: u32,
 ) -> Option<(String, u8, Vec<u8>)> {
-    let head = p.read_mem(seg, 0x12)?;
-    if &head[..10] != b"\xFFMSGSEG32\0" {
+    let (lin, signature) = if far16 {
+        (p.ptr(seg, true, 0x12)?, b"\xFFMKMSGSEG\0")
+    } else {
+        (seg, b"\xFFMSGSEG32\0")
+    };
+    let head = p.read_mem(lin, 0x12)?;
+    if &head[..10] != signature {
         return None;
     }
-    // Offsets are from the start of the object holding the segment (the
-    // linker leaves them unrelocated).
-    let base = p
-        .pcb
-        .modules
-        .iter()
-        .flat_map(|m| &m.objects)
-        .find(|o| o.base <= seg && seg - o.base < o.size)
-        .map_or(seg, |o| o.base);
-    let files = base + u32::from_le_bytes([head[0x0E], head[0x0F], head[0x10], head[0x11]]);
+    // Offsets are from the start of the segment (16-bit) or of the
+    // object holding the message segment (32-bit: the linker leaves them
+    // unrelocated).
+    let base = if far16 {
+        p.selector_to_linear((seg >> 16) as u16, 0, 1)?
+    } else {
+        p.pcb
+            .modules
+            .iter()
+            .flat_map(|m| &m.objects)
+            .find(|o| o.base <= seg && seg - o.base < o.size)
+            .map_or(seg, |o| o.base)
+    };
+    // A word in the 16-bit segment, a dword in the 32-bit one.
+    let table = if far16 {
+        u32::from(u16::from_le_bytes([head[0x0E], head[0x0F]]))
+    } else {
+        u32::from_le_bytes([head[0x0E], head[0x0F], head[0x10], head[0x11]])
+    };
+    let files = base + table;
     let u16_at = |p: &mut Process, at: u32| -> Option<u32> {
         let b = p.read_mem(at, 2)?;
         Some(u32::from(u16::from_le_bytes([b[0], b[1]])))
     };
     let n = u16_at(p, files)?;
     let base_name = tdf::module::file_name_bytes(name);
-    for f in 0..n.min(64) {
-        let name_off = u16_at(p, files + 2 + 4 * f)?;
-        let index = base + u16_at(p, files + 4 + 4 * f)?;
+    let n = n.min(64);
+    for f in 0..n {
+        let name_off = u16_at(p, files + 2 + 2 * f)?;
+        let index = base + u16_at(p, files + 2 + 2 * n + 2 * f)?;
         let bound_name = p.read_sz(base + name_off, false, 260)?;
         if !bound_name.eq_ignore_ascii_case(base_name) {
             continue;
@@ -329,7 +391,13 @@ fn bound_message(
 
 /// A message of the `.MSG` file `name` (along DPATH).
 fn file_message(p: &mut Process, name: &[u8], number: u32) -> ApiResult<(String, u8, Vec<u8>)> {
-    let host = find_msg_file(p, name).ok_or(ERROR_MR_UN_ACC_MSGF)?;
+    let Some(host) = find_msg_file(p, name) else {
+        if sysmsg::is_system_file(name) {
+            let (kind, text) = sysmsg::message(number).ok_or(ERROR_MR_MID_NOT_FOUND)?;
+            return Ok(("SYS".into(), kind, text.to_vec()));
+        }
+        return Err(ERROR_MR_UN_ACC_MSGF);
+    };
     let size = std::fs::metadata(&host)
         .map_err(|_| ERROR_MR_UN_ACC_MSGF)?
         .len();
