@@ -38,10 +38,12 @@ pub const MAX_FILE_SIZE: u64 = 256 << 20;
 /// write fails with ERROR_DISK_FULL.
 pub const MAX_DISK_WRITE: u64 = 256 << 20;
 
-/// A host directory seen as drive C:.
+/// A host directory seen as drive C:, and the system's own directory
+/// `C:\OS2` (where CMD.EXE is) unless the root has an `OS2` of its own.
 #[derive(Clone, Debug)]
 pub struct Sandbox {
     root: PathBuf,
+    system: Option<PathBuf>,
 }
 
 /// What a path resolves to.
@@ -66,7 +68,14 @@ impl Sandbox {
         if !root.is_dir() {
             return Err(std::io::Error::other("the sandbox root is not a directory"));
         }
-        Ok(Sandbox { root })
+        Ok(Sandbox { root, system: None })
+    }
+
+    /// Show the host directory `dir` as `C:\OS2` (unless the root has an
+    /// `OS2` entry of its own).
+    pub fn with_system_dir(mut self, dir: &Path) -> Sandbox {
+        self.system = Some(dir.to_path_buf());
+        self
     }
 
     /// The host root directory.
@@ -111,6 +120,15 @@ impl Sandbox {
         Ok(out)
     }
 
+    /// The system's program `name` (CMD.EXE) as seen in the root, `C:\`,
+    /// when the root has no file of that name: programs look for the
+    /// command processor along PATH, and the default PATH is `C:\`.
+    fn root_program(&self, name: &str) -> Option<PathBuf> {
+        let sys = self.system.as_ref()?;
+        (name.eq_ignore_ascii_case("CMD.EXE") && Self::find_in(&self.root, name).is_none())
+            .then(|| sys.join("CMD.EXE"))
+    }
+
     /// Find `name` in the host directory `dir` ignoring case.
     fn find_in(dir: &Path, name: &str) -> Option<String> {
         if dir.join(name).symlink_metadata().is_ok() {
@@ -136,7 +154,25 @@ impl Sandbox {
         let mut host = self.root.clone();
         let mut os2 = String::from("C:");
         let mut exists = Some(true);
-        for (i, c) in comps.iter().enumerate() {
+        if let [name] = comps
+            && let Some(host) = self.root_program(name)
+        {
+            return Ok(Resolved {
+                host,
+                os2: format!("C:\\{}", name.to_ascii_uppercase()),
+                exists: Some(false),
+            });
+        }
+        let mut skip = 0;
+        if let (Some(sys), Some(first)) = (&self.system, comps.first())
+            && first.eq_ignore_ascii_case("OS2")
+            && Self::find_in(&self.root, "OS2").is_none()
+        {
+            host = sys.clone();
+            os2.push_str("\\OS2");
+            skip = 1;
+        }
+        for (i, c) in comps.iter().enumerate().skip(skip) {
             let last = i + 1 == comps.len();
             let found = Self::find_in(&host, c);
             let name = found.clone().unwrap_or_else(|| c.clone());
@@ -217,6 +253,8 @@ pub(crate) struct FileSystem {
     stamps: HashMap<(u64, u64), Stamps>,
     /// Bytes written to host files so far (see [`MAX_DISK_WRITE`]).
     pub written: u64,
+    /// The host directory behind `C:\OS2`, removed with the file system.
+    _system: Option<tempfile::TempDir>,
 }
 
 /// One process's files: its current directory, open handles, their limit
@@ -329,12 +367,24 @@ pub fn wild_match(pattern: &str, name: &str) -> bool {
 impl FileSystem {
     /// The file system with `root` as drive C:.
     pub fn new(root: &Path) -> std::io::Result<FileSystem> {
+        let mut sandbox = Sandbox::new(root)?;
+        // The system's programs (CMD.EXE); without a host temporary
+        // directory there are none, and the rest works as before.
+        let system = tempfile::Builder::new()
+            .prefix("os2trace-os2-")
+            .tempdir()
+            .ok()
+            .filter(|d| std::fs::write(d.path().join("CMD.EXE"), crate::cmd::image()).is_ok());
+        if let Some(d) = &system {
+            sandbox = sandbox.with_system_dir(d.path());
+        }
         Ok(FileSystem {
-            sandbox: Sandbox::new(root)?,
+            sandbox,
             now: (0, 0),
             boot: (0, 0),
             stamps: HashMap::new(),
             written: 0,
+            _system: system,
         })
     }
 
@@ -485,6 +535,43 @@ impl FileTable {
         }
         self.states.insert(h, (old & !SETTABLE_STATE) | flags);
         Ok(())
+    }
+
+    /// Put `new` (a handle and its state) under number `h` (growing the
+    /// table), returning what was there: how CMD.EXE redirects its
+    /// standard handles around a command.
+    pub fn replace(
+        &mut self,
+        h: u16,
+        new: Option<(Handle, Option<u16>)>,
+    ) -> Option<(Handle, Option<u16>)> {
+        let i = usize::from(h);
+        if self.handles.len() <= i {
+            self.handles.resize_with(i + 1, || None);
+        }
+        let old_state = self.states.remove(&h);
+        let old = self.handles[i].take().map(|hd| (hd, old_state));
+        if let Some((hd, state)) = new {
+            self.handles[i] = Some(hd);
+            if let Some(st) = state {
+                self.states.insert(h, st);
+            }
+        }
+        old
+    }
+
+    /// A second handle on what `h` is (the same file position), with its
+    /// state but inheritable.
+    pub fn duplicate(&mut self, h: u16) -> Option<(Handle, Option<u16>)> {
+        let state = self.states.get(&h).map(|s| s & !OPEN_FLAGS_NOINHERIT);
+        let hd = match self.get(h)? {
+            Handle::Std(d) => Handle::Std(*d),
+            Handle::File { file, access } => Handle::File {
+                file: file.try_clone().ok()?,
+                access: *access,
+            },
+        };
+        Some((hd, state))
     }
 
     pub fn get(&mut self, h: u16) -> Option<&mut Handle> {
@@ -833,6 +920,18 @@ impl Files<'_> {
                 size: md.len(),
                 attr: attr_of(&md),
                 stamps,
+            });
+        }
+        if out.is_empty()
+            && comps.is_empty()
+            && let Some(host) = self.fs.sandbox.root_program(&pat)
+            && let Ok(md) = host.metadata()
+        {
+            out.push(FindEntry {
+                name: pat.to_ascii_uppercase(),
+                size: md.len(),
+                attr: attr_of(&md),
+                stamps: self.fs.stamp_of(&md),
             });
         }
         if out.is_empty() {

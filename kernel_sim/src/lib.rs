@@ -53,6 +53,7 @@
 pub mod api;
 mod children;
 pub mod clock;
+mod cmd;
 mod desc;
 pub mod error;
 pub mod fs;

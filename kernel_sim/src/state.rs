@@ -156,6 +156,9 @@ pub(crate) struct Pcb {
     pub(crate) ldt: Vec<u64>,
     /// It has ended; it is freed when it leaves the machine.
     pub(crate) dead: bool,
+    /// The built-in command processor's state, when this process is
+    /// CMD.EXE (`cmd.rs`).
+    pub(crate) shell: Option<Box<crate::cmd::Shell>>,
 }
 
 impl Pcb {
@@ -189,6 +192,7 @@ impl Pcb {
             exec_flag: 0,
             ldt: Vec::new(),
             dead: false,
+            shell: None,
             uni: Default::default(),
             uni_tok: Default::default(),
         }

@@ -62,6 +62,7 @@ macro_rules! api {
     };
 }
 
+mod cmdshell;
 mod codepage;
 pub mod console;
 pub mod cptrapvm;
@@ -282,6 +283,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(libuni::DEFS)
         .chain(uconv::DEFS)
         .chain(exec::DEFS)
+        .chain(cmdshell::DEFS)
 }
 
 /// The system DLLs this kernel provides.
@@ -289,7 +291,7 @@ pub const SYSTEM_DLLS: &[&str] = &[
     "DOSCALLS", "DOSCALL1", "MSG", "VIOCALLS", "NLS", "KBDCALLS", "MOUCALLS", "SESMGR", "QUECALLS",
     "MONCALLS", "PMWIN", "PMGPI", "PMSHAPI", "PMMERGE", "HELPMGR", "PMSPL", "PMVIOP", "TNFPROBE",
     "NAMPIPES", "BDCALLS", "FKA", "PMCTLS", "PMDRAG", "PMGRE", "PMPIC", "PMWP", "PNP", "WPCONFIG",
-    "WPINET", "WPPRINT", "CPTRAP", "LIBUNI", "UCONV",
+    "WPINET", "WPPRINT", "CPTRAP", "CMDSHELL", "LIBUNI", "UCONV",
 ];
 
 /// Is `name` a system DLL?

@@ -1,0 +1,1051 @@
+//! The built-in command processor, CMD.EXE, written in Rust.
+//!
+//! The system directory `C:\OS2` (a host temporary directory the sandbox
+//! shows there, `fs.rs`) holds `CMD.EXE`: a small LX program built here
+//! ([`image`]) whose code calls `CMDSHELL.1` (CmdStep) in a loop. That
+//! call is this interpreter. So CMD.EXE is a real process: DosExecPgm
+//! starts it, it has a PID, its own handles and environment, and it
+//! starts programs as children with DosExecPgm's own work, waiting for
+//! each (EXEC_SYNC) as the scheduler's other waits do.
+//!
+//! What it understands (decisions where OS/2's CMD.EXE does more):
+//! - `CMD /C line` runs the line and ends; `CMD /K line` and `CMD` alone
+//!   then read lines from standard input until its end or EXIT.
+//! - A line is commands joined by `&`, `&&` and `||`; `%NAME%` is the
+//!   environment variable (`%%` a percent sign); `>`, `>>`, `<`, `2>`,
+//!   `2>>`, `2>&1` and `1>&2` redirect around one command. Pipes (`|`)
+//!   are refused with a message (no DosCreatePipe here).
+//! - Internal commands: SET, ECHO (and `ECHO.`), CD/CHDIR, DEL/ERASE
+//!   (wildcards), COPY (wildcards, `a+b` joins), TYPE, MD/MKDIR,
+//!   RD/RMDIR, REN/RENAME, PATH, IF [NOT] ERRORLEVEL n / EXIST name /
+//!   s1==s2, EXIT [n], REM, CLS, CALL, VER.
+//! - Any other name is a program: as given if it has a path, else in the
+//!   current directory then along PATH; without an extension `.EXE`,
+//!   then `.CMD`. A `.CMD` file is a batch file: its lines run in turn,
+//!   with `%0`..`%9` its arguments, `@` hiding nothing (lines are not
+//!   echoed) and `ECHO OFF` accepted.
+//! - ERRORLEVEL is the last program's result code (1 if it did not end
+//!   by DosExit), 0 after an internal command that worked and 1 after
+//!   one that failed; CMD's own exit code is the last ERRORLEVEL.
+//! - A program gets the arguments as OS/2's CMD.EXE passes them: the
+//!   program name as typed, NUL, the rest of the command (leading blanks
+//!   dropped), NUL, NUL; and CMD's environment with its SETs.
+
+use std::collections::VecDeque;
+
+use crate::api::{Call, Stop};
+use crate::children::{EXEC_SYNC, ExecError, ExecRequest, TC_EXIT};
+use crate::fs::Handle;
+use crate::process::{Process, latin1};
+use crate::threads::Wait;
+
+/// The system DLL CMD.EXE's loop calls.
+pub const MODULE: &str = "CMDSHELL";
+
+/// Lines a batch file may run (a GOTO-less file runs each once; this
+/// bounds CALL recursion too).
+const MAX_BATCH_LINES: usize = 100_000;
+
+/// CMD.EXE as an LX program: `call CMDSHELL.1; jmp back`, and a 16 KB
+/// stack whose lowest dwords receive a child's RESULTCODES.
+pub(crate) fn image() -> Vec<u8> {
+    use loader::{Address, Module, SourceKind, Target};
+    let mut m = Module::new_lx("CMD");
+    m.add_object(0x2005, 7, &[0xE8, 0, 0, 0, 0, 0xEB, 0xF9]);
+    m.add_object(0x2003, 0x4000, &[]);
+    m.start = Some(Address {
+        object: 1,
+        offset: 0,
+    });
+    m.stack = Some(Address {
+        object: 2,
+        offset: 0x4000,
+    });
+    m.stack_size = 0x4000;
+    let mi = m.import_module(MODULE);
+    m.add_fixup(
+        1,
+        1,
+        SourceKind::Rel32,
+        Target::ImportOrdinal {
+            module: mi,
+            ordinal: 1,
+        },
+    );
+    // A module this small always writes; an empty image would only make
+    // CMD.EXE fail to load, never the host.
+    loader::write(&m).unwrap_or_default()
+}
+
+/// How a command joins the one before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Join {
+    Always,
+    IfOk,
+    IfFailed,
+}
+
+/// CMD.EXE's state in its process.
+#[derive(Debug, Default)]
+pub(crate) struct Shell {
+    /// The environment, in order.
+    vars: Vec<(String, String)>,
+    /// Commands still to run: how each joins the one before, its text,
+    /// and whether `%NAME%` is still to be expanded (batch lines are
+    /// expanded as they run, command lines as they are read).
+    queue: VecDeque<(Join, String, bool)>,
+    /// Read more lines from standard input when the queue is empty.
+    interactive: bool,
+    errorlevel: u32,
+    echo: bool,
+    /// The child being waited for.
+    waiting: Option<u16>,
+    /// Batch lines run so far.
+    batch_lines: usize,
+}
+
+/// What a command did.
+enum Flow {
+    /// Done: ERRORLEVEL is set.
+    Done,
+    /// A child runs; wait for it.
+    Wait(u16),
+    /// EXIT.
+    Exit(u32),
+}
+
+/// CMDSHELL.1: run commands until one starts a program (the thread
+/// blocks until it ends) or none are left (CMD.EXE ends).
+pub(crate) fn step(p: &mut Process, _c: &Call) -> Result<u32, Stop> {
+    if p.pcb.shell.is_none() {
+        let shell = start(p);
+        p.pcb.shell = Some(Box::new(shell));
+    }
+    if let Some(pid) = p.shell().waiting.take() {
+        let codes = p.read_mem(results_at(p), 8).unwrap_or_default();
+        let word = |i: usize| {
+            codes
+                .get(i..i + 4)
+                .map_or(1, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        let (term, code) = (word(0), word(4));
+        let _ = pid;
+        p.shell().errorlevel = if term == TC_EXIT { code } else { 1 };
+    }
+    loop {
+        let Some((join, line, late)) = next_command(p) else {
+            let code = p.shell().errorlevel;
+            return Err(Stop::Exit(code));
+        };
+        let ok = p.shell().errorlevel == 0;
+        match join {
+            Join::IfOk if !ok => continue,
+            Join::IfFailed if ok => continue,
+            _ => {}
+        }
+        match run_line(p, &line, late)? {
+            Flow::Done => {}
+            Flow::Exit(code) => return Err(Stop::Exit(code)),
+            Flow::Wait(pid) => {
+                p.shell().waiting = Some(pid);
+                return Err(Stop::Block(Wait::Child {
+                    pid,
+                    tree: false,
+                    pres: results_at(p),
+                    ppid: 0,
+                    wide: true,
+                }));
+            }
+        }
+    }
+}
+
+/// Where a child's RESULTCODES go: the bottom of CMD.EXE's stack object.
+fn results_at(p: &Process) -> u32 {
+    p.pcb
+        .modules
+        .get(p.pcb.exe)
+        .and_then(|m| m.objects.get(1))
+        .map_or(0, |o| o.base)
+}
+
+impl Process {
+    fn shell(&mut self) -> &mut Shell {
+        self.pcb.shell.get_or_insert_with(Default::default)
+    }
+}
+
+/// Bytes of the process's environment segment from `at` up to a NUL.
+fn env_string(p: &mut Process, at: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..0x1_0000u32 {
+        let mut b = [0u8];
+        if p.machine.read_linear(at.wrapping_add(i), &mut b).is_err() || b[0] == 0 {
+            break;
+        }
+        out.push(b[0]);
+    }
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    b.iter().map(|&c| char::from(c)).collect()
+}
+
+/// The shell of a starting CMD.EXE: its environment and command line.
+fn start(p: &mut Process) -> Shell {
+    let mut shell = Shell {
+        echo: true,
+        ..Shell::default()
+    };
+    let base = p.pcb.env_base;
+    let mut at = base;
+    loop {
+        let s = env_string(p, at);
+        if s.is_empty() {
+            break;
+        }
+        at = at.wrapping_add(s.len() as u32 + 1);
+        let s = text(&s);
+        match s.split_once('=') {
+            Some((k, v)) => shell.vars.push((k.to_string(), v.to_string())),
+            None => shell.vars.push((s, String::new())),
+        }
+    }
+    let cmd = base + u32::from(p.pcb.cmd_offset);
+    let name = env_string(p, cmd);
+    let tail = text(&env_string(p, cmd + name.len() as u32 + 1));
+    let tail = tail.trim_start();
+    let upper = tail.to_ascii_uppercase();
+    let (line, interactive) = if upper.starts_with("/C") {
+        (&tail[2..], false)
+    } else if upper.starts_with("/K") {
+        (&tail[2..], true)
+    } else {
+        (tail, true)
+    };
+    // `CMD /C "a command"`: one pair of quotes around it all goes.
+    let line = line.trim();
+    let line = match line.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
+        Some(inner) if !inner.contains('"') => inner,
+        _ => line,
+    };
+    let line = expand(&shell.vars, line);
+    shell
+        .queue
+        .extend(split_line(&line).into_iter().map(|(j, c)| (j, c, false)));
+    shell.interactive = interactive;
+    shell
+}
+
+/// The next command: from the queue, else a line of standard input in
+/// interactive mode.
+fn next_command(p: &mut Process) -> Option<(Join, String, bool)> {
+    loop {
+        if let Some(c) = p.shell().queue.pop_front() {
+            return Some(c);
+        }
+        if !p.shell().interactive {
+            return None;
+        }
+        let mut line = Vec::new();
+        loop {
+            let b = p.read_handle(0, 1).ok()?;
+            match b.first() {
+                None if line.is_empty() => return None,
+                None | Some(b'\n') => break,
+                Some(b'\r') => {}
+                Some(&c) => line.push(c),
+            }
+        }
+        let line = expand(&p.shell().vars, &text(&line));
+        let items = split_line(&line).into_iter().map(|(j, c)| (j, c, false));
+        p.shell().queue.extend(items);
+    }
+}
+
+/// A line cut at `&`, `&&` and `||` outside quotes.
+fn split_line(line: &str) -> Vec<(Join, String)> {
+    let mut out = Vec::new();
+    let mut join = Join::Always;
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            '&' | '|' if !quoted => {
+                let double = chars.peek() == Some(&c);
+                if c == '|' && !double {
+                    cur.push(c);
+                    continue;
+                }
+                if double {
+                    chars.next();
+                }
+                if !cur.trim().is_empty() {
+                    out.push((join, std::mem::take(&mut cur)));
+                }
+                cur.clear();
+                join = match (c, double) {
+                    ('&', true) => Join::IfOk,
+                    ('|', true) => Join::IfFailed,
+                    _ => Join::Always,
+                };
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push((join, cur));
+    }
+    out
+}
+
+/// `%NAME%` replaced by the variable (nothing if unset), `%%` by `%`.
+fn expand(vars: &[(String, String)], line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(i) = rest.find('%') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i + 1..];
+        if let Some(r) = rest.strip_prefix('%') {
+            out.push('%');
+            rest = r;
+            continue;
+        }
+        match rest.find('%') {
+            Some(j) if j > 0 && !rest[..j].contains(' ') => {
+                let name = &rest[..j];
+                if let Some((_, v)) = vars.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)) {
+                    out.push_str(v);
+                }
+                rest = &rest[j + 1..];
+            }
+            _ => out.push('%'),
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A redirection of one command.
+#[derive(Debug)]
+enum Redirect {
+    /// Handle to a file: (handle, path, append).
+    Out(u16, String, bool),
+    /// Handle 0 from a file.
+    In(String),
+    /// Handle `to` becomes a copy of `from`.
+    Dup { to: u16, from: u16 },
+}
+
+/// Take the redirections out of a command.
+fn redirections(cmd: &str) -> (String, Vec<Redirect>) {
+    let b: Vec<char> = cmd.chars().collect();
+    let mut out = String::new();
+    let mut reds = Vec::new();
+    let mut i = 0;
+    let mut quoted = false;
+    while i < b.len() {
+        let c = b[i];
+        if c == '"' {
+            quoted = !quoted;
+        }
+        let digit = (c == '1' || c == '2')
+            && b.get(i + 1) == Some(&'>')
+            && (i == 0 || b[i - 1].is_whitespace());
+        if quoted || !(c == '>' || c == '<' || digit) {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let handle = if digit {
+            i += 1;
+            if c == '2' { 2 } else { 1 }
+        } else if c == '<' {
+            0
+        } else {
+            1
+        };
+        i += 1;
+        let append = handle != 0 && b.get(i) == Some(&'>');
+        if append {
+            i += 1;
+        }
+        if handle != 0 && b.get(i) == Some(&'&') {
+            i += 1;
+            let from = match b.get(i) {
+                Some('1') => 1,
+                Some('2') => 2,
+                _ => 1,
+            };
+            i += 1;
+            reds.push(Redirect::Dup { to: handle, from });
+            continue;
+        }
+        while b.get(i).is_some_and(|c| c.is_whitespace()) {
+            i += 1;
+        }
+        let mut name = String::new();
+        let mut q = false;
+        while let Some(&c) = b.get(i) {
+            if c == '"' {
+                q = !q;
+            } else if !q && (c.is_whitespace() || c == '<' || c == '>') {
+                break;
+            } else {
+                name.push(c);
+            }
+            i += 1;
+        }
+        reds.push(if handle == 0 {
+            Redirect::In(name)
+        } else {
+            Redirect::Out(handle, name, append)
+        });
+    }
+    (out, reds)
+}
+
+/// The handles a command's redirections replaced, to put back.
+type Saved = Vec<(u16, Option<(Handle, Option<u16>)>)>;
+
+/// Apply redirections; `Err` is the message for a file that cannot be
+/// opened (what was applied is undone by the caller with the saved list).
+fn redirect(p: &mut Process, reds: &[Redirect], saved: &mut Saved) -> Result<(), String> {
+    for r in reds {
+        let (h, handle) = match r {
+            Redirect::Dup { to, from } => {
+                let Some(d) = p.pcb.files.duplicate(*from) else {
+                    return Err("SYS0006: The handle is not valid.".into());
+                };
+                (*to, d)
+            }
+            Redirect::Out(h, name, append) => {
+                let flags = if *append { 0x11 } else { 0x12 };
+                let opened = p.files().open(&latin1(name), flags, 0x41, 0);
+                let Ok((n, _)) = opened else {
+                    return Err(format!("SYS0002: The system cannot open the file {name}."));
+                };
+                if *append {
+                    let _ = p.pcb.files.seek(n, 0, 2);
+                }
+                let Some(handle) = p.pcb.files.replace(n, None) else {
+                    return Err(format!("SYS0002: The system cannot open the file {name}."));
+                };
+                (*h, handle)
+            }
+            Redirect::In(name) => {
+                let opened = p.files().open(&latin1(name), 0x01, 0x40, 0);
+                let Ok((n, _)) = opened else {
+                    return Err(format!("SYS0002: The system cannot find the file {name}."));
+                };
+                let Some(handle) = p.pcb.files.replace(n, None) else {
+                    return Err(format!("SYS0002: The system cannot find the file {name}."));
+                };
+                (0, handle)
+            }
+        };
+        let old = p.pcb.files.replace(h, Some(handle));
+        saved.push((h, old));
+    }
+    Ok(())
+}
+
+fn restore(p: &mut Process, saved: Saved) {
+    for (h, old) in saved.into_iter().rev() {
+        p.pcb.files.replace(h, old);
+    }
+}
+
+/// The words of an argument: split at blanks outside quotes, the quotes
+/// dropped.
+fn words(arg: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let (mut quoted, mut any) = (false, false);
+    for c in arg.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn say(p: &mut Process, h: u16, s: &str) {
+    let _ = p.write_handle(h, &latin1(s));
+}
+
+/// Run one command of a line.
+fn run_line(p: &mut Process, line: &str, late: bool) -> Result<Flow, Stop> {
+    let line = if late {
+        expand(&p.shell().vars, line)
+    } else {
+        line.to_string()
+    };
+    let line = line.trim().trim_start_matches('@').trim_start();
+    if line.is_empty() || line.starts_with(':') {
+        return Ok(Flow::Done);
+    }
+    if line.contains('|') && !line.contains('"') {
+        say(p, 2, "CMD: pipes are not supported here.\r\n");
+        p.shell().errorlevel = 1;
+        return Ok(Flow::Done);
+    }
+    let (cmd, reds) = redirections(line);
+    let mut saved = Vec::new();
+    if let Err(msg) = redirect(p, &reds, &mut saved) {
+        restore(p, saved);
+        say(p, 2, &format!("{msg}\r\n"));
+        p.shell().errorlevel = 1;
+        return Ok(Flow::Done);
+    }
+    let flow = command(p, cmd.trim());
+    restore(p, saved);
+    flow
+}
+
+/// The command word and the rest: `echo.` and `cd\` split after the
+/// internal command's name.
+fn split_command(cmd: &str) -> (String, String) {
+    let end = cmd
+        .find(|c: char| c.is_whitespace() || matches!(c, '/' | '.' | '\\' | '+' | '=' | ',' | ';'))
+        .unwrap_or(cmd.len());
+    let word = cmd[..end].to_ascii_uppercase();
+    if INTERNAL.contains(&word.as_str()) {
+        return (word, cmd[end..].to_string());
+    }
+    // A program name runs to the first blank (it may hold a path).
+    let end = cmd.find(char::is_whitespace).unwrap_or(cmd.len());
+    (cmd[..end].to_string(), cmd[end..].to_string())
+}
+
+const INTERNAL: &[&str] = &[
+    "SET", "ECHO", "CD", "CHDIR", "DEL", "ERASE", "COPY", "TYPE", "MD", "MKDIR", "RD", "RMDIR",
+    "REN", "RENAME", "PATH", "IF", "EXIT", "REM", "CLS", "CALL", "VER",
+];
+
+fn done(p: &mut Process, ok: bool) -> Result<Flow, Stop> {
+    p.shell().errorlevel = u32::from(!ok);
+    Ok(Flow::Done)
+}
+
+fn command(p: &mut Process, cmd: &str) -> Result<Flow, Stop> {
+    let (word, rest) = split_command(cmd);
+    let arg = rest.trim();
+    match word.as_str() {
+        "REM" | "CLS" => done(p, true),
+        "VER" => {
+            say(p, 1, "\r\nThe Operating System/2 Version is 4.50\r\n");
+            done(p, true)
+        }
+        "ECHO" => {
+            let shown = rest.strip_prefix(['.', ' ']).unwrap_or(&rest);
+            match arg.to_ascii_uppercase().as_str() {
+                "" if !rest.starts_with('.') => {
+                    let on = if p.shell().echo { "on" } else { "off" };
+                    say(p, 1, &format!("ECHO is {on}.\r\n"));
+                }
+                "ON" => p.shell().echo = true,
+                "OFF" => p.shell().echo = false,
+                _ => say(p, 1, &format!("{shown}\r\n")),
+            }
+            done(p, true)
+        }
+        "SET" => set(p, arg),
+        "PATH" => {
+            if arg.is_empty() {
+                let v = get_var(p, "PATH").unwrap_or_default();
+                say(p, 1, &format!("PATH={v}\r\n"));
+                done(p, true)
+            } else {
+                let v = arg.trim_start_matches('=').to_string();
+                set(p, &format!("PATH={v}"))
+            }
+        }
+        "CD" | "CHDIR" => {
+            if arg.is_empty() {
+                let cwd = p.pcb.files.cwd_text();
+                say(p, 1, &format!("C:\\{cwd}\r\n"));
+                return done(p, true);
+            }
+            let ok = p.files().chdir(&latin1(arg.trim_matches('"'))).is_ok();
+            if !ok {
+                say(
+                    p,
+                    2,
+                    "SYS0003: The system cannot find the path specified.\r\n",
+                );
+            }
+            done(p, ok)
+        }
+        "MD" | "MKDIR" => {
+            let ok = p.files().mkdir(&latin1(arg.trim_matches('"'))).is_ok();
+            if !ok {
+                say(
+                    p,
+                    2,
+                    &format!("SYS0082: The directory {arg} cannot be created.\r\n"),
+                );
+            }
+            done(p, ok)
+        }
+        "RD" | "RMDIR" => {
+            let ok = p
+                .files()
+                .resolve(&latin1(arg.trim_matches('"')))
+                .ok()
+                .filter(|r| r.exists == Some(true))
+                .is_some_and(|r| std::fs::remove_dir(&r.host).is_ok());
+            if !ok {
+                say(
+                    p,
+                    2,
+                    &format!("SYS0016: The directory {arg} cannot be removed.\r\n"),
+                );
+            }
+            done(p, ok)
+        }
+        "DEL" | "ERASE" => del(p, arg),
+        "TYPE" => {
+            let data = read_file(p, arg.trim_matches('"'));
+            match data {
+                Some(d) => {
+                    let _ = p.write_handle(1, &d);
+                    done(p, true)
+                }
+                None => {
+                    say(
+                        p,
+                        2,
+                        "SYS0002: The system cannot find the file specified.\r\n",
+                    );
+                    done(p, false)
+                }
+            }
+        }
+        "COPY" => copy(p, arg),
+        "REN" | "RENAME" => {
+            let ws = words(arg);
+            let (Some(from), Some(to)) = (ws.first(), ws.get(1)) else {
+                say(p, 2, "SYS1003: The syntax of the command is incorrect.\r\n");
+                return done(p, false);
+            };
+            let ok = p
+                .files()
+                .resolve(&latin1(from))
+                .ok()
+                .filter(|r| r.exists.is_some())
+                .and_then(|r| {
+                    let dst = r.host.with_file_name(to);
+                    (!dst.exists()).then(|| std::fs::rename(&r.host, dst).is_ok())
+                })
+                .unwrap_or(false);
+            if !ok {
+                say(
+                    p,
+                    2,
+                    "SYS0002: The system cannot find the file specified.\r\n",
+                );
+            }
+            done(p, ok)
+        }
+        "EXIT" => {
+            let code = arg.parse().unwrap_or(p.shell().errorlevel);
+            Ok(Flow::Exit(code))
+        }
+        "IF" => if_command(p, arg),
+        "CALL" => command(p, arg),
+        _ => program(p, &word, &rest),
+    }
+}
+
+fn get_var(p: &mut Process, name: &str) -> Option<String> {
+    p.shell()
+        .vars
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.clone())
+}
+
+fn set(p: &mut Process, arg: &str) -> Result<Flow, Stop> {
+    let Some((k, v)) = arg.split_once('=') else {
+        let up = arg.to_ascii_uppercase();
+        let list: Vec<String> = p
+            .shell()
+            .vars
+            .iter()
+            .filter(|(k, _)| k.to_ascii_uppercase().starts_with(&up))
+            .map(|(k, v)| format!("{k}={v}\r\n"))
+            .collect();
+        let found = !list.is_empty() || up.is_empty();
+        say(p, 1, &list.concat());
+        return done(p, found);
+    };
+    let k = k.trim().to_ascii_uppercase();
+    let vars = &mut p.shell().vars;
+    vars.retain(|(n, _)| !n.eq_ignore_ascii_case(&k));
+    if !v.is_empty() {
+        vars.push((k, v.to_string()));
+    }
+    done(p, true)
+}
+
+fn if_command(p: &mut Process, arg: &str) -> Result<Flow, Stop> {
+    let (not, rest) = match arg.get(..4) {
+        Some(w) if w.eq_ignore_ascii_case("NOT ") => (true, arg[4..].trim_start()),
+        _ => (false, arg),
+    };
+    let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    let word = rest[..word_end].to_ascii_uppercase();
+    let after = rest[word_end..].trim_start();
+    let (cond, then) = if word == "ERRORLEVEL" || word == "EXIST" {
+        let end = after.find(char::is_whitespace).unwrap_or(after.len());
+        let operand = &after[..end];
+        let cond = if word == "ERRORLEVEL" {
+            operand
+                .parse::<u32>()
+                .map(|n| p.shell().errorlevel >= n)
+                .unwrap_or(false)
+        } else {
+            exists(p, &words(operand).concat())
+        };
+        (cond, after[end..].trim_start().to_string())
+    } else if let Some(eq) = rest.find("==") {
+        let left = rest[..eq].trim();
+        let right_all = rest[eq + 2..].trim_start();
+        let end = right_all
+            .find(char::is_whitespace)
+            .unwrap_or(right_all.len());
+        (
+            left == &right_all[..end],
+            right_all[end..].trim_start().to_string(),
+        )
+    } else {
+        say(p, 2, "SYS1003: The syntax of the command is incorrect.\r\n");
+        return done(p, false);
+    };
+    if cond != not && !then.is_empty() {
+        // The command runs next, before the rest of the line.
+        p.shell().queue.push_front((Join::Always, then, false));
+    }
+    Ok(Flow::Done)
+}
+
+fn exists(p: &mut Process, name: &str) -> bool {
+    if name.contains(['*', '?']) {
+        return p
+            .files()
+            .find(&latin1(name), 0x37)
+            .is_ok_and(|v| !v.is_empty());
+    }
+    p.files()
+        .resolve(&latin1(name))
+        .is_ok_and(|r| r.exists.is_some())
+}
+
+fn read_file(p: &mut Process, name: &str) -> Option<Vec<u8>> {
+    let r = p.files().resolve(&latin1(name)).ok()?;
+    if r.exists != Some(false) {
+        return None;
+    }
+    std::fs::read(&r.host).ok()
+}
+
+/// The files a pattern names, as OS/2 paths (the directory part kept).
+fn matching(p: &mut Process, pattern: &str) -> Vec<String> {
+    let dir = match pattern.rfind(['\\', '/', ':']) {
+        Some(i) => &pattern[..=i],
+        None => "",
+    };
+    match p.files().find(&latin1(pattern), 0x27) {
+        Ok(v) => v.into_iter().map(|e| format!("{dir}{}", e.name)).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn del(p: &mut Process, arg: &str) -> Result<Flow, Stop> {
+    let mut ok = !arg.is_empty();
+    for name in words(arg).iter().filter(|a| !a.starts_with('/')) {
+        let files = matching(p, name);
+        if files.is_empty() {
+            say(
+                p,
+                2,
+                &format!("SYS0002: The system cannot find the file {name}.\r\n"),
+            );
+            ok = false;
+        }
+        for f in files {
+            if p.files().delete(&latin1(&f)).is_err() {
+                ok = false;
+            }
+        }
+    }
+    done(p, ok)
+}
+
+fn copy(p: &mut Process, arg: &str) -> Result<Flow, Stop> {
+    let ws: Vec<String> = words(arg)
+        .into_iter()
+        .filter(|a| !a.starts_with('/'))
+        .collect();
+    let (src, dst) = match ws.as_slice() {
+        [s] => (s.as_str(), "."),
+        [s, d] => (s.as_str(), d.as_str()),
+        _ => {
+            say(p, 2, "SYS1003: The syntax of the command is incorrect.\r\n");
+            return done(p, false);
+        }
+    };
+    let parts: Vec<&str> = src.split('+').filter(|s| !s.is_empty()).collect();
+    let dst_dir = p
+        .files()
+        .resolve(&latin1(dst))
+        .is_ok_and(|r| r.exists == Some(true));
+    // Pairs of (what to read, where to write).
+    let mut jobs: Vec<(Vec<String>, String)> = Vec::new();
+    if parts.len() > 1 {
+        let names: Vec<String> = parts.iter().flat_map(|s| matching(p, s)).collect();
+        jobs.push((names, dst.to_string()));
+    } else {
+        for f in matching(p, src) {
+            let target = if dst_dir {
+                let base = f.rsplit(['\\', '/', ':']).next().unwrap_or(&f).to_string();
+                format!("{}\\{base}", dst.trim_end_matches('\\'))
+            } else {
+                dst.to_string()
+            };
+            jobs.push((vec![f], target));
+        }
+    }
+    if jobs.is_empty() || jobs.iter().any(|(s, _)| s.is_empty()) {
+        say(
+            p,
+            2,
+            &format!("SYS0002: The system cannot find the file {src}.\r\n"),
+        );
+        return done(p, false);
+    }
+    let mut copied = 0;
+    for (sources, target) in jobs {
+        let mut data = Vec::new();
+        for s in &sources {
+            data.extend(read_file(p, s).unwrap_or_default());
+        }
+        if write_file(p, &target, &data) {
+            copied += 1;
+        } else {
+            say(
+                p,
+                2,
+                &format!("SYS0082: The file {target} cannot be written.\r\n"),
+            );
+            return done(p, false);
+        }
+    }
+    say(p, 1, &format!("{copied:>9} file(s) copied.\r\n"));
+    done(p, true)
+}
+
+/// Write a whole file through the file system (stamps, write budget).
+fn write_file(p: &mut Process, name: &str, data: &[u8]) -> bool {
+    let Ok((h, _)) = p.files().open(&latin1(name), 0x12, 0x41, 0) else {
+        return false;
+    };
+    let ok = p.files().write_file(h, data).is_ok();
+    let _ = p.pcb.files.close(h);
+    ok
+}
+
+/// A program, found as the module docs say: its full OS/2 path.
+fn find_program(p: &mut Process, name: &str) -> Option<(String, std::path::PathBuf)> {
+    let has_ext = name
+        .rsplit(['\\', '/', ':'])
+        .next()
+        .is_some_and(|b| b.contains('.'));
+    let exts: &[&str] = if has_ext { &[""] } else { &[".EXE", ".CMD"] };
+    let mut dirs = vec![String::new()];
+    if !name.contains(['\\', '/', ':']) {
+        let path = get_var(p, "PATH").unwrap_or_default();
+        dirs.extend(
+            path.split(';')
+                .filter(|d| !d.is_empty())
+                .map(|d| format!("{}\\", d.trim_end_matches('\\'))),
+        );
+    }
+    for d in dirs {
+        for e in exts {
+            let cand = format!("{d}{name}{e}");
+            if let Ok(r) = p.files().resolve(&latin1(&cand))
+                && r.exists == Some(false)
+            {
+                return Some((r.os2, r.host));
+            }
+        }
+    }
+    None
+}
+
+/// The environment block of CMD's variables.
+fn env_block(vars: &[(String, String)]) -> Vec<u8> {
+    let mut env = Vec::new();
+    for (k, v) in vars {
+        env.extend(latin1(k));
+        env.push(b'=');
+        env.extend(latin1(v));
+        env.push(0);
+    }
+    if vars.is_empty() {
+        env.push(0);
+    }
+    env.push(0);
+    env
+}
+
+fn program(p: &mut Process, name: &str, rest: &str) -> Result<Flow, Stop> {
+    let bare = name.trim_matches('"');
+    let Some((os2, host)) = find_program(p, bare) else {
+        say(
+            p,
+            2,
+            &format!(
+                "SYS1041: The name {bare} is not recognized as an\r\ninternal or external command, operable program or batch file.\r\n"
+            ),
+        );
+        return done(p, false);
+    };
+    if os2.to_ascii_uppercase().ends_with(".CMD") {
+        return batch(p, &host, bare, rest);
+    }
+    let mut args = latin1(bare);
+    args.push(0);
+    args.extend(latin1(rest.trim_start()));
+    args.extend([0, 0]);
+    let env = env_block(&p.shell().vars);
+    match p.exec(ExecRequest {
+        host,
+        os2,
+        env,
+        args,
+        flag: EXEC_SYNC,
+    }) {
+        Ok(pid) => Ok(Flow::Wait(pid)),
+        Err(ExecError::Run(o)) => Err(Stop::Outcome(o)),
+        Err(ExecError::Code(rc, object)) => {
+            say(
+                p,
+                2,
+                &format!("SYS{rc:04}: {bare} cannot be run ({object}).\r\n"),
+            );
+            p.shell().errorlevel = rc;
+            Ok(Flow::Done)
+        }
+    }
+}
+
+/// A batch file's lines go first in the queue, with `%0`..`%9` set.
+fn batch(p: &mut Process, host: &std::path::Path, name: &str, rest: &str) -> Result<Flow, Stop> {
+    let data = std::fs::read(host).unwrap_or_default();
+    let mut params = vec![name.to_string()];
+    params.extend(words(rest));
+    let mut lines = Vec::new();
+    for raw in text(&data).lines() {
+        let mut line = String::new();
+        let mut it = raw.chars().peekable();
+        while let Some(c) = it.next() {
+            match (c, it.peek().copied()) {
+                ('%', Some(d @ '0'..='9')) => {
+                    it.next();
+                    let i = d as usize - '0' as usize;
+                    line.push_str(params.get(i).map_or("", String::as_str));
+                }
+                _ => line.push(c),
+            }
+        }
+        lines.extend(split_line(&line).into_iter().map(|(j, c)| (j, c, true)));
+    }
+    let shell = p.shell();
+    shell.batch_lines += lines.len();
+    if shell.batch_lines > MAX_BATCH_LINES {
+        shell.errorlevel = 1;
+        return Ok(Flow::Done);
+    }
+    for l in lines.into_iter().rev() {
+        shell.queue.push_front(l);
+    }
+    shell.errorlevel = 0;
+    Ok(Flow::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_split_at_joins_outside_quotes() {
+        let v = split_line("a & b && c || \"d & e\"");
+        assert_eq!(
+            v,
+            vec![
+                (Join::Always, "a ".to_string()),
+                (Join::Always, " b ".to_string()),
+                (Join::IfOk, " c ".to_string()),
+                (Join::IfFailed, " \"d & e\"".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn variables_expand_and_percent_doubles() {
+        let vars = vec![("PATH".to_string(), "C:\\".to_string())];
+        assert_eq!(expand(&vars, "x%path%y %% %NONE%."), "xC:\\y % .");
+        assert_eq!(expand(&vars, "50% off"), "50% off");
+    }
+
+    #[test]
+    fn redirections_come_out_of_the_command() {
+        let (c, r) = redirections("echo hi >out.txt 2>&1");
+        assert_eq!(c.trim(), "echo hi");
+        assert!(matches!(&r[0], Redirect::Out(1, n, false) if n == "out.txt"));
+        assert!(matches!(r[1], Redirect::Dup { to: 2, from: 1 }));
+        let (c, r) = redirections("sort < \"in file\" >> log");
+        assert_eq!(c.trim(), "sort");
+        assert!(matches!(&r[0], Redirect::In(n) if n == "in file"));
+        assert!(matches!(&r[1], Redirect::Out(1, n, true) if n == "log"));
+    }
+
+    #[test]
+    fn internal_commands_split_after_their_name() {
+        assert_eq!(split_command("echo.hi"), ("ECHO".into(), ".hi".into()));
+        assert_eq!(split_command("cd\\"), ("CD".into(), "\\".into()));
+        assert_eq!(
+            split_command("C:\\BIN\\TOOL.EXE /x"),
+            ("C:\\BIN\\TOOL.EXE".into(), " /x".into())
+        );
+    }
+
+    #[test]
+    fn the_image_is_a_program_that_calls_cmdshell() {
+        let m = loader::parse(&image()).unwrap();
+        assert_eq!(m.imports, vec![MODULE.to_string()]);
+        assert!(m.start.is_some());
+    }
+}
