@@ -580,6 +580,8 @@ impl Gen {
             self.a.lea(rax, qword_ptr(r10 + status as i32))?;
         } else if status > u64::from(u32::MAX) {
             self.a.mov(rax, status)?;
+        } else if status == 0 {
+            self.a.xor(eax, eax)?;
         } else {
             self.a.mov(eax, status as u32)?;
         }
