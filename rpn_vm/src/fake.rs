@@ -103,6 +103,11 @@ impl TracedMachine for FakeMachine {
         Some(&self.regs)
     }
 
+    #[inline]
+    fn gpr_file(&self) -> Option<&[u32; 8]> {
+        self.regs.first_chunk()
+    }
+
     fn read_flat(&mut self, address: u32, buf: &mut [u8]) -> Result<(), MemFault> {
         self.read_linear(address, buf)
     }

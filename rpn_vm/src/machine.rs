@@ -165,6 +165,16 @@ pub trait TracedMachine {
         None
     }
 
+    /// The eight general registers (EAX, ECX, EDX, EBX, ESP, EBP, ESI, EDI:
+    /// the first eight of [`TracedMachine::registers`]), borrowed where the
+    /// machine keeps them in that order: the native tier reads them in
+    /// place for programs that push no other register. `None` (the
+    /// default) where they are gathered.
+    #[inline]
+    fn gpr_file(&self) -> Option<&[u32; 8]> {
+        None
+    }
+
     /// Reads `buf.len()` bytes at a flat (linear) address.
     ///
     /// # Errors

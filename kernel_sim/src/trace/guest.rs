@@ -110,6 +110,13 @@ impl rpn_vm::TracedMachine for GuestView<'_> {
         ]
     }
 
+    /// The CPU's own general registers, in `Reg` order (checked in the
+    /// tests): lent to the native tier for programs that push no other.
+    #[inline]
+    fn gpr_file(&self) -> Option<&[u32; 8]> {
+        Some(&self.emu.cpu().gpr)
+    }
+
     fn read_flat(&mut self, address: u32, buf: &mut [u8]) -> Result<(), MemFault> {
         self.read_linear(address, buf)
     }
@@ -195,6 +202,7 @@ mod tests {
         let view = GuestView::new(&mut emu, &[]);
         let want = Reg::ALL.map(|r| view.reg(r));
         assert_eq!(view.registers(), want);
+        assert_eq!(view.gpr_file().map(|g| g.as_slice()), Some(&want[..8]));
         // Every register distinct, so a swap cannot pass.
         let mut sorted = want.to_vec();
         sorted.sort_unstable();

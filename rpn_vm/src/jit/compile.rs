@@ -78,6 +78,9 @@ pub(crate) struct Output {
     /// The most any run can log: every `Log WN/DN` of the program once
     /// (jumps only go forward, so no instruction runs twice).
     pub(crate) bound: u32,
+    /// Whether the program pushes no register past the eight general ones
+    /// (its lean code reads only those).
+    pub(crate) gprs_only: bool,
 }
 
 /// Why a program was not compiled.
@@ -300,12 +303,17 @@ pub(crate) fn compile(program: &Program) -> Option<Output> {
     } else {
         None
     };
+    let gprs_only = ops
+        .iter()
+        .filter_map(|&(op, _)| op.pushed_register())
+        .all(|reg| (reg as usize) < 8);
     Some(Output {
         code,
         vars,
         slow,
         lean,
         bound,
+        gprs_only,
     })
 }
 

@@ -22,8 +22,10 @@
 //! log limit is at least everything the program can log (each `Log WN/DN`
 //! once: jumps only go forward): one comparison per hit instead of one per
 //! `Log WN/DN`, no frame to fill, and the registers read in place where
-//! the machine lends them ([`TracedMachine::register_file`]; a machine
-//! that gathers them has them copied once per hit). Other hits, and other
+//! the machine lends them ([`TracedMachine::register_file`], or
+//! [`TracedMachine::gpr_file`] for a program that pushes only general
+//! registers; a machine that gathers them has them copied once per
+//! hit). Other hits, and other
 //! programs, run the frame entry.
 //!
 //! [`Compiled::new`] returns `None`, and callers keep the interpreter,
@@ -73,6 +75,9 @@ pub struct Compiled {
     /// The most the program can log.
     #[cfg(target_arch = "x86_64")]
     bound: u32,
+    /// Whether the program reads only the eight general registers.
+    #[cfg(target_arch = "x86_64")]
+    gprs_only: bool,
     /// The variables the code assumes (one more than the largest
     /// immediate index); with fewer, `run` interprets `program`.
     #[cfg(target_arch = "x86_64")]
@@ -128,6 +133,7 @@ impl Compiled {
                     code,
                     lean,
                     bound: out.bound,
+                    gprs_only: out.gprs_only,
                     vars: out.vars,
                     slow: out.slow,
                     program: (*program).clone(),
@@ -186,12 +192,15 @@ impl Compiled {
             // writes all sixteen stack slots (zeros where the program
             // leaves them).
             let copy: [u32; 16];
-            let regs: *const [u32; 16] = match machine.register_file() {
-                Some(regs) => regs,
-                None => {
-                    copy = machine.registers();
-                    &copy
-                }
+            let regs: *const u32 = match (self.gprs_only, machine.gpr_file()) {
+                (true, Some(gprs)) => gprs.as_ptr(),
+                _ => match machine.register_file() {
+                    Some(regs) => regs.as_ptr(),
+                    None => {
+                        copy = machine.registers();
+                        copy.as_ptr()
+                    }
+                },
             };
             let log = interp.data.bytes.as_mut_ptr();
             let exit = lean.call(regs, &raw mut *interp, log, vars.as_mut_ptr());

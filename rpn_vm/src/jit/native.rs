@@ -12,7 +12,8 @@
 //! * the frame's own fields, at constant offsets from `offset_of!`
 //!   (registers at `regs + 4 * r`, `r < 16`, read only); lean code reads
 //!   the registers alone, at the same offsets (`regs` is the frame's first
-//!   field), and no other field;
+//!   field), and no other field: `regs + 4 * r` only for the registers `r`
+//!   the program pushes, so only the first eight when it pushes no other;
 //! * the `Slow` part of the frame, through `frame.slow`, only in code
 //!   the compiler marked `slow` (it calls back or checks a variable
 //!   index): `Compiled::run` fills it for that code and leaves the pointer
@@ -71,7 +72,7 @@ type Entry =
 /// place of the frame (the frame starts with them, so the code reads them
 /// at the same offsets).
 type LeanEntry =
-    unsafe extern "sysv64" fn(*const [u32; 16], *mut Interpreter, *mut u8, *mut u32) -> NativeExit;
+    unsafe extern "sysv64" fn(*const u32, *mut Interpreter, *mut u8, *mut u32) -> NativeExit;
 
 /// A compiled program's machine code, mapped executable.
 pub(crate) struct Code {
@@ -221,19 +222,23 @@ impl LeanCode {
     /// Runs the lean code; returns how the hit ended.
     ///
     /// As `Compiled::run` calls it: `regs` pointing at the sixteen
-    /// registers, `interp`, `log` and `vars` as for [`Code::call`], and a
+    /// registers, or at the eight general ones for code of a program that
+    /// pushes no other register, `interp`, `log` and `vars` as for
+    /// [`Code::call`], and a
     /// log limit at least the program's bound (`Output::bound`), so that
     /// every `Log WN/DN` fits in the `LOG_CAPACITY` bytes at `log`.
     pub(crate) fn call(
         &self,
-        regs: *const [u32; 16],
+        regs: *const u32,
         interp: *mut Interpreter,
         log: *mut u8,
         vars: *mut u32,
     ) -> NativeExit {
         // SAFETY: as for `Code::call`, except that the code reads only the
-        // sixteen registers at `regs` (valid for the call: a borrow or a
-        // local of `Compiled::run`), never a frame field past them, and
+        // registers the program pushes at `regs` (valid for the call: a
+        // borrow or a local of `Compiled::run`, of all sixteen, or of the
+        // eight general ones when the program pushes no other), never a
+        // frame field past them, and
         // calls nothing back (`compile.rs` refuses the lean entry for such
         // code); it writes at most the program's bound into the log
         // without checking the limit, and the bound is at most

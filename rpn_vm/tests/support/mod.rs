@@ -75,12 +75,16 @@ pub fn after((outcome, cycles): (String, u64), vars: Vec<u32>, interp: &Interpre
     }
 }
 
-/// A machine that gathers its registers, as the emulator's does: the
-/// fake machine without [`TracedMachine::register_file`], so that the
-/// native tier copies them.
-pub struct Gathered(pub FakeMachine);
+/// A machine that gathers its registers: the fake machine without
+/// [`TracedMachine::register_file`], so that the native tier copies them;
+/// with `gprs`, it lends the eight general ones
+/// ([`TracedMachine::gpr_file`]), as the emulator does.
+pub struct Gathered(pub FakeMachine, pub bool);
 
 impl TracedMachine for Gathered {
+    fn gpr_file(&self) -> Option<&[u32; 8]> {
+        if self.1 { self.0.gpr_file() } else { None }
+    }
     fn reg(&self, reg: Reg) -> u32 {
         self.0.reg(reg)
     }
@@ -113,9 +117,10 @@ impl TracedMachine for Gathered {
 }
 
 /// Runs `program` interpreted and, if it compiles, native; returns both
-/// (the native one `None` when not compiled). The native tier runs twice,
-/// on a machine that lends its registers and on one that gathers them
-/// ([`Gathered`]); the two runs must agree.
+/// (the native one `None` when not compiled). The native tier runs three
+/// times, on a machine that lends its registers, one that gathers them
+/// and one that lends only the general ones ([`Gathered`]); the runs must
+/// agree.
 pub fn both(program: &Program, regs: &[u32; 16], vars: &[u32], hit: Hit) -> (After, Option<After>) {
     let mut m = machine(regs);
     let mut v = vars.to_vec();
@@ -130,12 +135,17 @@ pub fn both(program: &Program, regs: &[u32; 16], vars: &[u32], hit: Hit) -> (Aft
         let mut interp = dirty_interpreter();
         let result = summary(compiled.run(&mut interp, &mut m, &mut v, hit));
         let lent = after(result, v, &interp);
-        let mut m = Gathered(machine(regs));
-        let mut v = vars.to_vec();
-        let mut interp = dirty_interpreter();
-        let result = summary(compiled.run(&mut interp, &mut m, &mut v, hit));
-        let gathered = after(result, v, &interp);
-        assert_eq!(lent, gathered, "registers lent and gathered");
+        for gprs in [false, true] {
+            let mut m = Gathered(machine(regs), gprs);
+            let mut v = vars.to_vec();
+            let mut interp = dirty_interpreter();
+            let result = summary(compiled.run(&mut interp, &mut m, &mut v, hit));
+            let gathered = after(result, v, &interp);
+            assert_eq!(
+                lent, gathered,
+                "registers lent and gathered (gprs lent: {gprs})"
+            );
+        }
         lent
     });
     (interpreted, native)
