@@ -145,6 +145,8 @@ pub(crate) struct Pcb {
     pub(crate) xcpt_active: Vec<u32>,
     /// Unicode API objects (UCONV conversion objects, LIBUNI locales).
     pub(crate) uni: crate::api::uconv::UniObjects,
+    /// The keyboard's status and a byte KbdPeek read ahead.
+    pub(crate) kbd: crate::api::kbd::KbdState,
     /// UniStrtok's position per thread.
     pub(crate) uni_tok: crate::api::libuni::TokState,
     /// The parent's PID (0 for the first process).
@@ -195,6 +197,7 @@ impl Pcb {
             shell: None,
             uni: Default::default(),
             uni_tok: Default::default(),
+            kbd: Default::default(),
         }
     }
 }

@@ -1,8 +1,6 @@
 //! MSG, VIOCALLS and KBDCALLS: what console programs use. Output goes to
 //! the process's stdout; the screen is a teletype 80 columns by 25 rows.
 
-use std::io::Read;
-
 use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Call};
 use crate::process::Process;
@@ -68,11 +66,7 @@ fn vio_get_config(p: &mut Process, c: &Call) -> ApiResult<()> {
 /// KbdCharIn: one byte of standard input as a KBDKEYINFO (character,
 /// scan code 0, status 0x40 "final character"); end of input gives 0x1A.
 fn kbd_char_in(p: &mut Process, c: &Call) -> ApiResult<()> {
-    let mut b = [0u8];
-    let ch = match p.host.stdin.read(&mut b) {
-        Ok(1) => b[0],
-        _ => 0x1A,
-    };
+    let ch = p.kbd_byte().unwrap_or(0x1A);
     let ms = p.now_millis() as u32;
     let mut v = vec![ch, 0, 0x40, 0, 0, 0];
     v.extend(ms.to_le_bytes());
@@ -86,13 +80,12 @@ fn kbd_string_in(p: &mut Process, c: &Call) -> ApiResult<()> {
     let sb = p.read_mem(lin, 4).ok_or(ERROR_INVALID_ADDRESS)?;
     let cb = usize::from(u16::from_le_bytes([sb[0], sb[1]]));
     let mut line = Vec::new();
-    let mut b = [0u8];
     while line.len() < cb {
-        match p.host.stdin.read(&mut b) {
-            Ok(1) if b[0] == b'\n' => break,
-            Ok(1) if b[0] == b'\r' => {}
-            Ok(1) => line.push(b[0]),
-            _ => break,
+        match p.kbd_byte() {
+            Some(b'\n') => break,
+            Some(b'\r') => {}
+            Some(b) => line.push(b),
+            None => break,
         }
     }
     p.put_bytes(c, 0, &line)?;

@@ -74,6 +74,7 @@ mod fileinfo;
 mod find;
 mod fsattach;
 mod handles;
+pub(crate) mod kbd;
 pub(crate) mod libuni;
 pub mod modules;
 pub mod msg;
@@ -279,6 +280,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(fhstate::DEFS)
         .chain(fsattach::DEFS)
         .chain(handles::DEFS)
+        .chain(kbd::DEFS)
         .chain(pmwin::DEFS)
         .chain(libuni::DEFS)
         .chain(uconv::DEFS)
