@@ -22,10 +22,21 @@
 //!
 //! Threads are `Pcb::threads` ([`threads`]: TID, saved CPU state, stack,
 //! TIB, what it waits on), switched by a deterministic scheduler at
-//! blocking calls and fixed instruction quanta; child processes
-//! (DosExecPgm, CMD.EXE) make `Kernel` hold a table of `Pcb`s, and the
-//! LDT moves from `Kernel` into each `Pcb`. `Process`
-//! stays the public handle of the running system.
+//! blocking calls and fixed instruction quanta. Child processes
+//! (DosExecPgm, DosWaitChild, DosKillProcess; `children.rs`) are other
+//! `Pcb`s in `Kernel::procs`, each with its own page directory and LDT in
+//! the same machine, scheduled with the threads; `Process::pcb` is the
+//! one on the CPU. The built-in CMD.EXE (`cmd.rs`) is such a process: a
+//! kernel-built program in `C:\OS2` whose loop calls the interpreter.
+//! `Process` stays the public handle of the running system, and the run
+//! is its first process's.
+//!
+//! Known limits of processes: the semaphore table is the system's and
+//! its owners are thread IDs, so a mutex is not told apart between
+//! threads of the same TID in two processes; tracepoints are patched
+//! into the modules of the process that loaded them when TRACE ON or
+//! APPLY ran (a child's own copy of a traced module is not patched),
+//! while records of every process go to the one buffer with their PID.
 //!
 //! Entry points:
 //! - [`Process::new`] with a [`ProcessConfig`] (sandbox root, program path

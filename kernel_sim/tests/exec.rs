@@ -462,3 +462,96 @@ fn parent_and_child_interleave_the_same_way_every_time() {
     assert_eq!(first.1, second.1);
     assert_eq!(first.2.instructions(), second.2.instructions());
 }
+
+/// A 16-bit parent (NE, far pascal calls): DosExecPgm of testprogs'
+/// SYSTRC16 with EXEC_ASYNCRESULT, DosCwait for it, DosGetPPID of
+/// itself, then its own DosSysTrace record. Both processes write into
+/// the one system trace buffer, each record with its process's PID.
+#[test]
+fn a_16_bit_parent_execs_waits_and_both_trace_with_their_pids() {
+    use common::{ne_program, push};
+    // Data: 0x00 program name, 0x20 arguments, 0x40 RESULTCODES,
+    // 0x44 the PID DosCwait gives, 0x46 DosGetPPID's, 0x50 object buffer.
+    let mut data = vec![0u8; 0x200];
+    data[..13].copy_from_slice(b"SYSTRC16.EXE\0");
+    data[0x20..0x2E].copy_from_slice(b"SYSTRC16.EXE\0\0");
+    let mut c = Vec::new();
+    let mut calls = Vec::new();
+    let far = |c: &mut Vec<u8>, calls: &mut Vec<(u32, &'static str, u32)>, ord: u32| {
+        calls.push((c.len() as u32, "DOSCALLS", ord));
+        c.extend([0x9A, 0, 0, 0, 0]);
+    };
+    // DosExecPgm(DS:50, 32, EXEC_ASYNCRESULT, DS:20, NULL, DS:40, DS:0)
+    c.push(0x1E);
+    c.extend(push(0x50));
+    c.extend(push(32));
+    c.extend(push(2));
+    c.push(0x1E);
+    c.extend(push(0x20));
+    c.extend(push(0));
+    c.extend(push(0));
+    c.push(0x1E);
+    c.extend(push(0x40));
+    c.push(0x1E);
+    c.extend(push(0));
+    far(&mut c, &mut calls, 144);
+    // mov [0x48], ax (DosExecPgm's code)
+    c.extend([0xA3, 0x48, 0]);
+    // DosCwait(DCWA_PROCESS, DCWW_WAIT, DS:40, DS:44, pid = [DS:40])
+    c.extend(push(0));
+    c.extend(push(0));
+    c.push(0x1E);
+    c.extend(push(0x40));
+    c.push(0x1E);
+    c.extend(push(0x44));
+    c.extend([0xFF, 0x36, 0x40, 0]);
+    far(&mut c, &mut calls, 2);
+    c.extend([0xA3, 0x4A, 0]);
+    // DosGetPPID(1, DS:46)
+    c.extend(push(1));
+    c.push(0x1E);
+    c.extend(push(0x46));
+    far(&mut c, &mut calls, 156);
+    // DosSysTrace(0xF5, 12, 9, DS:40): what the calls gave.
+    c.extend(push(0xF5));
+    c.extend(push(12));
+    c.extend(push(9));
+    c.push(0x1E);
+    c.extend(push(0x40));
+    far(&mut c, &mut calls, 90);
+    // DosExit(EXIT_PROCESS, the child's result code)
+    c.extend(push(1));
+    c.extend([0xFF, 0x36, 0x42, 0]);
+    far(&mut c, &mut calls, 5);
+    let parent = ne_program(&c, &data, &calls);
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), parent).unwrap();
+    testprogs::systrc16().unwrap().write_to(dir.path()).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(5_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    let _out = common::capture_console(&mut p);
+    let commands = kernel_sim::trace::TraceCommands {
+        traces: vec!["245(1,9)".to_string()],
+        ..Default::default()
+    };
+    p.trace_commands(&commands).unwrap();
+    assert_eq!(p.run(), Outcome::Exited(0));
+    let snap = p.system_trace_mut().unwrap().buffer_mut().get_stda();
+    let records = stda::Stda::parse(&snap.stda).unwrap().records();
+    let got: Vec<(u16, u16)> = records.iter().map(|r| (r.minor, r.pid)).collect();
+    assert_eq!(
+        got,
+        [(1, 2), (9, 1)],
+        "the child's record, then the parent's"
+    );
+    // RESULTCODES (TC_EXIT, 0), the PID DosCwait gave, the parent's own
+    // parent (none), DosExecPgm's and DosCwait's codes.
+    let words: Vec<u16> = records[1]
+        .data
+        .chunks_exact(2)
+        .map(|w| u16::from_le_bytes([w[0], w[1]]))
+        .collect();
+    assert_eq!(words, [0, 0, 2, 0, 0, 0]);
+}
