@@ -20,9 +20,10 @@
 //!   (DOSHUGESHIFT, DOSHUGEINCR) patch the value itself. NE operating
 //!   system fixups (floating-point emulator calls) are left as they are:
 //!   the machine has a coprocessor.
-//! - DLLs are searched as `NAME.DLL` in the program's directory, then in
-//!   [`crate::ProcessConfig::libpath`], then along the `LIBPATH`
-//!   environment variable. Initialization routines run after
+//! - DLLs are searched as `NAME.DLL` along BEGINLIBPATH
+//!   (DosSetExtLIBPATH), in the program's directory, then in
+//!   [`crate::ProcessConfig::libpath`], along the `LIBPATH` environment
+//!   variable, then along ENDLIBPATH. Initialization routines run after
 //!   everything is loaded, dependencies first, on the program's stack: LX
 //!   as `_System (hmod, 0)` returning EAX (0 = failure); NE called far
 //!   with AX and DI = the module handle, DS its automatic data, CX its
@@ -199,7 +200,9 @@ impl Process {
             .modules
             .first()
             .and_then(|m| m.path.rsplit_once('\\').map(|(d, _)| d.to_string()));
-        let mut dirs: Vec<String> = exe_dir.into_iter().collect();
+        let (begin, end) = self.ext_libpath_dirs();
+        let mut dirs: Vec<String> = begin;
+        dirs.extend(exe_dir);
         dirs.extend(self.cfg.libpath.iter().cloned());
         if let Some((_, v)) = self
             .cfg
@@ -209,6 +212,7 @@ impl Process {
         {
             dirs.extend(v.split(';').filter(|d| !d.is_empty()).map(String::from));
         }
+        dirs.extend(end);
         let file = if name.contains('.') {
             name.to_string()
         } else {

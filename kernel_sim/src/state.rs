@@ -145,6 +145,8 @@ pub(crate) struct Pcb {
     pub(crate) xcpt_active: Vec<u32>,
     /// Unicode API objects (UCONV conversion objects, LIBUNI locales).
     pub(crate) uni: crate::api::uconv::UniObjects,
+    /// BEGINLIBPATH and ENDLIBPATH (DosSetExtLIBPATH).
+    pub(crate) ext_libpath: crate::api::libpath::ExtLibpath,
     /// The keyboard's status and a byte KbdPeek read ahead.
     pub(crate) kbd: crate::api::kbd::KbdState,
     /// UniStrtok's position per thread.
@@ -198,6 +200,7 @@ impl Pcb {
             uni: Default::default(),
             uni_tok: Default::default(),
             kbd: Default::default(),
+            ext_libpath: Default::default(),
         }
     }
 }

@@ -75,6 +75,7 @@ mod find;
 mod fsattach;
 mod handles;
 pub(crate) mod kbd;
+pub(crate) mod libpath;
 pub(crate) mod libuni;
 pub mod modules;
 pub mod msg;
@@ -281,6 +282,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(fsattach::DEFS)
         .chain(handles::DEFS)
         .chain(kbd::DEFS)
+        .chain(libpath::DEFS)
         .chain(pmwin::DEFS)
         .chain(libuni::DEFS)
         .chain(uconv::DEFS)
