@@ -209,7 +209,7 @@ impl Compiler<'_> {
     /// NAME or ID keyword is SEVERE. After another syntax error in an
     /// entry, or an ID that is no number, TRCUST skips to the next NAME
     /// (the list goes on) or to TYPELIST, GROUPLIST or TRACE; after `too
-    /// many typenames` it skips to the first TRACE.
+    /// many typenames` it skips to TYPELIST, GROUPLIST or TRACE.
     fn name_list(&mut self, types: bool) -> Step<()> {
         let kind = if types {
             EntryKind::Type
@@ -241,7 +241,12 @@ impl Compiler<'_> {
             match self.list_entry(kind, &mut warned_many) {
                 Ok(true) => {}
                 Ok(false) => return Ok(()),
-                Err(super::Stop::Discard) if warned_many => return self.skip_statement(),
+                Err(super::Stop::Discard) if warned_many => {
+                    // To the next list statement or TRACE (NAMEs and
+                    // header keywords in between are skipped).
+                    self.skip_to_list_name_or(false)?;
+                    return Ok(());
+                }
                 Err(super::Stop::Discard) => {
                     if !self.skip_to_list_name()? {
                         return Ok(());
@@ -328,7 +333,7 @@ impl Compiler<'_> {
         }
         self.add_entry(kind, name, id, &id_text, warned_many);
         if *warned_many {
-            // The rest of the header is skipped, up to TRACE.
+            // The list ends (the caller skips what follows).
             return Err(super::Stop::Discard);
         }
         if id.is_none() {
@@ -345,9 +350,15 @@ impl Compiler<'_> {
     /// After an ID that is no number: skips to the next NAME (true: the
     /// list goes on) or to TYPELIST, GROUPLIST, TRACE or the end (false).
     fn skip_to_list_name(&mut self) -> Step<bool> {
+        self.skip_to_list_name_or(true)
+    }
+
+    /// Skips to TYPELIST, GROUPLIST, TRACE or the end, or (when `name`)
+    /// to a NAME, which gives true.
+    fn skip_to_list_name_or(&mut self, name: bool) -> Step<bool> {
         loop {
             let t = self.peek()?;
-            if t.is_word("NAME") {
+            if name && t.is_word("NAME") {
                 return Ok(true);
             }
             if t == Token::Eof
