@@ -74,6 +74,9 @@ pub(crate) struct CvModule {
     pub code_size: u32,
     /// 32-bit code.
     pub big: bool,
+    /// The linear address of the code (an LX object's base), which HLL
+    /// line tables record.
+    pub base: u32,
     /// (line, offset of its first instruction), by offset.
     pub lines: Vec<(u16, u32)>,
     pub procs: Vec<Proc>,

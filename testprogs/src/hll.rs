@@ -4,11 +4,12 @@
 //! `tdf::debuginfo::hll` documents them (with what is inferred there).
 //!
 //! Written: the `NB04` header, a module record (0x0101, style `HL`,
-//! version 4.0), the symbol scope table (0x0104: change segment, per
+//! version 4.0), the public symbols (0x0102), the symbol scope table (0x0104: change segment, per
 //! procedure a procedure subrecord, its auto and register variables and an
-//! end; the static data), and an IBM line-number table (0x010B: a type 0
-//! table followed by its file-name table), then the directory. Stored as
-//! an LX module's debug section, without a trailer.
+//! end; the static data), and the IBM line numbers (0x010B: a file-name
+//! table, then a line table, HL04 as LINK386 writes them), then the
+//! directory. Stored as
+//! an LX module's debug section, ending with the `NB04` trailer.
 
 use crate::codeview::{CvModule, Var};
 
@@ -25,11 +26,16 @@ fn name(b: &mut Vec<u8>, s: &str) {
     b.extend_from_slice(s.as_bytes());
 }
 
-/// A symbol subrecord with a two-byte (top bit set) length.
+/// A symbol subrecord: a one-byte length below 0x80, as LINK386's
+/// modules have it, else two bytes with the top bit set.
 fn sub(b: &mut Vec<u8>, kind: u8, body: &[u8]) {
     let len = body.len() + 1;
-    b.push(0x80 | (len >> 8) as u8);
-    b.push(len as u8);
+    if len < 0x80 {
+        b.push(len as u8);
+    } else {
+        b.push(0x80 | (len >> 8) as u8);
+        b.push(len as u8);
+    }
     b.push(kind);
     b.extend_from_slice(body);
 }
@@ -86,25 +92,55 @@ fn symbols(m: &CvModule) -> Vec<u8> {
     b
 }
 
+/// The public symbols (0x0102) LINK386 writes for each module: offset
+/// u32, object u16, type u16, name; here the procedures and the data.
+/// IBM's TRCUST looks a procedure's name up here first (without them it
+/// found only the last procedure of the symbol table).
+fn publics(m: &CvModule) -> Vec<u8> {
+    let mut b = Vec::new();
+    for p in &m.procs {
+        w32(&mut b, p.offset);
+        w16(&mut b, m.segment);
+        w16(&mut b, 0);
+        name(&mut b, p.name);
+    }
+    for &(n, seg, off, _) in &m.data {
+        w32(&mut b, off);
+        w16(&mut b, seg);
+        w16(&mut b, 0);
+        name(&mut b, n);
+    }
+    b
+}
+
+/// The HL04 line numbers as LINK386 writes them: a file-name table
+/// (type 3) first, then the line table (type 0) whose u32 is the linear
+/// address of the module's code, with offsets from the module's start.
 fn lines(m: &CvModule) -> Vec<u8> {
     let mut names = Vec::new();
     w32(&mut names, 0);
-    w32(&mut names, m.lines.len() as u32);
+    w32(&mut names, 0);
     w32(&mut names, 1);
     name(&mut names, m.source);
     let mut b = Vec::new();
+    w16(&mut b, 0);
+    b.push(3);
+    b.push(0);
+    w16(&mut b, 1);
+    w16(&mut b, 0);
+    w32(&mut b, names.len() as u32);
+    b.extend_from_slice(&names);
     w16(&mut b, 0);
     b.push(0);
     b.push(0);
     w16(&mut b, m.lines.len() as u16);
     w16(&mut b, m.segment);
-    w32(&mut b, names.len() as u32);
+    w32(&mut b, m.base);
     for &(line, offset) in &m.lines {
         w16(&mut b, line);
         w16(&mut b, 1);
         w32(&mut b, offset);
     }
-    b.extend_from_slice(&names);
     b
 }
 
@@ -129,6 +165,7 @@ pub(crate) fn nb04(m: &CvModule) -> Vec<u8> {
     let mut out = b"NB04\0\0\0\0".to_vec();
     let parts = [
         (0x0101u16, module(m)),
+        (0x0102, publics(m)),
         (0x0104, symbols(m)),
         (0x010B, lines(m)),
     ];
@@ -146,5 +183,11 @@ pub(crate) fn nb04(m: &CvModule) -> Vec<u8> {
     w16(&mut out, 12);
     w32(&mut out, parts.len() as u32);
     out.extend_from_slice(&dir);
+    // The trailer LINK386 ends the file with (inside the debug section):
+    // `NB04` and the distance from the end back to the signature. IBM's
+    // TRCUST finds the information only by it.
+    out.extend_from_slice(b"NB04");
+    let total = out.len() as u32 + 4;
+    w32(&mut out, total);
     out
 }

@@ -11,9 +11,11 @@
 //! are its message table's (trcust-trace-customizer.txt, messages 90-93):
 //! `filename FILE not found in CodeView info`, `line number past end of code
 //! for file FILE`, `line number missing or invalid: N`. A line without
-//! code moves the tracepoint to the next line that has code, with
-//! `WARNING: unable to find line number, N used` (**inferred** from
-//! TCU0030W; the document says a warning is issued). `/NODE` treats the
+//! code moves the tracepoint to the next line that has code. With IBM HLL
+//! information TRCUST does so silently (observed with testprogs' DBGH32);
+//! with CodeView, which TRCUST 3.05A does not read, we warn `unable to
+//! find line number, N used` (TCU0030W; the document says a warning is
+//! issued). `/NODE` treats the
 //! module as having no debug information; `/NOLN` keeps the symbols but
 //! not the line numbers, so `TP=@file,line` reports `filename FILE not
 //! found in CodeView info` (as TRCUST does). Without debug information
@@ -150,9 +152,12 @@ impl Compiler<'_> {
             DebugState::Info(_) if no_lines => {
                 return Err(self.error(format!("filename {file} not found in CodeView info")));
             }
-            DebugState::Info(d) => Some(d.line(file, u32::try_from(line).unwrap_or(u32::MAX))),
+            DebugState::Info(d) => Some((
+                d.line(file, u32::try_from(line).unwrap_or(u32::MAX)),
+                d.signature == *b"NB04",
+            )),
         };
-        let Some(found) = found else {
+        let Some((found, hll)) = found else {
             return Err(self.error(format!("CodeView info does not exist for: {file}")));
         };
         if line == 0 || line > 0xFFFF {
@@ -161,10 +166,12 @@ impl Compiler<'_> {
         let (segment, offset) = match found {
             LineLookup::Exact(s, o) => (s, o),
             LineLookup::Next(l, s, o) => {
-                self.diag(
-                    Severity::Warning,
-                    format!("unable to find line number, {l} used"),
-                );
+                if !hll {
+                    self.diag(
+                        Severity::Warning,
+                        format!("unable to find line number, {l} used"),
+                    );
+                }
                 (s, o)
             }
             LineLookup::PastEnd => {

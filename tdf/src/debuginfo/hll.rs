@@ -27,11 +27,17 @@
 //!   u16, register u8, name); 0x11 change segment (segment u16, u16).
 //! * Line numbers (HL03/HL04): tables that start with a first entry (line
 //!   0 u16, type u8, reserved u8, `cEntries` u16, segment u16, u32): type 0
-//!   is `cEntries` × (line u16, source file index u16, offset u32) followed
-//!   by a file-name table of the u32's size; type 3 is a file-name table of
-//!   that size: start u32, records u32, `cSourceFiles` u32, names.
+//!   is `cEntries` × (line u16, source file index u16, offset u32); type 3
+//!   is a file-name table of the u32's size: start u32, records u32,
+//!   `cSourceFiles` u32, names. LINK386's HL04 modules (the toolkit's
+//!   GENCAT.EXE, MKCATDEF.EXE) give the type 3 table first; their type 0
+//!   tables' u32 is the linear address of the module's code (object base +
+//!   the module's offset) and line offsets count from the module's start.
+//!   Without a type 3 table first (HL03), a type 0 table's u32 is the size
+//!   of a file-name table that follows its entries.
 //!
-//! # Inferences (no LINK386 module with HLL information was available)
+//! # Inferences (checked since against the toolkit's LINK386 modules for
+//! the layout only: directory order, publics, line tables)
 //!
 //! * Procedure and line offsets are object-relative after linking, in the
 //!   segment of the last change-segment subrecord (else the module's
@@ -118,9 +124,16 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<DebugInfo, DebugError> {
             .iter()
             .find(|(m, _)| *m == module)
             .map_or(1, |&(_, s)| s);
+        // Where the module's code starts in its segment.
+        let start = info
+            .modules
+            .iter()
+            .find(|m| m.index == module)
+            .and_then(|m| m.segments.first())
+            .map_or(0, |&(_, offset, _)| offset);
         match kind {
             HLL_SYMBOLS => read_symbols(&bytes[..end], at, segment, &mut info)?,
-            HLL_IBMSRC => info.files.extend(read_lines(&bytes[..end], at)?),
+            HLL_IBMSRC => info.files.extend(read_lines(&bytes[..end], at, start)?),
             _ => {}
         }
     }
@@ -270,8 +283,14 @@ fn file_names(c: &mut Cursor<'_>, size: usize, names: &mut Vec<String>) -> Resul
     Ok(())
 }
 
-fn read_lines(bytes: &[u8], at: usize) -> Result<Vec<SourceFile>, DebugError> {
+/// The line-number tables at `at`. After a file-name table (type 3, the
+/// HL04 form LINK386 writes: names first), a type 0 table's u32 is the
+/// linear address of the module's code and its offsets are from the
+/// module's start (`start` in its segment); without one (HL03), the u32 is
+/// the size of the file-name table that follows the entries.
+fn read_lines(bytes: &[u8], at: usize, start: u32) -> Result<Vec<SourceFile>, DebugError> {
     let mut names: Vec<String> = Vec::new();
+    let mut names_first = false;
     // (file index from 1, entry).
     let mut lines: Vec<(usize, LineEntry)> = Vec::new();
     let mut c = Cursor::at(bytes, at as u64);
@@ -296,7 +315,10 @@ fn read_lines(bytes: &[u8], at: usize) -> Result<Vec<SourceFile>, DebugError> {
                 for _ in 0..count {
                     let line = u32::from(c.u16(LINE_TABLE)?);
                     let file = usize::from(c.u16(LINE_TABLE)?);
-                    let offset = c.u32(LINE_TABLE)?;
+                    let mut offset = c.u32(LINE_TABLE)?;
+                    if names_first {
+                        offset = offset.wrapping_add(start);
+                    }
                     if line != 0 {
                         let e = LineEntry {
                             line,
@@ -306,11 +328,14 @@ fn read_lines(bytes: &[u8], at: usize) -> Result<Vec<SourceFile>, DebugError> {
                         lines.push((file, e));
                     }
                 }
-                if size > 0 {
+                if size > 0 && !names_first {
                     file_names(&mut c, size, &mut names)?;
                 }
             }
-            3 => file_names(&mut c, size, &mut names)?,
+            3 => {
+                file_names(&mut c, size, &mut names)?;
+                names_first = true;
+            }
             _ => {
                 return Err(bad(
                     c.pos() as usize - 12,

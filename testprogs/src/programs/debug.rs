@@ -372,6 +372,7 @@ fn debug_module(
         segment: 1,
         code_size,
         big,
+        base: if big { crate::link::lx_base(1) } else { 0 },
         lines,
         procs: vec![
             Proc {
