@@ -13,9 +13,18 @@ pub const HUGE_SHIFT: u32 = 3;
 
 /// The 16-bit entries.
 pub static DEFS: &[ApiDef] = &[
-    api!("DOSCALLS" 3 "DosEnterCritSec" Far16 [] |_, _| Ok(())),
+    api!("DOSCALLS" 3 "DosEnterCritSec" Far16 [] |p, _| {
+        if p.pcb.critsec == u32::from(u16::MAX) {
+            return Err(ERROR_CRITSEC_OVERFLOW);
+        }
+        p.pcb.critsec += 1;
+        Ok(())
+    }),
     api!("DOSCALLS" 5 "DosExit" Far16 [W, W] raw shared::exit),
-    api!("DOSCALLS" 6 "DosExitCritSec" Far16 [] |_, _| Ok(())),
+    api!("DOSCALLS" 6 "DosExitCritSec" Far16 [] |p, _| {
+        p.pcb.critsec = p.pcb.critsec.checked_sub(1).ok_or(ERROR_CRITSEC_UNDERFLOW)?;
+        Ok(())
+    }),
     api!("DOSCALLS" 8 "DosGetInfoSeg" Far16 [P, P] get_info_seg),
     api!("DOSCALLS" 13 "DosHoldSignal" Far16 [W] |_, _| Ok(())),
     api!("DOSCALLS" 14 "DosSetSigHandler" Far16 [P, P, P, W, W] set_sig_handler),

@@ -91,6 +91,7 @@ pub(crate) mod submem;
 mod sysmsg;
 pub mod systrace;
 pub(crate) mod threads;
+mod threads16;
 pub mod tnfprobe;
 pub(crate) mod uconv;
 mod util;
@@ -288,6 +289,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(uconv::DEFS)
         .chain(exec::DEFS)
         .chain(cmdshell::DEFS)
+        .chain(threads16::DEFS)
 }
 
 /// The system DLLs this kernel provides.
