@@ -133,6 +133,33 @@ fn exehdr_figures_agree_with_os2trace_exehdr() {
         assert_eq!(row.contains("32-bit"), o["bits"] == 32, "{row}");
     }
 
+    // Imports: EXEHDR /v's module count and the entry points its fixup
+    // listing names, against ours.
+    // (It ends with 1: U1150, MAPSYM's description holds no version.)
+    let (code, verbose, err) = run(root, "EXEHDR.EXE", &["/v", "LXPROG.EXE"]);
+    assert_eq!(code, 1, "{verbose}{err}");
+    assert!(format!("{verbose}{err}").contains("U1150"), "{verbose}{err}");
+    let modules = field(&verbose, "Imported Modules:");
+    let count = hex(modules.split_whitespace().next().unwrap());
+    assert_eq!(count as usize, json["imports"].as_array().unwrap().len());
+    let theirs: std::collections::BTreeSet<String> = verbose
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .filter(|w| w[0] == "imp")
+        .map(|w| w[1].to_string())
+        .collect();
+    let ours_text = common::stdout(&os2trace(root, &["exehdr", "LXPROG.EXE"]));
+    let ours: std::collections::BTreeSet<String> = ours_text
+        .lines()
+        .skip_while(|l| !l.starts_with("Imported entry points"))
+        .skip(1)
+        .map_while(|l| l.split_whitespace().next().filter(|w| w.contains('.')))
+        .map(str::to_string)
+        .collect();
+    assert!(theirs.len() > 10, "{verbose}");
+    assert_eq!(theirs, ours);
+
     // A 16-bit NE program: segments, CS:IP, SS:SP, DGROUP.
     let (code, text, err) = run(root, "EXEHDR.EXE", &["NEPROG.EXE"]);
     assert_eq!(code, 0, "{text}{err}");
