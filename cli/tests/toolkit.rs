@@ -138,7 +138,10 @@ fn exehdr_figures_agree_with_os2trace_exehdr() {
     // (It ends with 1: U1150, MAPSYM's description holds no version.)
     let (code, verbose, err) = run(root, "EXEHDR.EXE", &["/v", "LXPROG.EXE"]);
     assert_eq!(code, 1, "{verbose}{err}");
-    assert!(format!("{verbose}{err}").contains("U1150"), "{verbose}{err}");
+    assert!(
+        format!("{verbose}{err}").contains("U1150"),
+        "{verbose}{err}"
+    );
     let modules = field(&verbose, "Imported Modules:");
     let count = hex(modules.split_whitespace().next().unwrap());
     assert_eq!(count as usize, json["imports"].as_array().unwrap().len());
