@@ -254,3 +254,95 @@ fn msgbind_binds_a_message_file_into_a_program() {
         (Outcome::Exited(0), "Hello from os2trace\r\n")
     );
 }
+
+const HELLO_ASM: &str = "\
+        .386
+        .MODEL FLAT, SYSCALL
+        EXTRN DosWrite:PROC
+        EXTRN DosExit:PROC
+        .STACK 4096
+        .DATA
+msg     DB 'Hello from ALP', 13, 10
+written DD 0
+        .CODE
+start:
+        push OFFSET written
+        push 16
+        push OFFSET msg
+        push 1
+        call DosWrite
+        add esp, 16
+        push 0
+        push 1
+        call DosExit
+        END start
+";
+
+const HELLO_MAK: &str = "\
+all: HELLO.SYM run
+
+HELLO.OBJ: HELLO.ASM
+\talp HELLO.ASM
+
+HELLO.EXE: HELLO.OBJ HELLO.DEF
+\tlink386 /NOLOGO /MAP HELLO.OBJ,HELLO.EXE,HELLO.MAP,OS2386.LIB,HELLO.DEF;
+
+HELLO.SYM: HELLO.EXE
+\tmapsym HELLO.MAP
+
+run: HELLO.EXE
+\tHELLO
+";
+
+/// The host file `name` in `root`, whatever the case of its name.
+fn file_ci(root: &Path, name: &str) -> Option<PathBuf> {
+    std::fs::read_dir(root)
+        .ok()?
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().eq_ignore_ascii_case(name))
+        .map(|e| e.path())
+}
+
+/// The toolkit's own chain under NMAKE: ALP assembles, LINK386 links
+/// against OS2386.LIB, MAPSYM makes the .SYM, and the program runs as a
+/// recipe (a child of CMD.EXE, a child of NMAKE). Needs no nasm.
+#[test]
+fn nmake_builds_with_alp_link386_and_mapsym_and_runs_the_program() {
+    let Some(tk) = toolkit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_tools(
+        &tk,
+        root,
+        &[
+            ("bin/nmake.exe", "NMAKE.EXE"),
+            ("bin/alp.exe", "ALP.EXE"),
+            ("bin/alp.msg", "ALP.MSG"),
+            ("bin/link386.exe", "LINK386.EXE"),
+            ("bin/mapsym.exe", "MAPSYM.EXE"),
+            ("lib/os2386.lib", "OS2386.LIB"),
+        ],
+    );
+    std::fs::write(root.join("HELLO.ASM"), HELLO_ASM).unwrap();
+    std::fs::write(root.join("HELLO.DEF"), "NAME HELLO WINDOWCOMPAT\r\n").unwrap();
+    std::fs::write(root.join("MAKEFILE"), HELLO_MAK).unwrap();
+    let (o, text) = run(root, "NMAKE.EXE", &["/NOLOGO"]);
+    assert_eq!(o, Outcome::Exited(0), "{text}");
+    let order = [
+        "\talp HELLO.ASM\r\n",
+        "\tlink386 /NOLOGO /MAP",
+        "\tmapsym HELLO.MAP\r\n",
+        "\tHELLO\r\nHello from ALP\r\n",
+    ];
+    let mut at = 0;
+    for want in order {
+        let i = text[at..].find(want).unwrap_or_else(|| panic!("{want:?} in {text}"));
+        at += i + want.len();
+    }
+    // MAPSYM's .SYM names the module.
+    let sym = std::fs::read(file_ci(root, "HELLO.SYM").expect("HELLO.SYM")).unwrap();
+    assert!(sym.windows(5).any(|w| w == b"HELLO"), "{sym:02X?}");
+    // The program runs on its own too.
+    let (o, out) = run(root, "HELLO.EXE", &[]);
+    assert_eq!((o, out.as_str()), (Outcome::Exited(0), "Hello from ALP\r\n"));
+}
