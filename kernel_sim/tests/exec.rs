@@ -555,3 +555,88 @@ fn a_16_bit_parent_execs_waits_and_both_trace_with_their_pids() {
         .collect();
     assert_eq!(words, [0, 0, 2, 0, 0, 0]);
 }
+
+/// A program that execs itself (EXEC_SYNC) and exits with the child's
+/// result, or with DosExecPgm's code when it fails: the nesting stops at
+/// the process limit with ERROR_NO_PROC_SLOTS, and the code comes back
+/// up the chain. The host does not recurse: each level is a process.
+#[test]
+fn a_program_that_execs_itself_stops_at_the_process_limit() {
+    let mut p = Prog::new();
+    p.bytes(NAME, b"T.EXE\0").bytes(ARGS, b"T.EXE\0\0");
+    p.exec(0, 0, OUT);
+    // mov eax, [OUT]; test eax, eax; jnz exit_eax; mov eax, [RES+4]
+    p.c.load_eax(OUT);
+    p.raw(&[0x85, 0xC0, 0x75, 0x05]);
+    p.c.load_eax(RES + 4);
+    let bytes = p.c.exit_eax();
+    let (o, _, p) = run(&[("T.EXE", bytes)]);
+    assert_eq!(o, Outcome::Exited(89), "ERROR_NO_PROC_SLOTS");
+    assert!(p.instructions() > 0);
+}
+
+/// C.EXE starts G.EXE (asynchronously) and ends at once; G sleeps, then
+/// writes `g`. A wait for C's process tree returns only after G ended; a
+/// wait for C alone does not wait for G.
+#[test]
+fn dcwa_processtree_waits_for_the_grandchildren_too() {
+    fn parent(action: u32) -> Vec<u8> {
+        let mut p = Prog::new();
+        p.bytes(NAME, b"C.EXE\0").bytes(ARGS, b"C.EXE\0\0");
+        p.exec(2, 0, OUT).c.load_eax(RES);
+        p.store_eax(OUT + 4);
+        p.api(
+            WAIT_CHILD,
+            &[Imm(action), Imm(0), Imm(RES), Imm(OUT + 8), Mem(OUT + 4)],
+            OUT,
+        );
+        p.bytes(DATA + 0x100, b"r");
+        p.write(DATA + 0x100, 1);
+        p.exit(0)
+    }
+    let mut c = Prog::new();
+    c.bytes(NAME, b"G.EXE\0").bytes(ARGS, b"G.EXE\0\0");
+    c.exec(1, 0, OUT);
+    c.bytes(DATA + 0x100, b"c");
+    c.write(DATA + 0x100, 1);
+    let c = c.exit(0);
+    let mut g = Prog::new();
+    g.c.push(100).call("DOSCALLS", 229, 4);
+    g.bytes(DATA + 0x100, b"g");
+    g.write(DATA + 0x100, 1);
+    let g = g.exit(0);
+    let files = |t: Vec<u8>| vec![("T.EXE", t), ("C.EXE", c.clone()), ("G.EXE", g.clone())];
+    let (o, out, _) = run(&files(parent(1)));
+    assert_eq!((o, out.as_slice()), (Outcome::Exited(0), &b"cgr"[..]));
+    let (o, out, _) = run(&files(parent(0)));
+    assert_eq!((o, out.as_slice()), (Outcome::Exited(0), &b"cr"[..]));
+}
+
+/// DKP_PROCESSTREE ends a child and its own child; DKP_PROCESS only the
+/// one named.
+#[test]
+fn dkp_processtree_kills_the_descendants() {
+    fn parent(action: u32) -> Vec<u8> {
+        let mut p = Prog::new();
+        p.bytes(NAME, b"C.EXE\0").bytes(ARGS, b"C.EXE\0\0");
+        p.exec(2, 0, OUT);
+        p.c.push(50).call("DOSCALLS", 229, 4);
+        // Kill C (PID 2) with `action`, then ask about G (PID 3).
+        p.api(KILL_PROCESS, &[Imm(action), Imm(2)], OUT);
+        p.api(KILL_PROCESS, &[Imm(1), Imm(3)], OUT + 4);
+        p.report(8, 0)
+    }
+    let mut c = Prog::new();
+    c.bytes(NAME, b"S.EXE\0").bytes(ARGS, b"S.EXE\0\0");
+    c.exec(1, 0, OUT);
+    c.raw(&[0xEB, 0xFE]);
+    let c = c.exit(0);
+    let files = |t: Vec<u8>| vec![("T.EXE", t), ("C.EXE", c.clone()), ("S.EXE", spinner())];
+    // The tree: G is gone with C.
+    let (o, out, _) = run(&files(parent(0)));
+    assert_eq!((o, dwords(&out)), (Outcome::Exited(0), vec![0, 303]));
+    // C alone: G lives on (an orphan that still descends from the caller)
+    // until the second kill.
+    let (o, out, _) = run(&files(parent(1)));
+    assert_eq!((o, dwords(&out)), (Outcome::Exited(0), vec![0, 0]));
+}

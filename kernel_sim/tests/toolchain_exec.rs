@@ -336,7 +336,9 @@ fn nmake_builds_with_alp_link386_and_mapsym_and_runs_the_program() {
     ];
     let mut at = 0;
     for want in order {
-        let i = text[at..].find(want).unwrap_or_else(|| panic!("{want:?} in {text}"));
+        let i = text[at..]
+            .find(want)
+            .unwrap_or_else(|| panic!("{want:?} in {text}"));
         at += i + want.len();
     }
     // MAPSYM's .SYM names the module.
@@ -344,5 +346,8 @@ fn nmake_builds_with_alp_link386_and_mapsym_and_runs_the_program() {
     assert!(sym.windows(5).any(|w| w == b"HELLO"), "{sym:02X?}");
     // The program runs on its own too.
     let (o, out) = run(root, "HELLO.EXE", &[]);
-    assert_eq!((o, out.as_str()), (Outcome::Exited(0), "Hello from ALP\r\n"));
+    assert_eq!(
+        (o, out.as_str()),
+        (Outcome::Exited(0), "Hello from ALP\r\n")
+    );
 }
