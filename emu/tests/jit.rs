@@ -319,6 +319,61 @@ fn tight_loop_runs_natively_and_stops_where_the_interpreter_does() {
     }
 }
 
+/// A 16-bit block whose last instruction ends at offset 0xFFFF ends there:
+/// the next instruction is at CS:0, not at the byte after it in memory.
+/// (The tier once read on into the next 64 KB, here `inc dx`.)
+#[test]
+fn sixteen_bit_block_ends_where_ip_wraps() {
+    // 0000:0100 jmp 1010:FFFA (mid-page: the page goes on past 0xFFFF)
+    let code = [0xEA, 0xFA, 0xFF, 0x10, 0x10];
+    // 1010:FFFA add bx,ax (x3); 1010:0000 dec cx; jnz FFFA; hlt
+    let wrap = [0x01, 0xC3, 0x01, 0xC3, 0x01, 0xC3];
+    let top = [0x49, 0x75, 0xF7, 0xF4];
+    let mut gpr = [0; 8];
+    gpr[Gpr::Eax] = 3;
+    gpr[Gpr::Ecx] = 200;
+    gpr[Gpr::Esp] = 0x8000;
+    let (mut a, mut b) = pair_in(16, &code, gpr, 0);
+    for m in [&mut a, &mut b] {
+        m.write_phys(0x2_00FA, &wrap);
+        m.write_phys(0x1_0100, &top);
+        m.write_phys(0x2_0100, &[0x42; 64]);
+    }
+    run_both(&mut a, &mut b, Limits::default(), 1);
+    assert!(a.jit_stats().instructions > 400, "{:?}", a.jit_stats());
+    assert_eq!(a.cpu().gpr[Gpr::Ebx], 200 * 3 * 3);
+    assert_eq!(a.cpu().gpr[Gpr::Edx], 0);
+}
+
+/// The case proptest found (`cc 851eefe2`): a far return lands in 16-bit
+/// code where LOOPZ at CS:4 jumps back to CS:FFFA, whose block ran on
+/// into the bytes after offset 0xFFFF.
+#[test]
+fn arbitrary_body_wrapping_at_64k() {
+    let body = [
+        8, 39, 62, 13, 0, 0, 129, 54, 104, 0, 0, 0, 16, 7, 128, 0, 0, 16, 0, 0, 0, 62, 22, 87, 83,
+        202, 128,
+    ];
+    let gpr = [0, 28, 0, 877_088_235, 0x8000, 0, 0, 0];
+    let (mut a, mut b) = pair_in(16, &looped(16, &body, 18), gpr, 0);
+    for m in [&mut a, &mut b] {
+        for v in 0..=255 {
+            m.intercept(v, true);
+        }
+    }
+    let limits = Limits {
+        instructions: Some(1150),
+        cycles: None,
+    };
+    for run in 0..20 {
+        let e = a.run(limits);
+        assert_eq!(e, b.run(limits), "exit of run {run}");
+        assert_same(&a, &b, &format!("after run {run}"));
+    }
+    assert_same_memory(&a, &b);
+    assert!(a.jit_stats().instructions > 0, "{:?}", a.jit_stats());
+}
+
 #[test]
 fn sixteen_bit_loop_in_real_mode() {
     // mov cx,300; l: add ax,cx; adc dx,0; xor bl,ah; dec cx; jnz l; hlt

@@ -2,9 +2,10 @@
 //!
 //! A block is a straight run of the instructions below, in 32- or 16-bit
 //! code, decoded from one 4 KB page (and, in 16-bit code, below offset
-//! 64 KB) and ending at a relative JMP or Jcc (included) or just before the
-//! first instruction the tier does not take (which the interpreter then
-//! executes):
+//! 64 KB: an instruction ending at offset 0xFFFF ends the block, as the
+//! next one is at CS:0) and ending at a relative JMP or Jcc (included) or
+//! just before the first instruction the tier does not take (which the
+//! interpreter then executes):
 //!
 //! - MOV r,r / r,imm / r,m / m,r / m,imm;
 //! - ADD ADC SUB SBB AND OR XOR CMP r,r / r,imm / r,m / m,r / m,imm, and
@@ -763,6 +764,11 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                     plan.stack32 = Some(stack32);
                 }
                 plan.ops.push(op);
+                // 16-bit code wrapped to offset 0: the next instruction is
+                // at CS:0, not at the next byte of this page.
+                if plan.next_eip < eip {
+                    break;
+                }
             }
             Kind::End(end) => {
                 if let End::Call { .. } | End::Ret { .. } = end {
@@ -819,6 +825,16 @@ mod tests {
             stack32: false,
         };
         assert_eq!(select(p, |_| false).expect("block").insns, 2);
+        // an instruction ending at 0xFFFF ends the block: the next one is
+        // at CS:0, not at the following byte of the page
+        let p = Source {
+            bytes: &[0x00, 0x00, 0x00, 0x00, 0x40, 0x40],
+            eip: 0xFFFC,
+            code32: false,
+            stack32: false,
+        };
+        let p = select(p, |_| false).expect("block");
+        assert_eq!((p.insns, p.next_eip, p.last_byte), (2, 0, 0xFFFF));
     }
 
     #[test]
