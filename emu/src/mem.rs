@@ -173,6 +173,13 @@ impl PhysMem {
         self.code_pages[page >> 6] |= 1 << (page & 63);
     }
 
+    /// Does the physical page hold cached instructions?
+    #[inline]
+    pub(crate) fn is_code_page(&self, page: u32) -> bool {
+        let page = page as usize;
+        self.code_pages[page >> 6] & (1 << (page & 63)) != 0
+    }
+
     /// Forget all code marks (after a full cache flush).
     pub(crate) fn clear_code_marks(&mut self) {
         self.code_pages.iter_mut().for_each(|w| *w = 0);

@@ -612,3 +612,262 @@ fn call_ret_loop_runs_natively() {
         jitpair::run_both(&mut a, &mut b, limits, 1000);
     }
 }
+
+/// One generated string-test op: (kind, a, b, value).
+fn emit_string(a: &mut CodeAssembler, g: Gen, bits: u32) {
+    let (k, x, y, v) = g;
+    let size = x % 3;
+    // 0x67: the other address size (16-bit addressing in 32-bit code).
+    let other = y & 0x80 != 0;
+    let mut bytes: Vec<u8> = Vec::new();
+    let prefix_seg = [None, Some(0x26), Some(0x64), Some(0x65), Some(0x36), Some(0x2E)]
+        [usize::from((y >> 2) % 6)];
+    let op = |base: u8| -> Vec<u8> {
+        let mut b = Vec::new();
+        if other {
+            b.push(0x67);
+        }
+        match size {
+            0 => b.push(base),
+            1 => {
+                b.push(0x66);
+                b.push(base + 1);
+            }
+            _ => b.push(base + 1),
+        }
+        b
+    };
+    // Mostly short; some around the interpreter's 4096-element chunk; with
+    // 16-bit addressing, a count past 0xFFFF (CX alone counts).
+    let addr16 = (bits == 16) != other;
+    let count = [
+        0u32, 1, 2, 3, 17, 33, 100, 255, 1, 2, 3, 5, 1000, 4095, 4096, 4097, 9000,
+    ][usize::from(y % 17)];
+    let count = if addr16 && v & 0x100 != 0 { count | 0x1_0000 } else { count };
+    let pick = |c: u8| pointer(c, v);
+    let r = match k % 12 {
+        // Plain MOVS/STOS/LODS (a segment prefix on MOVS/LODS).
+        0 | 1 | 2 => {
+            if let (Some(p), false) = (prefix_seg, k % 3 == 1) {
+                bytes.push(p);
+            }
+            bytes.extend(op([0xA4, 0xAA, 0xAC][usize::from(k % 3)]));
+            a.db(&bytes)
+        }
+        // The same with REP (or REPNE) and a count in ECX first.
+        3 | 4 | 5 => {
+            let which = [0xA4, 0xAA, 0xAC][usize::from(k % 3)];
+            a.mov(ecx, count as i32).expect("mov");
+            if let (Some(p), false) = (prefix_seg, k % 3 == 1) {
+                bytes.push(p);
+            }
+            bytes.push(if v & 0x10 != 0 { 0xF2 } else { 0xF3 });
+            bytes.extend(op(which));
+            a.db(&bytes)
+        }
+        6 => a.mov(esi, pick(x) as i32),
+        7 => a.mov(edi, pick(y) as i32),
+        8 => match v % 4 {
+            0 => a.std(),
+            1 => a.cld(),
+            2 => a.mov(eax, v as i32),
+            _ => a.add(esi, (v as i32) >> 20),
+        },
+        9 => a.add(edi, [4, -4, 1, -2, 0x7FE, -0x801][usize::from(y % 6)]),
+        10 => a.inc(ebx),
+        _ => {
+            if bits == 16 {
+                a.add(word_ptr(bx), ax)
+            } else {
+                a.add(dword_ptr(ebx), eax)
+            }
+        }
+    };
+    r.expect("assemble");
+}
+
+/// A counted loop (EDX, `n` passes) over string ops, then HLT.
+fn string_program(bits: u32, body: &[Gen]) -> Vec<u8> {
+    asm(bits, if bits == 32 { 0x2000 } else { 0x100 }, |a| {
+        let mut head = a.create_label();
+        a.set_label(&mut head).unwrap();
+        for g in body {
+            emit_string(a, *g, bits);
+        }
+        a.dec(edx).unwrap();
+        a.jne(head).unwrap();
+        a.hlt().unwrap();
+    })
+}
+
+/// All of RAM the same.
+fn assert_same_ram(a: &Machine, b: &Machine) {
+    let (mut x, mut y) = (vec![0u8; 4 << 20], vec![0u8; 4 << 20]);
+    a.read_phys(0, &mut x);
+    b.read_phys(0, &mut y);
+    if let Some(i) = (0..x.len()).find(|&i| x[i] != y[i]) {
+        panic!("memory differs at {i:#x}: {:#x} vs {:#x}", x[i], y[i]);
+    }
+}
+
+static STRING_CASES: AtomicU64 = AtomicU64::new(0);
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: jitpair::cases(256), ..ProptestConfig::default() })]
+
+    /// MOVS/STOS/LODS with and without REP, both directions, every size,
+    /// both address sizes and segment overrides, counts around the
+    /// interpreter's 4096-element chunk, pointers at page ends, segment
+    /// limits, read-only and expand-down ES, absent, read-only,
+    /// supervisor-only and not-yet-accessed pages, and the code's own page;
+    /// instruction and cycle budgets that end anywhere.
+    #[test]
+    fn string_loops_match_the_interpreter(
+        body in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>(), any::<u32>()), 1..8),
+        n in 30u32..60,
+        setup in any::<u8>(),
+        es_kind in 0u8..6,
+        pointers in any::<[u8; 2]>(),
+        gpr in any::<[u32; 8]>(),
+        df in any::<bool>(),
+        pages in any::<u64>(),
+        wp in any::<bool>(),
+        step in prop_oneof![Just(u64::MAX), 1u64..400],
+        cycles in prop_oneof![Just(u64::MAX), 1u64..50_000],
+    ) {
+        let done = STRING_CASES.fetch_add(1, Ordering::Relaxed) + 1;
+        if done.is_multiple_of(5000) {
+            eprintln!("string_loops_match_the_interpreter: {done} cases");
+        }
+        let setup = setup_of(setup);
+        let bits = if matches!(setup, Setup::Real) { 16 } else { 32 };
+        let code = string_program(bits, &body);
+        let mut gpr = gpr;
+        gpr[Gpr::Edx] = n;
+        gpr[Gpr::Esp] = 0x8000;
+        gpr[Gpr::Esi] = pointer(pointers[0], gpr[Gpr::Esi]);
+        gpr[Gpr::Edi] = pointer(pointers[1], gpr[Gpr::Edi]);
+        gpr[Gpr::Ebx] = 0x6000 + (gpr[Gpr::Ebx] & 0xFFC);
+        let (mut a, mut b) = (
+            machine(setup, &code, pages, wp, true),
+            machine(setup, &code, pages, wp, false),
+        );
+        // Data that is not zero, so every byte copied shows.
+        let data: Vec<u8> = (0..0x1_C000u32).map(|i| (i.wrapping_mul(0x9E37_79B9) >> 24) as u8).collect();
+        for m in [&mut a, &mut b] {
+            m.write_phys(0x4000, &data);
+            if !matches!(setup, Setup::Real) {
+                let seg = |e: u64, sel: u16| Descriptor(e).to_segment(sel);
+                let user = matches!(setup, Setup::User);
+                let (flat, sel) = if user { (0xF2, DATA3) } else { (0x92, 0x10) };
+                let s = match es_kind {
+                    // (0: the read-only ES of `machine`.)
+                    1 | 2 | 5 => Some(seg(desc(0, 0xFFFF_FFFF, flat, 0x4), sel)),
+                    3 => Some(seg(desc(0x10000, 0xFFF, 0x96, 0), EXPDOWN)),
+                    4 => Some(seg(desc(0x4000, 0x1FFF, 0x92, 0x4), SMALL)),
+                    _ => None,
+                };
+                if let Some(s) = s {
+                    m.set_segment(SegReg::Es, s);
+                }
+            }
+            let c = m.cpu_mut_flush_tlb();
+            c.gpr = gpr;
+            if df {
+                c.eflags |= flags::DF;
+            }
+        }
+        // (Stores may turn the code into a loop that never ends: a case
+        // stops after 40 runs of at most 500,000 cycles.)
+        let limits = Limits {
+            instructions: (step != u64::MAX).then_some(step),
+            cycles: Some(cycles.min(500_000)),
+        };
+        for run in 0..40 {
+            let e = a.run(limits);
+            prop_assert_eq!(e, b.run(limits), "exit of run {}", run);
+            assert_same(&a, &b, "string loop");
+            if !matches!(e, Exit::InstructionLimit | Exit::CycleLimit) {
+                break;
+            }
+        }
+        assert_same_ram(&a, &b);
+    }
+}
+
+/// REP MOVSD/STOSD copies of a few pages, and a MOVS/STOS/LODS loop, run
+/// in the tier (a chunk is one instruction) and match the interpreter,
+/// paging off and on.
+#[test]
+fn string_ops_run_natively() {
+    let code = asm(32, 0x2000, |a| {
+        let mut l = a.create_label();
+        let mut outer = a.create_label();
+        a.cld().unwrap();
+        a.mov(ebx, 200).unwrap();
+        a.set_label(&mut outer).unwrap();
+        a.mov(esi, 0x1_0000).unwrap();
+        a.mov(edi, 0x2_0000).unwrap();
+        a.mov(ecx, 6000).unwrap();
+        a.rep().movsd().unwrap();
+        a.mov(eax, 0x1234_5678).unwrap();
+        a.mov(ecx, 3000).unwrap();
+        a.rep().stosw().unwrap();
+        a.dec(ebx).unwrap();
+        a.jnz(outer).unwrap();
+        a.mov(esi, 0x1_0000).unwrap();
+        a.mov(edi, 0x3_0000).unwrap();
+        a.mov(edx, 500).unwrap();
+        a.set_label(&mut l).unwrap();
+        a.lodsd().unwrap();
+        a.add(eax, edx).unwrap();
+        a.stosd().unwrap();
+        a.movsb().unwrap();
+        a.dec(edx).unwrap();
+        a.jnz(l).unwrap();
+        a.hlt().unwrap();
+    });
+    for paged in [false, true] {
+        let (mut a, mut b) = (
+            machine(Setup::Flat, &code, 0, false, true),
+            machine(Setup::Flat, &code, 0, false, false),
+        );
+        for m in [&mut a, &mut b] {
+            let data: Vec<u8> = (0..0x8000u32).map(|i| (i * 13 + 7) as u8).collect();
+            m.write_phys(0x1_0000, &data);
+            let flat = Descriptor(desc(0, 0xFFFF_FFFF, 0x92, 0x4)).to_segment(0x10);
+            m.set_segment(SegReg::Es, flat);
+            if paged {
+                m.write_phys(PD, &(PT | 7).to_le_bytes());
+                for p in 0..1024 {
+                    set_pte(m, p, (p << 12) | 0x67);
+                }
+                let c = m.cpu_mut_flush_tlb();
+                c.cr3 = PD;
+                c.cr0 |= 0x8000_0000;
+            }
+        }
+        let mut runs = 0;
+        loop {
+            runs += 1;
+            let e = a.run(Limits::default());
+            assert_eq!(e, b.run(Limits::default()));
+            assert_same(&a, &b, "string ops");
+            if e == Exit::Halted || runs > 10 {
+                break;
+            }
+        }
+        assert!(a.halted(), "{:?}", a.cpu());
+        assert_same_ram(&a, &b);
+        let s = a.jit_stats();
+        assert!(s.instructions > 2000, "paged {paged}: {s:?}");
+        // The REP chunks ran in the tier (200 passes of 2 + 1 chunks, most
+        // after the blocks got hot): the interpreter alone took those
+        // instructions in the first passes only.
+        let rep_chunks = 200 * 3;
+        assert!(a.instructions() - s.instructions < rep_chunks, "{s:?} of {}", a.instructions());
+        let mut out = [0u8; 8];
+        a.read_phys(0x2_0000 + 4 * 6000, &mut out);
+        assert_eq!(out, [0x78, 0x56, 0x78, 0x56, 0x78, 0x56, 0x78, 0x56]);
+    }
+}

@@ -12,7 +12,7 @@ pub(crate) mod intr;
 mod muldiv;
 pub(crate) mod operand;
 mod shift;
-mod string;
+pub(crate) mod string;
 mod system;
 pub(crate) mod task;
 mod x87;

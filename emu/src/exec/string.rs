@@ -55,7 +55,7 @@ fn classify(m: Mnemonic) -> Option<(Op, u32)> {
 /// Iterations of a REP string instruction run per step; the instruction
 /// restarts for the rest, so budgets, interrupts and host exits are never
 /// held off by a huge count.
-const REP_CHUNK: u32 = 4096;
+pub(crate) const REP_CHUNK: u32 = 4096;
 
 /// Is `m` a string instruction?
 pub(crate) fn is_string(m: Mnemonic) -> bool {

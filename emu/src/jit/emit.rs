@@ -37,10 +37,10 @@
 
 use super::native::{
     Emitted, NE_PHYS, NE_RIGHTS, NE_TAG, OFF_BUDGET, OFF_CODE, OFF_CS_LIMIT, OFF_EIP, OFF_EXIT,
-    OFF_FAST, OFF_FLAGS, OFF_GPR, OFF_INDEX, OFF_PAGING, OFF_RAM, OFF_RMASK, OFF_SEGS, OFF_TLB,
-    OFF_WMASK, SEG_BASE, SEG_RHI, SEG_RLO, SEG_SIZE, SEG_WHI, SEG_WLO,
+    OFF_FAST, OFF_FLAGS, OFF_GPR, OFF_INDEX, OFF_PAGING, OFF_RAM, OFF_RMASK, OFF_SCRATCH, OFF_SEGS,
+    OFF_TLB, OFF_WMASK, SEG_BASE, SEG_RHI, SEG_RLO, SEG_SIZE, SEG_WHI, SEG_WLO,
 };
-use super::select::{End, Mem, Op, Plan, Reg, Src};
+use super::select::{End, Mem, Op, Plan, Reg, Src, Str, StrKind};
 use iced_x86::code_asm::asm_traits::*;
 use iced_x86::code_asm::*;
 use iced_x86::{ConditionCode, IcedError, Mnemonic as M};
@@ -55,6 +55,8 @@ pub(crate) const EXIT_NEXT: u32 = 2;
 /// A memory operand's check failed: the block left just before op
 /// `State::index` of the pass.
 pub(crate) const EXIT_SIDE: u32 = 3;
+/// The block ran its ops and left just before its final REP string op.
+pub(crate) const EXIT_REP: u32 = 4;
 
 /// The host register of each guest register.
 const GUEST: [AsmRegister32; 8] = [eax, r9d, edx, ebx, r8d, ebp, esi, edi];
@@ -146,6 +148,23 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
                     a.pushfq()?;
                     a.pop(r15)?;
                 }
+                if let Op::Str(Str {
+                    kind: StrKind::Movs,
+                    src,
+                    ..
+                }) = *op
+                {
+                    // The source first, as the interpreter reads it; the
+                    // element waits in the State while the destination is
+                    // checked.
+                    check(&mut a, src, false, side)?;
+                    match src.size {
+                        4 => a.mov(r12d, dword_ptr(r13 + r14))?,
+                        2 => a.movzx(r12d, word_ptr(r13 + r14))?,
+                        _ => a.movzx(r12d, byte_ptr(r13 + r14))?,
+                    }
+                    a.mov(dword_ptr(r11 + OFF_SCRATCH), r12d)?;
+                }
                 check(&mut a, mem, write, side)?;
                 if restore {
                     a.push(r15)?;
@@ -218,6 +237,10 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
             a.mov(dword_ptr(r11 + OFF_EXIT), EXIT_NEXT)?;
             a.jmp(epilogue)?;
             sides.push((i, side, save));
+        }
+        End::Rep(_) => {
+            let eip = plan.side[plan.ops.len()].eip;
+            exit(&mut a, EXIT_REP, eip, epilogue)?;
         }
     }
     // Exit stubs (a stub with no way in is harmless).
@@ -477,6 +500,37 @@ fn emit_op(a: &mut CodeAssembler, op: &Op, mem: Option<Mem>) -> Result<(), EmitE
                 (Host::R8(_), _) => return Err(EmitError::Sizes),
             }
         }
+        Op::Str(s) => {
+            let p = at(s.dst.size);
+            let acc = at(s.src.size);
+            match (s.kind, s.dst.size) {
+                (StrKind::Movs, 4) => {
+                    a.mov(r12d, dword_ptr(r11 + OFF_SCRATCH))?;
+                    a.mov(p, r12d)?;
+                }
+                (StrKind::Movs, 2) => {
+                    a.mov(r12d, dword_ptr(r11 + OFF_SCRATCH))?;
+                    a.mov(p, r12w)?;
+                }
+                (StrKind::Movs, _) => {
+                    a.mov(r12d, dword_ptr(r11 + OFF_SCRATCH))?;
+                    a.mov(p, r12b)?;
+                }
+                (StrKind::Stos, 4) => a.mov(p, eax)?,
+                (StrKind::Stos, 2) => a.mov(p, ax)?,
+                (StrKind::Stos, _) => a.mov(p, al)?,
+                (StrKind::Lods, 4) => a.mov(eax, acc)?,
+                (StrKind::Lods, 2) => a.mov(ax, acc)?,
+                (StrKind::Lods, _) => a.mov(al, acc)?,
+            }
+            if s.kind != StrKind::Stos {
+                step(a, 6, s.src.addr32, s.delta)?;
+            }
+            if s.kind != StrKind::Lods {
+                step(a, 7, s.dst.addr32, s.delta)?;
+            }
+            Ok(())
+        }
         Op::Lea {
             dst,
             base,
@@ -499,6 +553,18 @@ fn emit_op(a: &mut CodeAssembler, op: &Op, mem: Option<Mem>) -> Result<(), EmitE
         }
     };
     Ok(r?)
+}
+
+/// Add `delta` to guest ESI (6) or EDI (7), or to SI or DI alone with
+/// 16-bit addressing (no flags).
+fn step(a: &mut CodeAssembler, reg: usize, addr32: bool, delta: i32) -> Result<(), IcedError> {
+    let (r32, r64, r16) = (GUEST[reg], GUEST64[reg], GUEST16[reg]);
+    if addr32 {
+        a.lea(r32, qword_ptr(r64 + delta))
+    } else {
+        a.lea(r10d, qword_ptr(r64 + delta))?;
+        a.mov(r16, r10w)
+    }
 }
 
 /// Add `delta` to ESP, or to SP alone for a 16-bit stack (no flags).

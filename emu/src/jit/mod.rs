@@ -1,11 +1,12 @@
 //! The native tier (x86-64 hosts only): hot straight runs of 32- or 16-bit
 //! code (MOV, ALU, INC/DEC/NEG/NOT, MOVZX/MOVSX on registers and memory
-//! operands, LEA, relative jumps) are translated to host code and run
-//! there, with exactly the registers, EFLAGS, EIP, cycles, instruction
-//! counts and memory the interpreter would produce. The interpreter stays
-//! the reference: everything the tier does not take (stack, string and
-//! system instructions, far transfers, segment loads, the 286 model, any
-//! pending event) runs there, and so does every memory access the host
+//! operands, LEA, PUSH/POP, relative jumps, near CALL/RET, MOVS/STOS/LODS)
+//! are translated to host code and run there, with exactly the registers,
+//! EFLAGS, EIP, cycles, instruction counts and memory the interpreter would
+//! produce; a block may end in REP MOVS/STOS/LODS, whose chunks [`rep`]
+//! runs from Rust. The interpreter stays the reference: everything the
+//! tier does not take (other stack, string and system instructions, far
+//! transfers, segment loads, the 286 model, any pending event) runs there, and so does every memory access the host
 //! code's checks do not pass as a plain access (a limit or type violation,
 //! a TLB miss or a page the access would fault on or set A/D in, a page
 //! crossing, ROM or open bus, a store to a page holding cached code): the
@@ -16,6 +17,7 @@
 //! - [`emit`]: host code for a block (flags kept live in host RFLAGS).
 //! - [`cache`]: the block table, heat counts and retirement by page
 //!   generation.
+//! - [`rep`]: a REP string op's chunk, checked up front and run on RAM.
 //! - [`native`]: executable memory and the call (the crate's only unsafe).
 //!
 //! The run loop offers every instruction boundary to [`Machine::jit_run`].
@@ -31,9 +33,10 @@
 mod cache;
 mod emit;
 mod native;
+mod rep;
 mod select;
 
-use crate::cpu::flags::{AF, IF, STATUS, TF};
+use crate::cpu::flags::{AF, DF, IF, STATUS, TF};
 use crate::cpu::{CpuModel, SegReg};
 use crate::icache::key;
 use crate::machine::{JitStats, Machine};
@@ -136,6 +139,7 @@ impl Machine {
         if p.code32 != code32
             || p.stack32
                 .is_some_and(|b| b != self.cpu.seg[SegReg::Ss].big())
+            || p.df.is_some_and(|d| d != (fl & DF != 0))
             || p.last_byte > limit
             || p.target().is_some_and(|t| u64::from(t) > limit)
         {
@@ -171,7 +175,6 @@ impl Machine {
     /// `Segment::contains` and, in protected mode outside V86,
     /// `Segment::permits`) and its base. The others allow nothing.
     fn seg_checks(&self, used: u8) -> [native::SegCheck; 6] {
-        let typed = self.cpu.protected() && !self.cpu.v86();
         std::array::from_fn(|i| {
             if used & (1 << i) == 0 {
                 return native::SegCheck {
@@ -180,6 +183,14 @@ impl Machine {
                     ..native::SegCheck::default()
                 };
             }
+            self.seg_check(i)
+        })
+    }
+
+    /// The check of segment register `i` (see [`Machine::seg_checks`]).
+    fn seg_check(&self, i: usize) -> native::SegCheck {
+        let typed = self.cpu.protected() && !self.cpu.v86();
+        {
             let s = &self.cpu.seg[i];
             // Offsets whose first byte is inside the limit (as u64: an
             // expand-down segment with the top limit has none).
@@ -206,7 +217,7 @@ impl Machine {
                 base: s.base,
                 _pad: 0,
             }
-        })
+        }
     }
 
     /// Run the (checked) block for `k` with a budget of `budget` passes.
@@ -250,6 +261,13 @@ impl Machine {
         };
         b.code.call(&mut st, guest);
         let p = &b.plan;
+        let rep = match p.end {
+            select::End::Rep(s) if st.exit == emit::EXIT_REP => {
+                let i = p.ops.len();
+                Some((s, p.body_cycles - p.side[i].cycles, p.next_eip))
+            }
+            _ => None,
+        };
         let loops = budget - st.budget;
         let loop_cost = p.body_cycles + TAKEN_EXTRA;
         let (insns, cycles, written, clear_af) = match st.exit {
@@ -260,6 +278,11 @@ impl Machine {
                 p.written,
                 p.clear_af,
             ),
+            emit::EXIT_REP => {
+                // Just before the REP (which `rep` runs below, if it can).
+                let i = p.ops.len();
+                (i as u64, p.side[i].cycles, p.written, p.clear_af)
+            }
             emit::EXIT_SIDE => {
                 let s = p.side[st.index as usize];
                 let i = u64::from(st.index);
@@ -300,8 +323,13 @@ impl Machine {
         self.steps += insns;
         self.instructions += insns;
         self.skip_hostcall = None;
-        self.jit.stats.entries += 1;
         self.jit.stats.instructions += insns;
+        let ran_rep = rep.is_some_and(|(s, base, next)| self.jit_rep(s, base, next));
+        if insns == 0 && !ran_rep {
+            // A block of the REP alone that must leave it to the interpreter.
+            return false;
+        }
+        self.jit.stats.entries += 1;
         true
     }
 
@@ -326,11 +354,13 @@ impl Machine {
         let first = left.min(bytes.len());
         self.mem.read_bytes(phys, &mut bytes[..first]);
         let stack32 = self.cpu.seg[SegReg::Ss].big();
+        let df = self.cpu.eflags & DF != 0;
         let src = |bytes| select::Source {
             bytes,
             eip,
             code32,
             stack32,
+            df,
         };
         let mut plan = select::select(src(&bytes[..first]), at_hostcall);
         if plan.is_some() && left > first {

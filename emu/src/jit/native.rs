@@ -113,8 +113,8 @@ pub(crate) struct State {
     pub index: u32,
     /// CS's limit (a RET's target must be inside).
     pub cs_limit: u32,
-    /// Unused (alignment).
-    pub pad: u32,
+    /// Scratch for the host code (a MOVS element between its two checks).
+    pub scratch: u32,
 }
 
 impl Default for State {
@@ -135,7 +135,7 @@ impl Default for State {
             wmask: 0,
             index: 0,
             cs_limit: 0,
-            pad: 0,
+            scratch: 0,
         }
     }
 }
@@ -177,6 +177,8 @@ pub(crate) const OFF_WMASK: i32 = 240;
 pub(crate) const OFF_INDEX: i32 = 244;
 /// Offset of `State::cs_limit`.
 pub(crate) const OFF_CS_LIMIT: i32 = 248;
+/// Offset of `State::scratch`.
+pub(crate) const OFF_SCRATCH: i32 = 252;
 
 const _: () = {
     assert!(offset_of!(State, gpr) == OFF_GPR as usize);
@@ -194,6 +196,7 @@ const _: () = {
     assert!(offset_of!(State, wmask) == OFF_WMASK as usize);
     assert!(offset_of!(State, index) == OFF_INDEX as usize);
     assert!(offset_of!(State, cs_limit) == OFF_CS_LIMIT as usize);
+    assert!(offset_of!(State, scratch) == OFF_SCRATCH as usize);
     assert!(size_of::<State>() == 256);
     assert!(offset_of!(SegCheck, rlo) == SEG_RLO as usize);
     assert!(offset_of!(SegCheck, rhi) == SEG_RHI as usize);

@@ -15,6 +15,9 @@
 //! - PUSH r16/r32/imm, POP r16/r32 but (E)SP, with the stack size SS had
 //!   at translation (the block is entered only while SS keeps it);
 //! - LEA r32 with a 32-bit address (32-bit code only);
+//! - MOVS, STOS, LODS of any element size, stepping by the DF of
+//!   translation (the block is entered only while DF keeps it); with REP or
+//!   REPNE they end the block (see [`End::Rep`]);
 //! - Jcc and JMP rel8/rel16/rel32, CALL rel16/rel32 and RET/RET imm16 near,
 //!   of the code size (no 0x66 or 0x67);
 //!
@@ -23,8 +26,8 @@
 //! assignment (see [`super::emit`]: CH at all, CL together with AH/DH/BH,
 //! AH/DH/BH with a memory operand). Memory operands use 16- or 32-bit
 //! addressing (one 0x67 prefix allowed) and any segment (one override
-//! prefix allowed). Any other prefix (LOCK, REP, a second prefix of a
-//! kind) or a host-call address ends the block. Every instruction lies
+//! prefix allowed). Any other prefix (LOCK, REP but on a string op, a
+//! second prefix of a kind) or a host-call address ends the block. Every instruction lies
 //! inside the page, so selection never touches the paging unit and has no
 //! side effect on the guest.
 //!
@@ -87,6 +90,8 @@ pub(crate) struct Source<'a> {
     pub code32: bool,
     /// SS has the B bit (ESP, else SP, is the stack pointer).
     pub stack32: bool,
+    /// EFLAGS.DF is set (string instructions step down).
+    pub df: bool,
 }
 
 /// The second operand of a two-operand op.
@@ -200,6 +205,44 @@ pub(crate) enum Op {
         /// The operand.
         mem: Mem,
     },
+    /// MOVS, STOS or LODS without a repeat prefix.
+    Str(Str),
+}
+
+/// The string instructions the tier takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StrKind {
+    /// MOVS: `dst` = `src`.
+    Movs,
+    /// STOS: `dst` = AL/AX/EAX.
+    Stos,
+    /// LODS: AL/AX/EAX = `src`.
+    Lods,
+}
+
+/// A MOVS, STOS or LODS: its operands (`seg:[(E)SI]` and `ES:[(E)DI]`,
+/// of its element size and address size) and the step of the index
+/// registers (the element size, negated when DF is set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Str {
+    /// Which instruction.
+    pub kind: StrKind,
+    /// The source (MOVS, LODS; for STOS unused, a copy of `dst`).
+    pub src: Mem,
+    /// The destination (MOVS, STOS; for LODS unused, a copy of `src`).
+    pub dst: Mem,
+    /// Added to (E)SI and (E)DI after each element.
+    pub delta: i32,
+}
+
+impl Str {
+    /// The accesses of one element in the interpreter's order (the
+    /// destination's is a write).
+    pub fn accesses(&self) -> impl Iterator<Item = (Mem, bool)> {
+        let src = (!matches!(self.kind, StrKind::Stos)).then_some((self.src, false));
+        let dst = (!matches!(self.kind, StrKind::Lods)).then_some((self.dst, true));
+        src.into_iter().chain(dst)
+    }
 }
 
 impl Op {
@@ -211,7 +254,7 @@ impl Op {
             | Op::Load { m, .. }
             | Op::Store { m, .. }
             | Op::UnaryMem { m, .. } => Some(m),
-            Op::Lea { .. } | Op::Push { .. } | Op::Pop { .. } => None,
+            Op::Lea { .. } | Op::Push { .. } | Op::Pop { .. } | Op::Str(_) => None,
             Op::LoadX { sign, .. } => Some(if sign { M::Movsx } else { M::Movzx }),
         }
     }
@@ -223,6 +266,8 @@ impl Op {
             Op::Store { m, mem, .. } => Some((mem, !matches!(m, M::Cmp | M::Test))),
             Op::UnaryMem { mem, .. } | Op::Push { stack: mem, .. } => Some((mem, true)),
             Op::Pop { stack: mem, .. } => Some((mem, false)),
+            // The last access (MOVS checks its source first, separately).
+            Op::Str(s) => s.accesses().last(),
             _ => None,
         }
     }
@@ -272,6 +317,11 @@ pub(crate) enum End {
         /// Bytes released after the return address.
         imm: u16,
     },
+    /// REP (or REPNE) MOVS, STOS or LODS: the host code leaves just before
+    /// it (EIP = `Plan::side[ops.len()].eip`) and the tier runs one chunk
+    /// of it from Rust when every element's access passes the checks up
+    /// front (see `super::rep`); otherwise the interpreter runs it.
+    Rep(Str),
 }
 
 /// A selected block: what to translate and what the interpreter would have
@@ -313,6 +363,8 @@ pub(crate) struct Plan {
     pub segs: u8,
     /// Some op uses the stack, in the size SS had at translation (B bit).
     pub stack32: Option<bool>,
+    /// Some string op steps its index registers by the DF of translation.
+    pub df: Option<bool>,
 }
 
 /// Cycles a taken branch adds (exec::flow::branch).
@@ -323,7 +375,7 @@ impl Plan {
     pub fn self_loop(&self) -> bool {
         match self.end {
             End::Jcc { target, .. } | End::Jmp { target } => target == self.start_eip,
-            End::Fall | End::Call { .. } | End::Ret { .. } => false,
+            End::Fall | End::Call { .. } | End::Ret { .. } | End::Rep(_) => false,
         }
     }
     /// The branch target, if the block ends in a branch with one.
@@ -332,7 +384,7 @@ impl Plan {
             End::Jcc { target, .. } | End::Jmp { target } | End::Call { target, .. } => {
                 Some(target)
             }
-            End::Fall | End::Ret { .. } => None,
+            End::Fall | End::Ret { .. } | End::Rep(_) => None,
         }
     }
 }
@@ -359,6 +411,48 @@ fn is_prefix(b: u8) -> bool {
         b,
         0x26 | 0x2E | 0x36 | 0x3E | 0x64 | 0x65 | 0x66 | 0x67 | 0xF0 | 0xF2 | 0xF3
     )
+}
+
+/// MOVS, STOS or LODS (any size), as a [`Str`] with these address size
+/// and DF; `rep` tells whether it carries REP or REPNE.
+fn string_op(insn: &Instruction, addr32: bool, df: bool) -> Option<(Str, bool)> {
+    let (kind, n) = match insn.mnemonic() {
+        M::Movsb => (StrKind::Movs, 1),
+        M::Movsw => (StrKind::Movs, 2),
+        M::Movsd => (StrKind::Movs, 4),
+        M::Stosb => (StrKind::Stos, 1),
+        M::Stosw => (StrKind::Stos, 2),
+        M::Stosd => (StrKind::Stos, 4),
+        M::Lodsb => (StrKind::Lods, 1),
+        M::Lodsw => (StrKind::Lods, 2),
+        M::Lodsd => (StrKind::Lods, 4),
+        _ => return None,
+    };
+    let at = |seg, reg| Mem {
+        seg,
+        base: Some(reg),
+        index: None,
+        scale: 1,
+        disp: 0,
+        addr32,
+        size: n as u8,
+    };
+    // (The source's segment, with any override: iced gives it for the
+    // DS:SI operand; STOS has none.)
+    let seg = if kind == StrKind::Stos {
+        SegReg::Es
+    } else {
+        SegReg::from_iced(insn.memory_segment())?
+    };
+    let src = at(seg, 6);
+    let dst = at(SegReg::Es, 7);
+    let s = Str {
+        kind,
+        src: if kind == StrKind::Stos { dst } else { src },
+        dst: if kind == StrKind::Lods { src } else { dst },
+        delta: if df { -n } else { n },
+    };
+    Some((s, insn.has_rep_prefix() || insn.has_repne_prefix()))
 }
 
 /// What one decoded instruction becomes.
@@ -401,9 +495,21 @@ fn classify(
     eip: u32,
     has66: bool,
     has67: bool,
-    (code32, stack32): (bool, bool),
+    (code32, stack32, df): (bool, bool, bool),
 ) -> Option<Kind> {
     let m = insn.mnemonic();
+    // String ops (0x66 and 0x67 pick their sizes), the only ones a repeat
+    // prefix may carry.
+    if let Some((s, rep)) = string_op(insn, code32 != has67, df) {
+        return Some(if rep {
+            Kind::End(End::Rep(s))
+        } else {
+            Kind::Op(Op::Str(s))
+        });
+    }
+    if insn.has_rep_prefix() || insn.has_repne_prefix() {
+        return None;
+    }
     let reg0 = || {
         (insn.op_count() >= 1 && insn.op0_kind() == OpKind::Register)
             .then(|| Reg::of(insn.op0_register()))
@@ -640,8 +746,12 @@ fn flag_use(k: &Kind) -> (u32, u32) {
             M::Adc | M::Sbb => (CF, STATUS),
             _ => (0, STATUS),
         },
-        Kind::Op(Op::Lea { .. } | Op::LoadX { .. } | Op::Push { .. } | Op::Pop { .. })
-        | Kind::End(End::Fall | End::Jmp { .. } | End::Call { .. } | End::Ret { .. }) => (0, 0),
+        Kind::Op(
+            Op::Lea { .. } | Op::LoadX { .. } | Op::Push { .. } | Op::Pop { .. } | Op::Str(_),
+        )
+        | Kind::End(
+            End::Fall | End::Jmp { .. } | End::Call { .. } | End::Ret { .. } | End::Rep(_),
+        ) => (0, 0),
         Kind::End(End::Jcc { cc, .. }) => {
             let r = match cc {
                 C::o | C::no => OF,
@@ -668,6 +778,7 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         eip: start_eip,
         code32,
         stack32,
+        df,
     } = src;
     let mut plan = Plan {
         start_eip,
@@ -685,6 +796,7 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         mem: false,
         segs: 0,
         stack32: None,
+        df: None,
     };
     let mut pos = 0usize;
     let mut insn = Instruction::default();
@@ -692,14 +804,16 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         if hostcall(pos) {
             break;
         }
-        // At most one 0x66, one 0x67 and one segment override.
-        let (mut has66, mut has67, mut has_seg) = (false, false, false);
+        // At most one 0x66, one 0x67, one segment override and one repeat
+        // prefix (on a string op only).
+        let (mut has66, mut has67, mut has_seg, mut has_rep) = (false, false, false, false);
         let mut ok = true;
         for &b in bytes[pos..].iter().take_while(|&&b| is_prefix(b)) {
             let seen = match b {
                 0x66 => &mut has66,
                 0x67 => &mut has67,
                 0x26 | 0x2E | 0x36 | 0x3E | 0x64 | 0x65 => &mut has_seg,
+                0xF2 | 0xF3 => &mut has_rep,
                 _ => {
                     ok = false;
                     break;
@@ -724,10 +838,14 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         if last > u64::from(if code32 { u32::MAX } else { 0xFFFF }) {
             break;
         }
-        let Some(kind) = classify(&insn, eip, has66, has67, (code32, stack32)) else {
+        let Some(kind) = classify(&insn, eip, has66, has67, (code32, stack32, df)) else {
             break;
         };
-        if has_seg && !matches!(kind, Kind::Op(ref op) if op.mem().is_some()) {
+        let seg_ok = match kind {
+            Kind::Op(ref op) => op.mem().is_some(),
+            Kind::End(ref end) => matches!(end, End::Rep(_)),
+        };
+        if has_seg && !seg_ok {
             break;
         }
         pos += insn.len();
@@ -760,6 +878,10 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                     plan.mem = true;
                     plan.segs |= 1 << mem.seg as u8;
                 }
+                if let Op::Str(s) = op {
+                    plan.segs |= 1 << s.src.seg as u8;
+                    plan.df = Some(df);
+                }
                 if matches!(op, Op::Push { .. } | Op::Pop { .. }) {
                     plan.stack32 = Some(stack32);
                 }
@@ -775,6 +897,10 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                     plan.mem = true;
                     plan.segs |= 1 << SegReg::Ss as u8;
                     plan.stack32 = Some(stack32);
+                }
+                if let End::Rep(s) = end {
+                    plan.df = Some(df);
+                    plan.segs |= (1 << s.src.seg as u8) | (1 << s.dst.seg as u8);
                 }
                 plan.end = end;
                 break;
@@ -794,6 +920,7 @@ mod tests {
             eip,
             code32: true,
             stack32: true,
+            df: false,
         }
     }
 
@@ -804,6 +931,7 @@ mod tests {
             eip: 0xFFF0,
             code32: false,
             stack32: false,
+            df: false,
         };
         // add ax,cx; 66 add eax,ecx; dec cx; jnz -8
         let p = select(
@@ -823,6 +951,7 @@ mod tests {
             eip: 0xFFFC,
             code32: false,
             stack32: false,
+            df: false,
         };
         assert_eq!(select(p, |_| false).expect("block").insns, 2);
         // an instruction ending at 0xFFFF ends the block: the next one is
@@ -832,6 +961,7 @@ mod tests {
             eip: 0xFFFC,
             code32: false,
             stack32: false,
+            df: false,
         };
         let p = select(p, |_| false).expect("block");
         assert_eq!((p.insns, p.next_eip, p.last_byte), (2, 0, 0xFFFF));
@@ -869,6 +999,36 @@ mod tests {
         );
         let p = select(src32(&[0x89, 0xC3, 0x74, 0x00], 0), |_| false).unwrap();
         assert_eq!((p.written, p.load_flags), (0, true));
+    }
+
+    #[test]
+    fn string_ops() {
+        // movsb; 66 stosw; fs: lodsd; 67 rep movsd
+        let code = [0xA4, 0x66, 0xAB, 0x64, 0xAD, 0x67, 0xF3, 0xA5, 0x40];
+        let p = select(src32(&code, 0), |_| false).expect("block");
+        assert_eq!(p.insns, 4);
+        assert_eq!(p.df, Some(false));
+        let Op::Str(s) = p.ops[0] else {
+            panic!("{:?}", p.ops[0])
+        };
+        assert_eq!((s.kind, s.src.seg, s.dst.seg, s.delta), (StrKind::Movs, SegReg::Ds, SegReg::Es, 1));
+        assert_eq!(s.accesses().count(), 2);
+        let Op::Str(s) = p.ops[1] else { panic!() };
+        assert_eq!((s.kind, s.dst.size, s.dst.base), (StrKind::Stos, 2, Some(7)));
+        let Op::Str(s) = p.ops[2] else { panic!() };
+        assert_eq!((s.kind, s.src.seg, s.src.base), (StrKind::Lods, SegReg::Fs, Some(6)));
+        let End::Rep(s) = p.end else {
+            panic!("{:?}", p.end)
+        };
+        assert_eq!((s.kind, s.src.addr32, s.delta), (StrKind::Movs, false, 4));
+        assert_eq!(p.side[3].eip, 5);
+        assert_eq!(p.next_eip, 8);
+        assert_eq!(p.segs, (1 << SegReg::Ds as u8) | (1 << SegReg::Es as u8) | (1 << SegReg::Fs as u8));
+        // DF set: steps down
+        let mut src = src32(&[0xA5], 0);
+        src.df = true;
+        let Op::Str(s) = select(src, |_| false).unwrap().ops[0] else { panic!() };
+        assert_eq!(s.delta, -4);
     }
 
     #[test]
@@ -914,7 +1074,8 @@ mod tests {
         // not taken: LOCK, REP, two segment prefixes, AH with memory, a
         // segment prefix without a memory operand
         assert!(select(src32(&[0xF0, 0x01, 0x06], 0), |_| false).is_none());
-        assert!(select(src32(&[0xF3, 0xA5], 0), |_| false).is_none());
+        assert!(select(src32(&[0xF3, 0x01, 0x06], 0), |_| false).is_none());
+        assert!(select(src32(&[0xF3, 0xF2, 0xA5], 0), |_| false).is_none());
         assert!(select(src32(&[0x26, 0x2E, 0x8B, 0x06], 0), |_| false).is_none());
         assert!(
             select(src32(&[0x8A, 0x26], 0), |_| false).is_none(),
