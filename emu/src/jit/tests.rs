@@ -57,6 +57,7 @@ fn native_run(code: &[u8], a: u32, b: u32, fl: u32) -> ([u32; 8], u32) {
         eip: 0x100,
         code32: true,
         stack32: true,
+        df: false,
     };
     let plan = select::select(src, |_| false).expect("eligible");
     assert_eq!(plan.next_eip, 0x100 + code.len() as u32, "whole code taken");
@@ -150,6 +151,7 @@ fn emitter_refuses_what_the_host_cannot_encode() {
         eip: 0,
         code32: true,
         stack32: true,
+        df: false,
     };
     let mut plan = select::select(src, |_| false).expect("eligible");
     assert!(emit::emit(&plan).is_ok());
