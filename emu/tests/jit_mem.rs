@@ -620,8 +620,14 @@ fn emit_string(a: &mut CodeAssembler, g: Gen, bits: u32) {
     // 0x67: the other address size (16-bit addressing in 32-bit code).
     let other = y & 0x80 != 0;
     let mut bytes: Vec<u8> = Vec::new();
-    let prefix_seg = [None, Some(0x26), Some(0x64), Some(0x65), Some(0x36), Some(0x2E)]
-        [usize::from((y >> 2) % 6)];
+    let prefix_seg = [
+        None,
+        Some(0x26),
+        Some(0x64),
+        Some(0x65),
+        Some(0x36),
+        Some(0x2E),
+    ][usize::from((y >> 2) % 6)];
     let op = |base: u8| -> Vec<u8> {
         let mut b = Vec::new();
         if other {
@@ -643,7 +649,11 @@ fn emit_string(a: &mut CodeAssembler, g: Gen, bits: u32) {
     let count = [
         0u32, 1, 2, 3, 17, 33, 100, 255, 1, 2, 3, 5, 1000, 4095, 4096, 4097, 9000,
     ][usize::from(y % 17)];
-    let count = if addr16 && v & 0x100 != 0 { count | 0x1_0000 } else { count };
+    let count = if addr16 && v & 0x100 != 0 {
+        count | 0x1_0000
+    } else {
+        count
+    };
     let pick = |c: u8| pointer(c, v);
     let r = match k % 12 {
         // Plain MOVS/STOS/LODS (a segment prefix on MOVS/LODS).
@@ -865,7 +875,11 @@ fn string_ops_run_natively() {
         // after the blocks got hot): the interpreter alone took those
         // instructions in the first passes only.
         let rep_chunks = 200 * 3;
-        assert!(a.instructions() - s.instructions < rep_chunks, "{s:?} of {}", a.instructions());
+        assert!(
+            a.instructions() - s.instructions < rep_chunks,
+            "{s:?} of {}",
+            a.instructions()
+        );
         let mut out = [0u8; 8];
         a.read_phys(0x2_0000 + 4 * 6000, &mut out);
         assert_eq!(out, [0x78, 0x56, 0x78, 0x56, 0x78, 0x56, 0x78, 0x56]);

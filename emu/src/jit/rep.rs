@@ -160,7 +160,11 @@ impl Machine {
             return None;
         }
         let c: SegCheck = self.seg_check(mem.seg as usize);
-        let (rlo, rhi) = if write { (c.wlo, c.whi) } else { (c.rlo, c.rhi) };
+        let (rlo, rhi) = if write {
+            (c.wlo, c.whi)
+        } else {
+            (c.rlo, c.rhi)
+        };
         if lo < u64::from(rlo) || hi > u64::from(rhi) {
             return None;
         }

@@ -1011,23 +1011,37 @@ mod tests {
         let Op::Str(s) = p.ops[0] else {
             panic!("{:?}", p.ops[0])
         };
-        assert_eq!((s.kind, s.src.seg, s.dst.seg, s.delta), (StrKind::Movs, SegReg::Ds, SegReg::Es, 1));
+        assert_eq!(
+            (s.kind, s.src.seg, s.dst.seg, s.delta),
+            (StrKind::Movs, SegReg::Ds, SegReg::Es, 1)
+        );
         assert_eq!(s.accesses().count(), 2);
         let Op::Str(s) = p.ops[1] else { panic!() };
-        assert_eq!((s.kind, s.dst.size, s.dst.base), (StrKind::Stos, 2, Some(7)));
+        assert_eq!(
+            (s.kind, s.dst.size, s.dst.base),
+            (StrKind::Stos, 2, Some(7))
+        );
         let Op::Str(s) = p.ops[2] else { panic!() };
-        assert_eq!((s.kind, s.src.seg, s.src.base), (StrKind::Lods, SegReg::Fs, Some(6)));
+        assert_eq!(
+            (s.kind, s.src.seg, s.src.base),
+            (StrKind::Lods, SegReg::Fs, Some(6))
+        );
         let End::Rep(s) = p.end else {
             panic!("{:?}", p.end)
         };
         assert_eq!((s.kind, s.src.addr32, s.delta), (StrKind::Movs, false, 4));
         assert_eq!(p.side[3].eip, 5);
         assert_eq!(p.next_eip, 8);
-        assert_eq!(p.segs, (1 << SegReg::Ds as u8) | (1 << SegReg::Es as u8) | (1 << SegReg::Fs as u8));
+        assert_eq!(
+            p.segs,
+            (1 << SegReg::Ds as u8) | (1 << SegReg::Es as u8) | (1 << SegReg::Fs as u8)
+        );
         // DF set: steps down
         let mut src = src32(&[0xA5], 0);
         src.df = true;
-        let Op::Str(s) = select(src, |_| false).unwrap().ops[0] else { panic!() };
+        let Op::Str(s) = select(src, |_| false).unwrap().ops[0] else {
+            panic!()
+        };
         assert_eq!(s.delta, -4);
     }
 
