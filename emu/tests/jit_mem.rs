@@ -657,7 +657,7 @@ fn emit_string(a: &mut CodeAssembler, g: Gen, bits: u32) {
     let pick = |c: u8| pointer(c, v);
     let r = match k % 12 {
         // Plain MOVS/STOS/LODS (a segment prefix on MOVS/LODS).
-        0 | 1 | 2 => {
+        0..=2 => {
             if let (Some(p), false) = (prefix_seg, k % 3 == 1) {
                 bytes.push(p);
             }
@@ -665,7 +665,7 @@ fn emit_string(a: &mut CodeAssembler, g: Gen, bits: u32) {
             a.db(&bytes)
         }
         // The same with REP (or REPNE) and a count in ECX first.
-        3 | 4 | 5 => {
+        3..=5 => {
             let which = [0xA4, 0xAA, 0xAC][usize::from(k % 3)];
             a.mov(ecx, count as i32).expect("mov");
             if let (Some(p), false) = (prefix_seg, k % 3 == 1) {

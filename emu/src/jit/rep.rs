@@ -176,7 +176,7 @@ impl Machine {
         let first_page = (lin_lo >> 12) as u32;
         let pages = ((lin_hi >> 12) as u32 - first_page + 1) as usize;
         // An unaligned element may straddle a page: only within one page.
-        if (c.base as u64 + idx) % n != 0 && pages > 1 {
+        if !(u64::from(c.base) + idx).is_multiple_of(n) && pages > 1 {
             return None;
         }
         if pages > MAX_PAGES {
