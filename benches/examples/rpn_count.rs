@@ -3,6 +3,8 @@
 //! `rpn_count ENGINE N` runs `N` hits with ENGINE (`jit`, `interp` or
 //! `rbpf_jit`). The count per hit is the difference between two runs with
 //! different `N`, divided by the difference of the `N`s (the setup cancels).
+//! With `RPN_COUNT_PROGRAM=exampleK` (K from 1 to 5), `jit` and `interp`
+//! run the seed's example K on the sample machine instead.
 //!
 //! Build: `cargo build --profile bench -p benches --example rpn_count`.
 
@@ -56,7 +58,18 @@ fn main() {
     let engine = args.next().unwrap_or_else(|| "jit".into());
     let n: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1000);
 
-    let file = parse("bench.rpn", SIXTEEN).expect("assembles");
+    let source = match std::env::var("RPN_COUNT_PROGRAM") {
+        Ok(name) => {
+            let k: usize = name
+                .strip_prefix("example")
+                .and_then(|k| k.parse().ok())
+                .filter(|k| (1..=5).contains(k))
+                .expect("RPN_COUNT_PROGRAM is example1 to example5");
+            rpn_vm::examples::EXAMPLES[k - 1].source
+        }
+        Err(_) => SIXTEEN,
+    };
+    let file = parse("bench.rpn", source).expect("assembles");
     let tp = &file.tracepoints[0];
     let hit = Hit {
         major: 0xC8,
