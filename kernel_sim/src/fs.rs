@@ -688,6 +688,25 @@ impl Files<'_> {
         self.fs.sandbox.resolve(path, &self.table.cwd)
     }
 
+    /// DosMove: rename `from` (a file or directory) to `to` on the one
+    /// drive. `from` must exist (ERROR_FILE_NOT_FOUND) and not be the
+    /// root, `to` must not (ERROR_ACCESS_DENIED); a directory cannot go
+    /// into itself (ERROR_ACCESS_DENIED).
+    pub fn rename(&mut self, from: &[u8], to: &[u8]) -> Result<(), u32> {
+        let a = self.resolve(from)?;
+        let b = self.resolve(to)?;
+        if a.exists.is_none() {
+            return Err(ERROR_FILE_NOT_FOUND);
+        }
+        if b.exists.is_some() || a.host == self.fs.sandbox.root() {
+            return Err(ERROR_ACCESS_DENIED);
+        }
+        if b.host.starts_with(&a.host) {
+            return Err(ERROR_ACCESS_DENIED);
+        }
+        fs::rename(&a.host, &b.host).map_err(|e| io_error(&e))
+    }
+
     /// DosOpen: open flags (low nibble: if it exists 0 fail, 1 open, 2
     /// replace; high nibble: if not, 0 fail, 1 create) and open mode
     /// (access in bits 0..2). Returns the handle and the action (1

@@ -71,6 +71,7 @@ pub mod doscalls32;
 mod exec;
 mod fhstate;
 mod fileinfo;
+mod fileops;
 mod find;
 mod fsattach;
 mod handles;
@@ -280,6 +281,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(threads::DEFS)
         .chain(fileinfo::DEFS)
         .chain(fhstate::DEFS)
+        .chain(fileops::DEFS)
         .chain(fsattach::DEFS)
         .chain(handles::DEFS)
         .chain(kbd::DEFS)
