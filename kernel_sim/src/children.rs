@@ -232,6 +232,8 @@ impl Process {
             self.pcb.pid
         };
         child.exec_flag = req.flag;
+        // Its own copy of the extended LIBPATHs, as documented.
+        child.ext_libpath = self.pcb.ext_libpath.clone();
         child.ldt = vec![0; LDT_ENTRIES];
         let alone = self.pcb.threads.len() < 2 && self.kernel.procs.is_empty();
         let saved = self.machine.cpu().clone();

@@ -15,7 +15,9 @@
 //!   environment variable (`%%` a percent sign); `>`, `>>`, `<`, `2>`,
 //!   `2>>`, `2>&1` and `1>&2` redirect around one command. Pipes (`|`)
 //!   are refused with a message (no DosCreatePipe here).
-//! - Internal commands: SET, ECHO (and `ECHO.`), CD/CHDIR, DEL/ERASE
+//! - Internal commands: SET (`SET BEGINLIBPATH=` and `SET ENDLIBPATH=`
+//!   set the process's extended LIBPATHs, which its children inherit),
+//!   ECHO (and `ECHO.`), CD/CHDIR, DEL/ERASE
 //!   (wildcards), COPY (wildcards, `a+b` joins), TYPE, MD/MKDIR,
 //!   RD/RMDIR, REN/RENAME, PATH, IF [NOT] ERRORLEVEL n / EXIST name /
 //!   s1==s2, EXIT [n], REM, CLS, CALL, VER.
@@ -700,6 +702,29 @@ fn set(p: &mut Process, arg: &str) -> Result<Flow, Stop> {
         return done(p, found);
     };
     let k = k.trim().to_ascii_uppercase();
+    // The extended LIBPATHs are the process's, not environment variables.
+    if k == "BEGINLIBPATH" || k == "ENDLIBPATH" {
+        let old = if k == "BEGINLIBPATH" {
+            &p.pcb.ext_libpath.begin
+        } else {
+            &p.pcb.ext_libpath.end
+        };
+        let old: String = old.iter().map(|&b| char::from(b)).collect();
+        let pattern = format!("%{k}%");
+        let value = v
+            .replace(&pattern, &old)
+            .replace(&pattern.to_ascii_lowercase(), &old);
+        if value.len() >= 1024 {
+            return done(p, false);
+        }
+        let bytes = latin1(&value);
+        if k == "BEGINLIBPATH" {
+            p.pcb.ext_libpath.begin = bytes;
+        } else {
+            p.pcb.ext_libpath.end = bytes;
+        }
+        return done(p, true);
+    }
     let vars = &mut p.shell().vars;
     vars.retain(|(n, _)| !n.eq_ignore_ascii_case(&k));
     if !v.is_empty() {

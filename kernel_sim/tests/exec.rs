@@ -640,3 +640,55 @@ fn dkp_processtree_kills_the_descendants() {
     let (o, out, _) = run(&files(parent(1)));
     assert_eq!((o, dwords(&out)), (Outcome::Exited(0), vec![0, 0]));
 }
+
+/// A child that writes its BEGINLIBPATH (DosQueryExtLIBPATH) and exits.
+fn libpath_printer() -> Vec<u8> {
+    let mut p = Prog::new();
+    p.api(874, &[Imm(DATA + 0x400), Imm(1)], DATA + 0x10);
+    // The length: repne scasb over the NUL-terminated value.
+    p.raw(&[0xBF]).raw(&(DATA + 0x400).to_le_bytes());
+    p.raw(&[0x31, 0xC0, 0xB9, 0xFF, 0x03, 0, 0, 0xF2, 0xAE, 0x89, 0xF8]);
+    p.raw(&[0x2D]).raw(&(DATA + 0x401).to_le_bytes());
+    p.store_eax(DATA + 0x18);
+    p.api(
+        WRITE,
+        &[
+            Imm(1),
+            Imm(DATA + 0x400),
+            Mem(DATA + 0x18),
+            Imm(DATA + 0x10),
+        ],
+        DATA + 0x14,
+    );
+    p.exit(0)
+}
+
+/// The extended LIBPATHs go to a child as a copy (DosExecPgm), and
+/// CMD.EXE's SET BEGINLIBPATH sets its own.
+#[test]
+fn a_child_inherits_the_extended_libpath() {
+    let mut p = Prog::new();
+    p.bytes(DATA + 0x500, b"C:\\MINE\0");
+    p.api(873, &[Imm(DATA + 0x500), Imm(1)], OUT);
+    p.bytes(NAME, b"Q.EXE\0").bytes(ARGS, b"Q.EXE\0\0");
+    p.exec(0, 0, OUT + 4);
+    let parent = p.report(8, 0);
+    let (o, out, _) = run(&[("T.EXE", parent), ("Q.EXE", libpath_printer())]);
+    assert_eq!(o, Outcome::Exited(0));
+    assert_eq!(&out[..7], b"C:\\MINE");
+    assert_eq!(dwords(&out[7..]), [0, 0]);
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Q.EXE"), libpath_printer()).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "C:\\OS2\\CMD.EXE");
+    cfg.args = vec![
+        "/C".into(),
+        "set".into(),
+        "beginlibpath=C:\\A&".into(),
+        "Q".into(),
+    ];
+    let mut p = Process::new(cfg).unwrap();
+    let out = common::capture_console(&mut p);
+    assert_eq!(p.run(), Outcome::Exited(0));
+    assert_eq!(out.text(), "C:\\A");
+}

@@ -7,7 +7,9 @@
 //! END_LIBPATH (2)); `%BEGINLIBPATH%` and `%ENDLIBPATH%` in a new value
 //! (any case) stand for the current values. DosQueryExtLIBPATH writes
 //! the value and its NUL (the caller's buffer is 1024 bytes, as
-//! documented). A child process starts with empty ones.
+//! documented). A child process starts with a copy of its parent's
+//! (DosExecPgm, `children.rs`), as documented; CMD.EXE's
+//! `SET BEGINLIBPATH=` and `SET ENDLIBPATH=` set its own (`cmd.rs`).
 
 use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Call};
