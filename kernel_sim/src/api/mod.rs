@@ -85,6 +85,7 @@ pub mod names;
 pub mod nls;
 pub mod ordinals;
 mod pmwin;
+mod resources;
 pub mod sems;
 mod shared;
 pub(crate) mod signals;
@@ -286,6 +287,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(handles::DEFS)
         .chain(kbd::DEFS)
         .chain(libpath::DEFS)
+        .chain(resources::DEFS)
         .chain(pmwin::DEFS)
         .chain(libuni::DEFS)
         .chain(uconv::DEFS)
