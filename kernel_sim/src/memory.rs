@@ -293,6 +293,17 @@ impl Memory {
         self.pages.contains_key(&(lin >> 12))
     }
 
+    /// Is the page of `lin` mapped and present (committed)? `None` when
+    /// it is not mapped.
+    pub fn is_present(&self, m: &Machine, lin: u32) -> Option<bool> {
+        let page = lin >> 12;
+        self.pages.get(&page)?;
+        let t = self.tables.get(&(page >> 10))?;
+        let mut b = [0u8; 4];
+        m.read_phys(t + (page & 0x3FF) * 4, &mut b);
+        Some(u32::from_le_bytes(b) & 1 != 0)
+    }
+
     /// Mark the page holding `lin` present or not present, keeping its
     /// frame. Returns false if the page is not mapped.
     pub fn set_present(&mut self, m: &mut Machine, lin: u32, present: bool) -> bool {

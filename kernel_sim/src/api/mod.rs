@@ -85,6 +85,7 @@ pub mod names;
 pub mod nls;
 pub mod ordinals;
 mod pmwin;
+mod querymem;
 mod resources;
 pub mod sems;
 mod shared;
@@ -288,6 +289,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(kbd::DEFS)
         .chain(libpath::DEFS)
         .chain(resources::DEFS)
+        .chain(querymem::DEFS)
         .chain(pmwin::DEFS)
         .chain(libuni::DEFS)
         .chain(uconv::DEFS)
