@@ -120,7 +120,8 @@ impl Write for ConsoleBuffer {
 /// One recorded API call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiLogEntry {
-    /// `CS:EIP` of the caller (the return address).
+    /// `CS:EIP` of the caller (the return address), after `pid N ` when
+    /// the caller is a child process (PID N).
     pub caller: String,
     /// `MODULE.ordinal`.
     pub module: String,

@@ -457,7 +457,12 @@ impl Process {
         }
         if let Some(args) = args_text {
             let entry = ApiLogEntry {
-                caller: format!("{ret_cs:04X}:{ret_ip:04X}"),
+                // A child process's calls name it (the first process's
+                // do not, so a one-process log reads as before).
+                caller: match self.pcb.pid {
+                    1 => format!("{ret_cs:04X}:{ret_ip:04X}"),
+                    pid => format!("pid {pid} {ret_cs:04X}:{ret_ip:04X}"),
+                },
                 module: bound.module.clone(),
                 ordinal: bound.ordinal,
                 name: def.name,

@@ -255,3 +255,27 @@ fn cmd_exe_is_found_where_programs_look_for_it() {
     // The sandbox's own CMD.EXE, if it has one, is that one.
     assert!(!dir.path().join("CMD.EXE").exists());
 }
+
+#[test]
+fn the_api_log_names_a_child_processes_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T3.EXE"), exits(3)).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "C:\\OS2\\CMD.EXE");
+    cfg.args = vec!["/C".into(), "T3".into()];
+    cfg.api_log = true;
+    let mut p = Process::new(cfg).unwrap();
+    let _out = common::capture_console(&mut p);
+    assert_eq!(p.run(), Outcome::Exited(3));
+    let log: Vec<String> = p.api_log().iter().map(|e| e.to_string()).collect();
+    // CMD.EXE (the first process) steps, T3 (PID 2) exits, CMD ends.
+    assert_eq!(log.len(), 3, "{log:#?}");
+    assert!(
+        log[0].contains("CMDSHELL.1 CmdStep()") && !log[0].starts_with("pid"),
+        "{log:#?}"
+    );
+    assert!(
+        log[1].starts_with("pid 2 ") && log[1].contains("DosExit(1, 3)"),
+        "{log:#?}"
+    );
+    assert!(log[2].contains("CmdStep() -> exit 3"), "{log:#?}");
+}
