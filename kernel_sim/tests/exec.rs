@@ -465,10 +465,10 @@ fn parent_and_child_interleave_the_same_way_every_time() {
 
 /// A 16-bit parent (NE, far pascal calls): DosExecPgm of testprogs'
 /// SYSTRC16 with EXEC_ASYNCRESULT, DosCwait for it, DosGetPPID of
-/// itself, then its own DosSysTrace record. Both processes write into
-/// the one system trace buffer, each record with its process's PID.
-#[test]
-fn a_16_bit_parent_execs_waits_and_both_trace_with_their_pids() {
+/// itself, then its own DosSysTrace record, run traced: (outcome, the
+/// STDA's bytes). Both processes write into the one system trace
+/// buffer, each record with its process's PID.
+fn traced_16_bit_run() -> (Outcome, Vec<u8>) {
     use common::{ne_program, push};
     // Data: 0x00 program name, 0x20 arguments, 0x40 RESULTCODES,
     // 0x44 the PID DosCwait gives, 0x46 DosGetPPID's, 0x50 object buffer.
@@ -537,9 +537,16 @@ fn a_16_bit_parent_execs_waits_and_both_trace_with_their_pids() {
         ..Default::default()
     };
     p.trace_commands(&commands).unwrap();
-    assert_eq!(p.run(), Outcome::Exited(0));
+    let o = p.run();
     let snap = p.system_trace_mut().unwrap().buffer_mut().get_stda();
-    let records = stda::Stda::parse(&snap.stda).unwrap().records();
+    (o, snap.stda)
+}
+
+#[test]
+fn a_16_bit_parent_execs_waits_and_both_trace_with_their_pids() {
+    let (o, bytes) = traced_16_bit_run();
+    assert_eq!(o, Outcome::Exited(0));
+    let records = stda::Stda::parse(&bytes).unwrap().records();
     let got: Vec<(u16, u16)> = records.iter().map(|r| (r.minor, r.pid)).collect();
     assert_eq!(
         got,
@@ -554,6 +561,8 @@ fn a_16_bit_parent_execs_waits_and_both_trace_with_their_pids() {
         .map(|w| u16::from_le_bytes([w[0], w[1]]))
         .collect();
     assert_eq!(words, [0, 0, 2, 0, 0, 0]);
+    // Two processes, the same buffer on every run, byte for byte.
+    assert_eq!(traced_16_bit_run(), (Outcome::Exited(0), bytes));
 }
 
 /// A program that execs itself (EXEC_SYNC) and exits with the child's
