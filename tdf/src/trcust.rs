@@ -144,6 +144,13 @@ pub fn parse_args(args: &[String]) -> CommandLine {
                 c.invalid.push(a.to_ascii_uppercase());
                 c.invalid_levels.push(c.level);
             }
+            // Any other /W... is refused (at the level in force), and
+            // then everything is shown, as TRCUST does (`/W0 /W`).
+            _ if up.starts_with('W') => {
+                c.invalid.push(a.to_ascii_uppercase());
+                c.invalid_levels.push(c.level);
+                c.level = 2;
+            }
             "D" => {
                 c.duplicates = true;
                 c.duplicates_level = Some(c.level);

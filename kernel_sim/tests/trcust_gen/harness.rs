@@ -318,28 +318,48 @@ fn is_codeview(name: &str) -> bool {
     )
 }
 
+/// Whether the last statement keyword of the file (comments left in) is
+/// TYPE or GROUP, with or without its `=` (TRCUST assumes a missing one).
 fn ends_with_type_or_group(tsf: &str) -> bool {
-    // The last keyword followed by `=` in the file, comments left in.
-    let mut last = None;
-    for (i, _) in tsf.match_indices('=') {
-        let before = tsf[..i].trim_end();
-        let word: String = before
-            .chars()
-            .rev()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        if !word.is_empty() {
-            last = Some(word);
-        }
-    }
-    matches!(last.as_deref(), Some("TYPE" | "GROUP"))
+    const KEYWORDS: &[&str] = &[
+        "TRACE", "TP", "MINOR", "DESC", "FMT", "TYPE", "GROUP", "REGS", "MEM", "MEM32", "ASCIIZ",
+        "ASCIIZ32", "LEN", "ORBIT", "OPCODE", "RETEP", "ABORTOP", "REMOVEOP",
+    ];
+    let words = tsf.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    let last = words.filter(|w| KEYWORDS.contains(w)).last();
+    matches!(last, Some("TYPE" | "GROUP"))
 }
 
 /// Whether a MAJOR, MAXDATALENGTH or TDFID value is above 0xFFFF.
 fn has_wide_header_number(tsf: &str) -> bool {
+    // Comments (nested `/* */`, `;` to the end of the line) may sit
+    // between the keyword, `=` and the number.
+    let mut plain = String::new();
+    let (mut depth, mut line_comment) = (0usize, false);
+    let b = tsf.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if line_comment {
+            if b[i] == b'\n' {
+                line_comment = false;
+                plain.push('\n');
+            }
+        } else if b[i..].starts_with(b"/*") {
+            depth += 1;
+            i += 2;
+            continue;
+        } else if depth > 0 && b[i..].starts_with(b"*/") {
+            depth -= 1;
+            i += 2;
+            continue;
+        } else if depth == 0 && b[i] == b';' {
+            line_comment = true;
+        } else if depth == 0 {
+            plain.push(char::from(b[i]));
+        }
+        i += 1;
+    }
+    let tsf = plain.as_str();
     ["MAJOR", "MAXDATALEN", "TDFID"].iter().any(|k| {
         tsf.match_indices(k).any(|(i, _)| {
             let rest = tsf[i..].trim_start_matches(|c: char| c.is_ascii_alphabetic());

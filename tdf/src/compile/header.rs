@@ -294,6 +294,13 @@ impl Compiler<'_> {
             )));
         }
         let mut name = name_tok.text().to_ascii_uppercase();
+        if name.chars().count() > 8 {
+            self.diag(
+                Severity::Warning,
+                format!("name too long: {name}, first 8 characters used"),
+            );
+            name = name.chars().take(8).collect();
+        }
         self.expect(',', false)?;
         let t = self.next()?;
         if !t.is_word("ID") {
@@ -324,13 +331,6 @@ impl Compiler<'_> {
                 return self.skip_to_list_name();
             }
         };
-        if name.chars().count() > 8 {
-            self.diag(
-                Severity::Warning,
-                format!("name too long: {name}, first 8 characters used"),
-            );
-            name = name.chars().take(8).collect();
-        }
         self.add_entry(kind, name, id, &id_text, warned_many);
         if *warned_many {
             // The list ends (the caller skips what follows).
