@@ -326,7 +326,7 @@ fn ends_with_type_or_group(tsf: &str) -> bool {
         "ASCIIZ32", "LEN", "ORBIT", "OPCODE", "RETEP", "ABORTOP", "REMOVEOP",
     ];
     let words = tsf.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
-    let last = words.filter(|w| KEYWORDS.contains(w)).last();
+    let last = words.filter(|w| KEYWORDS.contains(w)).next_back();
     matches!(last, Some("TYPE" | "GROUP"))
 }
 
