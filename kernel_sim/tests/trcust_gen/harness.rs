@@ -325,8 +325,8 @@ fn ends_with_type_or_group(tsf: &str) -> bool {
         "TRACE", "TP", "MINOR", "DESC", "FMT", "TYPE", "GROUP", "REGS", "MEM", "MEM32", "ASCIIZ",
         "ASCIIZ32", "LEN", "ORBIT", "OPCODE", "RETEP", "ABORTOP", "REMOVEOP",
     ];
-    let words = tsf.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
-    let last = words.filter(|w| KEYWORDS.contains(w)).next_back();
+    let mut words = tsf.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    let last = words.rfind(|w| KEYWORDS.contains(w));
     matches!(last, Some("TYPE" | "GROUP"))
 }
 
