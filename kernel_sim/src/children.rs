@@ -38,9 +38,9 @@
 //!   [`MAX_PROCESSES`] live at once, and a DosExecPgm made by a DLL's
 //!   initialization routine while its own process loads nests at most
 //!   [`MAX_LOAD_NESTING`] deep (both ERROR_NO_PROC_SLOTS).
-//! - Semaphores stay one system table whose owners are thread IDs: a
-//!   mutex owned by a thread of another process with the same TID is
-//!   not told apart (see the crate docs' gaps).
+//! - A mutex semaphore's owner is a process's thread (PID and TID,
+//!   `Process::sem_owner`); a process that ends frees the mutexes its
+//!   threads held, and the next owner gets ERROR_SEM_OWNER_DIED.
 
 use std::path::PathBuf;
 
@@ -318,13 +318,23 @@ impl Process {
         self.reschedule()
     }
 
-    /// Record the end of process `pid` for its parent, and forget the
-    /// codes of its own children nobody will collect now.
+    /// Record the end of process `pid` for its parent, forget the codes
+    /// of its own children nobody will collect now, and free the mutex
+    /// semaphores its threads owned (their next owner is told the owner
+    /// died).
     fn retire(&mut self, pid: u16, term: u32, code: u32) {
         let Some(p) = self.processes().find(|p| p.pid == pid) else {
             return;
         };
         let (parent, flag) = (p.parent, p.exec_flag);
+        let owners: Vec<u32> = p
+            .threads
+            .iter()
+            .map(|t| (u32::from(pid) << 16) | (t.tid & 0xFFFF))
+            .collect();
+        for owner in owners {
+            self.kernel.sems.owner_died(owner);
+        }
         self.kernel.results.retain(|r| r.parent != pid);
         if parent != 0 && self.process_alive(parent) {
             self.kernel.results.push(ChildResult {

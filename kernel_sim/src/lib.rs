@@ -31,12 +31,10 @@
 //! `Process` stays the public handle of the running system, and the run
 //! is its first process's.
 //!
-//! Known limits of processes: the semaphore table is the system's and
-//! its owners are thread IDs, so a mutex is not told apart between
-//! threads of the same TID in two processes; tracepoints are patched
-//! into the modules of the process that loaded them when TRACE ON or
-//! APPLY ran (a child's own copy of a traced module is not patched),
-//! while records of every process go to the one buffer with their PID.
+//! Known limit of processes: tracepoints are patched into the modules
+//! of the process that loaded them when TRACE ON or APPLY ran (a child's
+//! own copy of a traced module is not patched), while records of every
+//! process go to the one buffer with their PID.
 //!
 //! Entry points:
 //! - [`Process::new`] with a [`ProcessConfig`] (sandbox root, program path

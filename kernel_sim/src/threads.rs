@@ -226,6 +226,14 @@ impl Process {
         })
     }
 
+    /// The owner of a mutex semaphore that thread `tid` of the running
+    /// process takes: its PID in the high word, the TID in the low word,
+    /// so threads of two processes with the same TID are told apart
+    /// (DosQueryMutexSem gives both halves).
+    pub(crate) fn sem_owner(&self, tid: u32) -> u32 {
+        (u32::from(self.pcb.pid) << 16) | (tid & 0xFFFF)
+    }
+
     /// The running thread's ID.
     pub(crate) fn current_tid(&self) -> u32 {
         self.pcb.threads.get(self.pcb.current).map_or(1, |t| t.tid)
@@ -303,7 +311,8 @@ impl Process {
             self.kernel.desc.untile(&mut self.machine, region, size);
             self.pcb.mem.release(&mut self.machine, region);
         }
-        self.kernel.sems.owner_died(tid);
+        let owner = self.sem_owner(tid);
+        self.kernel.sems.owner_died(owner);
     }
 
     /// Wake every blocked thread whose wait is over, in table order.
@@ -348,6 +357,7 @@ impl Process {
     /// The result code of `wait` if it is over now (taking a mutex or
     /// collecting an ended thread as it does).
     fn wait_result(&mut self, wait: Wait, tid: u32, now: u64) -> Option<u32> {
+        let owner = self.sem_owner(tid);
         let timed_out = |until: Option<u64>| until.is_some_and(|u| now >= u);
         match wait {
             Wait::Sleep { until } => (now >= until).then_some(NO_ERROR),
@@ -361,13 +371,13 @@ impl Process {
             {
                 Err(e) => Some(e),
                 Ok(s) if s.owner == 0 => {
-                    s.owner = tid;
+                    s.owner = owner;
                     s.count = 1;
                     Some(std::mem::take(&mut s.owner_died_rc))
                 }
                 Ok(_) => timed_out(until).then_some(ERROR_TIMEOUT),
             },
-            Wait::Mux { handle, until, out } => match self.kernel.sems.mux_ready(handle, tid) {
+            Wait::Mux { handle, until, out } => match self.kernel.sems.mux_ready(handle, owner) {
                 Some((rc, user)) => {
                     let _ = self.machine.write_linear(out, &user.to_le_bytes());
                     Some(rc)

@@ -701,3 +701,44 @@ fn a_child_inherits_the_extended_libpath() {
     assert_eq!(p.run(), Outcome::Exited(0));
     assert_eq!(out.text(), "C:\\A");
 }
+
+/// A shared mutex owned by the parent's thread 1 is not the child's
+/// thread 1's; a mutex a child leaves owned when it ends is free, and its
+/// next owner hears that the owner died.
+#[test]
+fn mutex_owners_are_threads_of_a_process() {
+    fn parent(owned: u32, then_request: bool) -> Vec<u8> {
+        let mut p = Prog::new();
+        p.bytes(DATA + 0x500, b"\\SEM32\\M\0");
+        p.api(
+            331,
+            &[Imm(DATA + 0x500), Imm(DATA + 0x510), Imm(1), Imm(owned)],
+            OUT,
+        );
+        p.bytes(NAME, b"C.EXE\0").bytes(ARGS, b"C.EXE\0\0");
+        p.exec(0, 0, OUT + 4).c.load_eax(RES + 4);
+        p.store_eax(OUT + 8);
+        if then_request {
+            p.api(334, &[Mem(DATA + 0x510), Imm(0)], OUT + 12);
+        }
+        p.report(16, 0)
+    }
+    // The child opens the mutex and requests it without waiting; it ends
+    // with the code (and leaves the mutex owned if it got it).
+    let mut c = Prog::new();
+    c.bytes(DATA + 0x500, b"\\SEM32\\M\0");
+    c.api(332, &[Imm(DATA + 0x500), Imm(DATA + 0x510)], DATA + 0x520);
+    c.api(334, &[Mem(DATA + 0x510), Imm(0)], DATA + 0x524);
+    c.c.load_eax(DATA + 0x524);
+    let child = c.c.exit_eax();
+    let (o, out, _) = run(&[("T.EXE", parent(1, false)), ("C.EXE", child.clone())]);
+    assert_eq!(o, Outcome::Exited(0));
+    assert_eq!(
+        dwords(&out)[..3],
+        [0, 0, 640],
+        "ERROR_TIMEOUT: the parent owns it"
+    );
+    let (o, out, _) = run(&[("T.EXE", parent(0, true)), ("C.EXE", child)]);
+    assert_eq!(o, Outcome::Exited(0));
+    assert_eq!(dwords(&out), [0, 0, 0, 105], "ERROR_SEM_OWNER_DIED");
+}

@@ -66,14 +66,14 @@ pub static DEFS: &[ApiDef] = &[
     }),
     api!("DOSCALLS" 331 "DosCreateMutexSem" Sys32 [S, P, L, L] |p, c| {
         let owned = c.l(3) != 0;
-        let tid = if owned { p.current_tid() } else { 0 };
-        create(p, c, SemKind::Mutex, u32::from(owned), tid)
+        let owner = if owned { p.sem_owner(p.current_tid()) } else { 0 };
+        create(p, c, SemKind::Mutex, u32::from(owned), owner)
     }),
     api!("DOSCALLS" 332 "DosOpenMutexSem" Sys32 [S, P] |p, c| open(p, c, SemKind::Mutex)),
     api!("DOSCALLS" 333 "DosCloseMutexSem" Sys32 [L] |p, c| close(p, c.l(0), SemKind::Mutex)),
     api!("DOSCALLS" 334 "DosRequestMutexSem" Sys32 [L, L] raw |p, c| {
         let (handle, ms) = (c.l(0), c.l(1));
-        let tid = p.current_tid();
+        let tid = p.sem_owner(p.current_tid());
         match p.kernel.sems.get_mut(handle, SemKind::Mutex) {
             Err(e) => Ok(e),
             Ok(s) if s.owner == 0 => {
@@ -93,7 +93,7 @@ pub static DEFS: &[ApiDef] = &[
         }
     }),
     api!("DOSCALLS" 335 "DosReleaseMutexSem" Sys32 [L] |p, c| {
-        let tid = p.current_tid();
+        let tid = p.sem_owner(p.current_tid());
         let s = p.kernel.sems.get_mut(c.l(0), SemKind::Mutex)?;
         if s.owner != tid || s.count == 0 {
             return Err(ERROR_NOT_OWNER);
@@ -106,9 +106,9 @@ pub static DEFS: &[ApiDef] = &[
     }),
     api!("DOSCALLS" 336 "DosQueryMutexSem" Sys32 [L, P, P, P] |p, c| {
         let s = p.kernel.sems.get_mut(c.l(0), SemKind::Mutex)?.clone();
-        let pid = if s.owner != 0 { u32::from(p.pcb.pid) } else { 0 };
-        p.put_u32(c, 1, pid)?;
-        p.put_u32(c, 2, s.owner)?;
+        // The owner is a process's thread (`Process::sem_owner`).
+        p.put_u32(c, 1, s.owner >> 16)?;
+        p.put_u32(c, 2, s.owner & 0xFFFF)?;
         p.put_u32(c, 3, s.count)?;
         if s.owner_died_rc != 0 { Err(ERROR_SEM_OWNER_DIED) } else { Ok(()) }
     }),
