@@ -209,6 +209,8 @@ pub(crate) enum Handle {
     /// standard error (the host's), 3 `CON` (reads standard input, writes
     /// standard output), 4 `NUL`.
     Std(u8),
+    /// One end of an anonymous pipe (`api/pipes.rs`).
+    Pipe(crate::api::pipes::PipeEnd),
     /// A host file.
     File {
         file: File,
@@ -461,6 +463,7 @@ impl FileTable {
             .map(|(i, h)| match h {
                 _ if !inherited(i) => None,
                 Some(Handle::Std(d)) => Some(Handle::Std(*d)),
+                Some(Handle::Pipe(e)) => Some(Handle::Pipe(e.clone())),
                 Some(Handle::File { file, access }) => {
                     file.try_clone().ok().map(|file| Handle::File {
                         file,
@@ -492,6 +495,7 @@ impl FileTable {
     pub fn dup(&mut self, h: u16, target: Option<u16>) -> Result<u16, u32> {
         let copy = match self.get(h).ok_or(ERROR_INVALID_HANDLE)? {
             Handle::Std(d) => Handle::Std(*d),
+            Handle::Pipe(e) => Handle::Pipe(e.clone()),
             Handle::File { file, access } => Handle::File {
                 file: file.try_clone().map_err(|e| io_error(&e))?,
                 access: *access,
@@ -566,12 +570,33 @@ impl FileTable {
         let state = self.states.get(&h).map(|s| s & !OPEN_FLAGS_NOINHERIT);
         let hd = match self.get(h)? {
             Handle::Std(d) => Handle::Std(*d),
+            Handle::Pipe(e) => Handle::Pipe(e.clone()),
             Handle::File { file, access } => Handle::File {
                 file: file.try_clone().ok()?,
                 access: *access,
             },
         };
         Some((hd, state))
+    }
+
+    /// A new pipe's two handles (the lowest free numbers, or neither),
+    /// with their states (`api/pipes.rs`).
+    pub fn open_pipe(
+        &mut self,
+        read: crate::api::pipes::PipeEnd,
+        write: crate::api::pipes::PipeEnd,
+    ) -> Result<(u16, u16), u32> {
+        let r = self.insert(Handle::Pipe(read))?;
+        let w = match self.insert(Handle::Pipe(write)) {
+            Ok(w) => w,
+            Err(e) => {
+                self.close(r)?;
+                return Err(e);
+            }
+        };
+        self.states.insert(r, 0x0040);
+        self.states.insert(w, 0x0041);
+        Ok((r, w))
     }
 
     pub fn get(&mut self, h: u16) -> Option<&mut Handle> {
@@ -638,6 +663,7 @@ impl FileTable {
                     .map_err(|e| io_error(&e))
             }
             Some(Handle::Std(_)) => Ok(0),
+            Some(Handle::Pipe(_)) => Err(ERROR_SEEK_ON_DEVICE),
             None => Err(ERROR_INVALID_HANDLE),
         }
     }
@@ -660,6 +686,7 @@ impl FileTable {
         match self.get(h) {
             Some(Handle::Std(_)) => Ok((1, 0x8083)),
             Some(Handle::File { .. }) => Ok((0, 0)),
+            Some(Handle::Pipe(_)) => Ok((2, 0)),
             None => Err(ERROR_INVALID_HANDLE),
         }
     }
@@ -800,7 +827,7 @@ impl Files<'_> {
                 let s = self.fs.stamp_of(&md);
                 Ok((md.len(), attr_of(&md), s))
             }
-            Some(Handle::Std(_)) => Ok((0, 0, Stamps::all((0, 0)))),
+            Some(Handle::Std(_) | Handle::Pipe(_)) => Ok((0, 0, Stamps::all((0, 0)))),
             None => Err(ERROR_INVALID_HANDLE),
         }
     }
@@ -832,7 +859,7 @@ impl Files<'_> {
                 }
                 file.metadata().map_err(|e| io_error(&e))?
             }
-            Some(Handle::Std(_)) => return Ok(()),
+            Some(Handle::Std(_) | Handle::Pipe(_)) => return Ok(()),
             None => return Err(ERROR_INVALID_HANDLE),
         };
         self.fs.set_stamps(&md, stamps);

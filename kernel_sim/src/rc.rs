@@ -47,6 +47,10 @@ pub const ERROR_BUFFER_OVERFLOW: u32 = 111;
 pub const ERROR_INVALID_NAME: u32 = 123;
 /// Negative seek.
 pub const ERROR_NEGATIVE_SEEK: u32 = 131;
+/// Seek on a device or pipe.
+pub const ERROR_SEEK_ON_DEVICE: u32 = 132;
+/// The other end of the pipe is closed.
+pub const ERROR_BROKEN_PIPE: u32 = 109;
 /// Environment variable not found.
 pub const ERROR_ENVVAR_NOT_FOUND: u32 = 203;
 /// Filename exceeds range.

@@ -97,6 +97,37 @@ pub enum Wait {
         /// Where its TID goes.
         out: u32,
     },
+    /// DosRead on an empty pipe (`pipes.rs`): until bytes are queued or
+    /// the write ends are closed; they go to `buf` (`len` at most) and
+    /// their count to `out` (linear addresses; a dword if `wide`).
+    PipeRead {
+        /// The read handle.
+        handle: u16,
+        /// Where the bytes go.
+        buf: u32,
+        /// The most bytes wanted.
+        len: u32,
+        /// Where the count goes.
+        out: u32,
+        /// The count is a dword.
+        wide: bool,
+    },
+    /// DosWrite on a full pipe (`pipes.rs`): `done` of the `len` bytes at
+    /// `buf` are queued; until the rest is, or the read ends are closed.
+    PipeWrite {
+        /// The write handle.
+        handle: u16,
+        /// The bytes (a linear address).
+        buf: u32,
+        /// How many.
+        len: u32,
+        /// How many are queued.
+        done: u32,
+        /// Where the count goes.
+        out: u32,
+        /// The count is a dword.
+        wide: bool,
+    },
     /// DosWaitChild, or DosExecPgm with EXEC_SYNC: until child `pid`
     /// (0: any child started with a result) ends (`children.rs`).
     Child {
@@ -315,9 +346,22 @@ impl Process {
         self.kernel.sems.owner_died(owner);
     }
 
-    /// Wake every blocked thread whose wait is over, in table order.
-    fn wake_ready(&mut self) {
+    /// Wake every blocked thread whose wait is over, in table order; again
+    /// while a blocked pipe write queued more (a reader checked before it
+    /// may now go on). Says whether a pipe write queued more.
+    fn wake_ready(&mut self) -> bool {
+        let mut moved = false;
+        while self.wake_pass() {
+            moved = true;
+        }
+        moved
+    }
+
+    /// One pass of [`Process::wake_ready`]: did a blocked pipe write
+    /// queue more and wait on?
+    fn wake_pass(&mut self) -> bool {
         let now = self.kernel.clock.cycles(self.machine.cycles());
+        let mut moved = false;
         // By TID: collecting an ended thread removes it from the table.
         let tids: Vec<u32> = self.pcb.threads.iter().map(|t| t.tid).collect();
         for tid in tids {
@@ -328,6 +372,11 @@ impl Process {
                 continue;
             };
             let Some(rc) = self.wait_result(wait, tid, now) else {
+                if let Some(i) = self.thread_index(tid)
+                    && let State::Blocked { wait: after, .. } = self.pcb.threads[i].state
+                {
+                    moved |= after != wait;
+                }
                 continue;
             };
             let Some(i) = self.thread_index(tid) else {
@@ -346,6 +395,7 @@ impl Process {
                 rc
             };
         }
+        moved
     }
 
     /// The result code of `wait` for thread `tid` if it is over now.
@@ -415,6 +465,39 @@ impl Process {
                 ppid,
                 wide,
             } => self.collect_child(pid, tree, (pres, ppid), wide),
+            Wait::PipeRead {
+                handle,
+                buf,
+                len,
+                out,
+                wide,
+            } => crate::api::pipes::read_now(self, handle, buf, len, out, wide),
+            Wait::PipeWrite {
+                handle,
+                buf,
+                len,
+                done,
+                out,
+                wide,
+            } => match crate::api::pipes::write_now(self, handle, (buf, len, done), out, wide) {
+                Ok(rc) => Some(rc),
+                Err(done) => {
+                    // Part of it went: the thread waits on for the rest.
+                    if let Some(i) = self.thread_index(tid)
+                        && let State::Blocked { wait, .. } = &mut self.pcb.threads[i].state
+                    {
+                        *wait = Wait::PipeWrite {
+                            handle,
+                            buf,
+                            len,
+                            done,
+                            out,
+                            wide,
+                        };
+                    }
+                    None
+                }
+            },
         }
     }
 
@@ -428,7 +511,10 @@ impl Process {
                     Wait::Event { until, .. }
                     | Wait::Mutex { until, .. }
                     | Wait::Mux { until, .. } => until,
-                    Wait::Thread { .. } | Wait::Child { .. } => None,
+                    Wait::Thread { .. }
+                    | Wait::Child { .. }
+                    | Wait::PipeRead { .. }
+                    | Wait::PipeWrite { .. } => None,
                 },
                 _ => None,
             })
@@ -458,7 +544,9 @@ impl Process {
     /// it, then the running thread (`children.rs`).
     pub(crate) fn reschedule(&mut self) -> Option<Outcome> {
         loop {
-            self.wake_ready();
+            // A pipe write that queued more in one process may let a
+            // reader of another go on: no deadlock yet.
+            let mut moved = self.wake_ready();
             if let Some(next) = self.pick_thread(false) {
                 self.switch_to(next);
                 return None;
@@ -467,14 +555,14 @@ impl Process {
                 let me = self.pcb.pid;
                 for pid in self.process_order() {
                     self.switch_process(pid);
-                    self.wake_ready();
+                    moved |= self.wake_ready();
                     if let Some(next) = self.pick_thread(true) {
                         self.switch_to(next);
                         return None;
                     }
                 }
                 if self.pcb.pid != me && self.switch_process(me) {
-                    self.wake_ready();
+                    moved |= self.wake_ready();
                 }
             }
             if let Some(next) = self.pick_thread(true) {
@@ -487,6 +575,7 @@ impl Process {
                     .kernel
                     .clock
                     .add_cycles(until.saturating_sub(now).max(1)),
+                None if moved => {}
                 None => {
                     return Some(Outcome::Deadlock {
                         threads: self

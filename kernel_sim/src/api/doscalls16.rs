@@ -93,8 +93,8 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 130 "DosGetCP" Far16 [W, P, P] shared::query_cp),
     api!("DOSCALLS" 135 "DOSHUGESHIFT" value HUGE_SHIFT),
     api!("DOSCALLS" 136 "DOSHUGEINCR" value 1 << HUGE_SHIFT),
-    api!("DOSCALLS" 137 "DosRead" Far16 [W, P, W, P] shared::read),
-    api!("DOSCALLS" 138 "DosWrite" Far16 [W, P, W, P] shared::write),
+    api!("DOSCALLS" 137 "DosRead" Far16 [W, P, W, P] raw shared::read_any),
+    api!("DOSCALLS" 138 "DosWrite" Far16 [W, P, W, P] raw shared::write_any),
     api!("DOSCALLS" 151 "DosSearchPath" Far16 [W, S, S, P, W] shared::search_path),
 ];
 

@@ -62,8 +62,8 @@ pub static DEFS: &[ApiDef] = &[
         p.put_bytes(c, 1, &dir)
     }),
     api!("DOSCALLS" 275 "DosQueryCurrentDisk" Sys32 [P, P] shared::query_current_disk),
-    api!("DOSCALLS" 281 "DosRead" Sys32 [L, P, L, P] shared::read),
-    api!("DOSCALLS" 282 "DosWrite" Sys32 [L, P, L, P] shared::write),
+    api!("DOSCALLS" 281 "DosRead" Sys32 [L, P, L, P] raw shared::read_any),
+    api!("DOSCALLS" 282 "DosWrite" Sys32 [L, P, L, P] raw shared::write_any),
     api!("DOSCALLS" 286 "DosBeep" Sys32 [L, L] shared::beep),
     api!("DOSCALLS" 291 "DosQueryCp" Sys32 [L, P, P] shared::query_cp),
     api!("DOSCALLS" 299 "DosAllocMem" Sys32 [P, L, L] |p, c| {

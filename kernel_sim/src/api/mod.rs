@@ -84,6 +84,7 @@ mod muxwait;
 pub mod names;
 pub mod nls;
 pub mod ordinals;
+pub(crate) mod pipes;
 mod pmwin;
 mod querymem;
 mod resources;
@@ -296,6 +297,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(exec::DEFS)
         .chain(cmdshell::DEFS)
         .chain(threads16::DEFS)
+        .chain(pipes::DEFS)
 }
 
 /// The system DLLs this kernel provides.

@@ -159,6 +159,36 @@ pub(crate) fn query_current_disk(p: &mut Process, c: &Call) -> ApiResult<()> {
     p.put_u32(c, 1, 0b100)
 }
 
+/// DosRead(handle, &buffer, length, &read): a pipe's (which may block,
+/// `pipes.rs`) or any other handle's.
+pub(crate) fn read_any(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    let h = c.l(0) as u16;
+    if crate::api::pipes::end_of(p, h).is_none() {
+        return Ok(read(p, c).err().unwrap_or(NO_ERROR));
+    }
+    let word = if c.far16 { 2 } else { 4 };
+    let (buf, out) = match (p.arg_ptr(c, 1, c.l(2).max(1)), p.arg_ptr(c, 3, word)) {
+        (Ok(b), Ok(o)) => (b, o),
+        _ => return Ok(ERROR_INVALID_ADDRESS),
+    };
+    crate::api::pipes::read(p, h, buf, c.l(2), out, !c.far16)
+}
+
+/// DosWrite(handle, &buffer, length, &written): a pipe's (which may
+/// block, `pipes.rs`) or any other handle's.
+pub(crate) fn write_any(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    let h = c.l(0) as u16;
+    if crate::api::pipes::end_of(p, h).is_none() {
+        return Ok(write(p, c).err().unwrap_or(NO_ERROR));
+    }
+    let word = if c.far16 { 2 } else { 4 };
+    let (buf, out) = match (p.arg_ptr(c, 1, c.l(2).max(1)), p.arg_ptr(c, 3, word)) {
+        (Ok(b), Ok(o)) => (b, o),
+        _ => return Ok(ERROR_INVALID_ADDRESS),
+    };
+    crate::api::pipes::write(p, h, (buf, c.l(2).min(MAX_TRANSFER), 0), out, !c.far16)
+}
+
 /// DosRead(handle, &buffer, length, &read).
 pub(crate) fn read(p: &mut Process, c: &Call) -> ApiResult<()> {
     let n = c.l(2).min(MAX_TRANSFER) as usize;

@@ -96,6 +96,9 @@ impl Process {
                 }
                 Ok(data.len())
             }
+            // Not blocking: what does not fit in the pipe is not written.
+            Some(crate::fs::Handle::Pipe(e)) if e.write => e.write(data),
+            Some(crate::fs::Handle::Pipe(_)) => Err(ERROR_ACCESS_DENIED),
             Some(_) => self.files().write_file(h, data),
             None => Err(ERROR_INVALID_HANDLE),
         }
@@ -114,6 +117,9 @@ impl Process {
                 Ok(buf)
             }
             Some(crate::fs::Handle::Std(_)) => Err(ERROR_ACCESS_DENIED),
+            // Not blocking: an empty pipe reads as end of file.
+            Some(crate::fs::Handle::Pipe(e)) if !e.write => Ok(e.read(n).unwrap_or_default()),
+            Some(crate::fs::Handle::Pipe(_)) => Err(ERROR_ACCESS_DENIED),
             Some(_) => self.pcb.files.read_file(h, n),
             None => Err(ERROR_INVALID_HANDLE),
         }
