@@ -256,6 +256,46 @@ impl Memory {
         Ok(())
     }
 
+    /// `n` fresh zeroed frames that no address space owns (a shared memory
+    /// object's, `api/sharedmem.rs`); none if there are not enough.
+    pub fn alloc_frames(&mut self, m: &mut Machine, n: u32) -> Result<Vec<u32>, KernelError> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            match self.frame(m) {
+                Ok(f) => out.push(f),
+                Err(e) => {
+                    self.free_frames(out);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Give frames from [`Memory::alloc_frames`] back to the allocator.
+    pub fn free_frames(&mut self, frames: Vec<u32>) {
+        self.frames.borrow_mut().free_frames.extend(frames);
+    }
+
+    /// Map the pages from `lin` on to `frames` (user pages, writable), as
+    /// shared: unmapping them never frees the frames.
+    pub fn map_frames(
+        &mut self,
+        m: &mut Machine,
+        lin: u32,
+        frames: &[u32],
+    ) -> Result<(), KernelError> {
+        for (i, &f) in frames.iter().enumerate() {
+            let page = (lin >> 12) + i as u32;
+            let pte = self.pte_addr(m, page << 12)?;
+            m.write_phys(pte, &(f | PTE_P | PTE_RW | PTE_US).to_le_bytes());
+            self.pages.insert(page, f);
+            self.shared.insert(page);
+        }
+        m.flush_tlb();
+        Ok(())
+    }
+
     /// Fill mapped pages of `[lin, lin+len)` with `byte` through their
     /// frames (page-aligned ranges only; unmapped pages are skipped).
     pub fn fill(&mut self, m: &mut Machine, lin: u32, len: u32, byte: u8) {

@@ -202,6 +202,7 @@ impl Process {
                 next_pid: 2,
                 loading_child: 0,
                 lineage: std::collections::HashMap::new(),
+                shared_mem: Default::default(),
             },
             pcb: Pcb::new(1, mem, FileTable::default()),
             host: Host {

@@ -45,6 +45,8 @@ pub const ERROR_OPEN_FAILED: u32 = 110;
 pub const ERROR_BUFFER_OVERFLOW: u32 = 111;
 /// Invalid name.
 pub const ERROR_INVALID_NAME: u32 = 123;
+/// The name exists already.
+pub const ERROR_ALREADY_EXISTS: u32 = 183;
 /// Negative seek.
 pub const ERROR_NEGATIVE_SEEK: u32 = 131;
 /// Seek on a device or pipe.

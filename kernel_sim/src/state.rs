@@ -93,6 +93,8 @@ pub(crate) struct Kernel {
     /// Every process's parent (0: none) by PID, ended ones too, for
     /// DosKillProcess's and DosWaitChild's process trees.
     pub(crate) lineage: std::collections::HashMap<u16, u16>,
+    /// Shared memory objects (DosAllocSharedMem).
+    pub(crate) shared_mem: crate::api::sharedmem::SharedObjects,
 }
 
 /// One process. See the module docs.

@@ -90,6 +90,9 @@ pub static DEFS: &[ApiDef] = &[
     }),
     api!("DOSCALLS" 304 "DosFreeMem" Sys32 [P] |p, c| {
         let base = c.l(0);
+        if let Some(r) = crate::api::sharedmem::free(p, base) {
+            return r;
+        }
         match p.pcb.mem.region(base) {
             Some(r) if r.kind == RegionKind::Mem => {
                 let size = r.size;

@@ -90,6 +90,7 @@ mod querymem;
 mod resources;
 pub mod sems;
 mod shared;
+pub(crate) mod sharedmem;
 pub(crate) mod signals;
 pub(crate) mod submem;
 mod sysmsg;
@@ -298,6 +299,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(cmdshell::DEFS)
         .chain(threads16::DEFS)
         .chain(pipes::DEFS)
+        .chain(sharedmem::DEFS)
 }
 
 /// The system DLLs this kernel provides.
