@@ -203,6 +203,7 @@ impl Process {
                 loading_child: 0,
                 lineage: std::collections::HashMap::new(),
                 shared_mem: Default::default(),
+                sys_sems: Default::default(),
             },
             pcb: Pcb::new(1, mem, FileTable::default()),
             host: Host {

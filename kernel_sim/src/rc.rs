@@ -45,6 +45,10 @@ pub const ERROR_OPEN_FAILED: u32 = 110;
 pub const ERROR_BUFFER_OVERFLOW: u32 = 111;
 /// Invalid name.
 pub const ERROR_INVALID_NAME: u32 = 123;
+/// An exclusive system semaphore is owned by another thread.
+pub const ERROR_EXCL_SEM_ALREADY_OWNED: u32 = 101;
+/// The semaphore is set and cannot be closed.
+pub const ERROR_SEM_IS_SET: u32 = 102;
 /// The name exists already.
 pub const ERROR_ALREADY_EXISTS: u32 = 183;
 /// Negative seek.

@@ -95,6 +95,8 @@ pub(crate) struct Kernel {
     pub(crate) lineage: std::collections::HashMap<u16, u16>,
     /// Shared memory objects (DosAllocSharedMem).
     pub(crate) shared_mem: crate::api::sharedmem::SharedObjects,
+    /// 16-bit system semaphores (DosCreateSem).
+    pub(crate) sys_sems: crate::api::syssem::SysSems,
 }
 
 /// One process. See the module docs.

@@ -97,6 +97,17 @@ pub enum Wait {
         /// Where its TID goes.
         out: u32,
     },
+    /// DosSemWait / DosSemRequest on a 16-bit system semaphore
+    /// (`syssem.rs`): until it is clear (then set for a request), or
+    /// `until`.
+    Sem16 {
+        /// The system semaphore.
+        handle: u32,
+        /// The timeout's deadline.
+        until: Option<u64>,
+        /// DosSemRequest (else DosSemWait).
+        request: bool,
+    },
     /// DosRead on an empty pipe (`pipes.rs`): until bytes are queued or
     /// the write ends are closed; they go to `buf` (`len` at most) and
     /// their count to `out` (linear addresses; a dword if `wide`).
@@ -465,6 +476,15 @@ impl Process {
                 ppid,
                 wide,
             } => self.collect_child(pid, tree, (pres, ppid), wide),
+            Wait::Sem16 {
+                handle,
+                until,
+                request,
+            } => {
+                let me = self.sem_owner(tid);
+                crate::api::syssem::try_wait(self, handle, me, request)
+                    .or_else(|| timed_out(until).then_some(ERROR_SEM_TIMEOUT))
+            }
             Wait::PipeRead {
                 handle,
                 buf,
@@ -510,7 +530,8 @@ impl Process {
                     Wait::Sleep { until } => Some(until),
                     Wait::Event { until, .. }
                     | Wait::Mutex { until, .. }
-                    | Wait::Mux { until, .. } => until,
+                    | Wait::Mux { until, .. }
+                    | Wait::Sem16 { until, .. } => until,
                     Wait::Thread { .. }
                     | Wait::Child { .. }
                     | Wait::PipeRead { .. }

@@ -94,6 +94,7 @@ pub(crate) mod sharedmem;
 pub(crate) mod signals;
 pub(crate) mod submem;
 mod sysmsg;
+pub(crate) mod syssem;
 pub mod systrace;
 pub(crate) mod threads;
 mod threads16;
@@ -300,6 +301,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(threads16::DEFS)
         .chain(pipes::DEFS)
         .chain(sharedmem::DEFS)
+        .chain(syssem::DEFS)
 }
 
 /// The system DLLs this kernel provides.

@@ -7,9 +7,11 @@
 //! owner's end; with one thread, waiting forever is a deadlock that ends
 //! the run. 16-bit RAM semaphores are the dword at the pointer (nonzero =
 //! set/owned) and do not block: a wait on a set one returns
-//! ERROR_SEM_TIMEOUT. DosExitList records the routines but they are not
+//! ERROR_SEM_TIMEOUT; the same four calls on a 16-bit system semaphore's
+//! handle are `syssem.rs`'s. DosExitList records the routines but they are not
 //! run at exit.
 
+use crate::api::syssem;
 use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Call, Stop};
 use crate::process::Process;
@@ -19,10 +21,20 @@ use crate::threads::Wait;
 
 /// The entries.
 pub static DEFS: &[ApiDef] = &[
-    api!("DOSCALLS" 140 "DosSemRequest" Far16 [P, L] |p, c| ram_sem(p, c, true)),
-    api!("DOSCALLS" 141 "DosSemClear" Far16 [P] |p, c| p.put_u32(c, 0, 0)),
-    api!("DOSCALLS" 142 "DosSemWait" Far16 [P, L] |p, c| ram_sem(p, c, false)),
-    api!("DOSCALLS" 143 "DosSemSet" Far16 [P] |p, c| p.put_u32(c, 0, 1)),
+    api!("DOSCALLS" 140 "DosSemRequest" Far16 [P, L] raw |p, c| sem16_wait(p, c, true)),
+    api!("DOSCALLS" 141 "DosSemClear" Far16 [P] raw |p, c| {
+        if p.kernel.sys_sems.is_handle(c.l(0)) {
+            return Ok(syssem::clear(p, c.l(0)));
+        }
+        Ok(p.put_u32(c, 0, 0).err().unwrap_or(NO_ERROR))
+    }),
+    api!("DOSCALLS" 142 "DosSemWait" Far16 [P, L] raw |p, c| sem16_wait(p, c, false)),
+    api!("DOSCALLS" 143 "DosSemSet" Far16 [P] raw |p, c| {
+        if p.kernel.sys_sems.is_handle(c.l(0)) {
+            return Ok(syssem::set(p, c.l(0)));
+        }
+        Ok(p.put_u32(c, 0, 1).err().unwrap_or(NO_ERROR))
+    }),
     api!("DOSCALLS" 296 "DosExitList" Sys32 [L, P] |p, c| {
         match c.l(0) & 0xFF {
             1 => p.pcb.exit_list.push(c.l(1)),
@@ -113,6 +125,15 @@ pub static DEFS: &[ApiDef] = &[
         if s.owner_died_rc != 0 { Err(ERROR_SEM_OWNER_DIED) } else { Ok(()) }
     }),
 ];
+
+/// DosSemWait / DosSemRequest: a system semaphore's (`syssem.rs`) or a
+/// RAM semaphore's.
+fn sem16_wait(p: &mut Process, c: &Call, take: bool) -> Result<u32, Stop> {
+    if p.kernel.sys_sems.is_handle(c.l(0)) {
+        return syssem::wait(p, c.l(0), c.l(1), take);
+    }
+    Ok(ram_sem(p, c, take).err().unwrap_or(NO_ERROR))
+}
 
 fn ram_sem(p: &mut Process, c: &Call, take: bool) -> ApiResult<()> {
     let lin = p.arg_ptr(c, 0, 4)?;

@@ -1,0 +1,176 @@
+//! 16-bit system semaphores (issue 12): DosCreateSem, DosOpenSem,
+//! DosCloseSem, and DosSemSet / DosSemClear / DosSemWait / DosSemRequest
+//! on their handles (exclusive ownership, counted requests, a timed wait
+//! that blocks until its deadline), next to RAM semaphores.
+
+mod common;
+
+use common::{ne_program, push};
+use kernel_sim::{Outcome, Process, ProcessConfig};
+
+/// A 16-bit program being written: each call is checked.
+struct P16 {
+    c: Vec<u8>,
+    calls: Vec<(u32, &'static str, u32)>,
+}
+
+/// A far-call argument.
+#[derive(Clone, Copy)]
+enum A {
+    /// A word.
+    W(u16),
+    /// A dword.
+    L(u32),
+    /// DS:offset.
+    Ptr(u16),
+    /// The dword at DS:offset.
+    Dw(u16),
+}
+
+impl P16 {
+    fn new() -> P16 {
+        P16 {
+            c: Vec::new(),
+            calls: Vec::new(),
+        }
+    }
+    fn far_call(&mut self, ordinal: u32) {
+        self.calls.push((self.c.len() as u32, "DOSCALLS", ordinal));
+        self.c.extend([0x9A, 0, 0, 0, 0]);
+    }
+    /// DOSCALLS.`ordinal`(args, pascal order); unless AX is `rc`, exit
+    /// with `tag`.
+    fn api(&mut self, ordinal: u32, args: &[A], rc: u16, tag: u16) -> &mut P16 {
+        for a in args {
+            match *a {
+                A::W(v) => self.c.extend(push(v)),
+                A::L(v) => {
+                    self.c.extend(push((v >> 16) as u16));
+                    self.c.extend(push(v as u16));
+                }
+                A::Ptr(off) => {
+                    self.c.push(0x1E);
+                    self.c.extend(push(off));
+                }
+                A::Dw(off) => {
+                    let [lo, hi] = (off + 2).to_le_bytes();
+                    self.c.extend([0xFF, 0x36, lo, hi]);
+                    let [lo, hi] = off.to_le_bytes();
+                    self.c.extend([0xFF, 0x36, lo, hi]);
+                }
+            }
+        }
+        self.far_call(ordinal);
+        // cmp ax, rc; jz over; DosExit(1, tag)
+        self.c.push(0x3D);
+        self.c.extend(rc.to_le_bytes());
+        self.c.extend([0x74, 11]);
+        self.c.extend(push(1));
+        self.c.extend(push(tag));
+        self.far_call(5);
+        self
+    }
+    fn finish(mut self, data: &[u8]) -> Vec<u8> {
+        self.c.extend(push(1));
+        self.c.extend(push(0));
+        self.far_call(5);
+        ne_program(&self.c, data, &self.calls)
+    }
+}
+
+fn data_with(names: &[(usize, &str)]) -> Vec<u8> {
+    let mut d = vec![0u8; 0x200];
+    for &(at, s) in names {
+        d[at..at + s.len()].copy_from_slice(s.as_bytes());
+    }
+    d
+}
+
+fn run(bytes: Vec<u8>) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(1_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    common::capture_console(&mut p);
+    p.run()
+}
+
+const CLOSE: u32 = 23;
+const CREATE: u32 = 24;
+const OPEN: u32 = 25;
+const REQUEST: u32 = 140;
+const CLEAR: u32 = 141;
+const WAIT: u32 = 142;
+const SET: u32 = 143;
+const H: u16 = 0x10;
+const H2: u16 = 0x14;
+const H3: u16 = 0x18;
+const RAM: u16 = 0x1C;
+const NAME: u16 = 0x40;
+const NAME_LOWER: u16 = 0x60;
+const BAD: u16 = 0x80;
+const NONE: u16 = 0xA0;
+
+fn names() -> Vec<u8> {
+    data_with(&[
+        (0x40, "\\SEM\\DEMO"),
+        (0x60, "\\sem\\demo"),
+        (0x80, "\\SEM32\\X"),
+        (0xA0, "\\SEM\\NONE"),
+    ])
+}
+
+#[test]
+fn an_exclusive_semaphore_is_owned_requested_cleared_and_closed() {
+    let mut p = P16::new();
+    p.api(CREATE, &[A::W(0), A::Ptr(H), A::Ptr(NAME)], 0, 1);
+    p.api(CREATE, &[A::W(1), A::Ptr(H2), A::Ptr(NAME_LOWER)], 183, 2);
+    p.api(CREATE, &[A::W(2), A::Ptr(H2), A::Ptr(NONE)], 87, 3);
+    p.api(CREATE, &[A::W(1), A::Ptr(H2), A::Ptr(BAD)], 123, 4);
+    p.api(OPEN, &[A::Ptr(H2), A::Ptr(NAME_LOWER)], 0, 5);
+    p.api(OPEN, &[A::Ptr(H3), A::Ptr(NONE)], 187, 6);
+    // Clear: a wait returns at once.
+    p.api(WAIT, &[A::Dw(H), A::L(0)], 0, 7);
+    // Requested twice by its owner: two clears to clear it.
+    p.api(REQUEST, &[A::Dw(H), A::L(u32::MAX)], 0, 8);
+    p.api(REQUEST, &[A::Dw(H2), A::L(0)], 0, 9);
+    p.api(WAIT, &[A::Dw(H), A::L(0)], 121, 10);
+    p.api(CLOSE, &[A::Dw(H)], 102, 11);
+    p.api(CLEAR, &[A::Dw(H)], 0, 12);
+    p.api(WAIT, &[A::Dw(H), A::L(0)], 121, 13);
+    p.api(CLEAR, &[A::Dw(H)], 0, 14);
+    p.api(WAIT, &[A::Dw(H), A::L(0)], 0, 15);
+    // Set: a timed wait blocks until its deadline.
+    p.api(SET, &[A::Dw(H)], 0, 16);
+    p.api(WAIT, &[A::Dw(H), A::L(30)], 121, 17);
+    p.api(REQUEST, &[A::Dw(H), A::L(30)], 121, 18);
+    p.api(CLEAR, &[A::Dw(H)], 0, 19);
+    // Two opens, two closes; then it is gone.
+    p.api(CLOSE, &[A::Dw(H)], 0, 20);
+    p.api(OPEN, &[A::Ptr(H3), A::Ptr(NAME)], 0, 21);
+    p.api(CLOSE, &[A::Dw(H2)], 0, 22);
+    p.api(CLOSE, &[A::Dw(H3)], 0, 23);
+    p.api(CLOSE, &[A::Dw(H)], 6, 24);
+    p.api(OPEN, &[A::Ptr(H3), A::Ptr(NAME)], 187, 25);
+    p.api(SET, &[A::Dw(H)], 6, 26);
+    // A RAM semaphore is still the dword at the pointer.
+    p.api(SET, &[A::Ptr(RAM)], 0, 27);
+    p.api(WAIT, &[A::Ptr(RAM), A::L(0)], 121, 28);
+    p.api(CLEAR, &[A::Ptr(RAM)], 0, 29);
+    p.api(REQUEST, &[A::Ptr(RAM), A::L(0)], 0, 30);
+    assert_eq!(run(p.finish(&names())), Outcome::Exited(0));
+}
+
+#[test]
+fn a_bad_name_pointer_or_handle_place_is_refused() {
+    let mut p = P16::new();
+    p.api(CREATE, &[A::W(1), A::L(0x0001_0000), A::Ptr(NAME)], 487, 1);
+    p.api(CREATE, &[A::W(1), A::Ptr(H), A::L(0)], 487, 2);
+    p.api(CREATE, &[A::W(1), A::Ptr(H), A::Ptr(NAME)], 0, 3);
+    p.api(OPEN, &[A::L(0), A::Ptr(NAME)], 487, 4);
+    // A nonexclusive one: anyone sets and clears it.
+    p.api(SET, &[A::Dw(H)], 0, 5);
+    p.api(CLOSE, &[A::Dw(H)], 0, 6);
+    assert_eq!(run(p.finish(&names())), Outcome::Exited(0));
+}
