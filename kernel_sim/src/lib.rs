@@ -31,10 +31,13 @@
 //! `Process` stays the public handle of the running system, and the run
 //! is its first process's.
 //!
-//! Known limit of processes: tracepoints are patched into the modules
-//! of the process that loaded them when TRACE ON or APPLY ran (a child's
-//! own copy of a traced module is not patched), while records of every
-//! process go to the one buffer with their PID.
+//! Tracepoints and processes: TRACE ON and APPLY patch the modules of
+//! the process that loaded them; a child that loads a traced module at
+//! the same place (a program that starts itself, the same DLL first in
+//! the arena) gets the tracepoints too; records of every process go to
+//! the one buffer with their PID. Known limits: a copy of a traced
+//! module placed elsewhere in a child is not traced, and a DTO removed
+//! while a child runs is restored only in the process that removes it.
 //!
 //! Entry points:
 //! - [`Process::new`] with a [`ProcessConfig`] (sandbox root, program path

@@ -742,3 +742,44 @@ fn mutex_owners_are_threads_of_a_process() {
     assert_eq!(o, Outcome::Exited(0));
     assert_eq!(dwords(&out), [0, 0, 0, 105], "ERROR_SEM_OWNER_DIED");
 }
+
+/// A traced program that starts itself: the child's copy is where the
+/// traced one is, so its hit is taken too, logged with its PID.
+#[test]
+fn a_childs_copy_of_a_traced_module_at_the_same_place_is_traced() {
+    let mut p = Prog::new();
+    p.api(
+        GET_INFO_BLOCKS,
+        &[Imm(DATA + 0x20), Imm(DATA + 0x24)],
+        DATA + 0x28,
+    );
+    // mov eax, [DATA+0x24]; mov eax, [eax+4] (pib_ulppid); test eax, eax
+    p.c.load_eax(DATA + 0x24);
+    p.raw(&[0x8B, 0x40, 0x04, 0x85, 0xC0]);
+    let skip = p.c.jcc(common::JNZ, None);
+    p.bytes(NAME, b"T.EXE\0").bytes(ARGS, b"T.EXE\0\0");
+    p.exec(0, 0, OUT);
+    p.c.land(skip);
+    p.bytes(DATA + 0x100, b"x");
+    p.write(DATA + 0x100, 1);
+    let call = p.c.calls.last().unwrap().0;
+    let bytes = p.exit(0);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(1_000_000);
+    let mut proc = Process::new(cfg).unwrap();
+    let out = common::capture_console(&mut proc);
+    let src = format!(
+        "major=0xC9\nminor=0x21\nobject=1\noffset={call}\nopcode=0xE8\nPush W,7\nLog WN,1\n"
+    );
+    let file = rpn_vm::parse("t.rpn", &src).unwrap();
+    proc.trace_start(stda::StdaFormat::New, 4).unwrap();
+    proc.trace_apply("TESTLX", &file, None, None).unwrap();
+    assert_eq!(proc.run(), Outcome::Exited(0));
+    assert_eq!(out.text(), "xx");
+    let snap = proc.system_trace_mut().unwrap().buffer_mut().get_stda();
+    let records = stda::Stda::parse(&snap.stda).unwrap().records();
+    let got: Vec<(u16, Vec<u8>)> = records.iter().map(|r| (r.pid, r.data.clone())).collect();
+    assert_eq!(got, [(2, vec![7, 0]), (1, vec![7, 0])]);
+}
