@@ -107,6 +107,9 @@ pub struct CommandLine {
     /// refusal, reported as the switch is read); when missing,
     /// [`CommandLine::level`].
     pub duplicates_level: Option<u8>,
+    /// When `/D` came after `/C=`: the number of invalid parameters read
+    /// before it (TRCUST refuses it in that place among them).
+    pub duplicates_at: Option<usize>,
 }
 
 /// Parses TRCUST's command line. Options are case-insensitive and may start
@@ -154,6 +157,9 @@ pub fn parse_args(args: &[String]) -> CommandLine {
             "D" => {
                 c.duplicates = true;
                 c.duplicates_level = Some(c.level);
+                if c.combine.is_some() {
+                    c.duplicates_at = Some(c.invalid.len());
+                }
             }
             "NODE" => c.options.no_debug = true,
             "NOLN" => c.options.no_lines = true,
@@ -448,7 +454,15 @@ pub fn run_parsed(cmd: &CommandLine, dir: &Path, style: PathStyle) -> RunOutcome
             cmd.invalid_levels.get(i).copied(),
         )
     });
-    for (text, level) in invalid.chain(refused_d) {
+    let mut refusals: Vec<(String, Option<u8>)> = invalid.collect();
+    if let Some(d) = refused_d {
+        let at = cmd
+            .duplicates_at
+            .unwrap_or(refusals.len())
+            .min(refusals.len());
+        refusals.insert(at, d);
+    }
+    for (text, level) in refusals {
         let d = Diagnostic::new(1, Severity::Error, text);
         // Shown or not at the level the parameter was read at: a later
         // `/W0` does not hide it (it stays a diagnostic when the run's

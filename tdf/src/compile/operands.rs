@@ -312,7 +312,7 @@ impl Compiler<'_> {
     }
 
     pub(crate) fn len_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
-        self.static_data_check(st, "DATA_STATEMENT")?;
+        self.static_data_check(st, "LEN")?;
         self.expect('=', false)?;
         self.expect('(', false)?;
         let addr = self.address(None, true)?;
