@@ -1,7 +1,8 @@
 //! 16-bit system semaphores (issue 12): DosCreateSem, DosOpenSem,
 //! DosCloseSem, and DosSemSet / DosSemClear / DosSemWait / DosSemRequest
 //! on their handles (exclusive ownership, counted requests, a timed wait
-//! that blocks until its deadline), next to RAM semaphores.
+//! that blocks until its deadline), next to RAM semaphores; and the
+//! 16-bit DosExitList.
 
 mod common;
 
@@ -172,5 +173,18 @@ fn a_bad_name_pointer_or_handle_place_is_refused() {
     // A nonexclusive one: anyone sets and clears it.
     p.api(SET, &[A::Dw(H)], 0, 5);
     p.api(CLOSE, &[A::Dw(H)], 0, 6);
+    assert_eq!(run(p.finish(&names())), Outcome::Exited(0));
+}
+
+#[test]
+fn the_16_bit_exit_list_takes_add_remove_and_exit_and_refuses_other_codes() {
+    const EXIT_LIST: u32 = 7;
+    let mut p = P16::new();
+    // The order byte (high) of the 32-bit form is not looked at.
+    p.api(EXIT_LIST, &[A::W(0x0101), A::L(0x0007_0010)], 0, 1);
+    p.api(EXIT_LIST, &[A::W(2), A::L(0x0007_0010)], 0, 2);
+    p.api(EXIT_LIST, &[A::W(3), A::L(0)], 0, 3);
+    p.api(EXIT_LIST, &[A::W(0), A::L(0)], 1, 4);
+    p.api(EXIT_LIST, &[A::W(4), A::L(0)], 1, 5);
     assert_eq!(run(p.finish(&names())), Outcome::Exited(0));
 }

@@ -35,15 +35,8 @@ pub static DEFS: &[ApiDef] = &[
         }
         Ok(p.put_u32(c, 0, 1).err().unwrap_or(NO_ERROR))
     }),
-    api!("DOSCALLS" 296 "DosExitList" Sys32 [L, P] |p, c| {
-        match c.l(0) & 0xFF {
-            1 => p.pcb.exit_list.push(c.l(1)),
-            2 => p.pcb.exit_list.retain(|&f| f != c.l(1)),
-            3 => {}
-            _ => return Err(ERROR_INVALID_FUNCTION),
-        }
-        Ok(())
-    }),
+    api!("DOSCALLS" 7 "DosExitList" Far16 [W, P] exit_list),
+    api!("DOSCALLS" 296 "DosExitList" Sys32 [L, P] exit_list),
     api!("DOSCALLS" 324 "DosCreateEventSem" Sys32 [S, P, L, L] |p, c| {
         create(p, c, SemKind::Event, u32::from(c.l(3) != 0), 0)
     }),
@@ -133,6 +126,20 @@ fn sem16_wait(p: &mut Process, c: &Call, take: bool) -> Result<u32, Stop> {
         return syssem::wait(p, c.l(0), c.l(1), take);
     }
     Ok(ram_sem(p, c, take).err().unwrap_or(NO_ERROR))
+}
+
+/// DosExitList(fnCode, routine), 16-bit (a 16:16 routine; the code's
+/// high byte, the 32-bit order, is not looked at) or 32-bit (a flat
+/// one): EXLST_ADD, EXLST_REMOVE, EXLST_EXIT.
+fn exit_list(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let code = if c.far16 { c.l(0) & 0xFFFF } else { c.l(0) };
+    match code & 0xFF {
+        1 => p.pcb.exit_list.push(c.l(1)),
+        2 => p.pcb.exit_list.retain(|&f| f != c.l(1)),
+        3 => {}
+        _ => return Err(ERROR_INVALID_FUNCTION),
+    }
+    Ok(())
 }
 
 fn ram_sem(p: &mut Process, c: &Call, take: bool) -> ApiResult<()> {
