@@ -296,3 +296,63 @@ fn dos_make_pipe_gives_a_16_bit_caller_word_handles() {
     let (o, _) = run(make_pipe_16());
     assert_eq!(o, Outcome::Exited(4));
 }
+
+/// A child that writes "hi!" to handle 4 (the inherited write end) and
+/// exits.
+fn pipe_child() -> Vec<u8> {
+    let mut c = Code::new();
+    c.store(SRC, u32::from_le_bytes(*b"hi!\0"));
+    c.push(N)
+        .push(3)
+        .push(SRC)
+        .push(4)
+        .call("DOSCALLS", WRITE, 16);
+    c.exit_eax()
+}
+
+#[test]
+fn a_child_writes_into_an_inherited_pipe_and_its_end_is_end_of_file() {
+    const EXEC_ASYNC: u32 = 1;
+    let name = DATA + 0x180;
+    let mut p = Prog::new();
+    p.start_main();
+    p.bytes(name, b"C.EXE\0\0\0");
+    p.api(CREATE_PIPE, &[Imm(HR), Imm(HW), Imm(0)], 0, 1);
+    p.check(HW, 4, 2);
+    p.api(
+        283,
+        &[
+            Imm(BUF),
+            Imm(32),
+            Imm(EXEC_ASYNC),
+            Imm(name),
+            Imm(0),
+            Imm(OUT),
+            Imm(name),
+        ],
+        0,
+        3,
+    );
+    // The parent's own write end goes: the child's is the last.
+    p.api(CLOSE, &[Mem(HW)], 0, 4);
+    p.api(READ, &[Mem(HR), Imm(BUF), Imm(100), Imm(N)], 0, 5);
+    p.log(N);
+    p.api(READ, &[Mem(HR), Imm(BUF + 0x10), Imm(100), Imm(N)], 0, 6);
+    p.log(N);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), p.finish()).unwrap();
+    std::fs::write(dir.path().join("C.EXE"), pipe_child()).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(5_000_000);
+    let mut proc = Process::new(cfg).unwrap();
+    common::capture_console(&mut proc);
+    let o = proc.run();
+    let mut mem = vec![0u8; 0x400];
+    proc.read_guest(DATA, &mut mem).unwrap();
+    assert_eq!(o, Outcome::Exited(0));
+    let n = at(&mem, LOGN);
+    let log: Vec<u32> = (0..n).map(|i| at(&mem, LOG + 4 * i)).collect();
+    assert_eq!(log, [3, 0]);
+    let b = (BUF - DATA) as usize;
+    assert_eq!(&mem[b..b + 3], b"hi!");
+}

@@ -210,3 +210,71 @@ fn gettable_and_giveable_objects_check_what_they_are() {
     assert_ne!(at(&mem, B1), at(&mem, B2));
     assert!(at(&mem, B1) >= 0x1000_0000, "in the high arena");
 }
+
+/// A child that gets `\SHAREMEM\DEMO`, adds 1 to its first dword, and
+/// exits with what it read.
+fn shared_child() -> Vec<u8> {
+    let mut c = Code::new();
+    text(&mut c, NAME, "\\SHAREMEM\\DEMO");
+    api(&mut c, GET_NAMED, &[Imm(B1), Imm(NAME), Imm(RW)], 0, 0x51);
+    load_through(&mut c, B1, V);
+    // mov eax, [B1]; inc dword [eax]
+    c.load_eax(B1);
+    c.c.extend([0xFF, 0x00]);
+    api(&mut c, FREE, &[Mem(B1)], 0, 0x52);
+    c.load_eax(V);
+    c.exit_eax()
+}
+
+#[test]
+fn a_child_process_sees_the_same_named_object() {
+    let args = DATA + 0x180;
+    let res = DATA + 0x1A0;
+    let mut c = Code::new();
+    text(&mut c, args, "C.EXE");
+    text(&mut c, NAME, "\\SHAREMEM\\DEMO");
+    api(
+        &mut c,
+        ALLOC_SHARED,
+        &[Imm(B1), Imm(NAME), Imm(64), Imm(RW | COMMIT)],
+        0,
+        1,
+    );
+    store_through(&mut c, B1, 0x41);
+    // DosExecPgm(buf, 32, EXEC_SYNC, args, NULL, &res, name)
+    api(
+        &mut c,
+        283,
+        &[
+            Imm(DATA + 0x1C0),
+            Imm(32),
+            Imm(0),
+            Imm(args),
+            Imm(0),
+            Imm(res),
+            Imm(args),
+        ],
+        0,
+        2,
+    );
+    load_through(&mut c, B1, V);
+    api(&mut c, FREE, &[Mem(B1)], 0, 3);
+    // Both accesses are gone: so is the name.
+    api(&mut c, GET_NAMED, &[Imm(B2), Imm(NAME), Imm(RW)], 2, 4);
+    c.push(0);
+    c.c.push(0x58);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), c.exit_eax()).unwrap();
+    std::fs::write(dir.path().join("C.EXE"), shared_child()).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(5_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    common::capture_console(&mut p);
+    let o = p.run();
+    let mut mem = vec![0u8; 0x200];
+    p.read_guest(DATA, &mut mem).unwrap();
+    assert_eq!(o, Outcome::Exited(0));
+    // The child read the parent's 0x41 (its exit code), the parent its 0x42.
+    assert_eq!(at(&mem, DATA + 0x1A4), 0x41, "the child's result code");
+    assert_eq!(at(&mem, V), 0x42);
+}
