@@ -188,3 +188,55 @@ fn the_16_bit_exit_list_takes_add_remove_and_exit_and_refuses_other_codes() {
     p.api(EXIT_LIST, &[A::W(4), A::L(0)], 1, 5);
     assert_eq!(run(p.finish(&names())), Outcome::Exited(0));
 }
+
+/// DosWrite(1, DS:off, 1, DS:0x24), checked.
+fn write_byte(p: &mut P16, off: u16, tag: u16) {
+    p.api(138, &[A::W(1), A::Ptr(off), A::W(1), A::Ptr(0x24)], 0, tag);
+}
+
+#[test]
+fn a_request_waits_for_the_owner_to_clear_and_a_wait_for_the_new_owners_clear() {
+    let mut p = P16::new();
+    // jmp main (patched below)
+    p.c.extend([0xE9, 0, 0]);
+    // The thread: the main thread owns the semaphore, so its set fails
+    // and its request waits; then it sleeps, writes B and clears it.
+    let thread = p.c.len() as u16;
+    p.api(SET, &[A::Dw(H)], 101, 0x61);
+    p.api(CLEAR, &[A::Dw(H)], 101, 0x62);
+    p.api(REQUEST, &[A::Dw(H), A::L(u32::MAX)], 0, 0x63);
+    p.api(32, &[A::L(10)], 0, 0x65);
+    write_byte(&mut p, 0xB1, 0x64);
+    p.api(CLEAR, &[A::Dw(H)], 0, 0x66);
+    p.c.extend(push(0));
+    p.c.extend(push(0));
+    p.far_call(5);
+    let main = p.c.len() as u16;
+    p.c[1..3].copy_from_slice(&(main - 3).to_le_bytes());
+    p.api(CREATE, &[A::W(0), A::Ptr(H), A::Ptr(NAME)], 0, 1);
+    p.api(REQUEST, &[A::Dw(H), A::L(0)], 0, 2);
+    // DosCreateThread(CS:thread, DS:0x30, DS:0x2F0)
+    p.c.push(0x0E);
+    p.c.extend(push(thread));
+    p.api(145, &[A::Ptr(0x30), A::Ptr(0x2F0)], 0, 3);
+    p.api(32, &[A::L(10)], 0, 4);
+    write_byte(&mut p, 0xB0, 5);
+    // The clear lets the thread's request through once it runs (the
+    // sleep); the thread owns it through its own sleep, so the wait
+    // waits for the thread's clear.
+    p.api(CLEAR, &[A::Dw(H)], 0, 6);
+    p.api(32, &[A::L(1)], 0, 9);
+    p.api(WAIT, &[A::Dw(H), A::L(u32::MAX)], 0, 7);
+    write_byte(&mut p, 0xB2, 8);
+    let mut data = names();
+    data.resize(0x300, 0);
+    data[0xB0..0xB3].copy_from_slice(b"ABC");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), p.finish(&data)).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(1_000_000);
+    let mut proc = Process::new(cfg).unwrap();
+    let out = common::capture_console(&mut proc);
+    assert_eq!(proc.run(), Outcome::Exited(0));
+    assert_eq!(out.text(), "ABC");
+}
