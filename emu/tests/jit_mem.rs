@@ -746,7 +746,7 @@ proptest! {
         cycles in prop_oneof![Just(u64::MAX), 1u64..50_000],
     ) {
         let done = STRING_CASES.fetch_add(1, Ordering::Relaxed) + 1;
-        if done.is_multiple_of(5000) {
+        if done.is_multiple_of(1000) {
             eprintln!("string_loops_match_the_interpreter: {done} cases");
         }
         let setup = setup_of(setup);
