@@ -1,8 +1,9 @@
 //! 16-bit system semaphores (issue 12): DosCreateSem, DosOpenSem,
 //! DosCloseSem, and DosSemSet / DosSemClear / DosSemWait / DosSemRequest
 //! on their handles (exclusive ownership, counted requests, a timed wait
-//! that blocks until its deadline), next to RAM semaphores; and the
-//! 16-bit DosExitList.
+//! that blocks until its deadline), next to RAM semaphores; the 16-bit
+//! DosExitList; and the 16-bit shared segments (DosAllocShrSeg,
+//! DosGetShrSeg, DosFreeSeg).
 
 mod common;
 
@@ -239,4 +240,71 @@ fn a_request_waits_for_the_owner_to_clear_and_a_wait_for_the_new_owners_clear() 
     let out = common::capture_console(&mut proc);
     assert_eq!(proc.run(), Outcome::Exited(0));
     assert_eq!(out.text(), "ABC");
+}
+
+#[test]
+fn a_shared_segment_is_found_by_name_and_freed_by_its_last_user() {
+    const ALLOC_SHR_SEG: u32 = 35;
+    const GET_SHR_SEG: u32 = 36;
+    const FREE_SEG: u32 = 39;
+    let mut data = vec![0u8; 0x200];
+    for (at, s) in [
+        (0x40, "\\SHAREMEM\\SEG"),
+        (0x60, "\\sharemem\\seg"),
+        (0x80, "\\SEM\\SEG"),
+        (0xA0, "\\SHAREMEM\\NO"),
+    ] {
+        data[at..at + s.len()].copy_from_slice(s.as_bytes());
+    }
+    let mut p = P16::new();
+    p.api(
+        ALLOC_SHR_SEG,
+        &[A::W(0x100), A::Ptr(0x40), A::Ptr(0x10)],
+        0,
+        1,
+    );
+    p.api(
+        ALLOC_SHR_SEG,
+        &[A::W(0x100), A::Ptr(0x60), A::Ptr(0x14)],
+        183,
+        2,
+    );
+    p.api(
+        ALLOC_SHR_SEG,
+        &[A::W(0x100), A::Ptr(0x80), A::Ptr(0x14)],
+        123,
+        3,
+    );
+    p.api(GET_SHR_SEG, &[A::Ptr(0xA0), A::Ptr(0x14)], 2, 4);
+    p.api(GET_SHR_SEG, &[A::Ptr(0x60), A::Ptr(0x14)], 0, 5);
+    // mov es, [0x10]; mov word es:[0xFE], 0x1234; mov es, [0x14];
+    // mov ax, es:[0xFE]; mov [0x20], ax
+    p.c.extend([0x8E, 0x06, 0x10, 0x00]);
+    p.c.extend([0x26, 0xC7, 0x06, 0xFE, 0x00, 0x34, 0x12]);
+    p.c.extend([0x8E, 0x06, 0x14, 0x00]);
+    p.c.extend([0x26, 0xA1, 0xFE, 0x00, 0xA3, 0x20, 0x00]);
+    // The two selectors are one, and the word went through.
+    p.c.extend([0xA1, 0x10, 0x00, 0x3B, 0x06, 0x14, 0x00, 0x74, 11]);
+    p.c.extend(push(1));
+    p.c.extend(push(6));
+    p.far_call(5);
+    p.c.extend([0x81, 0x3E, 0x20, 0x00, 0x34, 0x12, 0x74, 11]);
+    p.c.extend(push(1));
+    p.c.extend(push(7));
+    p.far_call(5);
+    // Two accesses, two frees; then the name is gone.
+    p.c.extend([0xFF, 0x36, 0x10, 0x00]);
+    p.far_call(FREE_SEG);
+    p.c.extend([0x3D, 0, 0, 0x74, 11]);
+    p.c.extend(push(1));
+    p.c.extend(push(8));
+    p.far_call(5);
+    p.c.extend([0xFF, 0x36, 0x14, 0x00]);
+    p.far_call(FREE_SEG);
+    p.c.extend([0x3D, 0, 0, 0x74, 11]);
+    p.c.extend(push(1));
+    p.c.extend(push(9));
+    p.far_call(5);
+    p.api(GET_SHR_SEG, &[A::Ptr(0x40), A::Ptr(0x14)], 2, 10);
+    assert_eq!(run(p.finish(&data)), Outcome::Exited(0));
 }

@@ -1,5 +1,7 @@
 //! Shared memory: DosAllocSharedMem, DosGetNamedSharedMem,
-//! DosGetSharedMem, DosGiveSharedMem (and DosFreeMem on a shared object).
+//! DosGetSharedMem, DosGiveSharedMem (and DosFreeMem on a shared object),
+//! and the 16-bit named shared segments DosAllocShrSeg / DosGetShrSeg
+//! (and DosFreeSeg on one).
 //!
 //! Decisions: a shared object is a run of physical frames that the kernel
 //! owns ([`SharedObjects`]) and maps at the same linear address, in the
@@ -15,17 +17,22 @@
 //! where the object's address is taken by something else gets
 //! ERROR_NOT_ENOUGH_MEMORY. The protection flags are checked but not
 //! kept (as for DosAllocMem). A process that ends without freeing keeps
-//! its access (the frames stay out of use until the run ends).
+//! its access (the frames stay out of use until the run ends). A shared
+//! segment is such a named object of at most 64 KB, readable, writable
+//! and executable; its selector is its tile's, the same in every
+//! process.
 
 use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Call};
-use crate::layout::{PAGE, round_up};
+use crate::layout::{PAGE, round_up, tile_selector};
 use crate::memory::RegionKind;
 use crate::process::Process;
 use crate::rc::*;
 
 /// The entries.
 pub static DEFS: &[ApiDef] = &[
+    api!("DOSCALLS" 35 "DosAllocShrSeg" Far16 [W, S, P] alloc_shr_seg),
+    api!("DOSCALLS" 36 "DosGetShrSeg" Far16 [S, P] get_shr_seg),
     api!("DOSCALLS" 300 "DosAllocSharedMem" Sys32 [P, S, L, L] alloc),
     api!("DOSCALLS" 301 "DosGetNamedSharedMem" Sys32 [P, S, L] get_named),
     api!("DOSCALLS" 302 "DosGetSharedMem" Sys32 [P, L] get),
@@ -101,6 +108,12 @@ fn alloc(p: &mut Process, c: &Call) -> ApiResult<()> {
         }
     };
     p.arg_bytes(c, 0, 4)?;
+    let base = create(p, name, size, flags)?;
+    p.put_u32(c, 0, base)
+}
+
+/// A new object for the running process; its base.
+fn create(p: &mut Process, name: Option<Vec<u8>>, size: u32, flags: u32) -> ApiResult<u32> {
     if let Some(n) = &name
         && p.kernel
             .shared_mem
@@ -143,7 +156,38 @@ fn alloc(p: &mut Process, c: &Call) -> ApiResult<()> {
         frames,
         users: vec![(pid, 1)],
     });
-    p.put_u32(c, 0, base)
+    Ok(base)
+}
+
+/// DosAllocShrSeg(size, name, &sel): a named object of one segment
+/// (size 0: 64 KB), addressed by its tile's selector.
+fn alloc_shr_seg(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let size = match c.w(0) {
+        0 => 0x1_0000,
+        n => u32::from(n),
+    };
+    let name = check_name(&p.arg_sz(c, 1)?)?;
+    p.arg_bytes(c, 2, 2)?;
+    let base = create(p, Some(name), size, PAG_ACCESS | PAG_COMMIT)?;
+    let sel = tile_selector(base).ok_or(ERROR_NOT_ENOUGH_MEMORY)?;
+    p.put_u16(c, 2, sel)
+}
+
+/// DosGetShrSeg(name, &sel).
+fn get_shr_seg(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let name = check_name(&p.arg_sz(c, 0)?)?;
+    p.arg_bytes(c, 1, 2)?;
+    let base = p
+        .kernel
+        .shared_mem
+        .objects
+        .iter()
+        .find(|o| o.name.as_ref() == Some(&name))
+        .map(|o| o.base)
+        .ok_or(ERROR_FILE_NOT_FOUND)?;
+    let sel = tile_selector(base).ok_or(ERROR_NOT_ENOUGH_MEMORY)?;
+    attach(p, base)?;
+    p.put_u16(c, 1, sel)
 }
 
 /// Give the running process (one more) access to the object at `base`.

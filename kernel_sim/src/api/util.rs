@@ -194,9 +194,15 @@ impl Process {
         Ok(())
     }
 
-    /// Free a segment allocated by DosAllocSeg / DosAllocHuge.
+    /// Free a segment allocated by DosAllocSeg / DosAllocHuge, or one
+    /// access to a shared segment (DosAllocShrSeg / DosGetShrSeg).
     pub(crate) fn free_segment(&mut self, sel: u16) -> ApiResult<()> {
         let base = tile_base(sel);
+        if sel & 4 != 0
+            && let Some(r) = crate::api::sharedmem::free(self, base)
+        {
+            return r;
+        }
         match self.pcb.mem.region(base) {
             Some(r) if sel & 4 != 0 && r.kind == RegionKind::Segment => {
                 let size = r.size;
