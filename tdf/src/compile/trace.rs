@@ -340,7 +340,15 @@ impl Compiler<'_> {
 
     fn group_kw(&mut self, st: &mut TraceStmt) -> Step<()> {
         self.expect('=', false)?;
-        let t = self.identifier()?;
+        // Unlike TYPE's list, GROUP= takes a keyword as a name too
+        // (`GROUP=TRACE` is an unknown group), only no number.
+        let t = match self.peek()? {
+            t @ Token::Word(_) if !t.text().starts_with(|c: char| c.is_ascii_digit()) => {
+                self.next()?;
+                t
+            }
+            _ => self.identifier()?,
+        };
         let name = t.text().to_ascii_uppercase();
         match self.groups.get(&name) {
             Some(&id) => st.group = id,
