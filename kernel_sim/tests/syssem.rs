@@ -2,8 +2,8 @@
 //! DosCloseSem, and DosSemSet / DosSemClear / DosSemWait / DosSemRequest
 //! on their handles (exclusive ownership, counted requests, a timed wait
 //! that blocks until its deadline), next to RAM semaphores; the 16-bit
-//! DosExitList; and the 16-bit shared segments (DosAllocShrSeg,
-//! DosGetShrSeg, DosFreeSeg).
+//! DosExitList; the 16-bit shared segments (DosAllocShrSeg,
+//! DosGetShrSeg, DosFreeSeg); and DosGetPrty / DosSetPrty.
 
 mod common;
 
@@ -307,4 +307,41 @@ fn a_shared_segment_is_found_by_name_and_freed_by_its_last_user() {
     p.far_call(5);
     p.api(GET_SHR_SEG, &[A::Ptr(0x40), A::Ptr(0x14)], 2, 10);
     assert_eq!(run(p.finish(&data)), Outcome::Exited(0));
+}
+
+#[test]
+fn dos_set_prty_and_dos_get_prty_change_and_give_a_threads_class_and_level() {
+    const GET_PRTY: u32 = 9;
+    const SET_PRTY: u32 = 11;
+    let mut p = P16::new();
+    // Unless the word at DS:0x20 is `v`: DosExit(1, tag).
+    let check = |p: &mut P16, v: u16, tag: u16| {
+        p.c.extend([0x81, 0x3E, 0x20, 0x00]);
+        p.c.extend(v.to_le_bytes());
+        p.c.extend([0x74, 11]);
+        p.c.extend(push(1));
+        p.c.extend(push(tag));
+        p.far_call(5);
+    };
+    p.api(GET_PRTY, &[A::W(2), A::Ptr(0x20), A::W(0)], 0, 1);
+    check(&mut p, 0x0200, 2);
+    p.api(SET_PRTY, &[A::W(2), A::W(3), A::W(5), A::W(0)], 0, 3);
+    p.api(GET_PRTY, &[A::W(2), A::Ptr(0x20), A::W(1)], 0, 4);
+    check(&mut p, 0x0305, 5);
+    // A negative SHORT delta, class unchanged (0).
+    p.api(
+        SET_PRTY,
+        &[A::W(2), A::W(0), A::W(-2i16 as u16), A::W(0)],
+        0,
+        6,
+    );
+    p.api(GET_PRTY, &[A::W(0), A::Ptr(0x20), A::W(0)], 0, 7);
+    check(&mut p, 0x0303, 8);
+    p.api(GET_PRTY, &[A::W(1), A::Ptr(0x20), A::W(0)], 308, 9);
+    p.api(GET_PRTY, &[A::W(2), A::Ptr(0x20), A::W(99)], 309, 10);
+    p.api(GET_PRTY, &[A::W(0), A::Ptr(0x20), A::W(999)], 303, 11);
+    p.api(SET_PRTY, &[A::W(2), A::W(5), A::W(0), A::W(0)], 307, 12);
+    p.api(SET_PRTY, &[A::W(2), A::W(0), A::W(40), A::W(0)], 304, 13);
+    p.api(GET_PRTY, &[A::W(2), A::L(0), A::W(0)], 487, 14);
+    assert_eq!(run(p.finish(&names())), Outcome::Exited(0));
 }

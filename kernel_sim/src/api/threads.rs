@@ -38,6 +38,8 @@ pub static DEFS: &[ApiDef] = &[
         p.pcb.critsec = p.pcb.critsec.checked_sub(1).ok_or(ERROR_CRITSEC_UNDERFLOW)?;
         Ok(())
     }),
+    api!("DOSCALLS" 9 "DosGetPrty" Far16 [W, P, W] get_prty),
+    api!("DOSCALLS" 11 "DosSetPrty" Far16 [W, W, W, W] set_priority),
     api!("DOSCALLS" 236 "DosSetPriority" Sys32 [L, L, L, L] set_priority),
     api!("DOSCALLS" 237 "DosResumeThread" Sys32 [L] |p, c| {
         let i = other_thread(p, c.l(0))?;
@@ -128,8 +130,14 @@ fn wait_thread(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     Err(Stop::Block(wait))
 }
 
+/// DosSetPrty (16-bit: the delta is a SHORT) / DosSetPriority.
 fn set_priority(p: &mut Process, c: &Call) -> ApiResult<()> {
-    let (scope, class, delta, id) = (c.l(0), c.l(1), c.l(2) as i32, c.l(3));
+    let delta = if c.far16 {
+        i32::from(c.w(2) as i16)
+    } else {
+        c.l(2) as i32
+    };
+    let (scope, class, id) = (c.l(0), c.l(1), c.l(3));
     if scope > 2 {
         return Err(ERROR_INVALID_SCOPE);
     }
@@ -163,6 +171,34 @@ fn set_priority(p: &mut Process, c: &Call) -> ApiResult<()> {
         t.priority = apply(t.priority);
     }
     Ok(())
+}
+
+/// DosGetPrty(scope, &priority, id): PRTYS_PROCESS (0) gives the
+/// priority of the process's first thread (`id` 0 or its PID),
+/// PRTYS_THREAD (2) the thread's (`id` 0: the caller); class in the high
+/// byte, level in the low one.
+fn get_prty(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let id = u32::from(c.w(2));
+    let i = match c.w(0) {
+        0 => {
+            if id != 0 && id != u32::from(p.pcb.pid) {
+                return Err(ERROR_INVALID_PROCID);
+            }
+            p.pcb
+                .threads
+                .iter()
+                .position(|t| t.state_live())
+                .unwrap_or(p.pcb.current)
+        }
+        2 if id == 0 => p.pcb.current,
+        2 => p
+            .thread_index(id)
+            .filter(|&i| p.pcb.threads[i].state_live())
+            .ok_or(ERROR_INVALID_THREADID)?,
+        _ => return Err(ERROR_INVALID_SCOPE),
+    };
+    let prio = p.pcb.threads.get(i).map_or(0x0200, |t| t.priority);
+    p.put_u16(c, 1, prio as u16)
 }
 
 impl crate::threads::Thread {
