@@ -312,12 +312,13 @@ impl Compiler<'_> {
                     return Err(self.error(format!("syntax error: missing ')' before '{found}'")));
                 }
             };
-            let name = t.text().to_ascii_uppercase();
-            match self.types.get(&name) {
+            // Looked up upper-cased, reported as written.
+            let written = t.text();
+            match self.types.get(&written.to_ascii_uppercase()) {
                 Some(&id) => st.type_mask |= id,
                 None => self.diag(
                     Severity::Warning,
-                    format!("typename unknown: {name}, ignored"),
+                    format!("typename unknown: {written}, ignored"),
                 ),
             }
             let t = self.peek()?;
@@ -349,12 +350,13 @@ impl Compiler<'_> {
             }
             _ => self.identifier()?,
         };
-        let name = t.text().to_ascii_uppercase();
-        match self.groups.get(&name) {
+        // Looked up upper-cased, reported as written.
+        let written = t.text();
+        match self.groups.get(&written.to_ascii_uppercase()) {
             Some(&id) => st.group = id,
             None => self.diag(
                 Severity::Warning,
-                format!("groupname unknown: {name}, ignored"),
+                format!("groupname unknown: {written}, ignored"),
             ),
         }
         Ok(())
