@@ -5,8 +5,14 @@
 
 mod common;
 
-use common::{Code, DATA};
-use kernel_sim::{Outcome, Process, ProcessConfig};
+use common::DATA;
+use common::threaded::Arg::{Imm, Mem};
+use common::threaded::{Prog, dword_at as at};
+use kernel_sim::Outcome;
+
+fn run(bytes: Vec<u8>) -> (Outcome, Vec<u8>) {
+    common::threaded::run_reading(bytes, 0x200)
+}
 
 const FOREVER: u32 = u32::MAX;
 const CREATE_EVENT: u32 = 324;
@@ -27,99 +33,6 @@ const DELETE_MUX: u32 = 342;
 const QUERY_MUX: u32 = 343;
 const DCMW_WAIT_ANY: u32 = 2;
 const DCMW_WAIT_ALL: u32 = 4;
-
-#[derive(Clone, Copy)]
-enum Arg {
-    Imm(u32),
-    Mem(u32),
-}
-use Arg::{Imm, Mem};
-
-/// A program whose code starts with a jump over thread functions.
-struct Prog {
-    c: Code,
-    jmp: usize,
-}
-
-impl Prog {
-    fn new() -> Prog {
-        let mut c = Code::new();
-        c.c.push(0xE9);
-        let jmp = c.c.len();
-        c.c.extend([0; 4]);
-        Prog { c, jmp }
-    }
-    fn here(&self) -> u32 {
-        0x10000 + self.c.c.len() as u32
-    }
-    fn start_main(&mut self) {
-        self.c.land(self.jmp);
-    }
-    /// DOSCALLS.`ordinal` with dword arguments (C order), expecting `rc`
-    /// (else exit `tag`).
-    fn api(&mut self, ordinal: u32, args: &[Arg], rc: u32, tag: u32) -> &mut Prog {
-        for a in args.iter().rev() {
-            match *a {
-                Imm(v) => self.c.push(v),
-                Mem(at) => self.c.push_mem(at),
-            };
-        }
-        self.c
-            .call("DOSCALLS", ordinal, 4 * args.len() as u8)
-            .expect(rc, tag);
-        self
-    }
-    fn sleep(&mut self, ms: u32) -> &mut Prog {
-        self.c.push(ms).call("DOSCALLS", 229, 4);
-        self
-    }
-    /// A thread's `xor eax, eax; ret`.
-    fn ret0(&mut self) {
-        self.c.c.extend([0x31, 0xC0, 0xC3]);
-    }
-    /// DosCreateThread(&tid at `tid`, `entry`, 0, 0, 16 KB).
-    fn thread(&mut self, tid: u32, entry: u32) -> &mut Prog {
-        self.api(
-            311,
-            &[Imm(tid), Imm(entry), Imm(0), Imm(0), Imm(0x4000)],
-            0,
-            0xC0,
-        )
-    }
-    /// Store a NUL-terminated string at `at`.
-    fn text(&mut self, at: u32, s: &str) -> &mut Prog {
-        let mut b = s.as_bytes().to_vec();
-        b.push(0);
-        for (i, ch) in b.chunks(4).enumerate() {
-            let mut w = [0u8; 4];
-            w[..ch.len()].copy_from_slice(ch);
-            self.c.store(at + 4 * i as u32, u32::from_le_bytes(w));
-        }
-        self
-    }
-    fn finish(mut self) -> Vec<u8> {
-        self.c.push(0);
-        self.c.c.push(0x58);
-        self.c.exit_eax()
-    }
-}
-
-fn run(bytes: Vec<u8>) -> (Outcome, Vec<u8>) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
-    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
-    cfg.max_instructions = Some(5_000_000);
-    let mut p = Process::new(cfg).unwrap();
-    let o = p.run();
-    let mut mem = vec![0u8; 0x200];
-    p.read_guest(DATA, &mut mem).unwrap();
-    (o, mem)
-}
-
-fn at(mem: &[u8], a: u32) -> u32 {
-    let o = (a - DATA) as usize;
-    u32::from_le_bytes(mem[o..o + 4].try_into().unwrap())
-}
 
 const NAME: u32 = DATA + 0x100;
 const H1: u32 = DATA + 0x30;

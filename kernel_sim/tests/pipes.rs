@@ -5,8 +5,27 @@
 
 mod common;
 
+use common::threaded::Arg::{Imm, Mem};
+use common::threaded::{Prog, dword_at as at};
 use common::{Code, DATA};
 use kernel_sim::{Outcome, Process, ProcessConfig};
+
+fn run(bytes: Vec<u8>) -> (Outcome, Vec<u8>) {
+    common::threaded::run_reading(bytes, 0x400)
+}
+
+/// Append the dword at `at` to the log at LOG (index at LOGN).
+fn log(p: &mut Prog, at: u32) -> &mut Prog {
+    // mov eax, [at]; mov ecx, [LOGN]; mov [LOG + ecx*4], eax; inc dword [LOGN]
+    p.c.load_eax(at);
+    p.c.c.extend([0x8B, 0x0D]);
+    p.c.c.extend(LOGN.to_le_bytes());
+    p.c.c.extend([0x89, 0x04, 0x8D]);
+    p.c.c.extend(LOG.to_le_bytes());
+    p.c.c.extend([0xFF, 0x05]);
+    p.c.c.extend(LOGN.to_le_bytes());
+    p
+}
 
 const CREATE_PIPE: u32 = 239;
 const READ: u32 = 281;
@@ -16,114 +35,6 @@ const SET_FILE_PTR: u32 = 256;
 const QUERY_HTYPE: u32 = 224;
 const QUERY_FHSTATE: u32 = 276;
 const DUP: u32 = 260;
-
-#[derive(Clone, Copy)]
-enum Arg {
-    Imm(u32),
-    Mem(u32),
-}
-use Arg::{Imm, Mem};
-
-/// A program whose code starts with a jump over thread functions.
-struct Prog {
-    c: Code,
-    jmp: usize,
-}
-
-impl Prog {
-    fn new() -> Prog {
-        let mut c = Code::new();
-        c.c.push(0xE9);
-        let jmp = c.c.len();
-        c.c.extend([0; 4]);
-        Prog { c, jmp }
-    }
-    fn here(&self) -> u32 {
-        0x10000 + self.c.c.len() as u32
-    }
-    fn start_main(&mut self) {
-        self.c.land(self.jmp);
-    }
-    /// DOSCALLS.`ordinal` with dword arguments (C order), expecting `rc`
-    /// (else exit `tag`).
-    fn api(&mut self, ordinal: u32, args: &[Arg], rc: u32, tag: u32) -> &mut Prog {
-        for a in args.iter().rev() {
-            match *a {
-                Imm(v) => self.c.push(v),
-                Mem(at) => self.c.push_mem(at),
-            };
-        }
-        self.c
-            .call("DOSCALLS", ordinal, 4 * args.len() as u8)
-            .expect(rc, tag);
-        self
-    }
-    fn sleep(&mut self, ms: u32) -> &mut Prog {
-        self.c.push(ms).call("DOSCALLS", 229, 4);
-        self
-    }
-    /// A thread's `xor eax, eax; ret`.
-    fn ret0(&mut self) {
-        self.c.c.extend([0x31, 0xC0, 0xC3]);
-    }
-    /// DosCreateThread(&tid at `tid`, `entry`, 0, 0, 16 KB).
-    fn thread(&mut self, tid: u32, entry: u32) -> &mut Prog {
-        self.api(
-            311,
-            &[Imm(tid), Imm(entry), Imm(0), Imm(0), Imm(0x4000)],
-            0,
-            0xC0,
-        )
-    }
-    /// Store bytes at `at` (a multiple of 4 long, zero padded).
-    fn bytes(&mut self, at: u32, b: &[u8]) -> &mut Prog {
-        for (i, ch) in b.chunks(4).enumerate() {
-            let mut w = [0u8; 4];
-            w[..ch.len()].copy_from_slice(ch);
-            self.c.store(at + 4 * i as u32, u32::from_le_bytes(w));
-        }
-        self
-    }
-    /// Exit `tag` unless the dword at `at` is `v`.
-    fn check(&mut self, at: u32, v: u32, tag: u32) -> &mut Prog {
-        self.c.load_eax(at).expect(v, tag);
-        self
-    }
-    /// Append the dword at `at` to the log at LOG (index at LOGN).
-    fn log(&mut self, at: u32) -> &mut Prog {
-        // mov eax, [at]; mov ecx, [LOGN]; mov [LOG + ecx*4], eax; inc dword [LOGN]
-        self.c.load_eax(at);
-        self.c.c.extend([0x8B, 0x0D]);
-        self.c.c.extend(LOGN.to_le_bytes());
-        self.c.c.extend([0x89, 0x04, 0x8D]);
-        self.c.c.extend(LOG.to_le_bytes());
-        self.c.c.extend([0xFF, 0x05]);
-        self.c.c.extend(LOGN.to_le_bytes());
-        self
-    }
-    fn finish(mut self) -> Vec<u8> {
-        self.c.push(0);
-        self.c.c.push(0x58);
-        self.c.exit_eax()
-    }
-}
-
-fn run(bytes: Vec<u8>) -> (Outcome, Vec<u8>) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
-    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
-    cfg.max_instructions = Some(5_000_000);
-    let mut p = Process::new(cfg).unwrap();
-    let o = p.run();
-    let mut mem = vec![0u8; 0x400];
-    p.read_guest(DATA, &mut mem).unwrap();
-    (o, mem)
-}
-
-fn at(mem: &[u8], a: u32) -> u32 {
-    let o = (a - DATA) as usize;
-    u32::from_le_bytes(mem[o..o + 4].try_into().unwrap())
-}
 
 const HR: u32 = DATA + 0x30;
 const HW: u32 = DATA + 0x34;
@@ -197,7 +108,7 @@ fn a_read_of_an_empty_pipe_waits_for_the_writer_and_a_full_pipe_for_the_reader()
     p.sleep(20);
     p.api(WRITE, &[Mem(HW), Imm(SRC), Imm(40), Imm(H3)], 0, 0x50);
     p.c.store(OUT, 0x77);
-    p.log(OUT);
+    log(&mut p, OUT);
     p.api(CLOSE, &[Mem(HW)], 0, 0x51);
     p.ret0();
     p.start_main();
@@ -212,7 +123,7 @@ fn a_read_of_an_empty_pipe_waits_for_the_writer_and_a_full_pipe_for_the_reader()
             0,
             2 + i,
         );
-        p.log(N);
+        log(&mut p, N);
     }
     p.c.push(TID).push(0).call("DOSCALLS", 349, 8);
     let (o, mem) = run(p.finish());
@@ -336,9 +247,9 @@ fn a_child_writes_into_an_inherited_pipe_and_its_end_is_end_of_file() {
     // The parent's own write end goes: the child's is the last.
     p.api(CLOSE, &[Mem(HW)], 0, 4);
     p.api(READ, &[Mem(HR), Imm(BUF), Imm(100), Imm(N)], 0, 5);
-    p.log(N);
+    log(&mut p, N);
     p.api(READ, &[Mem(HR), Imm(BUF + 0x10), Imm(100), Imm(N)], 0, 6);
-    p.log(N);
+    log(&mut p, N);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("T.EXE"), p.finish()).unwrap();
     std::fs::write(dir.path().join("C.EXE"), pipe_child()).unwrap();

@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::threaded::Arg::{self, Imm, Mem};
+use common::threaded::dword_at as at;
 use common::{Code, DATA};
 use kernel_sim::{Outcome, Process, ProcessConfig};
 
@@ -17,13 +19,6 @@ const RW: u32 = 0x3;
 const COMMIT: u32 = 0x10;
 const GETTABLE: u32 = 0x100;
 const GIVEABLE: u32 = 0x200;
-
-#[derive(Clone, Copy)]
-enum Arg {
-    Imm(u32),
-    Mem(u32),
-}
-use Arg::{Imm, Mem};
 
 /// DOSCALLS.`ordinal` with dword arguments (C order), expecting `rc`
 /// (else exit `tag`).
@@ -52,21 +47,7 @@ fn text(c: &mut Code, at: u32, s: &str) {
 fn run(mut c: Code) -> (Outcome, Vec<u8>) {
     c.push(0);
     c.c.push(0x58);
-    let bytes = c.exit_eax();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
-    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
-    cfg.max_instructions = Some(5_000_000);
-    let mut p = Process::new(cfg).unwrap();
-    let o = p.run();
-    let mut mem = vec![0u8; 0x200];
-    p.read_guest(DATA, &mut mem).unwrap();
-    (o, mem)
-}
-
-fn at(mem: &[u8], a: u32) -> u32 {
-    let o = (a - DATA) as usize;
-    u32::from_le_bytes(mem[o..o + 4].try_into().unwrap())
+    common::threaded::run_reading(c.exit_eax(), 0x200)
 }
 
 const NAME: u32 = DATA + 0x100;

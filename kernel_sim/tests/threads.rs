@@ -5,101 +5,12 @@
 
 mod common;
 
-use common::{Code, DATA};
+use common::DATA;
+use common::threaded::Arg::{Imm, Mem};
+use common::threaded::Prog;
 use kernel_sim::{Outcome, Process, ProcessConfig};
 
-const CREATE_THREAD: u32 = 311;
-const WAIT_THREAD: u32 = 349;
-const SLEEP: u32 = 229;
 const FOREVER: u32 = u32::MAX;
-
-/// A test program: the code starts with a jump over the thread functions
-/// to `main` (`start_main`).
-struct Prog {
-    c: Code,
-    jmp: usize,
-}
-
-impl Prog {
-    fn new() -> Prog {
-        let mut c = Code::new();
-        c.c.push(0xE9);
-        let jmp = c.c.len();
-        c.c.extend([0; 4]);
-        Prog { c, jmp }
-    }
-    /// The flat address of the next instruction (code is at 0x10000).
-    fn here(&self) -> u32 {
-        0x10000 + self.c.c.len() as u32
-    }
-    fn start_main(&mut self) {
-        self.c.land(self.jmp);
-    }
-    fn raw(&mut self, b: &[u8]) -> &mut Prog {
-        self.c.c.extend(b);
-        self
-    }
-    /// `mov dword [addr], eax`.
-    fn store_eax(&mut self, addr: u32) -> &mut Prog {
-        self.raw(&[0xA3]).raw(&addr.to_le_bytes())
-    }
-    /// `xor eax, eax; ret`: the thread returns 0.
-    fn ret0(&mut self) {
-        self.raw(&[0x31, 0xC0, 0xC3]);
-    }
-    /// DosCreateThread(&tid at `tid`, `entry`, `param`, 0, 16 KB).
-    fn create(&mut self, tid: u32, entry: u32, param: u32) -> &mut Prog {
-        self.c
-            .push(0x4000)
-            .push(0)
-            .push(param)
-            .push(entry)
-            .push(tid)
-            .call("DOSCALLS", CREATE_THREAD, 20)
-            .expect(0, 0xC0);
-        self
-    }
-    /// DosWaitThread(`tid`, option), expecting `rc` (else exit `tag`).
-    fn wait(&mut self, tid: u32, option: u32, rc: u32, tag: u32) -> &mut Prog {
-        self.c
-            .push(option)
-            .push(tid)
-            .call("DOSCALLS", WAIT_THREAD, 8)
-            .expect(rc, tag);
-        self
-    }
-    fn sleep(&mut self, ms: u32) -> &mut Prog {
-        self.c.push(ms).call("DOSCALLS", SLEEP, 4);
-        self
-    }
-    /// A call of DOSCALLS.`ordinal` with dword arguments (pushed right to
-    /// left), expecting `rc`.
-    fn api(&mut self, ordinal: u32, args: &[Arg], rc: u32, tag: u32) -> &mut Prog {
-        for a in args.iter().rev() {
-            match *a {
-                Arg::Imm(v) => self.c.push(v),
-                Arg::Mem(at) => self.c.push_mem(at),
-            };
-        }
-        self.c
-            .call("DOSCALLS", ordinal, 4 * args.len() as u8)
-            .expect(rc, tag);
-        self
-    }
-    /// Exit 0.
-    fn finish(mut self) -> Vec<u8> {
-        self.c.push(0);
-        self.c.c.push(0x58);
-        self.c.exit_eax()
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Arg {
-    Imm(u32),
-    Mem(u32),
-}
-use Arg::{Imm, Mem};
 
 fn run(bytes: Vec<u8>) -> (Outcome, String, Process) {
     let dir = tempfile::tempdir().unwrap();

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod threaded;
+
 use loader::{Address, Module, SourceKind, Target};
 
 /// An NE program: segment 1 is `code` (entry at 0), segment 2 the
