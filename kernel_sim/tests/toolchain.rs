@@ -7,26 +7,19 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::toolkit::{M32_ASM, copy_tools, nasm};
 use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
-use stda::{Stda, StdaFormat};
-
-fn skip(why: &str) {
-    println!("{why}: skipped");
-    eprintln!("{why}: skipped");
-}
 
 fn toolkit() -> Option<PathBuf> {
-    let dir = std::env::var_os("OS2TK_DIR").map(PathBuf::from);
-    match dir {
-        Some(d) if d.join("bin/link386.exe").exists() => Some(d),
-        _ => {
-            skip("OS2TK_DIR is not set (or has no bin/link386.exe)");
-            None
-        }
-    }
+    common::toolkit::toolkit("link386.exe")
 }
+
+/// Run `program` in `root` with `args`: (outcome, console, process).
+fn run(root: &Path, program: &str, args: &[&str]) -> (Outcome, String, Process) {
+    common::toolkit::run_tool(root, program, args, 200_000_000)
+}
+use stda::{Stda, StdaFormat};
 
 fn sample_source() -> PathBuf {
     Path::new(concat!(
@@ -36,35 +29,22 @@ fn sample_source() -> PathBuf {
     .to_path_buf()
 }
 
-/// Run `program` in `root` with `args`: (outcome, console, process).
-fn run(root: &Path, program: &str, args: &[&str]) -> (Outcome, String, Process) {
-    let mut cfg = ProcessConfig::new(root, program);
-    cfg.args = args.iter().map(|s| s.to_string()).collect();
-    cfg.max_instructions = Some(200_000_000);
-    let mut p = Process::new(cfg).unwrap();
-    let out = common::capture_console(&mut p);
-    let o = p.run();
-    (o, out.text(), p)
-}
-
 #[test]
 fn nasm_and_link386_build_a_program_that_runs_and_is_traced() {
     let Some(tk) = toolkit() else { return };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let nasm = Command::new("nasm")
-        .arg("-f")
-        .arg("obj")
-        .arg(sample_source())
-        .arg("-o")
-        .arg(root.join("TEST.OBJ"))
-        .status();
-    match nasm {
-        Ok(s) => assert!(s.success(), "nasm failed"),
-        Err(_) => return skip("nasm is not installed"),
+    if !nasm(&sample_source(), &root.join("TEST.OBJ")) {
+        return;
     }
-    std::fs::copy(tk.join("bin/link386.exe"), root.join("LINK386.EXE")).unwrap();
-    std::fs::copy(tk.join("lib/os2286.lib"), root.join("OS2286.LIB")).unwrap();
+    copy_tools(
+        &tk,
+        root,
+        &[
+            ("bin/link386.exe", "LINK386.EXE"),
+            ("lib/os2286.lib", "OS2286.LIB"),
+        ],
+    );
     std::fs::write(
         root.join("TEST.DEF"),
         "NAME TEST WINDOWCOMPAT\nDESCRIPTION 'NASM sample'\nPROTMODE\nSTACKSIZE 4096\n",
@@ -186,66 +166,24 @@ fn ipfc_compiles_an_ipf_file_to_an_inf_file() {
     assert_eq!(inf[3], 1, "INF, not HLP");
 }
 
-/// A 32-bit program (NASM, OMF) printing message 2 of T.MSG through
-/// OS2386.LIB's DosGetMessage, with "os2trace" for %1.
-const M32_ASM: &str = "\
-BITS 32
-extern DosGetMessage
-extern DosPutMessage
-extern DosExit
-segment DATA32 use32 class=DATA FLAT
-name    db 'T.MSG',0
-who     db 'os2trace',0
-table   dd who
-len     dd 0
-buf     times 128 db 0
-segment STACK32 use32 class=STACK stack FLAT
-        resb 8192
-segment CODE32 use32 class=CODE FLAT
-..start:
-        push len
-        push name
-        push 2
-        push 128
-        push buf
-        push 1
-        push table
-        call DosGetMessage
-        add esp, 28
-        push eax
-        push buf
-        push dword [len]
-        push 1
-        call DosPutMessage
-        add esp, 12
-        pop eax
-        push eax
-        push 1
-        call DosExit
-";
-
 #[test]
 fn mkmsgf_and_link386_make_a_32_bit_program_that_prints_its_message() {
     let Some(tk) = toolkit() else { return };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::write(root.join("M32.ASM"), M32_ASM).unwrap();
-    let nasm = Command::new("nasm")
-        .args(["-f", "obj", "-o"])
-        .arg(root.join("M32.OBJ"))
-        .arg(root.join("M32.ASM"))
-        .status();
-    match nasm {
-        Ok(s) => assert!(s.success(), "nasm failed"),
-        Err(_) => return skip("nasm is not installed"),
+    if !nasm(&root.join("M32.ASM"), &root.join("M32.OBJ")) {
+        return;
     }
-    for (from, to) in [
-        ("bin/link386.exe", "LINK386.EXE"),
-        ("bin/mkmsgf.exe", "MKMSGF.EXE"),
-        ("lib/os2386.lib", "OS2386.LIB"),
-    ] {
-        std::fs::copy(tk.join(from), root.join(to)).unwrap();
-    }
+    copy_tools(
+        &tk,
+        root,
+        &[
+            ("bin/link386.exe", "LINK386.EXE"),
+            ("bin/mkmsgf.exe", "MKMSGF.EXE"),
+            ("lib/os2386.lib", "OS2386.LIB"),
+        ],
+    );
     std::fs::write(
         root.join("T.TXT"),
         "TST\r\nTST0001E: Bound error %1\r\nTST0002I: Hello from %1\r\n",

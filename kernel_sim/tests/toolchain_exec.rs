@@ -8,60 +8,18 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use kernel_sim::{Outcome, Process, ProcessConfig};
-
-fn skip(why: &str) {
-    println!("{why}: skipped");
-    eprintln!("{why}: skipped");
-}
+use common::toolkit::{M32_ASM, copy_tools, nasm};
+use kernel_sim::Outcome;
 
 fn toolkit() -> Option<PathBuf> {
-    let dir = std::env::var_os("OS2TK_DIR").map(PathBuf::from);
-    match dir {
-        Some(d) if d.join("bin/nmake.exe").exists() => Some(d),
-        _ => {
-            skip("OS2TK_DIR is not set (or has no bin/nmake.exe)");
-            None
-        }
-    }
-}
-
-/// `nasm -f obj` of `src` into `obj`; false (with a notice) without nasm.
-fn nasm(src: &Path, obj: &Path) -> bool {
-    match Command::new("nasm")
-        .args(["-f", "obj", "-o"])
-        .arg(obj)
-        .arg(src)
-        .status()
-    {
-        Ok(s) => {
-            assert!(s.success(), "nasm failed");
-            true
-        }
-        Err(_) => {
-            skip("nasm is not installed");
-            false
-        }
-    }
-}
-
-fn copy_tools(tk: &Path, root: &Path, tools: &[(&str, &str)]) {
-    for (from, to) in tools {
-        std::fs::copy(tk.join(from), root.join(to)).unwrap();
-    }
+    common::toolkit::toolkit("nmake.exe")
 }
 
 /// Run `program` in `root` with `args`: (outcome, console).
 fn run(root: &Path, program: &str, args: &[&str]) -> (Outcome, String) {
-    let mut cfg = ProcessConfig::new(root, program);
-    cfg.args = args.iter().map(|s| s.to_string()).collect();
-    cfg.max_instructions = Some(500_000_000);
-    let mut p = Process::new(cfg).unwrap();
-    let out = common::capture_console(&mut p);
-    let o = p.run();
-    (o, out.text())
+    let (o, text, _) = common::toolkit::run_tool(root, program, args, 500_000_000);
+    (o, text)
 }
 
 const MAKEFILE: &str = "\
@@ -150,44 +108,6 @@ fn nmake_runs_recipes_through_cmd_exe() {
     assert!(text.contains("L1093") && text.contains("U1077"), "{text}");
     assert!(!text.contains("\r\nnot reached"), "{text}");
 }
-
-/// A 32-bit program that prints message 2 of T.MSG with DosGetMessage
-/// (the toolkit's stub: bound messages first, then the file).
-const M32_ASM: &str = "\
-BITS 32
-extern DosGetMessage
-extern DosPutMessage
-extern DosExit
-segment DATA32 use32 class=DATA FLAT
-name    db 'T.MSG',0
-who     db 'os2trace',0
-table   dd who
-len     dd 0
-buf     times 128 db 0
-segment STACK32 use32 class=STACK stack FLAT
-        resb 8192
-segment CODE32 use32 class=CODE FLAT
-..start:
-        push len
-        push name
-        push 2
-        push 128
-        push buf
-        push 1
-        push table
-        call DosGetMessage
-        add esp, 28
-        push eax
-        push buf
-        push dword [len]
-        push 1
-        call DosPutMessage
-        add esp, 12
-        pop eax
-        push eax
-        push 1
-        call DosExit
-";
 
 #[test]
 fn msgbind_binds_a_message_file_into_a_program() {

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod threaded;
+pub mod toolkit;
 
 use loader::{Address, Module, SourceKind, Target};
 
