@@ -129,12 +129,19 @@ impl Compiler<'_> {
     }
 
     fn trace_body(&mut self, st: &mut TraceStmt) -> Step<()> {
+        // A comma ends a statement; a second one in a row is unexpected.
+        let mut after_comma = false;
         loop {
             let t = self.peek()?;
             if t == Token::Eof || t.is_word("TRACE") {
                 return Ok(());
             }
             self.next()?;
+            let comma = t == Token::Punct(',');
+            if comma && after_comma {
+                return Err(self.error("unexpected: ,, ignored"));
+            }
+            after_comma = comma;
             let kw = match &t {
                 Token::Punct(',') => continue,
                 Token::Word(w) => w.to_ascii_uppercase(),
