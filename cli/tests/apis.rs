@@ -5,6 +5,7 @@
 mod common;
 
 use common::{os2trace, stdout};
+use std::io::Write as _;
 
 #[test]
 fn listing_names_the_moved_entries_with_the_program_that_calls_them() {
@@ -60,8 +61,7 @@ fn missing_lists_only_what_is_not_there() {
 #[test]
 fn check_against_the_toolkit_libraries() {
     let Some(tk) = std::env::var_os("OS2TK_DIR") else {
-        println!("skipped: OS2TK_DIR is not set");
-        eprintln!("skipped: OS2TK_DIR is not set");
+        let _ = writeln!(std::io::stderr(), "skipped: OS2TK_DIR is not set");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

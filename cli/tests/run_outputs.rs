@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -168,8 +169,7 @@ fn save_onto_dev_null_keeps_the_device_and_new_files_get_the_umask_mode() {
 #[test]
 fn output_to_dev_full_fails_and_leaves_no_file() {
     if !Path::new("/dev/full").exists() {
-        println!("skipped: no /dev/full");
-        eprintln!("skipped: no /dev/full");
+        let _ = writeln!(std::io::stderr(), "skipped: no /dev/full");
         return;
     }
     let dir = prepared();
@@ -190,8 +190,7 @@ fn output_to_dev_full_fails_and_leaves_no_file() {
 #[test]
 fn trcust_onto_dev_full_fails_and_removes_the_tff_it_wrote() {
     if !Path::new("/dev/full").exists() {
-        println!("skipped: no /dev/full");
-        eprintln!("skipped: no /dev/full");
+        let _ = writeln!(std::io::stderr(), "skipped: no /dev/full");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -382,8 +381,10 @@ fn two_traced_runs_with_different_host_clocks_give_identical_buffers() {
         std::fs::read(dir.path().join(save)).unwrap()
     };
     if !has_faketime {
-        println!("faketime not installed: comparing runs 2 s apart instead");
-        eprintln!("faketime not installed: comparing runs 2 s apart instead");
+        let _ = writeln!(
+            std::io::stderr(),
+            "faketime not installed: comparing runs 2 s apart instead"
+        );
     }
     let a = run("2001-02-03 04:05:06", "A.SAV");
     let b = run("2023-11-12 13:14:15", "B.SAV");

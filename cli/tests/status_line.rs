@@ -2,6 +2,7 @@
 //! second (here under a pseudo-terminal made by `script`), never when
 //! stderr is a pipe.
 
+use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -34,8 +35,10 @@ fn the_status_line_is_shown_on_a_terminal_only() {
     );
 
     if Command::new("script").arg("--version").output().is_err() {
-        println!("skipped the terminal half: `script` (util-linux) is not installed");
-        eprintln!("skipped the terminal half: `script` (util-linux) is not installed");
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped the terminal half: `script` (util-linux) is not installed"
+        );
         return;
     }
     let line = format!("exec {bin} run --root . --max-insns 0 LOOP32.EXE");

@@ -6,6 +6,7 @@
 mod common;
 
 use std::collections::BTreeSet;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -180,8 +181,10 @@ print("junitparser ok", len(cases))
         .output()
     {
         Ok(o) if String::from_utf8_lossy(&o.stderr).contains("No module named 'junitparser'") => {
-            println!("skipped: python3's junitparser is not installed (pip install junitparser)");
-            eprintln!("skipped: python3's junitparser is not installed (pip install junitparser)");
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipped: python3's junitparser is not installed (pip install junitparser)"
+            );
         }
         Ok(o) => assert!(
             o.status.success() && String::from_utf8_lossy(&o.stdout).contains("junitparser ok 25"),
@@ -190,8 +193,7 @@ print("junitparser ok", len(cases))
             String::from_utf8_lossy(&o.stderr)
         ),
         Err(_) => {
-            println!("skipped: python3 is not installed");
-            eprintln!("skipped: python3 is not installed");
+            let _ = writeln!(std::io::stderr(), "skipped: python3 is not installed");
         }
     }
 }

@@ -498,7 +498,10 @@ fn ctrl_c_stops_the_target_and_prex_reads_commands_again() {
 fn ctrl_c_on_a_terminal() {
     use std::io::Write;
     if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: no script(1) for a pseudo-terminal");
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: no script(1) for a pseudo-terminal"
+        );
         return;
     }
     let dir = setup();

@@ -12,14 +12,14 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::os2trace;
 
 fn skip(why: &str) {
-    println!("{why}: skipped");
-    eprintln!("{why}: skipped");
+    let _ = writeln!(std::io::stderr(), "{why}: skipped");
 }
 
 fn toolkit() -> Option<PathBuf> {

@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use common::{Code, DATA};
@@ -60,8 +61,10 @@ fn twoine() -> Option<PathBuf> {
     match dir {
         Some(d) if d.join("emx.dll").exists() => Some(d),
         _ => {
-            println!("TWOINE_DIR is not set (or has no tests/emx.dll): skipped");
-            eprintln!("TWOINE_DIR is not set (or has no tests/emx.dll): skipped");
+            let _ = writeln!(
+                std::io::stderr(),
+                "TWOINE_DIR is not set (or has no tests/emx.dll): skipped"
+            );
             None
         }
     }

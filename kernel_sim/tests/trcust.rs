@@ -2,6 +2,7 @@
 //! (skipped unless OS2TK_DIR names an OS/2 toolkit with bin/trcust.exe).
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
@@ -128,8 +129,10 @@ fn trcust_regression_cases() {
 
 fn corpus_passes(corpus: &Path) {
     let Some(exe) = trcust() else {
-        println!("OS2TK_DIR is not set (or has no bin/trcust.exe): skipped");
-        eprintln!("OS2TK_DIR is not set (or has no bin/trcust.exe): skipped");
+        let _ = writeln!(
+            std::io::stderr(),
+            "OS2TK_DIR is not set (or has no bin/trcust.exe): skipped"
+        );
         return;
     };
     let mut cases: Vec<PathBuf> = std::fs::read_dir(corpus)
@@ -165,7 +168,10 @@ fn corpus_passes(corpus: &Path) {
 #[test]
 fn trcust_on_testprogs_dlls() {
     let Some(exe) = trcust() else {
-        eprintln!("OS2TK_DIR is not set (or has no bin/trcust.exe): skipped");
+        let _ = writeln!(
+            std::io::stderr(),
+            "OS2TK_DIR is not set (or has no bin/trcust.exe): skipped"
+        );
         return;
     };
     for dll in [testprogs::tpdll16().unwrap(), testprogs::tpdll32().unwrap()] {

@@ -27,6 +27,7 @@
 mod trcust_gen;
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -35,8 +36,7 @@ use rayon::prelude::*;
 use trcust_gen::harness::{Verdict, judge, shrink, tree, write_case};
 
 fn skip(why: &str) {
-    println!("{why}: skipped");
-    eprintln!("{why}: skipped");
+    let _ = writeln!(std::io::stderr(), "{why}: skipped");
 }
 
 fn trcust() -> Option<Vec<u8>> {

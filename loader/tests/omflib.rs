@@ -6,6 +6,7 @@
 use loader::ErrorKind;
 use loader::omflib::{ImportDef, ImportTarget, read, write_import_library};
 use proptest::prelude::*;
+use std::io::Write as _;
 
 fn def(public: &str, module: &str, target: ImportTarget) -> ImportDef {
     ImportDef {
@@ -156,8 +157,7 @@ proptest! {
 #[test]
 fn toolkit_libraries() {
     let Some(dir) = std::env::var_os("OS2TK_DIR") else {
-        println!("skipped: OS2TK_DIR is not set");
-        eprintln!("skipped: OS2TK_DIR is not set");
+        let _ = writeln!(std::io::stderr(), "skipped: OS2TK_DIR is not set");
         return;
     };
     let lib_dir = std::path::Path::new(&dir).join("lib");
