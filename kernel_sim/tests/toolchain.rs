@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::toolkit::{M32_ASM, copy_tools, nasm};
+use common::toolkit::{assemble_m32, copy_tools, nasm};
 use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
 
 fn toolkit() -> Option<PathBuf> {
@@ -171,8 +171,7 @@ fn mkmsgf_and_link386_make_a_32_bit_program_that_prints_its_message() {
     let Some(tk) = toolkit() else { return };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    std::fs::write(root.join("M32.ASM"), M32_ASM).unwrap();
-    if !nasm(&root.join("M32.ASM"), &root.join("M32.OBJ")) {
+    if !assemble_m32(root) {
         return;
     }
     copy_tools(

@@ -9,7 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::toolkit::{M32_ASM, copy_tools, nasm};
+use common::toolkit::{assemble_m32, copy_tools, nasm};
 use kernel_sim::Outcome;
 
 fn toolkit() -> Option<PathBuf> {
@@ -114,8 +114,7 @@ fn msgbind_binds_a_message_file_into_a_program() {
     let Some(tk) = toolkit() else { return };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    std::fs::write(root.join("M32.ASM"), M32_ASM).unwrap();
-    if !nasm(&root.join("M32.ASM"), &root.join("M32.OBJ")) {
+    if !assemble_m32(root) {
         return;
     }
     copy_tools(

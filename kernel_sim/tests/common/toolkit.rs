@@ -47,6 +47,13 @@ pub fn nasm(src: &Path, obj: &Path) -> bool {
     }
 }
 
+/// Writes [`M32_ASM`] into `root` and assembles it to M32.OBJ; false
+/// (with a notice) without nasm.
+pub fn assemble_m32(root: &Path) -> bool {
+    std::fs::write(root.join("M32.ASM"), M32_ASM).unwrap();
+    nasm(&root.join("M32.ASM"), &root.join("M32.OBJ"))
+}
+
 /// Copies (toolkit path, name in `root`) pairs.
 pub fn copy_tools(tk: &Path, root: &Path, tools: &[(&str, &str)]) {
     for (from, to) in tools {
