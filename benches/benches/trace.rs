@@ -24,6 +24,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use benches::host::thread_cpu_time;
 use criterion::{Criterion, criterion_group, criterion_main};
 use kernel_sim::trace::Selection;
 use kernel_sim::{Outcome, Process, ProcessConfig};
@@ -118,26 +119,6 @@ fn run(p: &mut Process) -> u64 {
     })
 }
 
-mod cpu {
-    //! The one place that asks the kernel for the thread's CPU time.
-    #![allow(unsafe_code)]
-
-    use std::time::Duration;
-
-    /// CPU time the calling thread has used.
-    pub fn now() -> Duration {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec for the duration of
-        // the call; CLOCK_THREAD_CPUTIME_ID needs nothing else.
-        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-    }
-}
-
 /// Median seconds per run, and hits per run, by variant name.
 static RESULTS: Mutex<BTreeMap<&'static str, (Vec<f64>, u64)>> = Mutex::new(BTreeMap::new());
 
@@ -159,9 +140,9 @@ fn bench(c: &mut Criterion) {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     let mut p = setup(dir.path(), v);
-                    let t = cpu::now();
+                    let t = thread_cpu_time();
                     let hits = run(&mut p);
-                    let spent = cpu::now().saturating_sub(t);
+                    let spent = thread_cpu_time().saturating_sub(t);
                     total += spent;
                     let mut r = RESULTS.lock().unwrap();
                     let e = r.entry(name).or_default();

@@ -344,6 +344,19 @@ struct Converted {
     rc: u32,
 }
 
+impl Converted {
+    /// Nothing converted yet, no error.
+    fn empty() -> Self {
+        Converted {
+            consumed: 0,
+            produced: Vec::new(),
+            units: 0,
+            substitutions: 0,
+            rc: ULS_SUCCESS,
+        }
+    }
+}
+
 fn to_ucs(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let Some(u) = p.pcb.uni.uconv(c.l(0)) else {
         return Ok(ULS_BADOBJECT);
@@ -370,13 +383,7 @@ fn to_ucs(p: &mut Process, c: &Call) -> Result<u32, Stop> {
 
 /// Convert `input` to at most `room` UniChars.
 fn decode_into(u: &Uconv, input: &[u8], room: u32) -> Converted {
-    let mut r = Converted {
-        consumed: 0,
-        produced: Vec::new(),
-        units: 0,
-        substitutions: 0,
-        rc: ULS_SUCCESS,
-    };
+    let mut r = Converted::empty();
     let mut at = 0usize;
     while at < input.len() {
         if r.units == room {
@@ -439,13 +446,7 @@ fn from_ucs(p: &mut Process, c: &Call) -> Result<u32, Stop> {
 
 /// Convert `units` to at most `room` bytes.
 fn encode_into(u: &Uconv, units: &[u16], room: u32) -> Converted {
-    let mut r = Converted {
-        consumed: 0,
-        produced: Vec::new(),
-        units: 0,
-        substitutions: 0,
-        rc: ULS_SUCCESS,
-    };
+    let mut r = Converted::empty();
     let mut one = Vec::new();
     for &unit in units {
         one.clear();
