@@ -175,6 +175,18 @@ impl Process {
         self.park_running_thread();
         let incoming = self.kernel.procs.remove(i);
         let mut old = self.enter_pcb(incoming);
+        if std::mem::take(&mut self.pcb.kill_pending) {
+            // DosKillProcess ended it: its exit list runs now.
+            let outcome = Outcome::Exited(0);
+            if self.exit_list_next(TC_KILLPROCESS, 0, outcome).is_err() {
+                let pid = self.pcb.pid;
+                self.retire(pid, TC_KILLPROCESS, 0);
+                self.pcb.dead = true;
+                for t in &mut self.pcb.threads {
+                    t.state = State::Ended(0);
+                }
+            }
+        }
         if old.dead {
             old.mem.destroy(&mut self.machine);
         } else {
@@ -348,7 +360,15 @@ impl Process {
         code: u32,
         outcome: Outcome,
     ) -> Option<Outcome> {
-        if self.pcb.pid == 1 || self.kernel.loading_child > 0 {
+        if self.kernel.loading_child > 0 {
+            return Some(outcome);
+        }
+        // Its exit list runs first (`exitlist.rs`).
+        let (term, code, outcome) = match self.exit_list_next(term, code, outcome) {
+            Ok(()) => return None,
+            Err(end) => end,
+        };
+        if self.pcb.pid == 1 {
             return Some(outcome);
         }
         let pid = self.pcb.pid;
@@ -414,11 +434,28 @@ impl Process {
         victims.sort_unstable();
         victims.dedup();
         for v in victims {
-            self.retire(v, TC_KILLPROCESS, 0);
-            if let Some(i) = self.kernel.procs.iter().position(|p| p.pid == v) {
-                let mut p = self.kernel.procs.remove(i);
-                p.mem.destroy(&mut self.machine);
+            let Some(i) = self.kernel.procs.iter().position(|p| p.pid == v) else {
+                continue;
+            };
+            let p = &mut self.kernel.procs[i];
+            if p.exiting.is_some() {
+                // Already running its exit list: it ends when that is done.
+                continue;
             }
+            if !p.exit_list.is_empty() {
+                // It runs its exit list when it is next scheduled.
+                p.kill_pending = true;
+                for t in &mut p.threads {
+                    if t.tid == 1 && !matches!(t.state, State::Ended(_)) {
+                        t.state = State::Ready;
+                        t.suspended = false;
+                    }
+                }
+                continue;
+            }
+            self.retire(v, TC_KILLPROCESS, 0);
+            let mut p = self.kernel.procs.remove(i);
+            p.mem.destroy(&mut self.machine);
         }
         // Codes for a parent that was killed too are nobody's now.
         let kernel = &mut self.kernel;

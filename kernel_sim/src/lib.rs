@@ -68,6 +68,7 @@ pub mod clock;
 mod cmd;
 mod desc;
 pub mod error;
+pub mod exitlist;
 pub mod fs;
 pub mod layout;
 pub mod loading;

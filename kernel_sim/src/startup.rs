@@ -117,7 +117,7 @@ impl Process {
     }
 
     /// The EXE's initial SS and SP/ESP.
-    fn initial_sp(&self) -> Option<(u16, u32)> {
+    pub(crate) fn initial_sp(&self) -> Option<(u16, u32)> {
         let exe = &self.pcb.modules[self.pcb.exe];
         let m = &exe.module;
         let s = m.stack?;

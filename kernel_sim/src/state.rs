@@ -121,8 +121,13 @@ pub(crate) struct Pcb {
     pub(crate) pib: u32,
     /// DosSetVec handlers (16:16) by vector 0..=7.
     pub(crate) vectors: [u32; 8],
-    /// DosExitList routines.
-    pub(crate) exit_list: Vec<u32>,
+    /// DosExitList routines, in call order (`exitlist.rs`).
+    pub(crate) exit_list: Vec<crate::exitlist::ExitRoutine>,
+    /// Running its exit list: how it ended.
+    pub(crate) exiting: Option<Box<crate::exitlist::Exiting>>,
+    /// DosKillProcess ended it while it was not running: its exit list
+    /// runs when it is next scheduled.
+    pub(crate) kill_pending: bool,
     /// Current directory, open file handles and find handles.
     pub(crate) files: FileTable,
     /// Signal focus and must-complete counters.
@@ -185,6 +190,8 @@ impl Pcb {
             pib: 0,
             vectors: [0; 8],
             exit_list: Vec::new(),
+            exiting: None,
+            kill_pending: false,
             files,
             signals: Default::default(),
             sub: Default::default(),

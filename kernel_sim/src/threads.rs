@@ -630,7 +630,7 @@ impl Process {
     /// Put thread `next` on the CPU: save the running one's registers and
     /// thread-local memory, load the next one's, re-point the TIB
     /// selector.
-    fn switch_to(&mut self, next: usize) {
+    pub(crate) fn switch_to(&mut self, next: usize) {
         self.pcb.slice_end = self.kernel.executed + QUANTUM;
         let cur = self.pcb.current;
         let running_saved = self.pcb.threads.get(cur).is_some_and(|t| t.cpu.is_some());

@@ -33,6 +33,9 @@ pub enum Slot {
     /// The return address of a thread's function: returning there ends
     /// the thread with EAX (DosExit(EXIT_THREAD, EAX)).
     ThreadReturn,
+    /// The return address of an exit-list routine: returning there is
+    /// DosExitList(EXLST_EXIT) (`exitlist.rs`).
+    ExitListReturn,
 }
 
 /// The slot table.

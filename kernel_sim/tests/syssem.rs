@@ -181,10 +181,13 @@ fn a_bad_name_pointer_or_handle_place_is_refused() {
 fn the_16_bit_exit_list_takes_add_remove_and_exit_and_refuses_other_codes() {
     const EXIT_LIST: u32 = 7;
     let mut p = P16::new();
-    // The order byte (high) of the 32-bit form is not looked at.
+    // The high byte is the invocation order (ADD only); EXLST_EXIT
+    // outside exit-list processing is refused (`tests/exitlist.rs`
+    // runs the routines).
     p.api(EXIT_LIST, &[A::W(0x0101), A::L(0x0007_0010)], 0, 1);
+    p.api(EXIT_LIST, &[A::W(0x0102), A::L(0x0007_0010)], 13, 6);
     p.api(EXIT_LIST, &[A::W(2), A::L(0x0007_0010)], 0, 2);
-    p.api(EXIT_LIST, &[A::W(3), A::L(0)], 0, 3);
+    p.api(EXIT_LIST, &[A::W(3), A::L(0)], 1, 3);
     p.api(EXIT_LIST, &[A::W(0), A::L(0)], 1, 4);
     p.api(EXIT_LIST, &[A::W(4), A::L(0)], 1, 5);
     assert_eq!(run(p.finish(&names())), Outcome::Exited(0));

@@ -8,8 +8,8 @@
 //! the run. 16-bit RAM semaphores are the dword at the pointer (nonzero =
 //! set/owned) and do not block: a wait on a set one returns
 //! ERROR_SEM_TIMEOUT; the same four calls on a 16-bit system semaphore's
-//! handle are `syssem.rs`'s. DosExitList records the routines but they are not
-//! run at exit.
+//! handle are `syssem.rs`'s. DosExitList keeps the list that `exitlist.rs`
+//! runs when the process ends.
 
 use crate::api::syssem;
 use crate::api::util::ApiResult;
@@ -35,8 +35,8 @@ pub static DEFS: &[ApiDef] = &[
         }
         Ok(p.put_u32(c, 0, 1).err().unwrap_or(NO_ERROR))
     }),
-    api!("DOSCALLS" 7 "DosExitList" Far16 [W, P] exit_list),
-    api!("DOSCALLS" 296 "DosExitList" Sys32 [L, P] exit_list),
+    api!("DOSCALLS" 7 "DosExitList" Far16 [W, P] raw exit_list),
+    api!("DOSCALLS" 296 "DosExitList" Sys32 [L, P] raw exit_list),
     api!("DOSCALLS" 324 "DosCreateEventSem" Sys32 [S, P, L, L] |p, c| {
         create(p, c, SemKind::Event, u32::from(c.l(3) != 0), 0)
     }),
@@ -128,18 +128,43 @@ fn sem16_wait(p: &mut Process, c: &Call, take: bool) -> Result<u32, Stop> {
     Ok(ram_sem(p, c, take).err().unwrap_or(NO_ERROR))
 }
 
-/// DosExitList(fnCode, routine), 16-bit (a 16:16 routine; the code's
-/// high byte, the 32-bit order, is not looked at) or 32-bit (a flat
-/// one): EXLST_ADD, EXLST_REMOVE, EXLST_EXIT.
-fn exit_list(p: &mut Process, c: &Call) -> ApiResult<()> {
-    let code = if c.far16 { c.l(0) & 0xFFFF } else { c.l(0) };
-    match code & 0xFF {
-        1 => p.pcb.exit_list.push(c.l(1)),
-        2 => p.pcb.exit_list.retain(|&f| f != c.l(1)),
-        3 => {}
-        _ => return Err(ERROR_INVALID_FUNCTION),
+/// DosExitList(fnCode, routine), 16-bit (a 16:16 routine) or 32-bit
+/// (a flat one): EXLST_ADD, EXLST_REMOVE, EXLST_EXIT (`exitlist.rs`).
+fn exit_list(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    use crate::exitlist::{EXLST_ADD, EXLST_EXIT, EXLST_REMOVE, ExitRoutine};
+    let code = c.l(0);
+    let (action, order) = (code & 0xFF, ((code >> 8) & 0xFF) as u8);
+    if !(EXLST_ADD..=EXLST_EXIT).contains(&action) {
+        return Ok(ERROR_INVALID_FUNCTION);
     }
-    Ok(())
+    if code >> 16 != 0 || (action != EXLST_ADD && order != 0) {
+        return Ok(ERROR_INVALID_DATA);
+    }
+    let far16 = c.far16;
+    let list = &mut p.pcb.exit_list;
+    Ok(match action {
+        EXLST_ADD => {
+            let r = ExitRoutine {
+                addr: c.l(1),
+                order,
+                far16,
+            };
+            crate::exitlist::add(list, r).err().unwrap_or(NO_ERROR)
+        }
+        EXLST_REMOVE => match list
+            .iter()
+            .position(|r| r.addr == c.l(1) && r.far16 == far16)
+        {
+            Some(i) => {
+                list.remove(i);
+                NO_ERROR
+            }
+            None => ERROR_INVALID_FUNCTION,
+        },
+        // The routine is done: the next one runs (`process_ends`).
+        _ if p.pcb.exiting.is_some() => return Err(Stop::Exit(0)),
+        _ => ERROR_INVALID_FUNCTION,
+    })
 }
 
 fn ram_sem(p: &mut Process, c: &Call, take: bool) -> ApiResult<()> {
