@@ -41,6 +41,12 @@
 //! - A mutex semaphore's owner is a process's thread (PID and TID,
 //!   `Process::sem_owner`); a process that ends frees the mutexes its
 //!   threads held, and the next owner gets ERROR_SEM_OWNER_DIED.
+//! - **The end of a process** (after its exit list, `exitlist.rs`):
+//!   its opens of 32-bit and 16-bit system semaphores are closed (those
+//!   nobody else has open go), its access to shared memory goes (an
+//!   object nobody else has goes, its frames freed), and its handle
+//!   table is closed (files; a pipe's last write end gives its reader
+//!   end of file). A killed process's are released the same way.
 
 use std::path::PathBuf;
 
@@ -181,6 +187,7 @@ impl Process {
             if self.exit_list_next(TC_KILLPROCESS, 0, outcome).is_err() {
                 let pid = self.pcb.pid;
                 self.retire(pid, TC_KILLPROCESS, 0);
+                self.pcb.files.close_all();
                 self.pcb.dead = true;
                 for t in &mut self.pcb.threads {
                     t.state = State::Ended(0);
@@ -374,6 +381,7 @@ impl Process {
         let pid = self.pcb.pid;
         self.retire(pid, term, code);
         let pcb = &mut self.pcb;
+        pcb.files.close_all();
         pcb.dead = true;
         pcb.critsec = 0;
         for t in &mut pcb.threads {
@@ -399,6 +407,12 @@ impl Process {
         for owner in owners {
             self.kernel.sems.owner_died(owner);
         }
+        // What it had open of the system's goes (its files and pipe ends
+        // go with its handle table when it leaves the machine).
+        self.kernel.sems.process_ended(pid);
+        self.kernel.sys_sems.process_ended(pid);
+        let frames = self.kernel.shared_mem.process_ended(pid);
+        self.pcb.mem.free_frames(frames);
         self.kernel.results.retain(|r| r.parent != pid);
         if parent != 0 && self.process_alive(parent) {
             self.kernel.results.push(ChildResult {

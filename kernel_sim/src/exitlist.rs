@@ -146,6 +146,12 @@ impl Process {
             t.state = crate::threads::State::Ready;
             t.suspended = false;
         }
+        let to = self
+            .pcb
+            .threads
+            .get(keep)
+            .map_or(1, |t| self.sem_owner(t.tid));
+        self.kernel.sys_sems.transfer(self.pcb.pid, to);
         let parked = self.pcb.threads.get(keep).is_some_and(|t| t.cpu.is_some());
         if keep != self.pcb.current || parked {
             self.switch_to(keep);

@@ -626,6 +626,14 @@ impl FileTable {
         }
     }
 
+    /// Close every handle and find handle (the process ended): its files
+    /// and pipe ends are released.
+    pub fn close_all(&mut self) {
+        self.handles.iter_mut().for_each(|h| *h = None);
+        self.states.clear();
+        self.finds.clear();
+    }
+
     pub fn read_file(&mut self, h: u16, n: usize) -> Result<Vec<u8>, u32> {
         match self.get(h) {
             Some(Handle::File { file, access, .. }) => {

@@ -11,9 +11,13 @@
 //! case) is shared; so is one created with DC_SEM_SHARED. A shared
 //! semaphore's handle is the same in every process (as in OS/2, where
 //! shared handles are system-wide), so DosOpen*Sem by handle works from
-//! any process, by name from any process. Opens are counted system-wide:
-//! the create is the first, each DosOpen*Sem adds one, each DosClose*Sem
-//! takes one away, and the semaphore goes when the count reaches zero.
+//! any process, by name from any process. Opens are counted per process
+//! ([`Opens`]): the create is the creator's first, each DosOpen*Sem adds
+//! one for the caller, each DosClose*Sem takes one of the caller's away
+//! (a process that has none gets ERROR_INVALID_HANDLE), and the
+//! semaphore goes when no process has it open. A process that ends
+//! closes all its opens ([`Semaphores::process_ended`]), so its private
+//! semaphores go, and so do shared ones nobody else opened.
 //!
 //! Muxwait semaphores hold up to 64 records (handle, user value) of
 //! event semaphores or of mutex semaphores, never both, never another
@@ -65,10 +69,56 @@ pub(crate) struct Sem {
     pub(crate) name: Option<String>,
     /// Shared (named, or DC_SEM_SHARED).
     pub(crate) shared: bool,
-    /// Opens not yet closed.
-    opens: u32,
+    /// Opens not yet closed, by process.
+    opens: Opens,
     /// A muxwait semaphore's list.
     pub(crate) mux: MuxList,
+}
+
+/// Opens of a system-wide object by process: (PID, count), in PID order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Opens(Vec<(u16, u32)>);
+
+impl Opens {
+    /// One open, by `pid`.
+    pub(crate) fn one(pid: u16) -> Opens {
+        Opens(vec![(pid, 1)])
+    }
+
+    /// Opens of every process.
+    pub(crate) fn total(&self) -> u32 {
+        self.0.iter().fold(0u32, |a, o| a.saturating_add(o.1))
+    }
+
+    /// One more open by `pid`.
+    pub(crate) fn add(&mut self, pid: u16) {
+        match self.0.binary_search_by_key(&pid, |o| o.0) {
+            Ok(i) => self.0[i].1 = self.0[i].1.saturating_add(1),
+            Err(i) => self.0.insert(i, (pid, 1)),
+        }
+    }
+
+    /// One open of `pid` fewer: false if it has none.
+    pub(crate) fn remove(&mut self, pid: u16) -> bool {
+        let Ok(i) = self.0.binary_search_by_key(&pid, |o| o.0) else {
+            return false;
+        };
+        self.0[i].1 -= 1;
+        if self.0[i].1 == 0 {
+            self.0.remove(i);
+        }
+        true
+    }
+
+    /// Every open of `pid` goes (it ended).
+    pub(crate) fn drop_process(&mut self, pid: u16) {
+        self.0.retain(|o| o.0 != pid);
+    }
+
+    /// Has `pid` this open?
+    pub(crate) fn has(&self, pid: u16) -> bool {
+        self.0.iter().any(|o| o.0 == pid)
+    }
 }
 
 /// The table.
@@ -96,10 +146,11 @@ pub(crate) fn check_name(name: &[u8]) -> Result<String, u32> {
 }
 
 impl Semaphores {
-    /// A new semaphore with `count`; its handle. `name` is checked
-    /// ([`check_name`]) and must be new.
+    /// A new semaphore with `count`, opened by `pid`; its handle. `name`
+    /// is checked ([`check_name`]) and must be new.
     pub(crate) fn create(
         &mut self,
+        pid: u16,
         kind: SemKind,
         count: u32,
         owner: u32,
@@ -122,7 +173,7 @@ impl Semaphores {
             owner_died_rc: 0,
             name,
             shared,
-            opens: 1,
+            opens: Opens::one(pid),
             mux: MuxList::default(),
         }));
         Ok(FIRST_HANDLE + self.slots.len() as u32 - 1)
@@ -138,8 +189,14 @@ impl Semaphores {
 
     /// DosOpen*Sem: by name (ERROR_SEM_NOT_FOUND, or ERROR_INVALID_HANDLE
     /// for another kind) or, without one, by the handle of a shared
-    /// semaphore. Counts the open; returns the handle.
-    pub(crate) fn open(&mut self, kind: SemKind, name: Option<&str>, h: u32) -> Result<u32, u32> {
+    /// semaphore. Counts the open for `pid`; returns the handle.
+    pub(crate) fn open(
+        &mut self,
+        pid: u16,
+        kind: SemKind,
+        name: Option<&str>,
+        h: u32,
+    ) -> Result<u32, u32> {
         let h = match name {
             Some(n) => self.by_name(n).ok_or(ERROR_SEM_NOT_FOUND)?,
             None => h,
@@ -148,17 +205,17 @@ impl Semaphores {
         if !s.shared {
             return Err(ERROR_INVALID_HANDLE);
         }
-        if s.opens >= MAX_OPENS {
+        if s.opens.total() >= MAX_OPENS {
             return Err(ERROR_TOO_MANY_OPENS);
         }
-        s.opens += 1;
+        s.opens.add(pid);
         Ok(h)
     }
 
-    /// Close a handle (of either kind): one open fewer; the semaphore
+    /// Close `pid`'s handle (of any kind): one open fewer; the semaphore
     /// goes with the last. The last close of a semaphore that a muxwait
     /// semaphore lists is ERROR_SEM_BUSY.
-    pub(crate) fn close(&mut self, h: u32) -> Result<(), u32> {
+    pub(crate) fn close(&mut self, pid: u16, h: u32) -> Result<(), u32> {
         let listed = self
             .slots
             .iter()
@@ -169,8 +226,11 @@ impl Semaphores {
             .and_then(|i| self.slots.get_mut(i as usize))
             .ok_or(ERROR_INVALID_HANDLE)?;
         let s = slot.as_mut().ok_or(ERROR_INVALID_HANDLE)?;
-        if s.opens > 1 {
-            s.opens -= 1;
+        if !s.opens.has(pid) {
+            return Err(ERROR_INVALID_HANDLE);
+        }
+        if s.opens.total() > 1 {
+            s.opens.remove(pid);
             return Ok(());
         }
         if listed {
@@ -178,6 +238,20 @@ impl Semaphores {
         }
         *slot = None;
         Ok(())
+    }
+
+    /// Process `pid` ended: its opens are closed, and every semaphore no
+    /// process has open any more goes (listed in a muxwait or not: the
+    /// muxwait's record then fails with ERROR_INVALID_HANDLE).
+    pub(crate) fn process_ended(&mut self, pid: u16) {
+        for slot in &mut self.slots {
+            if let Some(s) = slot {
+                s.opens.drop_process(pid);
+                if s.opens.total() == 0 {
+                    *slot = None;
+                }
+            }
+        }
     }
 
     /// The open semaphore `h` if it is of `kind`.
@@ -315,27 +389,29 @@ mod tests {
     fn opens_are_counted_and_names_unique() {
         let mut t = Semaphores::default();
         let name = Some("\\SEM32\\X".to_string());
-        let h = t.create(SemKind::Event, 0, 0, name.clone(), false).unwrap();
+        let h = t
+            .create(1, SemKind::Event, 0, 0, name.clone(), false)
+            .unwrap();
         assert_eq!(
-            t.create(SemKind::Mutex, 0, 0, name, false),
+            t.create(1, SemKind::Mutex, 0, 0, name, false),
             Err(ERROR_DUPLICATE_NAME)
         );
-        assert_eq!(t.open(SemKind::Event, Some("\\SEM32\\X"), 0), Ok(h));
+        assert_eq!(t.open(1, SemKind::Event, Some("\\SEM32\\X"), 0), Ok(h));
         assert_eq!(
-            t.open(SemKind::Mutex, Some("\\SEM32\\X"), 0),
+            t.open(1, SemKind::Mutex, Some("\\SEM32\\X"), 0),
             Err(ERROR_INVALID_HANDLE)
         );
         assert_eq!(
-            t.open(SemKind::Event, Some("\\SEM32\\Y"), 0),
+            t.open(1, SemKind::Event, Some("\\SEM32\\Y"), 0),
             Err(ERROR_SEM_NOT_FOUND)
         );
-        t.close(h).unwrap();
+        t.close(1, h).unwrap();
         assert!(t.get_mut(h, SemKind::Event).is_ok(), "one open left");
-        t.close(h).unwrap();
-        assert_eq!(t.close(h), Err(ERROR_INVALID_HANDLE));
-        let private = t.create(SemKind::Event, 0, 0, None, false).unwrap();
+        t.close(1, h).unwrap();
+        assert_eq!(t.close(1, h), Err(ERROR_INVALID_HANDLE));
+        let private = t.create(1, SemKind::Event, 0, 0, None, false).unwrap();
         assert_eq!(
-            t.open(SemKind::Event, None, private),
+            t.open(1, SemKind::Event, None, private),
             Err(ERROR_INVALID_HANDLE)
         );
     }
@@ -343,9 +419,9 @@ mod tests {
     #[test]
     fn muxwait_any_and_all() {
         let mut t = Semaphores::default();
-        let a = t.create(SemKind::Mutex, 0, 0, None, false).unwrap();
-        let b = t.create(SemKind::Mutex, 1, 7, None, false).unwrap();
-        let e = t.create(SemKind::Event, 0, 0, None, false).unwrap();
+        let a = t.create(1, SemKind::Mutex, 0, 0, None, false).unwrap();
+        let b = t.create(1, SemKind::Mutex, 1, 7, None, false).unwrap();
+        let e = t.create(1, SemKind::Event, 0, 0, None, false).unwrap();
         let recs = [(a, 10), (b, 20)];
         assert_eq!(t.check_records(&[], &recs, false), Ok(()));
         assert_eq!(
@@ -361,7 +437,7 @@ mod tests {
             Err(ERROR_WRONG_TYPE),
             "private in shared"
         );
-        let m = t.create(SemKind::Mux, 0, 0, None, false).unwrap();
+        let m = t.create(1, SemKind::Mux, 0, 0, None, false).unwrap();
         t.get_mut(m, SemKind::Mux).unwrap().mux = MuxList {
             records: recs.to_vec(),
             all: true,
@@ -376,6 +452,6 @@ mod tests {
         t.owner_died(7);
         assert_eq!(t.mux_ready(m, 1), Some((ERROR_SEM_OWNER_DIED, 20)));
         assert_eq!(t.get_mut(a, SemKind::Mutex).unwrap().owner, 1);
-        assert_eq!(t.close(a), Err(ERROR_SEM_BUSY), "listed in a muxwait");
+        assert_eq!(t.close(1, a), Err(ERROR_SEM_BUSY), "listed in a muxwait");
     }
 }

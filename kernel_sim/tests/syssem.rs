@@ -348,3 +348,56 @@ fn dos_set_prty_and_dos_get_prty_change_and_give_a_threads_class_and_level() {
     p.api(GET_PRTY, &[A::W(2), A::L(0), A::W(0)], 487, 14);
     assert_eq!(run(p.finish(&names())), Outcome::Exited(0));
 }
+
+#[test]
+fn a_child_that_ends_owning_a_semaphore_leaves_it_clear_with_owner_died_and_its_own_gone() {
+    // The child opens the parent's \SEM\DEMO, requests it, creates
+    // \SEM\NONE, and ends without clearing or closing either.
+    let mut c = P16::new();
+    c.api(OPEN, &[A::Ptr(H), A::Ptr(NAME)], 0, 1);
+    c.api(REQUEST, &[A::Dw(H), A::L(0)], 0, 2);
+    c.api(CREATE, &[A::W(1), A::Ptr(H2), A::Ptr(NONE)], 0, 3);
+    let child = c.finish(&names());
+    // The parent runs it (EXEC_SYNC) and looks.
+    const EXEC_PGM: u32 = 144;
+    const CHILD: u16 = 0xC0;
+    const RES: u16 = 0xD0;
+    const OBJ: u16 = 0xE0;
+    let mut p = P16::new();
+    p.api(CREATE, &[A::W(0), A::Ptr(H), A::Ptr(NAME)], 0, 1);
+    p.api(
+        EXEC_PGM,
+        &[
+            A::Ptr(OBJ),
+            A::W(16),
+            A::W(0),
+            A::L(0),
+            A::L(0),
+            A::Ptr(RES),
+            A::Ptr(CHILD),
+        ],
+        0,
+        2,
+    );
+    // The child's DosExit(0) code, TC_EXIT.
+    p.api(REQUEST, &[A::Dw(H), A::L(0)], 105, 3);
+    // Now the parent's: a second request is counted, two clears.
+    p.api(REQUEST, &[A::Dw(H), A::L(0)], 0, 4);
+    p.api(CLEAR, &[A::Dw(H)], 0, 5);
+    p.api(CLEAR, &[A::Dw(H)], 0, 6);
+    // The child's own semaphore went with it.
+    p.api(OPEN, &[A::Ptr(H3), A::Ptr(NONE)], 187, 7);
+    // The child's open of \SEM\DEMO went too: one close ends it.
+    p.api(CLOSE, &[A::Dw(H)], 0, 8);
+    p.api(OPEN, &[A::Ptr(H3), A::Ptr(NAME)], 187, 9);
+    let mut data = names();
+    data[0xC0..0xC6].copy_from_slice(b"C.EXE\0");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), p.finish(&data)).unwrap();
+    std::fs::write(dir.path().join("C.EXE"), child).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(1_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    common::capture_console(&mut p);
+    assert_eq!(p.run(), Outcome::Exited(0));
+}

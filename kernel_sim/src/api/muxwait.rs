@@ -81,7 +81,10 @@ fn create(p: &mut Process, c: &Call) -> ApiResult<()> {
         records(p, c, 3, n)?
     };
     p.kernel.sems.check_records(&[], &recs, shared)?;
-    let h = p.kernel.sems.create(SemKind::Mux, 0, 0, name, shared)?;
+    let h = p
+        .kernel
+        .sems
+        .create(p.pcb.pid, SemKind::Mux, 0, 0, name, shared)?;
     p.kernel.sems.get_mut(h, SemKind::Mux)?.mux = MuxList {
         records: recs,
         all: wait == DCMW_WAIT_ALL,

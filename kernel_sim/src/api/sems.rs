@@ -195,10 +195,14 @@ fn create(p: &mut Process, c: &Call, kind: SemKind, count: u32, owner: u32) -> A
         return Err(ERROR_INVALID_PARAMETER);
     }
     let name = sem_name(p, c, 0)?;
-    let h = p
-        .kernel
-        .sems
-        .create(kind, count, owner, name, c.l(2) & DC_SEM_SHARED != 0)?;
+    let h = p.kernel.sems.create(
+        p.pcb.pid,
+        kind,
+        count,
+        owner,
+        name,
+        c.l(2) & DC_SEM_SHARED != 0,
+    )?;
     p.put_u32(c, 1, h)
 }
 
@@ -227,7 +231,7 @@ pub(crate) fn open(p: &mut Process, c: &Call, kind: SemKind) -> ApiResult<()> {
             u32::from_le_bytes([b[0], b[1], b[2], b[3]])
         }
     };
-    let h = p.kernel.sems.open(kind, name.as_deref(), h)?;
+    let h = p.kernel.sems.open(p.pcb.pid, kind, name.as_deref(), h)?;
     p.put_u32(c, 1, h)
 }
 
@@ -237,5 +241,5 @@ pub(crate) fn close(p: &mut Process, h: u32, kind: SemKind) -> ApiResult<()> {
     if owner != 0 || p.sem_waited(h) {
         return Err(ERROR_SEM_BUSY);
     }
-    p.kernel.sems.close(h)
+    p.kernel.sems.close(p.pcb.pid, h)
 }

@@ -16,8 +16,9 @@
 //! already counts once more (each get needs a DosFreeMem). A process
 //! where the object's address is taken by something else gets
 //! ERROR_NOT_ENOUGH_MEMORY. The protection flags are checked but not
-//! kept (as for DosAllocMem). A process that ends without freeing keeps
-//! its access (the frames stay out of use until the run ends). A shared
+//! kept (as for DosAllocMem). A process that ends gives up its access
+//! ([`SharedObjects::process_ended`]): an object nobody else has access
+//! to goes, its frames back to the allocator. A shared
 //! segment is such a named object of at most 64 KB, readable, writable
 //! and executable; its selector is its tile's, the same in every
 //! process.
@@ -68,6 +69,20 @@ pub(crate) struct SharedObjects {
 }
 
 impl SharedObjects {
+    /// Process `pid` ended: its access to every object goes; the frames
+    /// of the objects nobody has access to now, to free.
+    pub(crate) fn process_ended(&mut self, pid: u16) -> Vec<u32> {
+        let mut frames = Vec::new();
+        for o in &mut self.objects {
+            o.users.retain(|u| u.0 != pid);
+            if o.users.is_empty() {
+                frames.append(&mut o.frames);
+            }
+        }
+        self.objects.retain(|o| !o.users.is_empty());
+        frames
+    }
+
     fn at(&mut self, base: u32) -> Option<&mut Shared> {
         self.objects.iter_mut().find(|o| o.base == base)
     }

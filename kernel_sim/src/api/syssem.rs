@@ -17,7 +17,13 @@
 //! DosSemWait waits until it is clear, DosSemRequest until it is clear
 //! and then sets it: both block the thread (`threads.rs`) for the
 //! timeout in milliseconds (0: ERROR_SEM_TIMEOUT at once; negative:
-//! forever). A semaphore's owner ending does not clear it.
+//! forever). Opens are counted per process (`semaphores.rs`'s
+//! [`crate::semaphores::Opens`]); a process that ends closes its opens
+//! ([`SysSems::process_ended`]), and an exclusive semaphore one of its
+//! threads owned is cleared, its next DosSemRequest told
+//! ERROR_SEM_OWNER_DIED. While the process runs its exit list, the
+//! semaphores its threads owned are the exit-list thread's
+//! ([`SysSems::transfer`]), as OS/2 documents.
 
 use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Call, Stop};
@@ -47,7 +53,9 @@ struct SysSem {
     /// The owning thread (PID << 16 | TID; 0: none) and its requests.
     owner: u32,
     requests: u32,
-    opens: u32,
+    opens: crate::semaphores::Opens,
+    /// Its owner ended holding it: the next request is told so.
+    owner_died: bool,
 }
 
 /// Every system semaphore (`Kernel::sys_sems`).
@@ -66,6 +74,37 @@ impl SysSems {
     /// 0xFFFB)? A closed one is then ERROR_INVALID_HANDLE.
     pub(crate) fn is_handle(&self, h: u32) -> bool {
         h >> 16 == HANDLE_BASE >> 16
+    }
+
+    /// Process `pid` ended: the exclusive semaphores its threads owned
+    /// are cleared (their next request is told the owner died), its
+    /// opens are closed, and semaphores nobody has open go.
+    pub(crate) fn process_ended(&mut self, pid: u16) {
+        for slot in &mut self.sems {
+            let Some(s) = slot else {
+                continue;
+            };
+            if s.owner != 0 && s.owner >> 16 == u32::from(pid) {
+                s.owner = 0;
+                s.requests = 0;
+                s.set = false;
+                s.owner_died = true;
+            }
+            s.opens.drop_process(pid);
+            if s.opens.total() == 0 {
+                *slot = None;
+            }
+        }
+    }
+
+    /// The semaphores owned by threads of process `pid` become thread
+    /// `to`'s (PID << 16 | TID): exit-list processing.
+    pub(crate) fn transfer(&mut self, pid: u16, to: u32) {
+        for s in self.sems.iter_mut().flatten() {
+            if s.owner != 0 && s.owner >> 16 == u32::from(pid) {
+                s.owner = to;
+            }
+        }
     }
 }
 
@@ -96,7 +135,8 @@ fn create(p: &mut Process, c: &Call) -> ApiResult<()> {
         set: false,
         owner: 0,
         requests: 0,
-        opens: 1,
+        opens: crate::semaphores::Opens::one(p.pcb.pid),
+        owner_died: false,
     };
     let i = match t.sems.iter().position(Option::is_none) {
         Some(i) => i,
@@ -125,9 +165,16 @@ fn open(p: &mut Process, c: &Call) -> ApiResult<()> {
         .iter()
         .position(|s| s.as_ref().is_some_and(|s| s.name == name))
         .ok_or(ERROR_SEM_NOT_FOUND)?;
+    if t.sems[i]
+        .as_ref()
+        .is_some_and(|s| s.opens.total() >= 0xFFFF)
+    {
+        return Err(ERROR_TOO_MANY_OPENS);
+    }
     p.put_u32(c, 0, HANDLE_BASE + i as u32)?;
+    let pid = p.pcb.pid;
     if let Some(s) = p.kernel.sys_sems.sems[i].as_mut() {
-        s.opens += 1;
+        s.opens.add(pid);
     }
     Ok(())
 }
@@ -136,12 +183,16 @@ fn open(p: &mut Process, c: &Call) -> ApiResult<()> {
 fn close(p: &mut Process, c: &Call) -> ApiResult<()> {
     let h = c.l(0);
     let me = p.sem_owner(p.current_tid());
+    let pid = p.pcb.pid;
     let s = p.kernel.sys_sems.get(h).ok_or(ERROR_INVALID_HANDLE)?;
+    if !s.opens.has(pid) {
+        return Err(ERROR_INVALID_HANDLE);
+    }
     if s.exclusive && s.set && s.owner == me {
         return Err(ERROR_SEM_IS_SET);
     }
-    s.opens -= 1;
-    if s.opens == 0 {
+    s.opens.remove(pid);
+    if s.opens.total() == 0 {
         let i = (h - HANDLE_BASE) as usize;
         p.kernel.sys_sems.sems[i] = None;
     }
@@ -225,6 +276,9 @@ pub(crate) fn try_wait(p: &mut Process, h: u32, me: u32, request: bool) -> Optio
         if s.exclusive {
             s.owner = me;
             s.requests = 1;
+        }
+        if std::mem::take(&mut s.owner_died) {
+            return Some(ERROR_SEM_OWNER_DIED);
         }
     }
     Some(NO_ERROR)
