@@ -92,6 +92,22 @@ impl Clock {
     }
 }
 
+impl DateTime {
+    /// Seconds since 1970-01-01 00:00 (the clock keeps UTC: DosGetDateTime
+    /// reports time zone 0), as QSV_TIME_LOW and gettimeofday give them.
+    pub fn unix_seconds(&self) -> u32 {
+        let days = days_from_civil(
+            i64::from(self.year),
+            u32::from(self.month),
+            u32::from(self.day),
+        );
+        (days * 86400
+            + i64::from(self.hour) * 3600
+            + i64::from(self.minute) * 60
+            + i64::from(self.second)) as u32
+    }
+}
+
 /// A record's stamp and the clock cycles it holds for: the stamp only
 /// changes every hundredth of a second, so a hit in the same hundredth
 /// (the common case: a hit costs a few hundred cycles) reuses it instead

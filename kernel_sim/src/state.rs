@@ -160,6 +160,8 @@ pub(crate) struct Pcb {
     pub(crate) kbd: crate::api::kbd::KbdState,
     /// UniStrtok's position per thread.
     pub(crate) uni_tok: crate::api::libuni::TokState,
+    /// TCP32DLL's inet_ntoa buffer (0 until the first call).
+    pub(crate) inet_ntoa_buf: u32,
     /// The parent's PID (0 for the first process).
     pub(crate) parent: u16,
     /// How the parent started it (DosExecPgm's execFlag).
@@ -210,6 +212,7 @@ impl Pcb {
             shell: None,
             uni: Default::default(),
             uni_tok: Default::default(),
+            inet_ntoa_buf: 0,
             kbd: Default::default(),
             ext_libpath: Default::default(),
         }

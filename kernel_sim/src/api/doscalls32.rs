@@ -202,7 +202,7 @@ fn query_sys_info(p: &mut Process, c: &Call) -> ApiResult<()> {
     }
     let ms = p.now_millis() as u32;
     let t = p.kernel.clock.now(p.machine.cycles());
-    let unix = unix_time(&t);
+    let unix = t.unix_seconds();
     let mut v = Vec::new();
     for id in first..=last {
         let x: u32 = match id {
@@ -230,15 +230,4 @@ fn query_sys_info(p: &mut Process, c: &Call) -> ApiResult<()> {
         v.extend(x.to_le_bytes());
     }
     p.put_bytes(c, 2, &v)
-}
-
-fn unix_time(t: &crate::clock::DateTime) -> u32 {
-    let y = i64::from(t.year) - i64::from(t.month <= 2);
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(t.month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(t.day) - 1;
-    let days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
-    (days * 86400 + i64::from(t.hour) * 3600 + i64::from(t.minute) * 60 + i64::from(t.second))
-        as u32
 }

@@ -96,6 +96,7 @@ pub(crate) mod submem;
 mod sysmsg;
 pub(crate) mod syssem;
 pub mod systrace;
+mod tcpip;
 pub(crate) mod threads;
 mod threads16;
 pub mod tnfprobe;
@@ -302,6 +303,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(pipes::DEFS)
         .chain(sharedmem::DEFS)
         .chain(syssem::DEFS)
+        .chain(tcpip::DEFS)
 }
 
 /// The system DLLs this kernel provides.
@@ -309,7 +311,7 @@ pub const SYSTEM_DLLS: &[&str] = &[
     "DOSCALLS", "DOSCALL1", "MSG", "VIOCALLS", "NLS", "KBDCALLS", "MOUCALLS", "SESMGR", "QUECALLS",
     "MONCALLS", "PMWIN", "PMGPI", "PMSHAPI", "PMMERGE", "HELPMGR", "PMSPL", "PMVIOP", "TNFPROBE",
     "NAMPIPES", "BDCALLS", "FKA", "PMCTLS", "PMDRAG", "PMGRE", "PMPIC", "PMWP", "PNP", "WPCONFIG",
-    "WPINET", "WPPRINT", "CPTRAP", "CMDSHELL", "LIBUNI", "UCONV",
+    "WPINET", "WPPRINT", "CPTRAP", "CMDSHELL", "LIBUNI", "UCONV", "TCP32DLL",
 ];
 
 /// Is `name` a system DLL?

@@ -357,7 +357,8 @@ pub fn format(facts: &[Derived]) -> String {
         "# The OS/2 system DLLs' entries: MODULE ORDINAL BITS NAME [ALIAS ...].\n\
          # Facts gathered from the OS/2 Warp 4.5 Toolkit's import libraries\n\
          # (lib/os2286.lib, lib/os2386.lib; LIBUNI and UCONV from lib/libuls.lib and\n\
-         # lib/libconv.lib) by `os2trace apis --facts OS2TK_DIR`;\n\
+         # lib/libconv.lib, TCP32DLL from lib/tcp32dll.lib) by\n\
+         # `os2trace apis --facts OS2TK_DIR`;\n\
          # see kernel_sim/src/api/ordinals.rs for the rules.\n",
     );
     for f in facts {
