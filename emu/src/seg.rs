@@ -99,7 +99,7 @@ impl Descriptor {
 impl Machine {
     /// The linear address of `sel`'s descriptor in the GDT or LDT
     /// (#GP(sel) without an LDT or beyond the table limit).
-    fn desc_addr(&self, sel: u16) -> R<u32> {
+    pub(crate) fn desc_addr(&self, sel: u16) -> R<u32> {
         let (base, limit) = if sel & 4 != 0 {
             let l = self.cpu.ldtr;
             if l.selector & !3 == 0 || !l.present() {

@@ -36,11 +36,15 @@
 //! body while the budget lasts.
 
 use super::native::{
-    Emitted, NE_PHYS, NE_RIGHTS, NE_TAG, OFF_BUDGET, OFF_CODE, OFF_CS_LIMIT, OFF_EIP, OFF_EXIT,
-    OFF_FAST, OFF_FLAGS, OFF_GPR, OFF_INDEX, OFF_PAGING, OFF_RAM, OFF_RMASK, OFF_SCRATCH, OFF_SEGS,
+    DE_CHECK, DE_FRAME, DE_KINDS, DE_LIMIT, DE_SHIFT, DE_TAG, DE_TLB_OFF, DE_TLB_TAG, DK_CODE,
+    DK_DATA, DK_NO_READ, DK_RET, Emitted, NE_PHYS, NE_RIGHTS, NE_TAG, OFF_BUDGET, OFF_CODE,
+    OFF_CS_LIMIT, OFF_DCACHE, OFF_DTAG, OFF_EIP, OFF_EXIT, OFF_FAR_SEL, OFF_FAST, OFF_FLAGS,
+    OFF_GPR, OFF_INDEX, OFF_LOADED, OFF_PAGING, OFF_RAM, OFF_RMASK, OFF_SCRATCH, OFF_SEGS, OFF_SEL,
     OFF_TLB, OFF_WMASK, SEG_BASE, SEG_RHI, SEG_RLO, SEG_SIZE, SEG_WHI, SEG_WLO,
 };
-use super::select::{End, Mem, Op, Plan, Reg, Src, Str, StrKind};
+use super::select::{End, Far, Mem, Op, Plan, Reg, SelSrc, Src, Str, StrKind};
+use crate::cpu::SegReg;
+use crate::paging::RIGHT_SUP_READ;
 use iced_x86::code_asm::asm_traits::*;
 use iced_x86::code_asm::*;
 use iced_x86::{ConditionCode, IcedError, Mnemonic as M};
@@ -57,6 +61,8 @@ pub(crate) const EXIT_NEXT: u32 = 2;
 pub(crate) const EXIT_SIDE: u32 = 3;
 /// The block ran its ops and left just before its final REP string op.
 pub(crate) const EXIT_REP: u32 = 4;
+/// The block ended with a far transfer to `State::far_sel`:`State::eip`.
+pub(crate) const EXIT_FAR: u32 = 5;
 
 /// The host register of each guest register.
 const GUEST: [AsmRegister32; 8] = [eax, r9d, edx, ebx, r8d, ebp, esi, edi];
@@ -137,6 +143,14 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
         plan.load_flags || plan.side[i].written != 0 || (plan.self_loop() && plan.written != 0)
     };
     for (i, op) in plan.ops.iter().enumerate() {
+        if let Op::LoadSeg { seg, src } = *op {
+            let save = save_at(i);
+            let restore = save && flags_live_after(plan, i);
+            let side = a.create_label();
+            load_seg(&mut a, seg, src, side, (save, restore))?;
+            sides.push((i, side, save));
+            continue;
+        }
         match op.mem() {
             None => emit_op(&mut a, op, None)?,
             Some((mem, write)) => {
@@ -242,6 +256,13 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
             let eip = plan.side[plan.ops.len()].eip;
             exit(&mut a, EXIT_REP, eip, epilogue)?;
         }
+        End::Far(far) => {
+            let i = plan.ops.len();
+            let save = save_at(i);
+            let side = a.create_label();
+            far_transfer(&mut a, far, plan.next_eip, side, save, epilogue)?;
+            sides.push((i, side, save));
+        }
     }
     // Exit stubs (a stub with no way in is harmless).
     a.set_label(&mut exhausted)?;
@@ -305,7 +326,7 @@ fn reads_flags(op: &Op) -> bool {
 /// them), or by the block's end?
 fn flags_live_after(plan: &Plan, i: usize) -> bool {
     for op in &plan.ops[i + 1..] {
-        if reads_flags(op) || op.mem().is_some() {
+        if reads_flags(op) || op.mem().is_some() || matches!(op, Op::LoadSeg { .. }) {
             return true;
         }
         if overwrites_flags(op) {
@@ -481,6 +502,16 @@ fn emit_op(a: &mut CodeAssembler, op: &Op, mem: Option<Mem>) -> Result<(), EmitE
             }
             move_sp(a, stack, -i32::from(stack.size))
         }
+        Op::PushSeg { seg, stack } => {
+            a.movzx(r12d, word_ptr(r11 + sel_off(seg)))?;
+            if stack.size == 4 {
+                a.mov(at(4), r12d)?;
+            } else {
+                a.mov(at(2), r12w)?;
+            }
+            move_sp(a, stack, -i32::from(stack.size))
+        }
+        Op::LoadSeg { .. } => return Err(EmitError::Sizes),
         Op::Pop { dst, stack } => {
             let p = at(stack.size);
             match host(dst)? {
@@ -691,4 +722,178 @@ fn jcc(a: &mut CodeAssembler, cc: ConditionCode, l: CodeLabel) -> Result<(), Ice
         C::g => a.jg(l),
         C::None => Ok(()),
     }
+}
+
+/// Offset in the `State` of segment register `seg`'s selector.
+fn sel_off(seg: SegReg) -> i32 {
+    OFF_SEL + 2 * seg as i32
+}
+
+/// Look the selector in R12D up in the descriptor cache for a load of
+/// kind `kind` (`DK_*`) at the current CPL, and leave the entry's address
+/// in R10; jump to `side` on a miss, or when with paging on the
+/// descriptor's page is not in the TLB at the frame it was read from with
+/// a supervisor read that hits (the interpreter would walk the tables).
+/// Clobbers R12, R14 and the flags.
+fn desc_lookup(a: &mut CodeAssembler, kind: u32, side: CodeLabel) -> Result<(), IcedError> {
+    let mut done = a.create_label();
+    a.mov(r10d, r12d)?;
+    a.shr(r10d, 3)?;
+    a.movzx(r10d, r10b)?;
+    a.shl(r10d, DE_SHIFT)?;
+    a.add(r10, qword_ptr(r11 + OFF_DCACHE))?;
+    a.or(r12d, dword_ptr(r11 + OFF_DTAG))?;
+    a.cmp(r12d, dword_ptr(r10 + DE_TAG))?;
+    a.jne(side)?;
+    a.test(dword_ptr(r10 + DE_KINDS), kind)?;
+    a.je(side)?;
+    a.test(dword_ptr(r10 + DE_KINDS), DK_NO_READ)?;
+    a.jne(done)?;
+    a.cmp(dword_ptr(r11 + OFF_PAGING), 0)?;
+    a.je(done)?;
+    a.mov(r14d, dword_ptr(r10 + DE_TLB_OFF))?;
+    a.and(r14d, 0xFF0)?;
+    a.add(r14, qword_ptr(r11 + OFF_TLB))?;
+    a.mov(r12d, dword_ptr(r10 + DE_TLB_TAG))?;
+    a.cmp(r12d, dword_ptr(r14 + NE_TAG))?;
+    a.jne(side)?;
+    a.mov(r12d, dword_ptr(r14 + NE_PHYS))?;
+    a.cmp(r12d, dword_ptr(r10 + DE_FRAME))?;
+    a.jne(side)?;
+    a.test(dword_ptr(r14 + NE_RIGHTS), RIGHT_SUP_READ)?;
+    a.je(side)?;
+    a.set_label(&mut done)?;
+    Ok(())
+}
+
+/// MOV or POP to a data segment register: the selector, its cache entry,
+/// then the new check and selector in the `State` (and the register in
+/// `State::loaded`). `flags`: save the guest's flags first, restore them
+/// after.
+fn load_seg(
+    a: &mut CodeAssembler,
+    seg: SegReg,
+    src: SelSrc,
+    side: CodeLabel,
+    (save, restore): (bool, bool),
+) -> Result<(), IcedError> {
+    if save {
+        a.pushfq()?;
+        a.pop(r15)?;
+    }
+    match src {
+        SelSrc::Reg(r) => a.movzx(r12d, GUEST16[usize::from(r)])?,
+        SelSrc::Mem { mem, .. } => {
+            check(a, mem, false, side)?;
+            a.movzx(r12d, word_ptr(r13 + r14))?;
+        }
+    }
+    desc_lookup(a, DK_DATA, side)?;
+    let at = OFF_SEGS + SEG_SIZE * seg as i32;
+    for k in 0..3 {
+        a.mov(r12, qword_ptr(r10 + (DE_CHECK + 8 * k)))?;
+        a.mov(qword_ptr(r11 + (at + 8 * k)), r12)?;
+    }
+    a.mov(r12d, dword_ptr(r10 + DE_TAG))?;
+    a.mov(word_ptr(r11 + sel_off(seg)), r12w)?;
+    a.or(dword_ptr(r11 + OFF_LOADED), 1 << seg as u32)?;
+    if let SelSrc::Mem { mem, pop: true } = src {
+        move_sp(a, mem, i32::from(mem.size))?;
+    }
+    if restore {
+        a.push(r15)?;
+        a.popfq()?;
+    }
+    Ok(())
+}
+
+/// A far CALL, JMP or RET through the descriptor cache, leaving through
+/// `EXIT_FAR` (or `side` before it); `next` is the return address of a
+/// CALL. `save`: the guest's flags are live (kept in R15 over the checks).
+fn far_transfer(
+    a: &mut CodeAssembler,
+    far: Far,
+    next: u32,
+    side: CodeLabel,
+    save: bool,
+    epilogue: CodeLabel,
+) -> Result<(), IcedError> {
+    if save {
+        a.pushfq()?;
+        a.pop(r15)?;
+    }
+    let slot = |n: u8| {
+        if n == 4 {
+            dword_ptr(r13 + r14)
+        } else {
+            word_ptr(r13 + r14)
+        }
+    };
+    match far {
+        Far::Call { sel, off, .. } | Far::Jmp { sel, off } => {
+            a.mov(r12d, u32::from(sel))?;
+            desc_lookup(a, DK_CODE, side)?;
+            // The offset inside the target's limit.
+            a.cmp(dword_ptr(r10 + DE_LIMIT), off as i32)?;
+            a.jb(side)?;
+            if let Far::Call { stack, .. } = far {
+                // CS's slot, then EIP's below it; written once both pass.
+                let n = stack.size;
+                check(a, stack, true, side)?;
+                a.mov(dword_ptr(r11 + OFF_SCRATCH), r14d)?;
+                let eip_slot = Mem {
+                    disp: stack.disp.wrapping_sub(u32::from(n)),
+                    ..stack
+                };
+                check(a, eip_slot, true, side)?;
+                let ret = if n == 4 {
+                    next as i32
+                } else {
+                    i32::from(next as u16 as i16)
+                };
+                a.mov(slot(n), ret)?;
+                a.mov(r10d, dword_ptr(r11 + OFF_SCRATCH))?;
+                a.movzx(r12d, word_ptr(r11 + sel_off(SegReg::Cs)))?;
+                if n == 4 {
+                    a.mov(dword_ptr(r13 + r10), r12d)?;
+                } else {
+                    a.mov(word_ptr(r13 + r10), r12w)?;
+                }
+                move_sp(a, stack, -2 * i32::from(n))?;
+            }
+            a.mov(dword_ptr(r11 + OFF_EIP), off)?;
+            a.mov(dword_ptr(r11 + OFF_FAR_SEL), u32::from(sel))?;
+        }
+        Far::Ret { stack, imm } => {
+            let n = stack.size;
+            check(a, stack, false, side)?;
+            if n == 4 {
+                a.mov(r12d, dword_ptr(r13 + r14))?;
+            } else {
+                a.movzx(r12d, word_ptr(r13 + r14))?;
+            }
+            a.mov(dword_ptr(r11 + OFF_SCRATCH), r12d)?;
+            let sel_slot = Mem {
+                disp: stack.disp.wrapping_add(u32::from(n)),
+                size: 2,
+                ..stack
+            };
+            check(a, sel_slot, false, side)?;
+            a.movzx(r12d, word_ptr(r13 + r14))?;
+            desc_lookup(a, DK_RET, side)?;
+            a.mov(r12d, dword_ptr(r11 + OFF_SCRATCH))?;
+            a.cmp(r12d, dword_ptr(r10 + DE_LIMIT))?;
+            a.ja(side)?;
+            a.mov(dword_ptr(r11 + OFF_EIP), r12d)?;
+            a.movzx(r12d, word_ptr(r10 + DE_TAG))?;
+            a.mov(dword_ptr(r11 + OFF_FAR_SEL), r12d)?;
+            move_sp(a, stack, 2 * i32::from(n) + i32::from(imm))?;
+        }
+    }
+    if save {
+        a.push(r15)?;
+        a.popfq()?;
+    }
+    a.mov(dword_ptr(r11 + OFF_EXIT), EXIT_FAR)?;
+    a.jmp(epilogue)
 }

@@ -31,6 +31,7 @@
 //! would have alone.
 
 mod cache;
+mod desc;
 mod emit;
 mod native;
 mod rep;
@@ -55,6 +56,8 @@ pub(crate) struct Jit {
     /// Switched on (the default).
     pub enabled: bool,
     cache: Cache,
+    /// The descriptor cache of segment loads and far transfers.
+    desc: desc::DescCache,
     pub stats: JitStats,
 }
 
@@ -63,6 +66,7 @@ impl Default for Jit {
         Jit {
             enabled: true,
             cache: Cache::default(),
+            desc: desc::DescCache::default(),
             stats: JitStats::default(),
         }
     }
@@ -72,6 +76,7 @@ impl Jit {
     /// Retire every block (cache flush, host-call list change).
     pub fn clear(&mut self) {
         self.cache.clear();
+        self.desc.clear();
     }
     /// Blocks held.
     pub fn blocks(&self) -> usize {
@@ -142,9 +147,11 @@ impl Machine {
             || p.df.is_some_and(|d| d != (fl & DF != 0))
             || p.last_byte > limit
             || p.target().is_some_and(|t| u64::from(t) > limit)
+            || (p.prot && (!self.cpu.protected() || self.cpu.v86()))
         {
             return false;
         }
+        let prot = p.prot;
         let pass_max = p.body_cycles + if p.target().is_some() { TAKEN_EXTRA } else { 0 };
         let mut budget = if p.self_loop() { u64::MAX } else { 1 };
         if let Some(s) = istop {
@@ -166,6 +173,9 @@ impl Machine {
                 self.jit.cache.remove(k);
                 return false;
             }
+        }
+        if prot {
+            self.dcache_validate();
         }
         self.jit_enter(k, eip, budget)
     }
@@ -190,34 +200,7 @@ impl Machine {
     /// The check of segment register `i` (see [`Machine::seg_checks`]).
     fn seg_check(&self, i: usize) -> native::SegCheck {
         let typed = self.cpu.protected() && !self.cpu.v86();
-        {
-            let s = &self.cpu.seg[i];
-            // Offsets whose first byte is inside the limit (as u64: an
-            // expand-down segment with the top limit has none).
-            let (lo, hi): (u64, u64) = if s.expand_down() {
-                let top: u64 = if s.big() { 0xFFFF_FFFF } else { 0xFFFF };
-                (u64::from(s.limit) + 1, top)
-            } else {
-                (0, u64::from(s.limit))
-            };
-            let range = |ok: bool| {
-                if ok && lo <= hi {
-                    (lo as u32, hi as u32)
-                } else {
-                    (1, 0)
-                }
-            };
-            let (rlo, rhi) = range(!typed || s.readable());
-            let (wlo, whi) = range(!typed || s.writable());
-            native::SegCheck {
-                rlo,
-                rhi,
-                wlo,
-                whi,
-                base: s.base,
-                _pad: 0,
-            }
-        }
+        desc::seg_check_of(&self.cpu.seg[i], typed)
     }
 
     /// Run the (checked) block for `k` with a budget of `budget` passes.
@@ -231,6 +214,8 @@ impl Machine {
             gpr: self.cpu.gpr,
             flags: u64::from(self.cpu.eflags & STATUS) | HOST_FLAGS,
             budget,
+            dtag: desc::tag_of(0, self.cpu.cpl),
+            sel: std::array::from_fn(|i| self.cpu.seg[i].selector),
             ..native::State::default()
         };
         let guest = if b.plan.mem {
@@ -255,12 +240,20 @@ impl Machine {
                 fast,
                 tlb: self.tlb.native(),
                 code_pages,
+                dcache: &self.jit.desc.entries,
             })
         } else {
             None
         };
         b.code.call(&mut st, guest);
         let p = &b.plan;
+        // The selector a load or far transfer that left the block would
+        // have used, to make its descriptor cache entry.
+        let missed = if st.exit == emit::EXIT_SIDE && p.prot {
+            desc_use(p, st.index as usize, &st)
+        } else {
+            None
+        };
         let rep = match p.end {
             select::End::Rep(s) if st.exit == emit::EXIT_REP => {
                 let i = p.ops.len();
@@ -287,6 +280,9 @@ impl Machine {
                 let s = p.side[st.index as usize];
                 let i = u64::from(st.index);
                 if loops == 0 && i == 0 {
+                    if let Some(u) = missed {
+                        self.dcache_fill_for(u);
+                    }
                     return false;
                 }
                 let written = if loops == 0 { s.written } else { p.written };
@@ -318,6 +314,12 @@ impl Machine {
         }
         self.cpu.gpr = st.gpr;
         self.cpu.eip = st.eip;
+        if st.loaded != 0 || st.exit == emit::EXIT_FAR {
+            self.jit_apply_segments(&st);
+        }
+        if let Some(u) = missed {
+            self.dcache_fill_for(u);
+        }
         self.cpu.eflags = (self.cpu.eflags & !STATUS) | status;
         self.cycles += cycles;
         self.steps += insns;
@@ -331,6 +333,29 @@ impl Machine {
         }
         self.jit.stats.entries += 1;
         true
+    }
+
+    /// Segment registers the block loaded, and CS after a far transfer,
+    /// from the descriptor cache entries the host code used (unchanged
+    /// since: the cache is only written outside host code).
+    fn jit_apply_segments(&mut self, st: &native::State) {
+        let cpl = self.cpu.cpl;
+        for i in 0..6 {
+            if st.loaded & (1 << i) != 0 {
+                let seg = self.jit.desc.segment(st.sel[i], cpl, false);
+                debug_assert!(seg.is_some(), "loaded segment not in the cache");
+                if let Some(seg) = seg {
+                    self.cpu.seg[i] = seg;
+                }
+            }
+        }
+        if st.exit == emit::EXIT_FAR {
+            let seg = self.jit.desc.segment(st.far_sel as u16, cpl, true);
+            debug_assert!(seg.is_some(), "far target not in the cache");
+            if let Some(seg) = seg {
+                self.cpu.seg[SegReg::Cs] = seg;
+            }
+        }
     }
 
     /// Select and translate the block at `lin` (EIP `eip`), remembering a
@@ -396,6 +421,38 @@ impl Machine {
             block,
         });
     }
+}
+
+/// For a block that left just before op `i` (`Plan::ops.len()`: its
+/// final branch), the selector that op would load if it loads one.
+fn desc_use(p: &select::Plan, i: usize, st: &native::State) -> Option<desc::DescUse> {
+    use desc::DescUse;
+    use select::{End, Far, Op, SelSrc};
+    let sp = |stack: select::Mem, k: u32| {
+        let o = st.gpr[4].wrapping_add(stack.disp).wrapping_add(k);
+        DescUse::At(SegReg::Ss, if stack.addr32 { o } else { o & 0xFFFF })
+    };
+    match (p.ops.get(i), p.end) {
+        (Some(Op::LoadSeg { src, .. }), _) => Some(match *src {
+            SelSrc::Reg(r) => DescUse::Selector(st.gpr[usize::from(r)] as u16),
+            SelSrc::Mem { mem, .. } => DescUse::At(mem.seg, mem_offset(mem, &st.gpr)),
+        }),
+        (None, End::Far(Far::Call { sel, .. } | Far::Jmp { sel, .. })) => {
+            Some(DescUse::Selector(sel))
+        }
+        (None, End::Far(Far::Ret { stack, .. })) => Some(sp(stack, u32::from(stack.size))),
+        _ => None,
+    }
+}
+
+/// The offset of a memory operand with these registers.
+fn mem_offset(m: select::Mem, gpr: &[u32; 8]) -> u32 {
+    let r = |n: Option<u8>| n.map_or(0, |n| gpr[usize::from(n)]);
+    let o = m
+        .disp
+        .wrapping_add(r(m.base))
+        .wrapping_add(r(m.index).wrapping_mul(u32::from(m.scale)));
+    if m.addr32 { o } else { o & 0xFFFF }
 }
 
 #[cfg(test)]

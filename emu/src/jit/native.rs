@@ -28,7 +28,13 @@
 //!   - `tlb`: the 256 [`NativeEntry`]s of the machine's TLB, read only, at
 //!     `tlb + 16 * slot` with `slot < 256` (a byte);
 //!   - `code_pages`: the code-page bitmap of 2^14 words, read only, at word
-//!     `p >> 18` of a physical address `p` (a 32-bit value, so below 2^14).
+//!     `p >> 18` of a physical address `p` (a 32-bit value, so below 2^14);
+//!   - `dcache`: the [`DCACHE_SLOTS`] (256) [`DescEntry`]s of the
+//!     descriptor cache, read only, at `dcache + 64 * slot` with `slot` a
+//!     byte (`(selector >> 3) & 0xFF`); the TLB is read at a slot offset
+//!     from an entry masked to `0xFF0` (so `16 * slot`, `slot < 256`).
+//!     Blocks that read it have memory operands, so they always get a
+//!     [`Guest`].
 //!
 //!   [`Code::call`] hands it a `State` that lives on the Rust stack, and the
 //!   caller copies registers in and out around the call.
@@ -115,6 +121,20 @@ pub(crate) struct State {
     pub cs_limit: u32,
     /// Scratch for the host code (a MOVS element between its two checks).
     pub scratch: u32,
+    /// The descriptor cache (read only; see [`DescEntry`]).
+    pub dcache: *const DescEntry,
+    /// In: the tag bits of the current CPL a cache entry must carry
+    /// ([`DescEntry::tag`] without the selector).
+    pub dtag: u32,
+    /// In: the selectors of ES, CS, SS, DS, FS, GS; out: with the loads
+    /// the block made.
+    pub sel: [u16; 6],
+    /// Out: the segment registers the block loaded (bit `SegReg as u8`).
+    pub loaded: u32,
+    /// Out: after a far transfer (`EXIT_FAR`), the selector of the target
+    /// (its cache entry has the descriptor).
+    pub far_sel: u32,
+    pub(crate) _pad2: u32,
 }
 
 impl Default for State {
@@ -136,9 +156,67 @@ impl Default for State {
             index: 0,
             cs_limit: 0,
             scratch: 0,
+            dcache: std::ptr::null(),
+            dtag: 0,
+            sel: [0; 6],
+            loaded: 0,
+            far_sel: 0,
+            _pad2: 0,
         }
     }
 }
+
+/// One slot of the descriptor cache as the host code reads it: what a
+/// segment load of selector `tag & 0xFFFF` at the CPL of `tag` would do
+/// when it needs no more than the descriptor read (see `super::desc`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DescEntry {
+    /// Selector | CPL << 16 | [`DTAG_VALID`] (0: empty).
+    pub tag: u32,
+    /// `DK_*` bits: which loads the selector passes.
+    pub kinds: u32,
+    /// The data segment register check after a load ([`DK_DATA`]).
+    pub check: SegCheck,
+    /// Byte-granular limit (a far transfer's offset must be inside).
+    pub limit: u32,
+    /// The descriptor's linear page + 1, as the TLB tags it.
+    pub tlb_tag: u32,
+    /// Byte offset of its TLB slot in the native TLB.
+    pub tlb_off: u32,
+    /// The physical page base the descriptor was read from.
+    pub frame: u32,
+    pub(crate) _pad: [u32; 4],
+}
+
+/// [`DescEntry::tag`]: the slot holds an entry.
+pub(crate) const DTAG_VALID: u32 = 1 << 18;
+/// [`DescEntry::kinds`]: MOV/POP to DS, ES, FS or GS loads it.
+pub(crate) const DK_DATA: u32 = 1;
+/// A far CALL or JMP to it stays at the CPL.
+pub(crate) const DK_CODE: u32 = 2;
+/// A far RET to it stays at the CPL (its RPL is the CPL).
+pub(crate) const DK_RET: u32 = 4;
+/// The load reads no descriptor (a null selector): no TLB check.
+pub(crate) const DK_NO_READ: u32 = 8;
+/// Slots of the descriptor cache (indexed by selector >> 3).
+pub(crate) const DCACHE_SLOTS: usize = 256;
+/// Offsets inside a [`DescEntry`].
+pub(crate) const DE_TAG: i32 = 0;
+/// See [`DE_TAG`].
+pub(crate) const DE_KINDS: i32 = 4;
+/// See [`DE_TAG`].
+pub(crate) const DE_CHECK: i32 = 8;
+/// See [`DE_TAG`].
+pub(crate) const DE_LIMIT: i32 = 32;
+/// See [`DE_TAG`].
+pub(crate) const DE_TLB_TAG: i32 = 36;
+/// See [`DE_TAG`].
+pub(crate) const DE_TLB_OFF: i32 = 40;
+/// See [`DE_TAG`].
+pub(crate) const DE_FRAME: i32 = 44;
+/// log2 of the size of a [`DescEntry`].
+pub(crate) const DE_SHIFT: u32 = 6;
 
 /// Offsets inside a [`NativeEntry`].
 pub(crate) const NE_TAG: i32 = 0;
@@ -179,6 +257,16 @@ pub(crate) const OFF_INDEX: i32 = 244;
 pub(crate) const OFF_CS_LIMIT: i32 = 248;
 /// Offset of `State::scratch`.
 pub(crate) const OFF_SCRATCH: i32 = 252;
+/// Offset of `State::dcache`.
+pub(crate) const OFF_DCACHE: i32 = 256;
+/// Offset of `State::dtag`.
+pub(crate) const OFF_DTAG: i32 = 264;
+/// Offset of `State::sel`.
+pub(crate) const OFF_SEL: i32 = 268;
+/// Offset of `State::loaded`.
+pub(crate) const OFF_LOADED: i32 = 280;
+/// Offset of `State::far_sel`.
+pub(crate) const OFF_FAR_SEL: i32 = 284;
 
 const _: () = {
     assert!(offset_of!(State, gpr) == OFF_GPR as usize);
@@ -197,7 +285,20 @@ const _: () = {
     assert!(offset_of!(State, index) == OFF_INDEX as usize);
     assert!(offset_of!(State, cs_limit) == OFF_CS_LIMIT as usize);
     assert!(offset_of!(State, scratch) == OFF_SCRATCH as usize);
-    assert!(size_of::<State>() == 256);
+    assert!(offset_of!(State, dcache) == OFF_DCACHE as usize);
+    assert!(offset_of!(State, dtag) == OFF_DTAG as usize);
+    assert!(offset_of!(State, sel) == OFF_SEL as usize);
+    assert!(offset_of!(State, loaded) == OFF_LOADED as usize);
+    assert!(offset_of!(State, far_sel) == OFF_FAR_SEL as usize);
+    assert!(size_of::<State>() == 296);
+    assert!(size_of::<DescEntry>() == 1 << DE_SHIFT);
+    assert!(offset_of!(DescEntry, tag) == DE_TAG as usize);
+    assert!(offset_of!(DescEntry, kinds) == DE_KINDS as usize);
+    assert!(offset_of!(DescEntry, check) == DE_CHECK as usize);
+    assert!(offset_of!(DescEntry, limit) == DE_LIMIT as usize);
+    assert!(offset_of!(DescEntry, tlb_tag) == DE_TLB_TAG as usize);
+    assert!(offset_of!(DescEntry, tlb_off) == DE_TLB_OFF as usize);
+    assert!(offset_of!(DescEntry, frame) == DE_FRAME as usize);
     assert!(offset_of!(SegCheck, rlo) == SEG_RLO as usize);
     assert!(offset_of!(SegCheck, rhi) == SEG_RHI as usize);
     assert!(offset_of!(SegCheck, wlo) == SEG_WLO as usize);
@@ -250,6 +351,7 @@ impl Code {
                 st.ram = g.ram.as_mut_ptr();
                 st.tlb = g.tlb.as_ptr();
                 st.code_pages = g.code_pages.as_ptr();
+                st.dcache = g.dcache.as_ptr();
             }
             None => {
                 // Paging off and nothing fast: every check fails.
@@ -258,6 +360,7 @@ impl Code {
                 st.ram = std::ptr::null_mut();
                 st.tlb = std::ptr::null();
                 st.code_pages = std::ptr::null();
+                st.dcache = std::ptr::null();
             }
         }
         let entry = self.map.as_ptr();
@@ -282,4 +385,6 @@ pub(crate) struct Guest<'a> {
     pub tlb: &'a [NativeEntry; 256],
     /// The code-page bitmap (2^14 words).
     pub code_pages: &'a [u64],
+    /// The descriptor cache.
+    pub dcache: &'a [DescEntry; DCACHE_SLOTS],
 }

@@ -207,6 +207,71 @@ pub(crate) enum Op {
     },
     /// MOVS, STOS or LODS without a repeat prefix.
     Str(Str),
+    /// PUSH of a segment register's selector (`stack` is the store).
+    PushSeg {
+        /// The segment register.
+        seg: SegReg,
+        /// The stack slot written (2 or 4 bytes, the selector
+        /// zero-extended, as the interpreter writes it).
+        stack: Mem,
+    },
+    /// MOV or POP to DS, ES, FS or GS in protected mode: through the
+    /// descriptor cache (see `super::desc`), or an exit before it.
+    LoadSeg {
+        /// The segment register.
+        seg: SegReg,
+        /// Where the selector comes from.
+        src: SelSrc,
+    },
+}
+
+/// The selector of a [`Op::LoadSeg`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SelSrc {
+    /// A 16-bit register (number 0..7).
+    Reg(u8),
+    /// A word in memory (MOV Sreg,m16), or the stack slot a POP reads (2
+    /// or 4 bytes, of which the low word is the selector; (E)SP then
+    /// moves past it).
+    Mem {
+        /// The operand.
+        mem: Mem,
+        /// POP (else MOV).
+        pop: bool,
+    },
+}
+
+/// A far transfer in protected mode to a code segment at the CPL (the
+/// descriptor cache has the target; anything else leaves the block just
+/// before it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Far {
+    /// CALL ptr16:16 or ptr16:32: pushes CS, then `Plan::next_eip`.
+    Call {
+        /// Target selector.
+        sel: u16,
+        /// Target offset.
+        off: u32,
+        /// The first slot written (CS; the EIP goes below it), of the
+        /// operand size.
+        stack: Mem,
+    },
+    /// JMP ptr16:16 or ptr16:32.
+    Jmp {
+        /// Target selector.
+        sel: u16,
+        /// Target offset.
+        off: u32,
+    },
+    /// RETF [imm16]: pops the offset, then the selector, then `imm` more
+    /// bytes.
+    Ret {
+        /// The offset's slot (of the operand size; the selector's word is
+        /// just above it).
+        stack: Mem,
+        /// Bytes released after CS.
+        imm: u16,
+    },
 }
 
 /// The string instructions the tier takes.
@@ -254,7 +319,12 @@ impl Op {
             | Op::Load { m, .. }
             | Op::Store { m, .. }
             | Op::UnaryMem { m, .. } => Some(m),
-            Op::Lea { .. } | Op::Push { .. } | Op::Pop { .. } | Op::Str(_) => None,
+            Op::Lea { .. }
+            | Op::Push { .. }
+            | Op::Pop { .. }
+            | Op::Str(_)
+            | Op::PushSeg { .. }
+            | Op::LoadSeg { .. } => None,
             Op::LoadX { sign, .. } => Some(if sign { M::Movsx } else { M::Movzx }),
         }
     }
@@ -264,8 +334,14 @@ impl Op {
         match *self {
             Op::Load { mem, .. } | Op::LoadX { mem, .. } => Some((mem, false)),
             Op::Store { m, mem, .. } => Some((mem, !matches!(m, M::Cmp | M::Test))),
-            Op::UnaryMem { mem, .. } | Op::Push { stack: mem, .. } => Some((mem, true)),
+            Op::UnaryMem { mem, .. }
+            | Op::Push { stack: mem, .. }
+            | Op::PushSeg { stack: mem, .. } => Some((mem, true)),
             Op::Pop { stack: mem, .. } => Some((mem, false)),
+            Op::LoadSeg {
+                src: SelSrc::Mem { mem, .. },
+                ..
+            } => Some((mem, false)),
             // The last access (MOVS checks its source first, separately).
             Op::Str(s) => s.accesses().last(),
             _ => None,
@@ -317,6 +393,8 @@ pub(crate) enum End {
         /// Bytes released after the return address.
         imm: u16,
     },
+    /// A far CALL, JMP or RET (see [`Far`]); the exit has the target.
+    Far(Far),
     /// REP (or REPNE) MOVS, STOS or LODS: the host code leaves just before
     /// it (EIP = `Plan::side[ops.len()].eip`) and the tier runs one chunk
     /// of it from Rust when every element's access passes the checks up
@@ -365,6 +443,9 @@ pub(crate) struct Plan {
     pub stack32: Option<bool>,
     /// Some string op steps its index registers by the DF of translation.
     pub df: Option<bool>,
+    /// Some op loads a segment register or transfers far through the
+    /// descriptor cache: the block runs only in protected mode (not V86).
+    pub prot: bool,
 }
 
 /// Cycles a taken branch adds (exec::flow::branch).
@@ -375,7 +456,7 @@ impl Plan {
     pub fn self_loop(&self) -> bool {
         match self.end {
             End::Jcc { target, .. } | End::Jmp { target } => target == self.start_eip,
-            End::Fall | End::Call { .. } | End::Ret { .. } | End::Rep(_) => false,
+            End::Fall | End::Call { .. } | End::Ret { .. } | End::Rep(_) | End::Far(_) => false,
         }
     }
     /// The branch target, if the block ends in a branch with one.
@@ -384,7 +465,7 @@ impl Plan {
             End::Jcc { target, .. } | End::Jmp { target } | End::Call { target, .. } => {
                 Some(target)
             }
-            End::Fall | End::Ret { .. } | End::Rep(_) => None,
+            End::Fall | End::Ret { .. } | End::Rep(_) | End::Far(_) => None,
         }
     }
 }
@@ -554,7 +635,17 @@ fn classify(
             };
             sized(r) && encodable(&[r]) && no_hi8(r) && n == mem.size
         };
+        let sreg0 = (insn.op0_kind() == OpKind::Register)
+            .then(|| SegReg::from_iced(insn.op0_register()))
+            .flatten();
         let op = match m {
+            M::Mov if sreg0.is_some() => {
+                let seg = sreg0?;
+                (data_sreg(seg) && !has66 && mem.size == 2).then_some(Op::LoadSeg {
+                    seg,
+                    src: SelSrc::Mem { mem, pop: false },
+                })?
+            }
             M::Mov
             | M::Add
             | M::Adc
@@ -637,6 +728,9 @@ fn classify(
         (Code::Call_rel16, Code::Retnw, Code::Retnw_imm16)
     };
     let size = if code32 { 4 } else { 2 };
+    if let Some(k) = seg_or_far(insn, m, has66, stack) {
+        return Some(k);
+    }
     match m {
         M::Call if !has66 && insn.code() == call_near => {
             return Some(Kind::End(End::Call {
@@ -730,6 +824,96 @@ fn classify(
     }
 }
 
+/// DS, ES, FS or GS (the loads the tier takes).
+fn data_sreg(s: SegReg) -> bool {
+    matches!(s, SegReg::Ds | SegReg::Es | SegReg::Fs | SegReg::Gs)
+}
+
+/// PUSH Sreg, POP and MOV to a data segment register, and far CALL, JMP
+/// (direct) and RET. `stack(n, push)` is the stack slot of a push or pop
+/// of `n` bytes.
+fn seg_or_far(
+    insn: &Instruction,
+    m: M,
+    has66: bool,
+    stack: impl Fn(u32, bool) -> Mem,
+) -> Option<Kind> {
+    let sreg = |i: u32| {
+        (insn.op_count() > i && insn.op_kind(i) == OpKind::Register)
+            .then(|| SegReg::from_iced(insn.op_register(i)))
+            .flatten()
+    };
+    let n = insn.stack_pointer_increment().unsigned_abs();
+    Some(match (m, insn.code()) {
+        (M::Push, _) if matches!(n, 2 | 4) => Kind::Op(Op::PushSeg {
+            seg: sreg(0)?,
+            stack: stack(n, true),
+        }),
+        (M::Pop, _) if matches!(n, 2 | 4) => {
+            let seg = sreg(0)?;
+            data_sreg(seg).then_some(Kind::Op(Op::LoadSeg {
+                seg,
+                src: SelSrc::Mem {
+                    mem: stack(n, false),
+                    pop: true,
+                },
+            }))?
+        }
+        (M::Mov, _) if !has66 => {
+            let seg = sreg(0)?;
+            let src = match Reg::of(insn.op1_register()) {
+                Some(Reg::R16(r)) if insn.op1_kind() == OpKind::Register => r,
+                _ => return None,
+            };
+            data_sreg(seg).then_some(Kind::Op(Op::LoadSeg {
+                seg,
+                src: SelSrc::Reg(src),
+            }))?
+        }
+        (
+            M::Call | M::Jmp,
+            Code::Call_ptr1616 | Code::Call_ptr1632 | Code::Jmp_ptr1616 | Code::Jmp_ptr1632,
+        ) => {
+            let (sel, off) = match insn.op0_kind() {
+                OpKind::FarBranch16 => (insn.far_branch_selector(), u32::from(insn.far_branch16())),
+                OpKind::FarBranch32 => (insn.far_branch_selector(), insn.far_branch32()),
+                _ => return None,
+            };
+            let n = if matches!(insn.code(), Code::Call_ptr1632 | Code::Jmp_ptr1632) {
+                4
+            } else {
+                2
+            };
+            Kind::End(End::Far(if m == M::Call {
+                Far::Call {
+                    sel,
+                    off,
+                    stack: stack(n, true),
+                }
+            } else {
+                Far::Jmp { sel, off }
+            }))
+        }
+        (M::Retf, c) => {
+            let n = if matches!(c, Code::Retfd | Code::Retfd_imm16) {
+                4
+            } else {
+                2
+            };
+            let imm = if insn.op_count() > 0 {
+                insn.immediate16()
+            } else {
+                0
+            };
+            Kind::End(End::Far(Far::Ret {
+                stack: stack(n, false),
+                imm,
+            }))
+        }
+        _ => return None,
+    })
+}
+
 /// The status flags an instruction reads and writes.
 fn flag_use(k: &Kind) -> (u32, u32) {
     use ConditionCode as C;
@@ -747,10 +931,21 @@ fn flag_use(k: &Kind) -> (u32, u32) {
             _ => (0, STATUS),
         },
         Kind::Op(
-            Op::Lea { .. } | Op::LoadX { .. } | Op::Push { .. } | Op::Pop { .. } | Op::Str(_),
+            Op::Lea { .. }
+            | Op::LoadX { .. }
+            | Op::Push { .. }
+            | Op::Pop { .. }
+            | Op::Str(_)
+            | Op::PushSeg { .. }
+            | Op::LoadSeg { .. },
         )
         | Kind::End(
-            End::Fall | End::Jmp { .. } | End::Call { .. } | End::Ret { .. } | End::Rep(_),
+            End::Fall
+            | End::Jmp { .. }
+            | End::Call { .. }
+            | End::Ret { .. }
+            | End::Rep(_)
+            | End::Far(_),
         ) => (0, 0),
         Kind::End(End::Jcc { cc, .. }) => {
             let r = match cc {
@@ -797,6 +992,7 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         segs: 0,
         stack32: None,
         df: None,
+        prot: false,
     };
     let mut pos = 0usize;
     let mut insn = Instruction::default();
@@ -882,8 +1078,21 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                     plan.segs |= 1 << s.src.seg as u8;
                     plan.df = Some(df);
                 }
-                if matches!(op, Op::Push { .. } | Op::Pop { .. }) {
+                if matches!(
+                    op,
+                    Op::Push { .. }
+                        | Op::Pop { .. }
+                        | Op::PushSeg { .. }
+                        | Op::LoadSeg {
+                            src: SelSrc::Mem { pop: true, .. },
+                            ..
+                        }
+                ) {
                     plan.stack32 = Some(stack32);
+                }
+                if let Op::LoadSeg { .. } = op {
+                    plan.prot = true;
+                    plan.mem = true;
                 }
                 plan.ops.push(op);
                 // 16-bit code wrapped to offset 0: the next instruction is
@@ -893,6 +1102,14 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                 }
             }
             Kind::End(end) => {
+                if let End::Far(_) = end {
+                    plan.prot = true;
+                    plan.mem = true;
+                    if !matches!(end, End::Far(Far::Jmp { .. })) {
+                        plan.segs |= 1 << SegReg::Ss as u8;
+                        plan.stack32 = Some(stack32);
+                    }
+                }
                 if let End::Call { .. } | End::Ret { .. } = end {
                     plan.mem = true;
                     plan.segs |= 1 << SegReg::Ss as u8;

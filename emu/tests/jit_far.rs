@@ -1,0 +1,514 @@
+//! The native tier's segment loads and far transfers against the
+//! interpreter: PUSH Sreg, MOV/POP to DS, ES, FS and GS, far CALL, JMP
+//! and RET in 16- and 32-bit protected mode, at CPL 0 and 3, with paging
+//! on and off, through a GDT and LDT holding every kind of descriptor the
+//! checks tell apart (null, past the limit, data, read-only, readable and
+//! execute-only code, conforming, other DPLs and RPLs, not present,
+//! accessed bit clear, gates, system segments). Guest stores into the GDT
+//! (presence and accessed bits), LLDT between two LDTs, host writes to the
+//! tables and TLB flushes between runs test the descriptor cache's
+//! invalidation. All exceptions are intercepted, so a fault ends a run:
+//! both machines must stop at the same place with the same registers
+//! (segment caches included), flags, EIP, cycles, instruction counts,
+//! exception and memory (the descriptor tables' accessed bits included).
+//!
+//! Longer runs: `PROPTEST_CASES=20000 cargo test -p emu --release --test
+//! jit_far`.
+#![cfg(target_arch = "x86_64")]
+
+mod common;
+mod jitpair;
+
+use common::{asm, desc, gate};
+use emu::{CpuModel, Descriptor, Exit, Gpr, Limits, Machine, MachineConfig, SegReg};
+use iced_x86::code_asm::*;
+use jitpair::{assert_same, assert_same_memory};
+use proptest::prelude::*;
+
+const GDT: u32 = 0x800;
+const LDT0: u32 = 0x7000;
+const LDT1: u32 = 0x7100;
+const PD: u32 = 0x10_0000;
+const PT: u32 = 0x10_1000;
+/// Main code (selector 0x08).
+const MAIN: u32 = 0x1_0000;
+/// Stack and data (0x10).
+const STACK: u32 = 0x2_0000;
+/// The far routines (0x18 and others).
+const FAR: u32 = 0x3_0000;
+/// Data segments.
+const DATA: u32 = 0x4_0000;
+
+/// Offsets of the far routines in the FAR segment.
+const R_RET: u32 = 0x00;
+const R_LOAD: u32 = 0x20;
+const R_RET_IMM: u32 = 0x40;
+const R_JMP_BACK: u32 = 0x60;
+/// Where a call gate points.
+const R_GATE: u32 = 0x80;
+/// The selector table in the stack segment (a word per loop count).
+const TABLE: u32 = 0x100;
+
+/// The test GDT for code of `bits` at privilege `ring` (normal
+/// descriptors have DPL `ring`).
+fn gdt(bits: u32, ring: u8, stack32: bool) -> Vec<u64> {
+    let d = ring << 5;
+    let db = if bits == 32 { 0x4 } else { 0 };
+    let sb = if stack32 { 0x4 } else { 0 };
+    vec![
+        0,
+        desc(MAIN, 0xFFFF, 0x9B | d, db),     // 0x08 main code
+        desc(STACK, 0xFFFF, 0x93 | d, sb),    // 0x10 stack and data
+        desc(FAR, 0x0FFF, 0x9B | d, db),      // 0x18 far routines
+        desc(DATA, 0xFFFF, 0x93 | d, 0),      // 0x20 data
+        desc(DATA, 0x03FF, 0x92 | d, 0),      // 0x28 data, A clear, small
+        desc(DATA, 0xFFFF, 0x13 | d, 0),      // 0x30 not present
+        desc(DATA, 0xFFFF, 0x91 | d, 0),      // 0x38 read-only
+        desc(FAR, 0x0FFF, 0x99 | d, db),      // 0x40 execute-only code
+        desc(FAR, 0x0FFF, 0x9F, db),          // 0x48 conforming readable, DPL 0
+        desc(DATA + 0x1000, 0xFFFF, 0xF3, 0), // 0x50 data DPL 3
+        desc(DATA, 0x00FF, 0x97 | d, 0),      // 0x58 expand-down
+        desc(FAR, 0x0FFF, 0x1B | d, db),      // 0x60 code not present
+        gate(0x18 | u16::from(ring), R_GATE, 0x84 | 0x60, 0), // 0x68 16-bit call gate DPL 3
+        desc(LDT0, 0x17, 0x82, 0),            // 0x70 LDT 0
+        desc(FAR, 0x0FFF, 0xFB, db),          // 0x78 code DPL 3
+        desc(FAR, 0x0FFF, 0x9A | d, db),      // 0x80 code, A clear
+        desc(0, 0xF_FFFF, 0x93 | d, 0),       // 0x88 data over the tables
+        desc(LDT1, 0x0F, 0x82, 0),            // 0x90 LDT 1
+        desc(0x3000, 0x67, 0x89, 0),          // 0x98 TSS (available)
+        desc(FAR, 0x0FFF, 0x9B, db),          // 0xA0 code DPL 0
+    ]
+}
+
+/// Data selectors the generated loads use: mostly ones that load (and
+/// allow the accesses of the program), sometimes one that faults at the
+/// load or at the next access.
+fn data_sel(k: u32, ring: u16) -> u16 {
+    let good = [
+        0x20 | ring,
+        0x28 | ring,
+        0x04 | ring,
+        0x10 | ring,
+        0x58 | ring,
+        0x14 | ring,
+        0x18 | ring,
+        0x48,
+        0x0C | ring,
+        0x20,
+        0x50 | 3,
+        0x20 | ring,
+    ];
+    let bad = [
+        0x00,
+        0x03,
+        0x30 | ring,
+        0x38 | ring,
+        0x40 | ring,
+        0x68,
+        0xF8,
+        0x98,
+        0x1C | ring,
+        0x53,
+        0x23,
+    ];
+    if k % 16 < 13 {
+        good[(k >> 4) as usize % good.len()]
+    } else {
+        bad[(k >> 4) as usize % bad.len()]
+    }
+}
+
+/// Code selectors the generated far transfers use (likewise).
+fn code_sel(k: u32, ring: u16) -> u16 {
+    let good = [
+        0x18 | ring,
+        0x48,
+        0x0C | ring,
+        0x80 | ring,
+        0x18 | ring,
+        0x68,
+    ];
+    let bad = [
+        0x1B,
+        0x60 | ring,
+        0x78 | ring,
+        0x20 | ring,
+        0x00,
+        0xA0,
+        0x98,
+        0x18,
+        0x7B,
+    ];
+    if k % 16 < 13 {
+        good[(k >> 4) as usize % good.len()]
+    } else {
+        bad[(k >> 4) as usize % bad.len()]
+    }
+}
+
+/// One generated op: (kind, a, b).
+type Gen = (u8, u8, u32);
+
+const SEGS: [AsmRegisterSegment; 4] = [ds, es, fs, gs];
+const ALL_SEGS: [AsmRegisterSegment; 6] = [es, cs, ss, ds, fs, gs];
+
+fn emit_op(a: &mut CodeAssembler, g: Gen, bits: u32, ring: u16, helper: CodeLabel) {
+    let (k, x, v) = g;
+    let s = SEGS[usize::from(x % 4)];
+    let sel = data_sel(v, ring);
+    let csel = code_sel(v >> 8, ring);
+    let wide = bits == 32;
+    match k % 12 {
+        // PUSH Sreg; POP r
+        0 => {
+            a.push(ALL_SEGS[usize::from(x % 6)]).unwrap();
+            if wide {
+                a.pop(edx).unwrap();
+            } else {
+                a.pop(dx).unwrap();
+            }
+        }
+        // MOV Sreg, r16
+        1 | 2 => {
+            a.mov(ax, sel as u32).unwrap();
+            a.mov(s, ax).unwrap();
+        }
+        // PUSH imm; POP Sreg
+        3 => {
+            if wide {
+                a.push(u32::from(sel) as i32).unwrap();
+            } else {
+                a.push(i32::from(sel as i16)).unwrap();
+            }
+            a.pop(s).unwrap();
+        }
+        // MOV Sreg, m16 from the selector table in the stack segment
+        // (indexed by the loop count, so a bad entry comes up once the
+        // loop is hot), or at BX in ES (which may be anything)
+        4 => {
+            if x & 0x30 == 0x30 {
+                if wide {
+                    a.mov(s, word_ptr(ebx).es()).unwrap();
+                } else {
+                    a.mov(s, word_ptr(bx).es()).unwrap();
+                }
+            } else if wide {
+                a.movzx(esi, di).unwrap();
+                a.mov(s, word_ptr(esi * 2 + TABLE as i32).ss()).unwrap();
+            } else {
+                a.mov(si, di).unwrap();
+                a.add(si, si).unwrap();
+                a.mov(s, word_ptr(si + TABLE as i32).ss()).unwrap();
+            }
+        }
+        // A memory access through a data segment register
+        5 => {
+            let m = if wide { word_ptr(ebx) } else { word_ptr(bx) };
+            let m = match x % 4 {
+                0 => m.ds(),
+                1 => m.es(),
+                2 => m.fs(),
+                _ => m.gs(),
+            };
+            if x & 0x10 != 0 {
+                a.add(m, cx).unwrap();
+            } else {
+                a.mov(cx, m).unwrap();
+            }
+        }
+        // Far CALL to a routine
+        6 | 7 => {
+            let r = [R_RET, R_LOAD, R_RET_IMM][usize::from(x % 3)];
+            if r == R_RET_IMM {
+                a.push(cx).unwrap();
+            }
+            a.call_far(csel, r).unwrap();
+        }
+        // Far JMP there and back (through a near CALL to a helper)
+        8 => {
+            a.call(helper).unwrap();
+        }
+        // A guest store into the GDT or LDT: clear A (mostly) or toggle P
+        // of a descriptor
+        9 => {
+            let entry = [0x20u32, 0x28, 0x30, 0x18, 0x80, 0x0C][usize::from(x % 6)];
+            let base = if entry & 4 != 0 {
+                LDT0 + (entry & !7)
+            } else {
+                GDT + entry
+            };
+            let bit = if x & 0xE0 == 0xE0 { 0x80 } else { 0x01 };
+            a.push(ds).unwrap();
+            a.mov(ax, 0x88).unwrap();
+            a.mov(ds, ax).unwrap();
+            if wide {
+                a.xor(byte_ptr(base + 5), bit).unwrap();
+            } else {
+                a.xor(byte_ptr(u64::from(base + 5)), bit).unwrap();
+            }
+            a.pop(ds).unwrap();
+        }
+        // LLDT with one of the two LDTs (CPL 0 only)
+        10 if ring == 0 => {
+            a.mov(ax, if x & 1 != 0 { 0x70 } else { 0x90 }).unwrap();
+            a.lldt(ax).unwrap();
+        }
+        // Arithmetic
+        _ => {
+            a.add(bx, (v & 0xFF) as i32).unwrap();
+            a.and(bx, 0x3FE).unwrap();
+            a.inc(cx).unwrap();
+        }
+    }
+}
+
+/// The main program: `count` passes of `body`, then HLT; the helper that
+/// jumps far to the routine segment, which jumps far back to a near RET
+/// at MAIN + 2.
+fn program(bits: u32, ring: u16, body: &[Gen], count: u16) -> Vec<u8> {
+    asm(bits, 0, |a| {
+        let mut start = a.create_label();
+        let mut top = a.create_label();
+        let mut helper = a.create_label();
+        a.jmp(start).unwrap();
+        // MAIN + 2: the far JMP's way back
+        a.ret().unwrap();
+        a.set_label(&mut start).unwrap();
+        a.mov(di, u32::from(count)).unwrap();
+        a.set_label(&mut top).unwrap();
+        for g in body {
+            emit_op(a, *g, bits, ring, helper);
+        }
+        a.dec(di).unwrap();
+        a.jnz(top).unwrap();
+        a.hlt().unwrap();
+        a.set_label(&mut helper).unwrap();
+        let c = code_sel(u32::from(count) >> 3, ring);
+        a.jmp_far(c, R_JMP_BACK).unwrap();
+    })
+}
+
+/// The far routines of the FAR segment.
+fn routines(bits: u32, ring: u16) -> Vec<(u32, Vec<u8>)> {
+    let wide = bits == 32;
+    let retf = |a: &mut CodeAssembler, imm: u32| {
+        match imm {
+            0 => a.retf(),
+            n => a.retf_1(n),
+        }
+        .unwrap()
+    };
+    let w = if wide { 4 } else { 2 };
+    vec![
+        (R_RET, asm(bits, 0, |a| retf(a, 0))),
+        (
+            R_LOAD,
+            asm(bits, 0, |a| {
+                a.push(ds).unwrap();
+                a.mov(ax, 0x20 | ring as u32).unwrap();
+                a.mov(ds, ax).unwrap();
+                a.inc(word_ptr(0x10u64)).unwrap();
+                a.pop(ds).unwrap();
+                retf(a, 0);
+            }),
+        ),
+        (R_RET_IMM, asm(bits, 0, |a| retf(a, w))),
+        (
+            R_JMP_BACK,
+            asm(bits, 0, |a| a.jmp_far(0x08 | ring, 2).unwrap()),
+        ),
+        // (A 16-bit call gate pushes 16-bit CS:IP.)
+        (R_GATE, if wide { vec![0x66, 0xCB] } else { vec![0xCB] }),
+    ]
+}
+
+/// The machine setup of a case.
+#[derive(Clone, Copy, Debug)]
+struct Setup {
+    bits: u32,
+    ring: u8,
+    paging: bool,
+    stack32: bool,
+}
+
+fn machine(s: Setup, body: &[Gen], (count, bad_at): (u16, u16), jit: bool) -> Machine {
+    let mut m = Machine::new(MachineConfig {
+        ram_size: 4 << 20,
+        model: CpuModel::I486,
+    });
+    m.set_jit(jit);
+    let ring = u16::from(s.ring);
+    let g = gdt(s.bits, s.ring, s.stack32);
+    for (i, e) in g.iter().enumerate() {
+        m.write_phys(GDT + 8 * i as u32, &e.to_le_bytes());
+    }
+    let d = s.ring << 5;
+    let db = if s.bits == 32 { 0x4 } else { 0 };
+    for (i, e) in [
+        desc(DATA, 0xFFFF, 0x93 | d, 0),
+        desc(FAR, 0x0FFF, 0x9B | d, db),
+        desc(DATA, 0xFFFF, 0x92 | d, 0),
+    ]
+    .iter()
+    .enumerate()
+    {
+        m.write_phys(LDT0 + 8 * i as u32, &e.to_le_bytes());
+    }
+    for (i, e) in [
+        desc(DATA + 0x2000, 0xFFFF, 0x93 | d, 0),
+        desc(FAR, 0x0FFF, 0x9F, db),
+    ]
+    .iter()
+    .enumerate()
+    {
+        m.write_phys(LDT1 + 8 * i as u32, &e.to_le_bytes());
+    }
+    m.write_phys(MAIN, &program(s.bits, ring, body, count));
+    for (off, code) in routines(s.bits, ring) {
+        m.write_phys(FAR + off, &code);
+    }
+    // The selector table: good selectors but at one loop count.
+    for k in 0..=u32::from(count) {
+        let sel = if k == u32::from(bad_at) {
+            data_sel(13 + 16 * k, ring)
+        } else {
+            data_sel(16 * k, ring)
+        };
+        m.write_phys(STACK + TABLE + 2 * k, &sel.to_le_bytes());
+    }
+    if s.paging {
+        m.write_phys(PD, &(PT | 7).to_le_bytes());
+        for p in 0..1024u32 {
+            // The page of the GDT starts not accessed.
+            let e = if p == 0 { 7 } else { (p << 12) | 0x67 };
+            m.write_phys(PT + 4 * p, &e.to_le_bytes());
+        }
+    }
+    {
+        let c = m.cpu_mut_flush_tlb();
+        c.cr0 |= 1;
+        if s.paging {
+            c.cr3 = PD;
+            c.cr0 |= 0x8000_0000;
+        }
+        c.gdtr.base = GDT;
+        c.gdtr.limit = (g.len() * 8 - 1) as u16;
+        c.eip = 0;
+        c.gpr[Gpr::Esp] = 0xFFF0;
+        c.gpr[Gpr::Ebx] = 0x200;
+        c.ldtr = Descriptor(g[0x70 >> 3]).to_segment(0x70);
+        c.tr = Descriptor(desc(0x3000, 0x67, 0x8B, 0)).to_segment(0x98);
+    }
+    let seg = |sel: u16| Descriptor(g[usize::from(sel >> 3)] | (1 << 40)).to_segment(sel);
+    m.set_segment(SegReg::Cs, seg(0x08 | ring));
+    for r in [SegReg::Ss, SegReg::Ds, SegReg::Es, SegReg::Fs, SegReg::Gs] {
+        m.set_segment(r, seg(0x10 | ring));
+    }
+    for v in 0..=255 {
+        m.intercept(v, true);
+    }
+    m
+}
+
+/// The benchmark's far-call loop (16-bit, CPL 0): the same outcome with
+/// the tier on and off, and the tier runs nearly all of it.
+#[test]
+fn far_call_loop_runs_natively() {
+    let body = [(7u8, 1u8, 0u32)];
+    let s = Setup {
+        bits: 16,
+        ring: 0,
+        paging: false,
+        stack32: false,
+    };
+    let (mut a, mut b) = (
+        machine(s, &body, (2000, 0), true),
+        machine(s, &body, (2000, 0), false),
+    );
+    let n = jitpair::run_both(&mut a, &mut b, Limits::default(), 10);
+    assert_eq!(a.cpu().eip, b.cpu().eip);
+    assert!(a.halted(), "ran {n} times, {:?}", a.cpu());
+    let st = a.jit_stats();
+    assert!(st.instructions > 2000 * 8, "{st:?}");
+}
+
+/// A host change between runs: (kind, a).
+type Poke = (u8, u8);
+
+/// Apply a host change to both machines: a descriptor's P or A bit
+/// flipped, its base moved, a TLB flush (after clearing the accessed bits
+/// of the tables' pages, as an OS ageing pages does), or nothing.
+fn poke(m: &mut Machine, p: Poke) {
+    let (k, x) = p;
+    let entry = [0x20u32, 0x28, 0x30, 0x18, 0x80, 0x48, 0x10][usize::from(x % 7)];
+    let mut b = [0u8; 1];
+    match k % 6 {
+        0 => {
+            m.read_phys(GDT + entry + 5, &mut b);
+            m.write_phys(GDT + entry + 5, &[b[0] ^ 0x80]);
+        }
+        1 => {
+            m.read_phys(GDT + entry + 5, &mut b);
+            m.write_phys(GDT + entry + 5, &[b[0] ^ 0x01]);
+        }
+        2 => {
+            m.read_phys(GDT + entry + 3, &mut b);
+            m.write_phys(GDT + entry + 3, &[b[0] ^ 0x10]);
+        }
+        3 => {
+            m.cpu_mut_flush_tlb();
+        }
+        _ => {
+            for p in [0u32, LDT0 >> 12] {
+                m.read_phys(PT + 4 * p, &mut b);
+                m.write_phys(PT + 4 * p, &[b[0] & !0x20]);
+            }
+            m.cpu_mut_flush_tlb();
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: jitpair::cases(256), ..ProptestConfig::default() })]
+
+    /// Random loops of segment loads, far transfers and descriptor table
+    /// changes: the tier on and off agree after every run.
+    #[test]
+    fn far_loops_match_the_interpreter(
+        body in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u32>()), 1..10),
+        setup in 0u8..16,
+        count in 20u16..150,
+        bad_at in 0u16..300,
+        limits in (0u64..400, 0u64..3000),
+        pokes in prop::collection::vec((any::<u8>(), any::<u8>()), 0..4),
+    ) {
+        let s = Setup {
+            bits: if setup & 1 != 0 { 32 } else { 16 },
+            ring: if setup & 2 != 0 { 3 } else { 0 },
+            paging: setup & 4 != 0,
+            stack32: setup & 8 != 0,
+        };
+        let (mut a, mut b) = (
+            machine(s, &body, (count, bad_at), true),
+            machine(s, &body, (count, bad_at), false),
+        );
+        let limits = Limits {
+            instructions: (limits.0 > 0).then_some(limits.0 * 7),
+            cycles: (limits.1 > 0).then_some(limits.1 * 13),
+        };
+        for run in 0..200 {
+            let ea = a.run(limits);
+            let eb = b.run(limits);
+            prop_assert_eq!(ea, eb, "exit differs in run {}", run);
+            assert_same(&a, &b, &format!("after run {run} ({ea:?}) of {s:?}"));
+            assert_same_memory(&a, &b);
+            if !matches!(ea, Exit::InstructionLimit | Exit::CycleLimit) {
+                break;
+            }
+            if let Some(&p) = pokes.get(run % 8) {
+                poke(&mut a, p);
+                poke(&mut b, p);
+            }
+        }
+    }
+}
