@@ -11,7 +11,7 @@
 //! address, so only hot code is translated, and a memo of addresses whose
 //! first instruction the tier does not take.
 
-use super::native::Code;
+use super::native::{ARENA_CAP, Arena, Code, Emitted, Guest, State};
 use super::select::Plan;
 
 /// Executions of a start address before it is translated.
@@ -49,6 +49,8 @@ pub(crate) struct Entry {
 pub(crate) struct Cache {
     slots: Vec<Option<Entry>>,
     heat: Vec<u16>,
+    /// The blocks' host code.
+    arena: Arena,
     /// Something was stored or heated since the last clear: a clear with
     /// nothing to drop costs nothing (the kernel registers hundreds of
     /// host calls, each a clear, before its first instruction).
@@ -60,6 +62,7 @@ impl Default for Cache {
         Cache {
             slots: (0..SLOTS).map(|_| None).collect(),
             heat: vec![0; HEAT],
+            arena: Arena::default(),
             touched: false,
         }
     }
@@ -127,7 +130,25 @@ impl Cache {
         }
         self.slots.iter_mut().for_each(|s| *s = None);
         self.heat.iter_mut().for_each(|h| *h = 0);
+        self.arena.reset();
         self.touched = false;
+    }
+
+    /// Put a block's host code in the arena, first clearing the whole
+    /// cache if the arena has reached its cap (the bytes of retired
+    /// blocks are only reclaimed that way).
+    pub fn put(&mut self, code: &Emitted) -> std::io::Result<Code> {
+        if self.arena.mapped() >= ARENA_CAP {
+            self.touched = true;
+            self.clear();
+        }
+        self.touched = true;
+        self.arena.put(code)
+    }
+
+    /// Run `code` (a block of this cache) on `st`.
+    pub fn call(&self, code: &Code, st: &mut State, guest: Option<Guest<'_>>) {
+        self.arena.call(code, st, guest);
     }
 
     /// Translated blocks held (valid or not yet found stale).

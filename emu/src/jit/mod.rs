@@ -245,7 +245,7 @@ impl Machine {
         } else {
             None
         };
-        b.code.call(&mut st, guest);
+        self.jit.cache.call(&b.code, &mut st, guest);
         let p = &b.plan;
         // The selector a load or far transfer that left the block would
         // have used, to make its descriptor cache entry.
@@ -397,7 +397,7 @@ impl Machine {
         // interpreter and costs an entry: not worth a block.
         let plan = plan.filter(|p| p.insns > 1 || p.end != select::End::Fall);
         let block = plan.and_then(|plan| {
-            let code = native::Code::new(&emit::emit(&plan).ok()?).ok()?;
+            let code = self.jit.cache.put(&emit::emit(&plan).ok()?).ok()?;
             Some(Box::new(Block { plan, code }))
         });
         if let Some(b) = &block {

@@ -41,15 +41,24 @@
 //! - Its branches are label-relative inside the block; it calls nothing.
 //!   Every loop decrements the pass budget (RCX) and leaves when it reaches
 //!   zero, so it returns once `State::budget` passes are spent.
-//! - The memory is mapped writable, filled, and then switched to read+exec
-//!   (never writable and executable at once); it is unmapped when the
-//!   [`Code`] is dropped, which the block cache only does outside a call.
+//! - The code lives in an [`Arena`]: chunks mapped read+write, filled,
+//!   and switched to read+exec; a chunk that gets another block is
+//!   switched back to read+write for the copy and to read+exec again
+//!   before [`Arena::put`] returns (never writable and executable at once;
+//!   `put` holds the arena `&mut`, so no call runs meanwhile). A block is a
+//!   [`Code`] (address, length, epoch); [`Arena::call`] runs it only if its
+//!   epoch is the arena's, and chunks are unmapped or reused only by
+//!   [`Arena::reset`] (or a failed `mprotect`, which resets), which starts
+//!   a new epoch, so a call never reaches memory that is unmapped or holds
+//!   other bytes. Epochs are unique in the process, so one machine's block
+//!   is refused by another machine's arena.
 
 #![allow(unsafe_code)]
 
 use crate::paging::NativeEntry;
 use memmap2::{Mmap, MmapMut};
 use std::mem::offset_of;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A segment register as the host code checks it: the offsets an access
 /// of `n` bytes may start at are `lo..=hi - (n - 1)` (a range with
@@ -326,24 +335,195 @@ impl Emitted {
     }
 }
 
-/// A translated block in read+exec memory.
-pub(crate) struct Code {
-    map: Mmap,
+/// Bytes of a shared arena chunk (a block larger than this gets a chunk
+/// of its own).
+const CHUNK: usize = 256 << 10;
+/// Host code bytes the arena may map before the block cache is cleared and
+/// the arena reset (retired blocks leave their bytes behind until then).
+pub(crate) const ARENA_CAP: usize = 64 << 20;
+/// Alignment of a block's first byte.
+const ALIGN: usize = 16;
+
+/// Epochs handed out to arenas, unique in the process, so a [`Code`] is
+/// only ever run by the arena (and reset) that wrote it.
+static EPOCHS: AtomicU64 = AtomicU64::new(1);
+
+/// One mapping of the arena. On Linux, a memfd mapped twice, read+write
+/// for copying blocks in and read+exec for running them (no `mprotect`
+/// per block); elsewhere one anonymous mapping, read+exec except while
+/// [`Chunk::write`] copies a block in.
+struct Chunk {
+    #[cfg(target_os = "linux")]
+    rw: MmapMut,
+    /// None only after a failed switch, which resets the arena.
+    rx: Option<Mmap>,
 }
 
-impl Code {
-    /// Map `code` executable.
-    pub fn new(code: &Emitted) -> std::io::Result<Code> {
-        let mut m = MmapMut::map_anon(code.0.len().max(1))?;
-        m[..code.0.len()].copy_from_slice(&code.0);
-        Ok(Code {
-            map: m.make_exec()?,
+impl Chunk {
+    /// A chunk of `len` bytes.
+    #[cfg(target_os = "linux")]
+    fn new(len: usize) -> std::io::Result<Chunk> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: memfd_create takes a NUL-terminated name and flags; it
+        // returns a new descriptor that nothing else owns, or -1.
+        let fd = unsafe { libc::memfd_create(c"os2trace-jit".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor owned by nobody else.
+        let file = unsafe { std::fs::File::from_raw_fd(fd) };
+        file.set_len(len as u64)?;
+        let opts = memmap2::MmapOptions::new();
+        // SAFETY: the memfd is this process's alone (not inherited across
+        // exec, never shared, closed when `file` drops below) and these two
+        // mappings are its only users: nothing changes or truncates it
+        // behind the arena's back.
+        let rw = unsafe { opts.map_mut(&file)? };
+        // SAFETY: as above.
+        let rx = unsafe { opts.map_exec(&file)? };
+        Ok(Chunk { rw, rx: Some(rx) })
+    }
+
+    /// A chunk of `len` bytes.
+    #[cfg(not(target_os = "linux"))]
+    fn new(len: usize) -> std::io::Result<Chunk> {
+        Ok(Chunk {
+            rx: Some(MmapMut::map_anon(len)?.make_exec()?),
         })
     }
 
-    /// Run the block on `st`, with `guest` the memory its memory operands
-    /// may access (without it, every such op leaves the block before it).
-    pub fn call(&self, st: &mut State, guest: Option<Guest<'_>>) {
+    /// Copy `bytes` in at `offset` (the caller checked they fit).
+    #[cfg(target_os = "linux")]
+    fn write(&mut self, offset: usize, bytes: &[u8]) -> std::io::Result<()> {
+        self.rw[offset..offset + bytes.len()].copy_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Copy `bytes` in at `offset` (the caller checked they fit).
+    #[cfg(not(target_os = "linux"))]
+    fn write(&mut self, offset: usize, bytes: &[u8]) -> std::io::Result<()> {
+        let Some(rx) = self.rx.take() else {
+            return Err(std::io::Error::other("arena chunk lost"));
+        };
+        let mut rw = rx.make_mut()?;
+        rw[offset..offset + bytes.len()].copy_from_slice(bytes);
+        self.rx = Some(rw.make_exec()?);
+        Ok(())
+    }
+
+    /// The read+exec view's first byte (0 if lost).
+    fn base(&self) -> usize {
+        self.rx.as_ref().map_or(0, |m| m.as_ptr() as usize)
+    }
+
+    fn len(&self) -> usize {
+        self.rx.as_ref().map_or(0, |m| m.len())
+    }
+}
+
+/// Executable memory for a machine's blocks: large chunks handed out by
+/// bumping an offset, so translating a block costs a copy (on Linux;
+/// elsewhere two `mprotect`s of one chunk) instead of a mapping of its
+/// own (an `mmap`, its page faults, an `mprotect` and an `munmap` each).
+/// No mapping is ever writable and executable at once. Bytes are reclaimed
+/// all at once by [`Arena::reset`] (the block cache's clear), which starts
+/// a new epoch: a [`Code`] of an older epoch is refused by [`Arena::call`],
+/// so no call can reach unmapped or rewritten memory.
+pub(crate) struct Arena {
+    /// Mappings; the last one is being filled.
+    chunks: Vec<Chunk>,
+    /// Bytes used in the last chunk.
+    used: usize,
+    /// Bytes mapped in all chunks.
+    mapped: usize,
+    epoch: u64,
+}
+
+impl Default for Arena {
+    fn default() -> Self {
+        Arena {
+            chunks: Vec::new(),
+            used: 0,
+            mapped: 0,
+            epoch: EPOCHS.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
+
+/// A translated block: where its host code is in an [`Arena`].
+#[derive(Debug)]
+pub(crate) struct Code {
+    addr: usize,
+    len: usize,
+    epoch: u64,
+}
+
+impl Arena {
+    /// Bytes mapped so far in this epoch.
+    pub fn mapped(&self) -> usize {
+        self.mapped
+    }
+
+    /// Forget every block: they can no longer be called. The first chunk
+    /// is kept for the next epoch's blocks (nothing can run its old ones).
+    pub fn reset(&mut self) {
+        self.epoch = EPOCHS.fetch_add(1, Ordering::Relaxed);
+        self.chunks.truncate(1);
+        if self.chunks.first().is_some_and(|c| c.len() != CHUNK) {
+            self.chunks.clear();
+        }
+        self.mapped = self.chunks.iter().map(Chunk::len).sum();
+        self.used = 0;
+    }
+
+    /// Copy `code` into executable memory.
+    pub fn put(&mut self, code: &Emitted) -> std::io::Result<Code> {
+        let len = code.0.len().max(1);
+        let at = self.used.next_multiple_of(ALIGN);
+        let fits = self.chunks.last().is_some_and(|c| c.len() >= at + len);
+        let (i, offset) = if fits {
+            (self.chunks.len() - 1, at)
+        } else {
+            let chunk = Chunk::new(len.max(CHUNK))?;
+            self.mapped += chunk.len();
+            if len > CHUNK && !self.chunks.is_empty() {
+                // A chunk of its own: the last one is still the one to fill.
+                let last = self.chunks.len() - 1;
+                self.chunks.insert(last, chunk);
+                (last, 0)
+            } else {
+                self.chunks.push(chunk);
+                (self.chunks.len() - 1, 0)
+            }
+        };
+        if let Err(e) = self.chunks[i].write(offset, &code.0) {
+            // The chunk may be gone: no block of this epoch may run now.
+            self.reset();
+            return Err(e);
+        }
+        if i == self.chunks.len() - 1 {
+            self.used = offset + len;
+        }
+        Ok(Code {
+            addr: self.chunks[i].base() + offset,
+            len,
+            epoch: self.epoch,
+        })
+    }
+
+    /// Run the block `code` on `st`, with `guest` the memory its memory
+    /// operands may access (without it, every such op leaves the block
+    /// before it).
+    ///
+    /// # Panics
+    ///
+    /// If `code` is not of this arena's current epoch (a block that
+    /// outlived the cache clear that retired it).
+    pub fn call(&self, code: &Code, st: &mut State, guest: Option<Guest<'_>>) {
+        assert_eq!(code.epoch, self.epoch, "a retired block was called");
+        debug_assert!(self.chunks.iter().any(|c| c.base() != 0
+            && c.base() <= code.addr
+            && code.addr + code.len <= c.base() + c.len()));
         match guest {
             Some(g) => {
                 assert!(g.code_pages.len() >= 1 << 14, "code-page bitmap too short");
@@ -363,13 +543,17 @@ impl Code {
                 st.dcache = std::ptr::null();
             }
         }
-        let entry = self.map.as_ptr();
-        // SAFETY: `entry` is the start of a live read+exec mapping holding
-        // an emitter-built leaf function with the System V ABI and the
-        // signature below (see the module doc); it reads and writes only
-        // `*st` at in-bounds offsets, its own stack frame, and the guest
-        // areas set just above from `guest`'s borrows (alive and exclusive
-        // for this call) inside the bounds the module doc lists.
+        let entry = code.addr as *const u8;
+        // SAFETY: `code` is of this arena's epoch, so `entry` is inside a
+        // chunk this arena still maps read+exec (chunks are only unmapped
+        // or rewritten by a reset, which starts a new epoch, and are
+        // read+exec outside `put`, which holds `&mut self`), at the start
+        // of the bytes `put` copied there from an emitter-built leaf
+        // function with the System V ABI and the signature below (see the
+        // module doc); it reads and writes only `*st` at in-bounds
+        // offsets, its own stack frame, and the guest areas set just above
+        // from `guest`'s borrows (alive and exclusive for this call)
+        // inside the bounds the module doc lists.
         let f = unsafe { std::mem::transmute::<*const u8, extern "sysv64" fn(*mut State)>(entry) };
         f(st);
     }

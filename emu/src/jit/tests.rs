@@ -63,7 +63,27 @@ fn native_run(code: &[u8], a: u32, b: u32, fl: u32) -> ([u32; 8], u32) {
     assert_eq!(plan.next_eip, 0x100 + code.len() as u32, "whole code taken");
     let e = emit::emit(&plan).expect("emit");
     assert_eq!(e.bytes()[0], 0x53, "starts with push rbx");
-    let c = native::Code::new(&e).expect("map");
+    ARENA.with(|arena| {
+        let mut arena = arena.borrow_mut();
+        let c = arena.put(&e).expect("map");
+        call_block(&arena, &c, &plan, a, b, fl)
+    })
+}
+
+thread_local! {
+    /// One arena for all of a test thread's blocks, as a machine has.
+    static ARENA: std::cell::RefCell<native::Arena> = std::cell::RefCell::new(native::Arena::default());
+}
+
+/// Run the block `c` of `plan` on EAX = a, EBX = b and flags `fl`.
+fn call_block(
+    arena: &native::Arena,
+    c: &native::Code,
+    plan: &select::Plan,
+    a: u32,
+    b: u32,
+    fl: u32,
+) -> ([u32; 8], u32) {
     let mut gpr = [0; 8];
     gpr[Gpr::Eax] = a;
     gpr[Gpr::Ebx] = b;
@@ -73,7 +93,7 @@ fn native_run(code: &[u8], a: u32, b: u32, fl: u32) -> ([u32; 8], u32) {
         budget: 1,
         ..native::State::default()
     };
-    c.call(&mut st, None);
+    arena.call(c, &mut st, None);
     assert_eq!(st.exit, emit::EXIT_NEXT);
     assert_eq!(st.eip, plan.next_eip);
     let host = if plan.load_flags {
@@ -169,4 +189,71 @@ fn emitter_refuses_what_the_host_cannot_encode() {
         src: select::Src::Reg(select::Reg::R16(1)),
     };
     assert!(matches!(emit::emit(&plan), Err(emit::EmitError::Sizes)));
+}
+
+/// `add eax, ebx; inc eax` selected and emitted.
+fn add_inc() -> (select::Plan, native::Emitted) {
+    let src = select::Source {
+        bytes: &[0x01, 0xD8, 0x40],
+        eip: 0x100,
+        code32: true,
+        stack32: true,
+        df: false,
+    };
+    let plan = select::select(src, |_| false).expect("eligible");
+    let e = emit::emit(&plan).expect("emit");
+    (plan, e)
+}
+
+#[test]
+fn arena_blocks_stay_runnable_across_chunks() {
+    let (plan, e) = add_inc();
+    let mut arena = native::Arena::default();
+    // Enough blocks to fill several chunks, and one block larger than a
+    // chunk (a NOP slide into the same code, which is position
+    // independent) in the middle.
+    let mut codes = Vec::new();
+    for i in 0..3000u32 {
+        if i == 1500 {
+            let mut big = vec![0x90; 300 << 10];
+            big.extend_from_slice(e.bytes());
+            codes.push(arena.put(&native::Emitted::from_emitter(big)).expect("map"));
+        }
+        codes.push(arena.put(&e).expect("map"));
+    }
+    assert!(arena.mapped() > 2 * (300 << 10), "{}", arena.mapped());
+    let mut m = interpreter();
+    for (i, c) in codes.iter().enumerate() {
+        let a = (i as u32).wrapping_mul(0x0101_0101);
+        assert_eq!(
+            call_block(&arena, c, &plan, a, 7, 0),
+            interpret(&mut m, &[0x01, 0xD8, 0x40], a, 7, 0),
+            "block {i}"
+        );
+    }
+    // After a reset the first chunk is reused for new blocks.
+    arena.reset();
+    let c = arena.put(&e).expect("map");
+    assert_eq!(call_block(&arena, &c, &plan, 1, 2, 0).0[0], 4);
+}
+
+#[test]
+#[should_panic(expected = "a retired block was called")]
+fn arena_refuses_a_retired_block() {
+    let (plan, e) = add_inc();
+    let mut arena = native::Arena::default();
+    let c = arena.put(&e).expect("map");
+    assert_eq!(call_block(&arena, &c, &plan, 1, 2, 0).0[0], 4);
+    arena.reset();
+    let _ = call_block(&arena, &c, &plan, 1, 2, 0);
+}
+
+#[test]
+#[should_panic(expected = "a retired block was called")]
+fn arena_refuses_another_arenas_block() {
+    let (plan, e) = add_inc();
+    let mut one = native::Arena::default();
+    let two = native::Arena::default();
+    let c = one.put(&e).expect("map");
+    let _ = call_block(&two, &c, &plan, 1, 2, 0);
 }
