@@ -70,6 +70,12 @@ fn show(exe: &[u8], seed: u64, i: u64, tame: bool) {
         }
         std::fs::write(d.join("args"), case.args.join(" ")).expect("dump args");
         std::fs::write(d.join("modules"), case.modules.join(" ")).expect("dump modules");
+        // The module files too, to run either TRCUST on the directory.
+        for m in &case.modules {
+            if let Some(bytes) = trcust_gen::module_bytes(m) {
+                std::fs::write(d.join(m), bytes).expect("dump module");
+            }
+        }
     }
     println!("=== case {i}: {v:?}\nargs: {}", case.args.join(" "));
     for (n, d) in &case.files {
@@ -239,7 +245,9 @@ fn hex(b: &[u8]) -> String {
 
 /// `TRCUST_TRY=dir`: runs both TRCUSTs on each case directory under `dir`
 /// (files, `args`, optional `modules`) and prints the runs; for finding
-/// out what IBM's TRCUST does by hand.
+/// out what IBM's TRCUST does by hand. With `TRCUST_DIFF_OUT=dir`, each
+/// case IBM's TRCUST ran is written under `dir` as a corpus case with
+/// IBM's run as its expectation.
 #[test]
 fn try_cases_by_hand() {
     let (Some(exe), Some(dir)) = (trcust(), std::env::var_os("TRCUST_TRY")) else {
@@ -254,31 +262,39 @@ fn try_cases_by_hand() {
     dirs.sort();
     for d in dirs {
         let read = |n: &str| std::fs::read_to_string(d.join(n)).unwrap_or_default();
+        let modules: Vec<String> = read("modules")
+            .split_whitespace()
+            .map(String::from)
+            .collect();
         let mut files = Vec::new();
         for e in std::fs::read_dir(&d).expect("case directory").flatten() {
             let n = e.file_name().to_string_lossy().into_owned();
-            if n != "args" && n != "modules" {
+            // Module files (as TRCUST_DIFF_DUMP writes them) are copied
+            // in from the contexts, not taken as inputs.
+            let module = modules.iter().any(|m| m.eq_ignore_ascii_case(&n));
+            if n != "args" && n != "modules" && !module {
                 files.push((n, std::fs::read(e.path()).expect("read")));
             }
         }
         let case = trcust_gen::Case {
             args: read("args").split_whitespace().map(String::from).collect(),
             files,
-            modules: read("modules")
-                .split_whitespace()
-                .map(String::from)
-                .collect(),
+            modules,
         };
         let (v, ibm, ours) = judge(&exe, &case);
         println!("=== {}: {v:?}", d.display());
         if let (Some(out), Some(name)) = (std::env::var_os("TRCUST_DIFF_OUT"), d.file_name()) {
             let path = Path::new(&out).join(name);
+            // A case IBM's TRCUST ran is written with its run as the
+            // expectation, whatever ours did: a regression case to fix.
             match &v {
-                Verdict::Same => write_case(&path, &case, &ibm, None).expect("write case"),
+                Verdict::Same | Verdict::Differs(_) => {
+                    write_case(&path, &case, &ibm, None).expect("write case");
+                }
                 Verdict::Deviation(r) => {
                     write_case(&path, &case, &ibm, Some((r, &ours))).expect("write case");
                 }
-                _ => {}
+                Verdict::IbmFailed(_) => {}
             }
         }
         println!(

@@ -15,7 +15,9 @@
 //!
 //! Decisions: symbols come from "Publics by Value" when present, else from
 //! "Publics by Name" (TRCUST reads the by-value list; a map with only one of
-//! them still works); the leading blank is optional. `Imp` lines become
+//! them still works); the leading blank is optional; headers and markers
+//! are matched in any case (maps written all lower or upper case, which
+//! TRCUST reads too). `Imp` lines become
 //! imports, not symbols; `Abs` symbols keep object 0. A line inside a
 //! symbol section that starts with something shaped like an address
 //! (`hex:hex`) but is not a valid one is an error naming the line; any other
@@ -157,22 +159,26 @@ pub fn parse(text: &str) -> Result<MapFile, MapError> {
         let line = raw.trim_end_matches(['\r', '\x1a']);
         let t = line.trim();
         let words: Vec<&str> = t.split_whitespace().collect();
-        if t.contains("Open Watcom Linker") || t.contains("WATCOM Linker") {
+        // Headers and markers in any case (a map may be all lower or all
+        // upper case).
+        let lower = t.to_ascii_lowercase();
+        let lwords: Vec<&str> = lower.split_whitespace().collect();
+        if lower.contains("watcom linker") {
             map.style = MapStyle::Wlink;
         }
         // Section headers.
-        if t.contains("Publics by Name") {
+        if lower.contains("publics by name") {
             section = Section::ByName;
             continue;
         }
-        if t.contains("Publics by Value") {
+        if lower.contains("publics by value") {
             section = Section::ByValue;
             saw_by_value = true;
             continue;
         }
-        if words.first() == Some(&"Start") && words.contains(&"Class") {
+        if lwords.first() == Some(&"start") && lwords.contains(&"class") {
             if map.style != MapStyle::Wlink {
-                map.style = if words.get(1) == Some(&"Stop") {
+                map.style = if lwords.get(1) == Some(&"stop") {
                     MapStyle::MsLink
                 } else {
                     MapStyle::Link386
@@ -181,30 +187,31 @@ pub fn parse(text: &str) -> Result<MapFile, MapError> {
             section = Section::Segments;
             continue;
         }
-        if words.len() == 3 && words[..2] == ["Address", "Export"] {
+        if lwords.len() == 3 && lwords[..2] == ["address", "export"] {
             section = Section::Exports;
             continue;
         }
-        if t.starts_with('|') && t.contains("Memory Map") {
+        if t.starts_with('|') && lower.contains("memory map") {
             map.style = MapStyle::Wlink;
             section = Section::WatcomMap;
             continue;
         }
-        if t.starts_with('|') && t.contains("Imported Symbols") {
+        if t.starts_with('|') && lower.contains("imported symbols") {
             section = Section::WatcomImports;
             continue;
         }
-        if t.starts_with('|') || words.first() == Some(&"Origin") {
+        if t.starts_with('|') || lwords.first() == Some(&"origin") {
             section = Section::None;
             continue;
         }
         if t.starts_with("+-") {
             continue;
         }
-        if let Some(rest) = t
-            .strip_prefix("Program entry point at")
-            .or_else(|| t.strip_prefix("Entry point address:"))
-        {
+        let entry = ["program entry point at", "entry point address:"]
+            .iter()
+            .find(|p| lower.starts_with(*p))
+            .map(|p| &t[p.len()..]);
+        if let Some(rest) = entry {
             if let Some(word) = rest.split_whitespace().next() {
                 map.entry = Some(parse_address(word, line_no)?.ok_or(MapError {
                     line: line_no,
@@ -269,13 +276,13 @@ pub fn parse(text: &str) -> Result<MapFile, MapError> {
                             map.imports.push(i);
                         }
                     }
-                    None if words[0] == "Address" || words[0] == "Origin" => {}
+                    None if lwords[0] == "address" || lwords[0] == "origin" => {}
                     None => section = Section::None,
                 }
             }
             Section::WatcomMap => {
-                if words[0] == "Module:"
-                    || words[0] == "Address"
+                if lwords[0] == "module:"
+                    || lwords[0] == "address"
                     || words[0].starts_with('=')
                     || t.starts_with('*')
                     || t.starts_with('+')
@@ -298,7 +305,7 @@ pub fn parse(text: &str) -> Result<MapFile, MapError> {
                 }
             }
             Section::WatcomImports => {
-                if words[0] == "Symbol" || words[0].starts_with('=') {
+                if lwords[0] == "symbol" || words[0].starts_with('=') {
                     continue;
                 }
                 map.imports.push(MapImport {
@@ -322,10 +329,13 @@ fn public_line(words: &[&str], line: usize) -> Result<Option<Public>, MapError> 
     let Some((object, offset)) = parse_address(words[0], line)? else {
         return Ok(None);
     };
+    let marker_of = |m: &str| {
+        ["Imp", "Abs", "Res", "Unr"]
+            .into_iter()
+            .find(|k| k.eq_ignore_ascii_case(m))
+    };
     let (marker, rest) = match words.get(1..) {
-        Some([m, rest @ ..]) if !rest.is_empty() && matches!(*m, "Imp" | "Abs" | "Res" | "Unr") => {
-            (Some(*m), rest)
-        }
+        Some([m, rest @ ..]) if !rest.is_empty() && marker_of(m).is_some() => (marker_of(m), rest),
         Some(rest) => (None, rest),
         None => (None, &[][..]),
     };

@@ -149,3 +149,28 @@ fn section_ends_at_non_address_line() {
     .unwrap();
     assert_eq!(m.symbols.len(), 1);
 }
+
+/// A map written all in lower case (or all in upper case) has the same
+/// sections, markers and symbols as the one the linker wrote.
+#[test]
+fn any_case_headers_and_markers() {
+    for file in ["link386.map", "mslink.map", "wlink.map"] {
+        let text = std::fs::read_to_string(format!("{DATA}/{file}")).unwrap();
+        let orig = map::parse(&text).unwrap();
+        assert!(!orig.symbols.is_empty(), "{file}");
+        for recased in [text.to_ascii_lowercase(), text.to_ascii_uppercase()] {
+            let m = map::parse(&recased).unwrap();
+            assert_eq!(m.style, orig.style, "{file}");
+            let lower = |m: &map::MapFile| -> Vec<(u16, u32, String)> {
+                m.symbols
+                    .iter()
+                    .map(|s| (s.object, s.offset, s.name.to_ascii_lowercase()))
+                    .collect()
+            };
+            assert_eq!(lower(&m), lower(&orig), "{file}");
+            assert_eq!(m.imports.len(), orig.imports.len(), "{file}");
+            assert_eq!(m.segments.len(), orig.segments.len(), "{file}");
+            assert_eq!(m.entry, orig.entry, "{file}");
+        }
+    }
+}

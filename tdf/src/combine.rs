@@ -48,6 +48,11 @@ pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
         r.fatal("TCF file not specified");
         return;
     };
+    // A `/D` before `/C=` is refused here, once, after the TCF check and
+    // at the last `/W` level (those after `/C=` were refused as read).
+    if cmd.duplicates {
+        r.error(crate::trcust::DUPLICATES_REFUSED);
+    }
     let Some(tcf_path) = find_file(r.dir(), tcf) else {
         r.fatal(format!("file not found or access denied : {tcf}"));
         return;

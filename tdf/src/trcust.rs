@@ -95,7 +95,8 @@ pub struct CommandLine {
     pub level: u8,
     /// Compiler options.
     pub options: Options,
-    /// `/D` was given (refused with `/C`).
+    /// `/D` was given (before any `/C=`; in combine mode it is refused
+    /// once, after the TCF check, at the last `/W` level).
     pub duplicates: bool,
     /// Invalid parameters, as written.
     pub invalid: Vec<String>,
@@ -103,13 +104,12 @@ pub struct CommandLine {
     /// (TRCUST reports it then, so a later `/W0` does not hide it); when
     /// missing, [`CommandLine::level`].
     pub invalid_levels: Vec<u8>,
-    /// The `/W` level in effect when `/D` was read (for the combine mode's
-    /// refusal, reported as the switch is read); when missing,
-    /// [`CommandLine::level`].
-    pub duplicates_level: Option<u8>,
-    /// When `/D` came after `/C=`: the number of invalid parameters read
-    /// before it (TRCUST refuses it in that place among them).
-    pub duplicates_at: Option<usize>,
+    /// Each `/D` read after `/C=`: the number of invalid parameters read
+    /// before it and the `/W` level then in effect. TRCUST refuses each
+    /// one in that place among them, shown or not at that level; a `/D`
+    /// before `/C=` sets [`CommandLine::duplicates`] and is refused once,
+    /// later (see `combine`).
+    pub duplicates_refused: Vec<(usize, u8)>,
 }
 
 /// Parses TRCUST's command line. Options are case-insensitive and may start
@@ -154,13 +154,10 @@ pub fn parse_args(args: &[String]) -> CommandLine {
                 c.invalid_levels.push(c.level);
                 c.level = 2;
             }
-            "D" => {
-                c.duplicates = true;
-                c.duplicates_level = Some(c.level);
-                if c.combine.is_some() {
-                    c.duplicates_at = Some(c.invalid.len());
-                }
-            }
+            "D" => match c.combine {
+                Some(_) => c.duplicates_refused.push((c.invalid.len(), c.level)),
+                None => c.duplicates = true,
+            },
             "NODE" => c.options.no_debug = true,
             "NOLN" => c.options.no_lines = true,
             "RP" => c.options.retep_pascal = true,
@@ -436,18 +433,14 @@ pub fn run(args: &[String], dir: &Path, style: PathStyle) -> RunOutcome {
     run_parsed(&parse_args(args), dir, style)
 }
 
+/// TRCUST's refusal of `/D` in combine mode.
+pub(crate) const DUPLICATES_REFUSED: &str = "/D not allowed with /C, ignored";
+
 /// Runs TRCUST with a parsed command line (`os2trace trcust` parses its
 /// own, with long options beside TRCUST's switches).
 pub fn run_parsed(cmd: &CommandLine, dir: &Path, style: PathStyle) -> RunOutcome {
     let mut r = Run::new(dir, style);
     r.out.level = cmd.level;
-    // `/D` with `/C=` is refused as the switches are read.
-    let refused_d = (cmd.duplicates && cmd.combine.is_some()).then(|| {
-        (
-            "/D not allowed with /C, ignored".to_string(),
-            cmd.duplicates_level,
-        )
-    });
     let invalid = cmd.invalid.iter().enumerate().map(|(i, bad)| {
         (
             format!("invalid parameter: '{bad}', ignored"),
@@ -455,12 +448,13 @@ pub fn run_parsed(cmd: &CommandLine, dir: &Path, style: PathStyle) -> RunOutcome
         )
     });
     let mut refusals: Vec<(String, Option<u8>)> = invalid.collect();
-    if let Some(d) = refused_d {
-        let at = cmd
-            .duplicates_at
-            .unwrap_or(refusals.len())
-            .min(refusals.len());
-        refusals.insert(at, d);
+    // Each `/D` after `/C=` is refused as the switches are read (later
+    // ones first, so the earlier places stay right).
+    for &(at, level) in cmd.duplicates_refused.iter().rev() {
+        refusals.insert(
+            at.min(refusals.len()),
+            (DUPLICATES_REFUSED.to_string(), Some(level)),
+        );
     }
     for (text, level) in refusals {
         let d = Diagnostic::new(1, Severity::Error, text);

@@ -363,9 +363,9 @@ fn has_wide_header_number(tsf: &str) -> bool {
     ["MAJOR", "MAXDATALEN", "TDFID"].iter().any(|k| {
         tsf.match_indices(k).any(|(i, _)| {
             let rest = tsf[i..].trim_start_matches(|c: char| c.is_ascii_alphabetic());
-            let Some(rest) = rest.trim_start().strip_prefix('=') else {
-                return false;
-            };
+            // TRCUST assumes a missing '='.
+            let rest = rest.trim_start();
+            let rest = rest.strip_prefix('=').unwrap_or(rest);
             let word: String = rest
                 .trim_start()
                 .chars()

@@ -110,6 +110,18 @@ impl Compiler<'_> {
         }
     }
 
+    /// The one comma TRCUST takes silently after MODNAME, MAJOR and
+    /// MAXDATALENGTH statements (not after TDFID: there, as anywhere else
+    /// in the header, a comma is `unexpected: ,, ignored`). After `MAJOR=`
+    /// without a number the comma is this one (`MAJOR = , 6` is `MAJOR out
+    /// of range` and `unexpected: 6`).
+    fn optional_comma(&mut self) -> Step<()> {
+        if self.peek()? == Token::Punct(',') {
+            self.next()?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn header(&mut self) -> Step<()> {
         loop {
             let t = self.peek()?;
@@ -153,6 +165,7 @@ impl Compiler<'_> {
                         return Err(super::Stop::Abort);
                     }
                     self.modname = Some(name);
+                    self.optional_comma()?;
                 }
                 "MAJOR" => {
                     self.next()?;
@@ -165,6 +178,7 @@ impl Compiler<'_> {
                         self.diag(Severity::Warning, "MAJOR out of range, 1 used");
                     }
                     self.major = Some(if ok { n as u16 } else { 1 });
+                    self.optional_comma()?;
                 }
                 "MAXDATALENGTH" | "MAXDATALEN" => {
                     self.next()?;
@@ -177,6 +191,7 @@ impl Compiler<'_> {
                         self.diag(Severity::Warning, "MAXDATALENGTH out of range, 512 used");
                     }
                     self.max_data_len = Some(if ok { n as u16 } else { 512 });
+                    self.optional_comma()?;
                 }
                 "TDFID" => {
                     self.next()?;
@@ -316,8 +331,11 @@ impl Compiler<'_> {
         // skips tokens up to the next NAME (the list goes on) or
         // TYPELIST, GROUPLIST or TRACE (header keywords in between
         // are skipped silently).
-        let (id, id_text) = match self.next()? {
+        // The token that is no number is not taken: `ID = NAME = B` goes
+        // on with the entry NAME = B, `ID = TRACE` ends the header.
+        let (id, id_text) = match self.peek()? {
             Token::Word(w) if w.starts_with(|c: char| c.is_ascii_digit()) => {
+                self.next()?;
                 let n = if w.eq_ignore_ascii_case("0x") {
                     Some(0)
                 } else {
@@ -325,6 +343,7 @@ impl Compiler<'_> {
                 };
                 (n, w)
             }
+            Token::Eof => return Err(self.premature_eof()),
             other => {
                 let found = other.text();
                 self.diag(Severity::Error, format!("invalid number found: {found}"));

@@ -52,19 +52,26 @@ impl Compiler<'_> {
                 if self.debug_info()?.is_none() {
                     self.symbols()?;
                 }
-                if self.next()? != Token::Punct(',') {
+                // The token that is not the comma or the line number is
+                // left to be read again (a TRACE starts the next
+                // tracepoint; the end of the file ends the run as it
+                // would after any ERROR).
+                if self.peek()? != Token::Punct(',') {
                     // TRCUST names the tokens it wants, not the one found.
                     return Err(self.error("syntax error: missing 'comma' before 'linenum'"));
                 }
-                let t = self.next()?;
+                self.next()?;
+                let t = self.peek()?;
                 let line = match &t {
                     Token::Word(w) => parse_number(w),
+                    Token::Eof => return Err(self.premature_eof()),
                     _ => None,
                 };
                 let Some(line) = line else {
                     let text = t.text();
                     return Err(self.error(format!("line number missing or invalid: {text}")));
                 };
+                self.next()?;
                 self.tp_line(st, &file, line)
             }
             Token::Sym(name) => {

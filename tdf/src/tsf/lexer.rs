@@ -16,8 +16,12 @@
 //!
 //! Strings: `\"` becomes `"`, after another backslash too (`\\"` is a
 //! backslash and a quote, the string goes on); every other backslash is
-//! kept as written. A line break or NUL inside a string is SEVERE; a token longer
-//! than 259 bytes is FATAL.
+//! kept as written. A quote inside a word (or a `.name` or `@name`) starts
+//! a literal there whose text begins with the word's characters (without
+//! the `.` or `@`), as in TRCUST: `X"abc"` is the literal `Xabc`, and
+//! `X"abc` at the end of a line is SEVERE `new line in literal` with
+//! nothing said about `X`. A line break or NUL inside a string is SEVERE;
+//! a token longer than 259 bytes is FATAL.
 
 use crate::diag::{Diagnostic, Severity};
 
@@ -195,7 +199,7 @@ impl<'a> Lexer<'a> {
             return Ok(Token::Eof);
         };
         if b == b'"' {
-            return self.string();
+            return self.string(Vec::new());
         }
         if PUNCT.contains(&b) {
             self.pos += 1;
@@ -204,6 +208,9 @@ impl<'a> Lexer<'a> {
         if b == b'@' {
             self.pos += 1;
             let name = self.word_bytes()?;
+            if self.src.get(self.pos) == Some(&b'"') {
+                return self.string(name);
+            }
             if name.len() + 1 > MAX_TOKEN {
                 return Err(self.too_long());
             }
@@ -216,6 +223,12 @@ impl<'a> Lexer<'a> {
         // A '.' inside a word is part of it (`dbgh32.exe`), as in TRCUST;
         // a word starting with one is a symbol.
         let word = self.word_bytes()?;
+        if self.src.get(self.pos) == Some(&b'"') {
+            // A quote inside a word starts a literal that the word's
+            // characters begin (a symbol's without its dot).
+            let start = usize::from(word.first() == Some(&b'.'));
+            return self.string(word[start..].to_vec());
+        }
         if word.len() > MAX_TOKEN {
             return Err(self.too_long());
         }
@@ -225,9 +238,10 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn string(&mut self) -> Result<Token, Diagnostic> {
+    /// A literal from the quote at `pos`, its content after `out` (the
+    /// characters of a word the quote is inside of).
+    fn string(&mut self, mut out: Vec<u8>) -> Result<Token, Diagnostic> {
         self.pos += 1;
-        let mut out = Vec::new();
         loop {
             let Some(&c) = self.src.get(self.pos) else {
                 return Err(self.fatal(Severity::Severe, "premature end of file encountered"));
@@ -428,6 +442,25 @@ mod tests {
     fn strings() {
         let v = all(r#""a\"b\n\x41""#);
         assert_eq!(v[0].0, Token::Str(br#"a"b\n\x41"#.to_vec()));
+    }
+
+    #[test]
+    fn a_quote_inside_a_word_starts_a_literal() {
+        let v = all(r#"X"abc"EF .S"t" @F"u" 1"2""#);
+        let toks: Vec<_> = v.into_iter().map(|(t, _)| t).collect();
+        assert_eq!(
+            toks,
+            vec![
+                Token::Str(b"Xabc".to_vec()),
+                Token::Word("EF".into()),
+                Token::Str(b"St".to_vec()),
+                Token::Str(b"Fu".to_vec()),
+                Token::Str(b"12".to_vec()),
+                Token::Eof,
+            ]
+        );
+        let mut l = Lexer::new(b"X\"abc\nY");
+        assert_eq!(l.next_token().unwrap_err().text, "new line in literal");
     }
 
     #[test]
