@@ -47,7 +47,7 @@ use crate::cpu::SegReg;
 use crate::paging::RIGHT_SUP_READ;
 use iced_x86::code_asm::asm_traits::*;
 use iced_x86::code_asm::*;
-use iced_x86::{ConditionCode, IcedError, Mnemonic as M};
+use iced_x86::{Code, ConditionCode, Encoder, IcedError, Mnemonic as M, OpKind};
 
 /// The block looped back until its budget ran out (EIP = its start).
 pub(crate) const EXIT_BUDGET: u32 = 0;
@@ -92,7 +92,7 @@ fn host(r: Reg) -> Result<Host, EmitError> {
     })
 }
 
-/// Why a block could not be assembled (selection prevents all three).
+/// Why a block could not be assembled (selection prevents all of them).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum EmitError {
     /// The assembler refused an instruction.
@@ -101,6 +101,10 @@ pub(crate) enum EmitError {
     /// A two-operand op with operands of different sizes.
     #[error("operand sizes differ")]
     Sizes,
+    /// A branch this block's assembly does not encode (a label never
+    /// set, a rel8 out of range, an unexpected branch form).
+    #[error("branch not encodable")]
+    Branch,
     /// Guest CH, which has no host register here.
     #[error("no host register for CH")]
     NoHostRegister,
@@ -108,6 +112,11 @@ pub(crate) enum EmitError {
 
 /// Host code for `plan`.
 pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
+    Ok(Emitted::from_emitter(assemble(&instructions(plan)?)?))
+}
+
+/// The host instructions for `plan`, branches to labels not yet encoded.
+pub(crate) fn instructions(plan: &Plan) -> Result<CodeAssembler, EmitError> {
     let mut a = CodeAssembler::new(64)?;
     let mut top = a.create_label();
     let mut epilogue = a.create_label();
@@ -297,7 +306,70 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
         a.pop(*r)?;
     }
     a.ret()?;
-    Ok(Emitted::from_emitter(a.assemble(0)?))
+    Ok(a)
+}
+
+/// The bytes of `a`'s instructions, in one encoding pass: every branch
+/// to a label takes its rel32 form (JRCXZ has only rel8), so sizes are
+/// known without iterating, and the branches are patched once all labels
+/// have offsets. (iced's `BlockEncoder` encodes each instruction twice
+/// and boxes it, which made translation cost more than the code saved.)
+pub(crate) fn assemble(a: &CodeAssembler) -> Result<Vec<u8>, EmitError> {
+    let ins = a.instructions();
+    let mut enc = Encoder::try_with_capacity(64, ins.len() * 6)?;
+    let mut out = enc.take_buffer();
+    // (label id, its offset) and (branch's field position, label id, end
+    // of the branch, rel8?)
+    let mut labels: Vec<(u64, usize)> = Vec::new();
+    let mut fixups: Vec<(usize, u64, usize, bool)> = Vec::new();
+    for i in ins {
+        if i.ip() != 0 {
+            labels.push((i.ip(), out.len()));
+        }
+        if i.op0_kind() == OpKind::NearBranch64 {
+            let target = i.near_branch64();
+            let (head, rel8): (&[u8], bool) = if i.code() == Code::Jrcxz_rel8_64 {
+                (&[0xE3], true)
+            } else if i.is_jmp_short_or_near() {
+                (&[0xE9], false)
+            } else if i.is_jcc_short_or_near() {
+                let cc = i.condition_code() as u8;
+                if cc == 0 {
+                    return Err(EmitError::Branch);
+                }
+                out.extend_from_slice(&[0x0F, 0x7F + cc]);
+                (&[], false)
+            } else {
+                return Err(EmitError::Branch);
+            };
+            out.extend_from_slice(head);
+            let at = out.len();
+            out.extend_from_slice(if rel8 { &[0][..] } else { &[0; 4][..] });
+            fixups.push((at, target, out.len(), rel8));
+            continue;
+        }
+        if i.is_ip_rel_memory_operand() {
+            return Err(EmitError::Branch);
+        }
+        enc.set_buffer(out);
+        let r = enc.encode(i, 0);
+        out = enc.take_buffer();
+        r?;
+    }
+    labels.sort_unstable();
+    for (at, target, end, rel8) in fixups {
+        let Ok(k) = labels.binary_search_by_key(&target, |&(id, _)| id) else {
+            return Err(EmitError::Branch);
+        };
+        let rel = labels[k].1 as i64 - end as i64;
+        if rel8 {
+            out[at] = i8::try_from(rel).map_err(|_| EmitError::Branch)? as u8;
+        } else {
+            let rel = i32::try_from(rel).map_err(|_| EmitError::Branch)?;
+            out[at..at + 4].copy_from_slice(&rel.to_le_bytes());
+        }
+    }
+    Ok(out)
 }
 
 /// Callee-saved host registers the block uses, pushed in this order.

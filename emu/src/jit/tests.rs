@@ -257,3 +257,63 @@ fn arena_refuses_another_arenas_block() {
     let c = one.put(&e).expect("map");
     let _ = call_block(&two, &c, &plan, 1, 2, 0);
 }
+
+/// The instructions of `bytes` (64-bit), each with the index of the
+/// instruction its branch targets, if any.
+fn decode_host(bytes: &[u8]) -> Vec<(iced_x86::Instruction, Option<usize>)> {
+    let insns: Vec<iced_x86::Instruction> =
+        iced_x86::Decoder::new(64, bytes, iced_x86::DecoderOptions::NONE)
+            .into_iter()
+            .collect();
+    insns
+        .iter()
+        .map(|i| {
+            let target = (i.op0_kind() == iced_x86::OpKind::NearBranch64).then(|| {
+                insns
+                    .iter()
+                    .position(|t| t.ip() == i.near_branch64())
+                    .expect("a branch to an instruction start")
+            });
+            (*i, target)
+        })
+        .collect()
+}
+
+#[test]
+fn one_pass_assembly_matches_iceds_block_encoder() {
+    // Blocks of every end and with memory operands, REP, self loops.
+    let codes: [&[u8]; 8] = [
+        &[0x01, 0xD8, 0x40],                   // add eax, ebx; inc eax
+        &[0x48, 0x75, 0xFD],                   // dec eax; jnz self
+        &[0x8B, 0x03, 0x01, 0x43, 0x04, 0xC3], // mov eax,[ebx]; add [ebx+4],eax; ret
+        &[0x50, 0x5B, 0xE8, 0x10, 0, 0, 0],    // push eax; pop ebx; call +16
+        &[0x40, 0xEB, 0x10],                   // inc eax; jmp +16
+        &[0x40, 0x74, 0x10],                   // inc eax; jz +16
+        &[0xA5, 0xAB, 0xAC, 0xF3, 0xA5],       // movsd; stosd; lodsb; rep movsd
+        &[0x11, 0x03, 0x19, 0x0B, 0x72, 0xFA], // adc eax,[ebx]; sbb ecx,[ebx]; jb self
+    ];
+    for code in codes {
+        let src = select::Source {
+            bytes: code,
+            eip: 0x100,
+            code32: true,
+            stack32: true,
+            df: false,
+        };
+        let plan = select::select(src, |_| false).expect("eligible");
+        let mut a = emit::instructions(&plan).expect("emit");
+        let ours = emit::assemble(&a).expect("assemble");
+        let iced = a.assemble(0).expect("iced");
+        let (ours, iced) = (decode_host(&ours), decode_host(&iced));
+        assert_eq!(ours.len(), iced.len(), "{code:02X?}");
+        for ((o, ot), (i, it)) in ours.iter().zip(&iced) {
+            assert_eq!(ot, it, "{code:02X?}: {o} vs {i}");
+            if ot.is_none() {
+                assert_eq!(o.code(), i.code(), "{code:02X?}: {o} vs {i}");
+                assert_eq!(format!("{o}"), format!("{i}"), "{code:02X?}");
+            } else {
+                assert_eq!(o.mnemonic(), i.mnemonic(), "{code:02X?}: {o} vs {i}");
+            }
+        }
+    }
+}
