@@ -76,6 +76,8 @@ fn conv_text(c: Conv) -> &'static str {
         Conv::Far16 => "16",
         Conv::Sys32 => "32",
         Conv::Value(_) => "value",
+        Conv::Optlink => "optlink",
+        Conv::Data(_) => "data",
     }
 }
 
@@ -116,7 +118,7 @@ struct Row {
 fn rows() -> Result<Vec<Row>> {
     let coverage = coverage()?;
     let mut rows: Vec<Row> = api::table()
-        .filter(|d| d.func.is_some() || matches!(d.conv, Conv::Value(_)))
+        .filter(|d| d.is_implemented())
         .map(|def| Row {
             def,
             covered_by: coverage
@@ -248,7 +250,7 @@ fn missing(path: &Path, as_json: bool) -> Result<i32> {
                 Err(n) => api::lookup_name(dll, n),
             };
             match def {
-                Some(d) if d.func.is_some() || matches!(d.conv, Conv::Value(_)) => None,
+                Some(d) if d.is_implemented() => None,
                 Some(d) => Some((
                     d.name.to_string(),
                     format!("not implemented ({}-bit)", conv_text(d.conv)),

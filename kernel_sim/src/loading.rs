@@ -423,6 +423,18 @@ impl Process {
                     value: Some(v),
                 });
             }
+            if let Some(d) = def
+                && let Conv::Data(off) = d.conv
+            {
+                let v = crate::api::libc::data_address(self, off)?;
+                return Ok(Tgt {
+                    flat: v,
+                    sel: crate::layout::FLAT_DS,
+                    off: v,
+                    bits32: true,
+                    value: None,
+                });
+            }
             let ord = ordinal.or(def.map(|d| d.ordinal)).unwrap_or(0);
             let (slot, new) = self
                 .kernel

@@ -360,8 +360,8 @@ impl Process {
         };
         let far16 = match def.conv {
             Conv::Far16 => true,
-            Conv::Sys32 => false,
-            Conv::Value(_) => {
+            Conv::Sys32 | Conv::Optlink => false,
+            Conv::Value(_) | Conv::Data(_) => {
                 return Some(Outcome::HostError(format!(
                     "{}.{} is a value, not a function",
                     bound.module, bound.ordinal
@@ -393,6 +393,12 @@ impl Process {
                         def.name
                     )));
                 }
+            }
+        }
+        if def.conv == Conv::Optlink {
+            let g = &self.machine.cpu().gpr;
+            for (v, r) in vals.iter_mut().zip([g[Gpr::Eax], g[Gpr::Edx], g[Gpr::Ecx]]) {
+                *v = r;
             }
         }
         let (ret_ip, ret_cs) = if far16 {

@@ -158,6 +158,8 @@ pub(crate) struct Pcb {
     pub(crate) ext_libpath: crate::api::libpath::ExtLibpath,
     /// The keyboard's status and a byte KbdPeek read ahead.
     pub(crate) kbd: crate::api::kbd::KbdState,
+    /// The C runtime's state (LIBCM, LIBCS), made on first use.
+    pub(crate) libc: Option<Box<crate::api::libc::Runtime>>,
     /// UniStrtok's position per thread.
     pub(crate) uni_tok: crate::api::libuni::TokState,
     /// TCP32DLL's inet_ntoa buffer (0 until the first call).
@@ -213,6 +215,7 @@ impl Pcb {
             uni: Default::default(),
             uni_tok: Default::default(),
             inet_ntoa_buf: 0,
+            libc: None,
             kbd: Default::default(),
             ext_libpath: Default::default(),
         }

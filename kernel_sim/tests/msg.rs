@@ -142,7 +142,8 @@ fn get_program_with(calls_args: &[[u32; 8]], name: &[u8], seg: &[u8]) -> Vec<u8>
         }
         calls.push((c.len() as u32, "MSG", 6));
         c.extend([0xE8, 0, 0, 0, 0]);
-        c.extend([0x83, 0xC4, 32]);
+        // MSG.6 removes the message segment (the stub's argument).
+        c.extend([0x83, 0xC4, 28]);
         c.push(0xA3);
         c.extend((RC + 4 * n as u32).to_le_bytes());
     }

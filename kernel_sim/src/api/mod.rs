@@ -13,6 +13,12 @@
 //!   EAX.
 //! - [`Conv::Value`]: an absolute value import (DOSHUGESHIFT,
 //!   DOSHUGEINCR): fixups get the number itself.
+//! - [`Conv::Optlink`]: 32-bit `_Optlink` (the C runtime, `libc`): the
+//!   first three arguments in EAX, EDX, ECX, the rest on the stack above
+//!   12 reserved bytes (so argument `i` is at ESP+4+4i either way); the
+//!   caller pops; the result in EAX.
+//! - [`Conv::Data`]: exported data (the C runtime's `stdout`): fixups get
+//!   the address of the variable in the process's runtime data block.
 //!
 //! Entries the table names but does not implement, and ordinals it does
 //! not know, stop the program with `unimplemented MODULE.ordinal (name)`
@@ -76,6 +82,7 @@ mod find;
 mod fsattach;
 mod handles;
 pub(crate) mod kbd;
+pub(crate) mod libc;
 pub(crate) mod libpath;
 pub(crate) mod libuni;
 pub mod modules;
@@ -115,6 +122,11 @@ pub enum Conv {
     Sys32,
     /// Not a function: an absolute value.
     Value(u32),
+    /// 32-bit `_Optlink`, caller pops.
+    Optlink,
+    /// Not a function: a variable at this offset of the C runtime's data
+    /// block (`libc`).
+    Data(u32),
 }
 
 /// An argument's kind, in declaration order.
@@ -176,6 +188,13 @@ const _: () = {
     assert!(std::mem::size_of::<ApiDef>() == 80);
     assert!(std::mem::size_of::<Call>() == 32);
 };
+
+impl ApiDef {
+    /// Implemented: a function with code, a value or data.
+    pub fn is_implemented(&self) -> bool {
+        self.func.is_some() || matches!(self.conv, Conv::Value(_) | Conv::Data(_))
+    }
+}
 
 /// Why an API call ends the run.
 #[derive(Debug)]
@@ -304,6 +323,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(sharedmem::DEFS)
         .chain(syssem::DEFS)
         .chain(tcpip::DEFS)
+        .chain(libc::defs())
 }
 
 /// The system DLLs this kernel provides.
@@ -311,7 +331,7 @@ pub const SYSTEM_DLLS: &[&str] = &[
     "DOSCALLS", "DOSCALL1", "MSG", "VIOCALLS", "NLS", "KBDCALLS", "MOUCALLS", "SESMGR", "QUECALLS",
     "MONCALLS", "PMWIN", "PMGPI", "PMSHAPI", "PMMERGE", "HELPMGR", "PMSPL", "PMVIOP", "TNFPROBE",
     "NAMPIPES", "BDCALLS", "FKA", "PMCTLS", "PMDRAG", "PMGRE", "PMPIC", "PMWP", "PNP", "WPCONFIG",
-    "WPINET", "WPPRINT", "CPTRAP", "CMDSHELL", "LIBUNI", "UCONV", "TCP32DLL",
+    "WPINET", "WPPRINT", "CPTRAP", "CMDSHELL", "LIBUNI", "UCONV", "TCP32DLL", "LIBCM", "LIBCS",
 ];
 
 /// Is `name` a system DLL?

@@ -27,7 +27,7 @@ pub static DEFS: &[ApiDef] = &[
     api!("MSG" 2 "DosTrueGetMessage" Far16 [P, W, P, W, W, S, P, P] |p, c| get_message(p, c, &FAR16)),
     api!("MSG" 3 "DosInsMessage" Far16 [P, W, P, W, P, W, P] insert),
     api!("MSG" 4 "DosInsertMessage" Sys32 [P, L, P, L, P, L, P] insert),
-    api!("MSG" 6 "DosTrueGetMessage" Sys32 [P, P, L, P, L, L, S, P] |p, c| get_message(p, c, &SYS32)),
+    api!("MSG" 6 "DosTrueGetMessage" Sys32 [P, P, L, P, L, L, S, P] raw true_get_message32),
 ];
 
 /// (table, count, message, message length, buffer, buffer size, &length).
@@ -198,7 +198,9 @@ const FAR16: Layout = Layout {
 
 /// MSG.6, the 32-bit entry: OS2386.LIB's DosGetMessage stub (in the
 /// program's MSGSEG32 object) puts the address of that object in front
-/// of the DosGetMessage arguments.
+/// of the DosGetMessage arguments (and jumps, leaving its caller's
+/// return address on top), so the caller pops only its seven arguments:
+/// MSG.6 removes the eighth itself ([`true_get_message32`]).
 const SYS32: Layout = Layout {
     seg: 0,
     table: 1,
@@ -209,6 +211,19 @@ const SYS32: Layout = Layout {
     file: 6,
     len: 7,
 };
+
+/// MSG.6: [`get_message`], then the return over the message segment
+/// argument the stub added (ESP ends 8 bytes up, as after `ret 4`).
+fn true_get_message32(p: &mut Process, c: &Call) -> Result<u32, crate::api::Stop> {
+    let rc = get_message(p, c, &SYS32).err().unwrap_or(NO_ERROR);
+    let esp = p.machine.cpu().gpr[emu::Gpr::Esp];
+    let ret = crate::api::uconv::rd32(p, esp)?;
+    let gpr = p.machine.gpr_mut();
+    gpr[emu::Gpr::Esp] = esp.wrapping_add(8);
+    gpr[emu::Gpr::Eax] = rc;
+    p.machine.set_eip(ret);
+    Err(crate::api::Stop::Resumed)
+}
 
 /// DosTrueGetMessage (16-bit, MSG.2) and Dos32TrueGetMessage (MSG.6):
 /// a message from those MSGBIND bound into the program (32-bit), else

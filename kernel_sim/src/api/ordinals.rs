@@ -357,7 +357,8 @@ pub fn format(facts: &[Derived]) -> String {
         "# The OS/2 system DLLs' entries: MODULE ORDINAL BITS NAME [ALIAS ...].\n\
          # Facts gathered from the OS/2 Warp 4.5 Toolkit's import libraries\n\
          # (lib/os2286.lib, lib/os2386.lib; LIBUNI and UCONV from lib/libuls.lib and\n\
-         # lib/libconv.lib, TCP32DLL from lib/tcp32dll.lib) by\n\
+         # lib/libconv.lib, TCP32DLL from lib/tcp32dll.lib, LIBCM and LIBCS from\n\
+         # lib/libc*.lib) by\n\
          # `os2trace apis --facts OS2TK_DIR`;\n\
          # see kernel_sim/src/api/ordinals.rs for the rules.\n",
     );
@@ -399,7 +400,9 @@ fn conv_name(c: Conv) -> &'static str {
     match c {
         Conv::Far16 => "16-bit",
         Conv::Sys32 => "32-bit",
+        Conv::Optlink => "_Optlink",
         Conv::Value(_) => "a value",
+        Conv::Data(_) => "data",
     }
 }
 
@@ -443,7 +446,10 @@ pub fn check(derived: &[Derived]) -> Report {
             );
         }
         let conv_ok = match def.conv {
-            Conv::Value(_) => true,
+            Conv::Value(_) | Conv::Data(_) => true,
+            // The C runtime's: a 32-bit entry whose convention the
+            // libraries cannot tell from _System.
+            Conv::Optlink => f.bits == Bits::B32,
             c => c == f.bits.conv(),
         };
         if !conv_ok {
