@@ -48,6 +48,11 @@ const R_JMP_BACK: u32 = 0x60;
 const R_GATE: u32 = 0x80;
 /// The selector table in the stack segment (a word per loop count).
 const TABLE: u32 = 0x100;
+/// The far pointer tables in the stack segment, a pointer per loop
+/// count: 16:32 (8 bytes apart) and 16:16.
+const PTRS: u32 = 0x800;
+/// See [`PTRS`].
+const PTRS16: u32 = 0x1000;
 
 /// The test GDT for code of `bits` at privilege `ring` (normal
 /// descriptors have DPL `ring`).
@@ -158,7 +163,7 @@ fn emit_op(a: &mut CodeAssembler, g: Gen, bits: u32, ring: u16, helper: CodeLabe
     let sel = data_sel(v, ring);
     let csel = code_sel(v >> 8, ring);
     let wide = bits == 32;
-    match k % 12 {
+    match k % 13 {
         // PUSH Sreg; POP r
         0 => {
             a.push(ALL_SEGS[usize::from(x % 6)]).unwrap();
@@ -252,6 +257,43 @@ fn emit_op(a: &mut CodeAssembler, g: Gen, bits: u32, ring: u16, helper: CodeLabe
         10 if ring == 0 => {
             a.mov(ax, if x & 1 != 0 { 0x70 } else { 0x90 }).unwrap();
             a.lldt(ax).unwrap();
+        }
+        // LDS/LES/LFS/LGS from the far pointer table (indexed by the loop
+        // count), or from the top of the stack segment (the selector word
+        // past the limit)
+        12 => {
+            let lxs = |a: &mut CodeAssembler, m: AsmMemoryOperand, r32: bool| {
+                match (x % 4, r32) {
+                    (0, true) => a.lds(edx, m),
+                    (1, true) => a.les(edx, m),
+                    (2, true) => a.lfs(edx, m),
+                    (_, true) => a.lgs(edx, m),
+                    (0, false) => a.lds(dx, m),
+                    (1, false) => a.les(dx, m),
+                    (2, false) => a.lfs(dx, m),
+                    (_, false) => a.lgs(dx, m),
+                }
+                .unwrap()
+            };
+            let r32 = x & 0x40 != 0;
+            if x & 0x30 == 0x30 {
+                let top = if r32 { 0xFFFC } else { 0xFFFE };
+                if wide {
+                    lxs(a, dword_ptr(top).ss(), r32);
+                } else {
+                    lxs(a, dword_ptr(top as u64).ss(), r32);
+                }
+            } else {
+                let (table, shift) = if r32 { (PTRS, 3) } else { (PTRS16, 2) };
+                if wide {
+                    a.movzx(esi, di).unwrap();
+                    lxs(a, dword_ptr(esi * (1 << shift) + table as i32).ss(), r32);
+                } else {
+                    a.mov(si, di).unwrap();
+                    a.shl(si, shift).unwrap();
+                    lxs(a, dword_ptr(si + table as i32).ss(), r32);
+                }
+            }
         }
         // Arithmetic
         _ => {
@@ -375,6 +417,11 @@ fn machine(s: Setup, body: &[Gen], (count, bad_at): (u16, u16), jit: bool) -> Ma
             data_sel(16 * k, ring)
         };
         m.write_phys(STACK + TABLE + 2 * k, &sel.to_le_bytes());
+        let off = 0x1234_0000 + k * 2;
+        m.write_phys(STACK + PTRS + 8 * k, &off.to_le_bytes());
+        m.write_phys(STACK + PTRS + 8 * k + 4, &sel.to_le_bytes());
+        m.write_phys(STACK + PTRS16 + 4 * k, &(off as u16).to_le_bytes());
+        m.write_phys(STACK + PTRS16 + 4 * k + 2, &sel.to_le_bytes());
     }
     if s.paging {
         m.write_phys(PD, &(PT | 7).to_le_bytes());

@@ -7,7 +7,15 @@
 //! pages 3..=13 are absent, read-only, supervisor-only or already dirty
 //! by the byte's bits) and segments with small, expand-down and read-only
 //! limits in ES, FS and GS, so the memory operands of the body meet every
-//! check the native tier makes.
+//! check the native tier makes. Bit 6 of the second byte runs 16-bit code
+//! in protected mode instead of real mode. In protected mode the GDT (at
+//! 0x800, inside the memory the body may store into) also holds the
+//! descriptors segment loads and far transfers tell apart: a second flat
+//! code segment, 16-bit code, conforming and execute-only code, small data
+//! with its accessed bit clear, read-only, not-present and DPL 3 data, a
+//! call gate, and an LDT with code and data, so MOV/POP Sreg, PUSH Sreg
+//! and far CALL/JMP/RET in the body meet every case of the descriptor
+//! cache, and stores into the tables its invalidation.
 #![no_main]
 
 use emu::{CpuModel, Descriptor, Exit, Gpr, Limits, Machine, MachineConfig, SegReg, Segment};
@@ -15,6 +23,14 @@ use libfuzzer_sys::fuzz_target;
 
 fn desc(base: u32, limit: u32, access: u8, flags: u8) -> u64 {
     Descriptor::encode(base, limit, access, flags).0
+}
+
+/// A call gate to `sel:off` with access byte `access`.
+fn gate(sel: u16, off: u32, access: u8) -> u64 {
+    u64::from(off & 0xFFFF)
+        | (u64::from(sel) << 16)
+        | (u64::from(access) << 40)
+        | (u64::from(off >> 16) << 48)
 }
 
 /// `mov edi, n; body; dec edi; jnz body; hlt` at 0x1000.
@@ -47,20 +63,41 @@ fn machine(code32: bool, setup: u8, code: &[u8], jit: bool) -> Machine {
     });
     m.set_jit(jit);
     m.write_phys(0x1000, code);
-    if code32 {
+    if code32 || setup & 0x40 != 0 {
+        let db = if code32 { 0x4 } else { 0 };
         let gdt = [
             0,
-            desc(0, u32::MAX, 0x9A, 0x4),
-            desc(0, u32::MAX, 0x92, 0x4),
+            desc(0, u32::MAX, 0x9B, 0x4),
+            desc(0, u32::MAX, 0x93, 0x4),
+            desc(0, 0xFFFF, 0x9B, db),
+            desc(0, 0xFFFF, 0x9B, 0x4 - db),
+            desc(0x6000, 0xFFF, 0x92, 0),
+            desc(0x6000, 0xFFF, 0x13, 0),
+            desc(0x4000, 0x1FFF, 0x91, 0),
+            desc(0, 0xFFFF, 0x99, db),
+            desc(0, 0xFFFF, 0x9F, db),
+            desc(0, 0xFFFF, 0xF3, 0),
+            gate(0x18, 0x1000, if code32 { 0x8C } else { 0x84 }),
+            desc(0xC00, 0x17, 0x82, 0),
         ];
         for (i, e) in gdt.iter().enumerate() {
             m.write_phys(0x800 + 8 * i as u32, &e.to_le_bytes());
         }
+        let ldt = [
+            desc(0x6000, 0xFFF, 0x93, 0),
+            desc(0, 0xFFFF, 0x9B, db),
+            desc(0x6000, 0xFFF, 0x92, 0),
+        ];
+        for (i, e) in ldt.iter().enumerate() {
+            m.write_phys(0xC00 + 8 * i as u32, &e.to_le_bytes());
+        }
         let c = m.cpu_mut_flush_tlb();
         c.cr0 |= 1;
         c.gdtr.base = 0x800;
-        c.gdtr.limit = 23;
-        m.set_segment(SegReg::Cs, Descriptor(gdt[1]).to_segment(8));
+        c.gdtr.limit = (gdt.len() * 8 - 1) as u16;
+        c.ldtr = Descriptor(gdt[12]).to_segment(0x60);
+        let cs = if code32 { 1 } else { 3 };
+        m.set_segment(SegReg::Cs, Descriptor(gdt[cs]).to_segment(8 * cs as u16));
         for s in [SegReg::Ds, SegReg::Es, SegReg::Ss, SegReg::Fs, SegReg::Gs] {
             m.set_segment(s, Descriptor(gdt[2]).to_segment(0x10));
         }

@@ -160,6 +160,14 @@ pub(crate) fn instructions(plan: &Plan) -> Result<CodeAssembler, EmitError> {
             sides.push((i, side, save));
             continue;
         }
+        if let Op::LoadFar { seg, dst, mem } = *op {
+            let save = save_at(i);
+            let restore = save && flags_live_after(plan, i);
+            let side = a.create_label();
+            load_far(&mut a, (seg, dst, mem), side, (save, restore))?;
+            sides.push((i, side, save));
+            continue;
+        }
         match op.mem() {
             None => emit_op(&mut a, op, None)?,
             Some((mem, write)) => {
@@ -411,6 +419,19 @@ fn flags_live_after(plan: &Plan, i: usize) -> bool {
 /// Check the access to `mem` and leave its host address's offset from R13
 /// in R14, or jump to `side`. Clobbers RCX, R10 and the flags.
 fn check(a: &mut CodeAssembler, mem: Mem, write: bool, side: CodeLabel) -> Result<(), IcedError> {
+    check_plus(a, mem, 0, write, side)
+}
+
+/// [`check`] of the access `extra` bytes past `mem`'s offset, added after
+/// the 16-bit wrap of 16-bit addressing (as the interpreter reads the
+/// selector word of a far pointer, at `ea + n`, unwrapped).
+fn check_plus(
+    a: &mut CodeAssembler,
+    mem: Mem,
+    extra: u32,
+    write: bool,
+    side: CodeLabel,
+) -> Result<(), IcedError> {
     let mut paged = a.create_label();
     let mut done = a.create_label();
     let n = u32::from(mem.size);
@@ -428,6 +449,9 @@ fn check(a: &mut CodeAssembler, mem: Mem, write: bool, side: CodeLabel) -> Resul
     }
     if !mem.addr32 {
         a.movzx(r14d, r14w)?;
+    }
+    if extra != 0 {
+        a.lea(r14d, qword_ptr(r14 + extra as i32))?;
     }
     // The segment: lo <= offset and offset + n - 1 <= hi (in 64 bits).
     let seg = OFF_SEGS + SEG_SIZE * mem.seg as i32;
@@ -583,7 +607,7 @@ fn emit_op(a: &mut CodeAssembler, op: &Op, mem: Option<Mem>) -> Result<(), EmitE
             }
             move_sp(a, stack, -i32::from(stack.size))
         }
-        Op::LoadSeg { .. } => return Err(EmitError::Sizes),
+        Op::LoadSeg { .. } | Op::LoadFar { .. } => return Err(EmitError::Sizes),
         Op::Pop { dst, stack } => {
             let p = at(stack.size);
             match host(dst)? {
@@ -861,14 +885,7 @@ fn load_seg(
         }
     }
     desc_lookup(a, DK_DATA, side)?;
-    let at = OFF_SEGS + SEG_SIZE * seg as i32;
-    for k in 0..3 {
-        a.mov(r12, qword_ptr(r10 + (DE_CHECK + 8 * k)))?;
-        a.mov(qword_ptr(r11 + (at + 8 * k)), r12)?;
-    }
-    a.mov(r12d, dword_ptr(r10 + DE_TAG))?;
-    a.mov(word_ptr(r11 + sel_off(seg)), r12w)?;
-    a.or(dword_ptr(r11 + OFF_LOADED), 1 << seg as u32)?;
+    commit_seg(a, seg)?;
     if let SelSrc::Mem { mem, pop: true } = src {
         move_sp(a, mem, i32::from(mem.size))?;
     }
@@ -968,4 +985,56 @@ fn far_transfer(
     }
     a.mov(dword_ptr(r11 + OFF_EXIT), EXIT_FAR)?;
     a.jmp(epilogue)
+}
+
+/// Load data segment register `seg` from the cache entry at R10 (found
+/// by [`desc_lookup`]): its check and selector into the `State`, and its
+/// bit in `State::loaded`. Clobbers R12 and the flags.
+fn commit_seg(a: &mut CodeAssembler, seg: SegReg) -> Result<(), IcedError> {
+    let at = OFF_SEGS + SEG_SIZE * seg as i32;
+    for k in 0..3 {
+        a.mov(r12, qword_ptr(r10 + (DE_CHECK + 8 * k)))?;
+        a.mov(qword_ptr(r11 + (at + 8 * k)), r12)?;
+    }
+    a.mov(r12d, dword_ptr(r10 + DE_TAG))?;
+    a.mov(word_ptr(r11 + sel_off(seg)), r12w)?;
+    a.or(dword_ptr(r11 + OFF_LOADED), 1 << seg as u32)
+}
+
+/// LDS, LES, LFS or LGS: the offset and the selector word past it are
+/// read (as the interpreter reads them, the selector at offset `ea + n`
+/// without the 16-bit wrap), the selector goes through the cache, then
+/// the register gets the offset.
+fn load_far(
+    a: &mut CodeAssembler,
+    (seg, dst, mem): (SegReg, Reg, Mem),
+    side: CodeLabel,
+    (save, restore): (bool, bool),
+) -> Result<(), EmitError> {
+    if save {
+        a.pushfq()?;
+        a.pop(r15)?;
+    }
+    let n = mem.size;
+    check(a, mem, false, side)?;
+    if n == 4 {
+        a.mov(r12d, dword_ptr(r13 + r14))?;
+    } else {
+        a.movzx(r12d, word_ptr(r13 + r14))?;
+    }
+    a.mov(dword_ptr(r11 + OFF_SCRATCH), r12d)?;
+    check_plus(a, Mem { size: 2, ..mem }, u32::from(n), false, side)?;
+    a.movzx(r12d, word_ptr(r13 + r14))?;
+    desc_lookup(a, DK_DATA, side)?;
+    commit_seg(a, seg)?;
+    match host(dst)? {
+        Host::R32(d) => a.mov(d, dword_ptr(r11 + OFF_SCRATCH))?,
+        Host::R16(d) => a.mov(d, word_ptr(r11 + OFF_SCRATCH))?,
+        Host::R8(_) => return Err(EmitError::Sizes),
+    }
+    if restore {
+        a.push(r15)?;
+        a.popfq()?;
+    }
+    Ok(())
 }

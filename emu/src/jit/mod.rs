@@ -4,9 +4,14 @@
 //! are translated to host code and run there, with exactly the registers,
 //! EFLAGS, EIP, cycles, instruction counts and memory the interpreter would
 //! produce; a block may end in REP MOVS/STOS/LODS, whose chunks [`rep`]
-//! runs from Rust. The interpreter stays the reference: everything the
-//! tier does not take (other stack, string and system instructions, far
-//! transfers, segment loads, the 286 model, any pending event) runs there, and so does every memory access the host
+//! runs from Rust. In protected mode (not V86) a block also takes PUSH
+//! Sreg, MOV/POP to DS, ES, FS and GS, LDS/LES/LFS/LGS, and ends with a far
+//! CALL/JMP (direct) or RET: the loads that need nothing but a descriptor
+//! read go through [`desc`]'s per-selector cache, the others leave the
+//! block. The interpreter stays the reference: everything the
+//! tier does not take (other stack, string and system instructions, SS
+//! loads, gates, privilege changes, real-mode and V86 far transfers, the
+//! 286 model, any pending event) runs there, and so does every memory access the host
 //! code's checks do not pass as a plain access (a limit or type violation,
 //! a TLB miss or a page the access would fault on or set A/D in, a page
 //! crossing, ROM or open bus, a store to a page holding cached code): the
@@ -17,6 +22,7 @@
 //! - [`emit`]: host code for a block (flags kept live in host RFLAGS).
 //! - [`cache`]: the block table, heat counts and retirement by page
 //!   generation.
+//! - [`desc`]: the descriptor cache of segment loads and far transfers.
 //! - [`rep`]: a REP string op's chunk, checked up front and run on RAM.
 //! - [`native`]: executable memory and the call (the crate's only unsafe).
 //!
@@ -437,6 +443,11 @@ fn desc_use(p: &select::Plan, i: usize, st: &native::State) -> Option<desc::Desc
             SelSrc::Reg(r) => DescUse::Selector(st.gpr[usize::from(r)] as u16),
             SelSrc::Mem { mem, .. } => DescUse::At(mem.seg, mem_offset(mem, &st.gpr)),
         }),
+        // (The selector word past the offset, without the 16-bit wrap.)
+        (Some(Op::LoadFar { mem, .. }), _) => Some(DescUse::At(
+            mem.seg,
+            mem_offset(*mem, &st.gpr).wrapping_add(u32::from(mem.size)),
+        )),
         (None, End::Far(Far::Call { sel, .. } | Far::Jmp { sel, .. })) => {
             Some(DescUse::Selector(sel))
         }

@@ -20,6 +20,11 @@
 //!   REPNE they end the block (see [`End::Rep`]);
 //! - Jcc and JMP rel8/rel16/rel32, CALL rel16/rel32 and RET/RET imm16 near,
 //!   of the code size (no 0x66 or 0x67);
+//! - PUSH ES/CS/SS/DS/FS/GS (any mode);
+//! - in protected mode (the block is then entered only there): MOV DS/ES/
+//!   FS/GS from r16 or m16, POP DS/ES/FS/GS, LDS/LES/LFS/LGS, and to end
+//!   the block far CALL/JMP ptr16:16/ptr16:32 and RETF [imm16] (see
+//!   `super::desc` for which of them the host code completes);
 //!
 //! with 32-, 16- or 8-bit registers (at most one 0x66 prefix, none on 8-bit
 //! forms), except the 8-bit forms the host cannot encode with its register
@@ -215,6 +220,17 @@ pub(crate) enum Op {
         /// zero-extended, as the interpreter writes it).
         stack: Mem,
     },
+    /// LDS, LES, LFS or LGS in protected mode: the offset (`mem`, of the
+    /// register's size) into `dst`, the selector word just past it into
+    /// `seg` (through the descriptor cache, as [`Op::LoadSeg`]).
+    LoadFar {
+        /// The segment register.
+        seg: SegReg,
+        /// The offset's register (16- or 32-bit).
+        dst: Reg,
+        /// The offset's operand.
+        mem: Mem,
+    },
     /// MOV or POP to DS, ES, FS or GS in protected mode: through the
     /// descriptor cache (see `super::desc`), or an exit before it.
     LoadSeg {
@@ -324,7 +340,8 @@ impl Op {
             | Op::Pop { .. }
             | Op::Str(_)
             | Op::PushSeg { .. }
-            | Op::LoadSeg { .. } => None,
+            | Op::LoadSeg { .. }
+            | Op::LoadFar { .. } => None,
             Op::LoadX { sign, .. } => Some(if sign { M::Movsx } else { M::Movzx }),
         }
     }
@@ -337,7 +354,7 @@ impl Op {
             Op::UnaryMem { mem, .. }
             | Op::Push { stack: mem, .. }
             | Op::PushSeg { stack: mem, .. } => Some((mem, true)),
-            Op::Pop { stack: mem, .. } => Some((mem, false)),
+            Op::Pop { stack: mem, .. } | Op::LoadFar { mem, .. } => Some((mem, false)),
             Op::LoadSeg {
                 src: SelSrc::Mem { mem, .. },
                 ..
@@ -545,6 +562,15 @@ enum Kind {
 /// The memory operand of `insn` as the tier takes it (`addr32`: the
 /// address size).
 fn mem_operand(insn: &Instruction, addr32: bool) -> Option<Mem> {
+    let size = insn.memory_size().size();
+    if !matches!(size, 1 | 2 | 4) {
+        return None;
+    }
+    mem_sized(insn, addr32, size as u8)
+}
+
+/// The memory operand of `insn` with an access of `size` bytes.
+fn mem_sized(insn: &Instruction, addr32: bool, size: u8) -> Option<Mem> {
     let num = |r: Register| -> Option<Option<u8>> {
         match (r, Reg::of(r)) {
             (Register::None, _) => Some(None),
@@ -553,10 +579,6 @@ fn mem_operand(insn: &Instruction, addr32: bool) -> Option<Mem> {
             _ => None,
         }
     };
-    let size = insn.memory_size().size();
-    if !matches!(size, 1 | 2 | 4) {
-        return None;
-    }
     Some(Mem {
         seg: SegReg::from_iced(insn.memory_segment())?,
         base: num(insn.memory_base())?,
@@ -564,7 +586,7 @@ fn mem_operand(insn: &Instruction, addr32: bool) -> Option<Mem> {
         scale: insn.memory_index_scale() as u8,
         disp: insn.memory_displacement32(),
         addr32,
-        size: size as u8,
+        size,
     })
 }
 
@@ -625,6 +647,25 @@ fn classify(
     // which AH/DH/BH cannot be used with.
     let no_hi8 = |r: Reg| !matches!(r, Reg::Hi8(_));
     let has_mem = (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory);
+    if let M::Lds | M::Les | M::Lfs | M::Lgs = m {
+        let seg = match m {
+            M::Lds => SegReg::Ds,
+            M::Les => SegReg::Es,
+            M::Lfs => SegReg::Fs,
+            _ => SegReg::Gs,
+        };
+        let dst = reg0()?;
+        let n = match dst {
+            Reg::R32(_) => 4,
+            Reg::R16(_) => 2,
+            _ => return None,
+        };
+        if !has_mem || !sized(dst) {
+            return None;
+        }
+        let mem = mem_sized(insn, code32 != has67, n)?;
+        return Some(Kind::Op(Op::LoadFar { seg, dst, mem }));
+    }
     if has_mem && m != M::Lea {
         let mem = mem_operand(insn, code32 != has67)?;
         let fits = |r: Reg| {
@@ -937,7 +978,8 @@ fn flag_use(k: &Kind) -> (u32, u32) {
             | Op::Pop { .. }
             | Op::Str(_)
             | Op::PushSeg { .. }
-            | Op::LoadSeg { .. },
+            | Op::LoadSeg { .. }
+            | Op::LoadFar { .. },
         )
         | Kind::End(
             End::Fall
@@ -1090,7 +1132,7 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                 ) {
                     plan.stack32 = Some(stack32);
                 }
-                if let Op::LoadSeg { .. } = op {
+                if let Op::LoadSeg { .. } | Op::LoadFar { .. } = op {
                     plan.prot = true;
                     plan.mem = true;
                 }
