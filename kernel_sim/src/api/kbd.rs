@@ -66,6 +66,40 @@ impl Default for KbdState {
     }
 }
 
+/// What DosDevIOCtl's keyboard category sees of the state (`ioctl.rs`).
+impl KbdState {
+    /// DEV_FLUSHINPUT: a byte read ahead goes.
+    pub(crate) fn flush(&mut self) {
+        self.ahead = None;
+    }
+
+    /// Binary (raw) input mode, else ASCII (cooked).
+    pub(crate) fn binary(&self) -> bool {
+        self.mask & BINARY != 0
+    }
+
+    pub(crate) fn set_binary(&mut self, binary: bool) {
+        self.mask &= !(BINARY | ASCII);
+        self.mask |= if binary { BINARY } else { ASCII };
+    }
+
+    pub(crate) fn interim(&self) -> u16 {
+        self.interim
+    }
+
+    pub(crate) fn set_interim(&mut self, v: u16) {
+        self.interim = v;
+    }
+
+    pub(crate) fn shift(&self) -> u16 {
+        self.shift
+    }
+
+    pub(crate) fn set_shift(&mut self, v: u16) {
+        self.shift = v;
+    }
+}
+
 /// The entries.
 pub static DEFS: &[ApiDef] = &[
     api!("KBDCALLS" 10 "KbdGetStatus" Far16 [P, W] get_status),

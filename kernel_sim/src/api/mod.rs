@@ -81,6 +81,7 @@ mod fileops;
 mod find;
 mod fsattach;
 mod handles;
+mod ioctl;
 pub(crate) mod kbd;
 pub(crate) mod libc;
 pub(crate) mod libpath;
@@ -324,6 +325,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(syssem::DEFS)
         .chain(tcpip::DEFS)
         .chain(libc::defs())
+        .chain(ioctl::DEFS)
 }
 
 /// The system DLLs this kernel provides.
