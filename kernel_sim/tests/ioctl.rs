@@ -17,7 +17,14 @@ const OUT: u32 = DATA + 0x200;
 
 /// DosDevIOCtl(h, cat, func, PARM, parm_max, &PLEN, out, data_max,
 /// &DLEN), expecting `rc` (else exit `tag`).
-fn ioctl(p: &mut Prog, h: u32, cat: u32, func: u32, lens: (u32, u32), out: u32, rc: u32, tag: u32) {
+fn ioctl(
+    p: &mut Prog,
+    (h, cat, func): (u32, u32, u32),
+    lens: (u32, u32),
+    out: u32,
+    rc: u32,
+    tag: u32,
+) {
     let args = [h, cat, func, PARM, lens.0, PLEN, out, lens.1, DLEN].map(Arg::Imm);
     p.api(IOCTL, &args, rc, tag);
 }
@@ -27,42 +34,42 @@ fn the_32_bit_call_on_the_console_and_the_disk() {
     let mut p = Prog::new();
     p.start_main();
     // KBD_GETKEYBDTYPE: 6 bytes, an enhanced keyboard.
-    ioctl(&mut p, 0, 4, 0x77, (0, 6), OUT, 0, 1);
+    ioctl(&mut p, (0, 4, 0x77), (0, 6), OUT, 0, 1);
     p.c.load_eax(DLEN);
     p.store_eax(OUT + 0x40);
     // KBD_SETINPUTMODE binary, then KBD_GETINPUTMODE.
     p.c.store(PARM, 0x80);
-    ioctl(&mut p, 0, 4, 0x51, (1, 0), OUT + 8, 0, 2);
-    ioctl(&mut p, 0, 4, 0x71, (0, 1), OUT + 8, 0, 3);
+    ioctl(&mut p, (0, 4, 0x51), (1, 0), OUT + 8, 0, 2);
+    ioctl(&mut p, (0, 4, 0x71), (0, 1), OUT + 8, 0, 3);
     // A bad mode byte.
     p.c.store(PARM, 0x01);
-    ioctl(&mut p, 0, 4, 0x51, (1, 0), OUT + 8, 87, 4);
+    ioctl(&mut p, (0, 4, 0x51), (1, 0), OUT + 8, 87, 4);
     // KBD_SETSHIFTSTATE then GETSHIFTSTATE.
     p.c.store(PARM, 0x0003);
-    ioctl(&mut p, 0, 4, 0x53, (3, 0), 0, 0, 5);
-    ioctl(&mut p, 0, 4, 0x73, (0, 3), OUT + 12, 0, 6);
+    ioctl(&mut p, (0, 4, 0x53), (3, 0), 0, 0, 5);
+    ioctl(&mut p, (0, 4, 0x73), (0, 3), OUT + 12, 0, 6);
     // Lengths: too little data room (the need goes to DLEN), too short
     // a parameter area.
-    ioctl(&mut p, 0, 4, 0x77, (0, 2), OUT + 16, 111, 7);
+    ioctl(&mut p, (0, 4, 0x77), (0, 2), OUT + 16, 111, 7);
     p.c.load_eax(DLEN);
     p.store_eax(OUT + 0x44);
-    ioctl(&mut p, 0, 4, 0x51, (0, 0), 0, 87, 8);
+    ioctl(&mut p, (0, 4, 0x51), (0, 0), 0, 87, 8);
     // A category the console does not have, a function the keyboard
     // does not have, a handle that is not open, the disk's handle with
     // the keyboard category.
-    ioctl(&mut p, 1, 3, 0x72, (0, 4), OUT + 16, 117, 9);
-    ioctl(&mut p, 0, 4, 0x99, (0, 4), OUT + 16, 1, 10);
-    ioctl(&mut p, 99, 4, 0x77, (0, 6), OUT + 16, 6, 11);
-    ioctl(&mut p, u32::MAX, 4, 0x77, (0, 6), OUT + 16, 6, 12);
+    ioctl(&mut p, (1, 3, 0x72), (0, 4), OUT + 16, 117, 9);
+    ioctl(&mut p, (0, 4, 0x99), (0, 4), OUT + 16, 1, 10);
+    ioctl(&mut p, (99, 4, 0x77), (0, 6), OUT + 16, 6, 11);
+    ioctl(&mut p, (u32::MAX, 4, 0x77), (0, 6), OUT + 16, 6, 12);
     // No device monitors.
-    ioctl(&mut p, 0, 0x0B, 0x60, (1, 0), 0, 165, 13);
-    ioctl(&mut p, 1, 0x0B, 0x02, (1, 0), 0, 0, 14);
+    ioctl(&mut p, (0, 0x0B, 0x60), (1, 0), 0, 165, 13);
+    ioctl(&mut p, (1, 0x0B, 0x02), (1, 0), 0, 0, 14);
     // The disk: C: is fixed; A: is no drive here; C:'s parameters.
     p.c.store(PARM, 0x0200);
-    ioctl(&mut p, u32::MAX, 8, 0x20, (2, 1), OUT + 20, 0, 15);
-    ioctl(&mut p, u32::MAX, 8, 0x63, (2, 36), OUT + 24, 0, 16);
+    ioctl(&mut p, (u32::MAX, 8, 0x20), (2, 1), OUT + 20, 0, 15);
+    ioctl(&mut p, (u32::MAX, 8, 0x63), (2, 36), OUT + 24, 0, 16);
     p.c.store(PARM, 0x0000);
-    ioctl(&mut p, u32::MAX, 8, 0x20, (2, 1), OUT + 20, 15, 17);
+    ioctl(&mut p, (u32::MAX, 8, 0x20), (2, 1), OUT + 20, 15, 17);
     // A file is no device.
     p.c.open(*b"T.DAT", DATA + 0x120);
     p.c.expect(0, 18);
