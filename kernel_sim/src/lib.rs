@@ -85,6 +85,7 @@ pub mod threads;
 pub mod thunks;
 pub mod tnf;
 pub mod trace;
+mod x87;
 mod xcpt;
 
 pub use clock::Clock;

@@ -205,6 +205,10 @@ impl Process {
     /// An exception the hook did not take: a DosSetVec handler if one is
     /// set for it, else the end of the run.
     fn guest_exception(&mut self, fault: Fault) -> Option<Outcome> {
+        // The x87 arithmetic the machine leaves to the kernel.
+        if fault.vector == vector::UD && crate::x87::emulate(self) {
+            return None;
+        }
         let cpu = self.machine.cpu();
         let (cs, eip) = (cpu.sreg(SegReg::Cs).selector, cpu.eip);
         let mut entry = cptrap::Entry::new(cptrap::TypeNum::EXCEPTION);

@@ -158,6 +158,8 @@ pub(crate) struct Pcb {
     pub(crate) ext_libpath: crate::api::libpath::ExtLibpath,
     /// The keyboard's status and a byte KbdPeek read ahead.
     pub(crate) kbd: crate::api::kbd::KbdState,
+    /// The emulated x87 registers per thread (`x87.rs`).
+    pub(crate) x87: std::collections::BTreeMap<u32, crate::x87::Regs>,
     /// The C runtime's state (LIBCM, LIBCS), made on first use.
     pub(crate) libc: Option<Box<crate::api::libc::Runtime>>,
     /// UniStrtok's position per thread.
@@ -216,6 +218,7 @@ impl Pcb {
             uni_tok: Default::default(),
             inet_ntoa_buf: 0,
             libc: None,
+            x87: Default::default(),
             kbd: Default::default(),
             ext_libpath: Default::default(),
         }

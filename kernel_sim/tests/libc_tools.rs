@@ -5,9 +5,22 @@
 
 mod common;
 
-use common::toolkit::{copy_tools, toolkit};
+use common::toolkit::{assemble_m32, copy_tools, toolkit};
 use kernel_sim::{Outcome, Process, ProcessConfig};
 use std::path::Path;
+
+/// The file in `dir` named `name` in any case (the sandbox keeps the
+/// case a program gives).
+fn file_ci(dir: &Path, name: &str) -> std::path::PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(name))
+        })
+        .unwrap_or_else(|| dir.join(name))
+}
 
 /// Runs `program` in `root` with `args`, the API log on: (outcome,
 /// console, the process).
@@ -66,4 +79,89 @@ fn nmake_prints_its_usage() {
     assert_eq!(o, Outcome::Exited(0), "{out}");
     assert!(out.contains("Syntax: NMAKE"), "{out}");
     assert!(out.contains("-nologo"), "{out}");
+}
+
+/// A string table and a user resource, compiled by rc.exe.
+const RC_SOURCE: &str = "\
+STRINGTABLE
+BEGIN
+  1 \"Hello from os2trace\"
+  2 \"Second string\"
+END
+RESOURCE 300 7 T.BIN
+";
+
+/// rc.exe compiles a script with a string table and a user resource to
+/// a .res with both, then binds the .res into a program LINK386 links
+/// (needs nasm for the program); the program still runs.
+#[test]
+fn rc_compiles_a_resource_script_and_binds_it() {
+    let Some(tk) = toolkit("rc.exe") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_tools(
+        &tk,
+        root,
+        &[
+            ("bin/rc.exe", "RC.EXE"),
+            ("msg/messages.msg", "MESSAGES.MSG"),
+            ("msg/rc32.msg", "RC32.MSG"),
+        ],
+    );
+    std::fs::write(root.join("T.RC"), RC_SOURCE).unwrap();
+    std::fs::write(root.join("T.BIN"), b"user data\x00\x01\x02").unwrap();
+    let (o, out, p) = run_tool(root, "C:\\RC.EXE", &["-r", "T.RC"], BUDGET);
+    assert_eq!(o, Outcome::Exited(0), "{out}");
+    assert!(p.api_log().iter().any(|e| e.name == "fwrite"));
+    let res = std::fs::read(file_ci(root, "T.RES")).unwrap();
+    // The user resource first: type 300, name 7, then its 12 bytes.
+    assert_eq!(&res[..6], &[0xFF, 0x2C, 0x01, 0xFF, 7, 0], "{res:02x?}");
+    assert_eq!(&res[8..12], &12u32.to_le_bytes(), "{res:02x?}");
+    assert_eq!(&res[12..24], b"user data\x00\x01\x02");
+    // Then the string table (type 5) of bundle 1 with both strings.
+    let st = res
+        .windows(6)
+        .position(|w| w == [0xFF, 5, 0, 0xFF, 1, 0])
+        .expect("a string table resource");
+    let find = |needle: &[u8]| res[st..].windows(needle.len()).any(|w| w == needle);
+    assert!(find(b"Hello from os2trace"), "{res:02x?}");
+    assert!(find(b"Second string"), "{res:02x?}");
+
+    // Bound into a program.
+    if !assemble_m32(root) {
+        return;
+    }
+    copy_tools(
+        &tk,
+        root,
+        &[
+            ("bin/link386.exe", "LINK386.EXE"),
+            ("lib/os2386.lib", "OS2386.LIB"),
+        ],
+    );
+    std::fs::write(root.join("M32.DEF"), "NAME M32 WINDOWCOMPAT\r\n").unwrap();
+    let (o, out, _) = run_tool(
+        root,
+        "C:\\LINK386.EXE",
+        &["M32.OBJ,M32.EXE,NUL,OS2386.LIB,M32.DEF;"],
+        BUDGET,
+    );
+    assert_eq!(o, Outcome::Exited(0), "{out}");
+    let (o, out, _) = run_tool(root, "C:\\RC.EXE", &["T.RES", "M32.EXE"], BUDGET);
+    assert_eq!(o, Outcome::Exited(0), "{out}");
+    let m = loader::parse(&std::fs::read(root.join("M32.EXE")).unwrap()).unwrap();
+    let mut kinds: Vec<(u16, u16)> = m.resources.iter().map(|r| (r.type_id, r.name_id)).collect();
+    kinds.sort();
+    assert_eq!(kinds, vec![(5, 1), (300, 7)], "{:?}", m.resources);
+    let r = m.resources.iter().find(|r| r.type_id == 300).unwrap();
+    let object = &m.objects[usize::from(r.object) - 1];
+    let bytes: Vec<u8> = object.pages.iter().flat_map(|p| p.data.clone()).collect();
+    let at = r.offset as usize;
+    assert_eq!(&bytes[at..at + r.size as usize], b"user data\x00\x01\x02");
+    // The program still starts (it prints T.MSG's message, which is not
+    // there: DosGetMessage's code is its exit code).
+    let (o, _, _) = run_tool(root, "C:\\M32.EXE", &[], BUDGET);
+    assert!(matches!(o, Outcome::Exited(_)), "{o:?}");
 }

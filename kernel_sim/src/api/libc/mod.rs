@@ -273,6 +273,17 @@ pub(crate) fn put_sz(p: &mut Process, addr: u32, s: &[u8]) -> Result<(), Stop> {
     write(p, addr, &v)
 }
 
+/// Zeroes `n` guest bytes at `addr` (in pieces: `n` is the guest's).
+pub(crate) fn zero(p: &mut Process, addr: u32, n: u32) -> Result<(), Stop> {
+    let mut at = 0;
+    while at < n {
+        let k = (n - at).min(PAGE);
+        write(p, addr.wrapping_add(at), &vec![0; k as usize])?;
+        at += k;
+    }
+    Ok(())
+}
+
 /// The dword at `ESP + off` (arguments beyond the registers).
 pub(crate) fn stack_arg(p: &mut Process, off: u32) -> Result<u32, Stop> {
     let esp = p.machine.cpu().gpr[emu::Gpr::Esp];
@@ -362,7 +373,7 @@ fn calloc(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     };
     let a = malloc(p, n)?;
     if a != 0 {
-        p.pcb.mem.fill(&mut p.machine, a, n, 0);
+        zero(p, a, n)?;
     }
     Ok(a)
 }
@@ -991,7 +1002,7 @@ fn cppstore(p: &mut Process, _c: &Call) -> Result<u32, Stop> {
     }
     let a = malloc(p, 256)?;
     if a != 0 {
-        p.pcb.mem.fill(&mut p.machine, a, 256, 0);
+        zero(p, a, 256)?;
         rt(p).cppstore.insert(tid, a);
     }
     Ok(a)

@@ -4,7 +4,7 @@
 
 use super::{
     Call, EACCES, EBADF, EINVAL, FILE_SIZE, Process, Stop, cstr, data, errno_of, free, malloc,
-    put_sz, rt, set_errno, stack_arg,
+    put_sz, rt, set_errno, stack_arg, zero,
 };
 use crate::api::uconv::{read, wr32, write};
 
@@ -353,7 +353,7 @@ pub(super) fn fopen(p: &mut Process, c: &Call) -> Result<u32, Stop> {
         let _ = p.pcb.files.close(fd);
         return Ok(0);
     }
-    p.pcb.mem.fill(&mut p.machine, file, FILE_SIZE, 0);
+    zero(p, file, FILE_SIZE)?;
     wr32(p, file, u32::from(fd))?;
     if append {
         let _ = p.pcb.files.seek(fd, 0, 2);

@@ -10,8 +10,10 @@ use super::{
 use crate::api::codepage::{self, CodePage, Controls, Decoded, PROCESS_CP};
 use crate::api::uconv::{rd32, read, wr32, write, write_units};
 
-const EILSEQ: u32 = 84;
-const E2BIG: u32 = 7;
+/// VisualAge C++'s EILSEQ and E2BIG (rc.exe grows its iconv output
+/// buffer on errno 53).
+const EILSEQ: u32 = 36;
+const E2BIG: u32 = 53;
 const MAX_W: u32 = 0x80_0000;
 
 /// Controls as controls.
@@ -373,7 +375,6 @@ pub(super) fn strerror_text(e: u32) -> String {
     let t = match e {
         0 => "No error",
         2 => "No such file or directory",
-        7 => "Argument list too long",
         9 => "Bad file number",
         12 => "Not enough memory",
         13 => "Permission denied",
@@ -384,7 +385,8 @@ pub(super) fn strerror_text(e: u32) -> String {
         29 => "Invalid seek",
         33 => "Domain error",
         34 => "Result too large",
-        84 => "Illegal multibyte character",
+        36 => "Illegal multibyte character",
+        53 => "Argument list too long",
         _ => return format!("Unknown error {e}"),
     };
     t.to_string()
