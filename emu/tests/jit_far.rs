@@ -53,6 +53,14 @@ const TABLE: u32 = 0x100;
 const PTRS: u32 = 0x800;
 /// See [`PTRS`].
 const PTRS16: u32 = 0x1000;
+/// Far pointers to the routines, a pointer per loop count: 16:32 (8
+/// bytes apart) and 16:16.
+const FPTRS: u32 = 0x1400;
+/// See [`FPTRS`].
+const FPTRS16: u32 = 0x1C00;
+/// A 16:32 far pointer to the routine that jumps back, and a 16:16 one 8
+/// bytes on.
+const JPTR: u32 = 0x2000;
 
 /// The test GDT for code of `bits` at privilege `ring` (normal
 /// descriptors have DPL `ring`).
@@ -157,13 +165,19 @@ type Gen = (u8, u8, u32);
 const SEGS: [AsmRegisterSegment; 4] = [ds, es, fs, gs];
 const ALL_SEGS: [AsmRegisterSegment; 6] = [es, cs, ss, ds, fs, gs];
 
-fn emit_op(a: &mut CodeAssembler, g: Gen, bits: u32, ring: u16, helper: CodeLabel) {
+fn emit_op(
+    a: &mut CodeAssembler,
+    g: Gen,
+    bits: u32,
+    ring: u16,
+    (helper, helper_m): (CodeLabel, [CodeLabel; 2]),
+) {
     let (k, x, v) = g;
     let s = SEGS[usize::from(x % 4)];
     let sel = data_sel(v, ring);
     let csel = code_sel(v >> 8, ring);
     let wide = bits == 32;
-    match k % 13 {
+    match k % 14 {
         // PUSH Sreg; POP r
         0 => {
             a.push(ALL_SEGS[usize::from(x % 6)]).unwrap();
@@ -224,6 +238,8 @@ fn emit_op(a: &mut CodeAssembler, g: Gen, bits: u32, ring: u16, helper: CodeLabe
         // Far CALL to a routine
         6 | 7 => {
             let r = [R_RET, R_LOAD, R_RET_IMM][usize::from(x % 3)];
+            // Sometimes just past the limit.
+            let r = if (v >> 20) % 16 == 15 { 0x1000 } else { r };
             if r == R_RET_IMM {
                 a.push(cx).unwrap();
             }
@@ -295,6 +311,24 @@ fn emit_op(a: &mut CodeAssembler, g: Gen, bits: u32, ring: u16, helper: CodeLabe
                 }
             }
         }
+        // Far CALL through a far pointer (indexed by the loop count), or
+        // far JMP through one there and back
+        13 => {
+            // 16:32 pointers in 32-bit code, either size in 16-bit code.
+            let p32 = wide || x & 0x40 != 0;
+            let (table, shift) = if p32 { (FPTRS, 3) } else { (FPTRS16, 2) };
+            let ptr = |m: AsmMemoryOperand| if p32 { fword_ptr(m) } else { dword_ptr(m) };
+            if x & 0x30 == 0x30 {
+                a.call(helper_m[usize::from(p32)]).unwrap();
+            } else if wide {
+                a.movzx(esi, di).unwrap();
+                a.call(ptr(esi * (1 << shift) + table as i32).ss()).unwrap();
+            } else {
+                a.mov(si, di).unwrap();
+                a.shl(si, shift).unwrap();
+                a.call(ptr(si + table as i32).ss()).unwrap();
+            }
+        }
         // Arithmetic
         _ => {
             a.add(bx, (v & 0xFF) as i32).unwrap();
@@ -318,8 +352,9 @@ fn program(bits: u32, ring: u16, body: &[Gen], count: u16) -> Vec<u8> {
         a.set_label(&mut start).unwrap();
         a.mov(di, u32::from(count)).unwrap();
         a.set_label(&mut top).unwrap();
+        let mut helper_m = [a.create_label(), a.create_label()];
         for g in body {
-            emit_op(a, *g, bits, ring, helper);
+            emit_op(a, *g, bits, ring, (helper, helper_m));
         }
         a.dec(di).unwrap();
         a.jnz(top).unwrap();
@@ -327,6 +362,16 @@ fn program(bits: u32, ring: u16, body: &[Gen], count: u16) -> Vec<u8> {
         a.set_label(&mut helper).unwrap();
         let c = code_sel(u32::from(count) >> 3, ring);
         a.jmp_far(c, R_JMP_BACK).unwrap();
+        // The same through far pointers (16:16 and 16:32) in the stack
+        // segment.
+        for (i, l) in helper_m.iter_mut().enumerate() {
+            a.set_label(l).unwrap();
+            if i == 1 {
+                a.jmp(fword_ptr(JPTR as u64).ss()).unwrap();
+            } else {
+                a.jmp(dword_ptr(JPTR as u64 + 8).ss()).unwrap();
+            }
+        }
     })
 }
 
@@ -422,7 +467,29 @@ fn machine(s: Setup, body: &[Gen], (count, bad_at): (u16, u16), jit: bool) -> Ma
         m.write_phys(STACK + PTRS + 8 * k + 4, &sel.to_le_bytes());
         m.write_phys(STACK + PTRS16 + 4 * k, &(off as u16).to_le_bytes());
         m.write_phys(STACK + PTRS16 + 4 * k + 2, &sel.to_le_bytes());
+        // The bad one: a selector that does not load, or (odd counts) an
+        // offset just past the limit.
+        let bad = k == u32::from(bad_at);
+        let csel = if bad && k & 1 == 0 {
+            code_sel(13 + 16 * (k >> 1), ring)
+        } else {
+            code_sel(16 * (k >> 1), ring)
+        };
+        let r = match (bad, k & 1 != 0) {
+            (true, true) => 0x1000,
+            (_, true) => R_LOAD,
+            _ => R_RET,
+        };
+        m.write_phys(STACK + FPTRS + 8 * k, &r.to_le_bytes());
+        m.write_phys(STACK + FPTRS + 8 * k + 4, &csel.to_le_bytes());
+        m.write_phys(STACK + FPTRS16 + 4 * k, &(r as u16).to_le_bytes());
+        m.write_phys(STACK + FPTRS16 + 4 * k + 2, &csel.to_le_bytes());
     }
+    let back = 0x18 | ring;
+    m.write_phys(STACK + JPTR, &R_JMP_BACK.to_le_bytes());
+    m.write_phys(STACK + JPTR + 4, &back.to_le_bytes());
+    m.write_phys(STACK + JPTR + 8, &(R_JMP_BACK as u16).to_le_bytes());
+    m.write_phys(STACK + JPTR + 10, &back.to_le_bytes());
     if s.paging {
         m.write_phys(PD, &(PT | 7).to_le_bytes());
         for p in 0..1024u32 {
@@ -535,6 +602,8 @@ proptest! {
             paging: setup & 4 != 0,
             stack32: setup & 8 != 0,
         };
+        // (Mostly a count the loop reaches.)
+        let bad_at = bad_at % (count + 10);
         let (mut a, mut b) = (
             machine(s, &body, (count, bad_at), true),
             machine(s, &body, (count, bad_at), false),

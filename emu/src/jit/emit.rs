@@ -899,6 +899,9 @@ fn load_seg(
 /// A far CALL, JMP or RET through the descriptor cache, leaving through
 /// `EXIT_FAR` (or `side` before it); `next` is the return address of a
 /// CALL. `save`: the guest's flags are live (kept in R15 over the checks).
+/// The target's offset goes to `State::eip` and its selector to
+/// `State::far_sel` as soon as they are known (a side exit rewrites the
+/// one and ignores the other).
 fn far_transfer(
     a: &mut CodeAssembler,
     far: Far,
@@ -911,73 +914,89 @@ fn far_transfer(
         a.pushfq()?;
         a.pop(r15)?;
     }
-    let slot = |n: u8| {
+    let load = |a: &mut CodeAssembler, n: u8| {
         if n == 4 {
-            dword_ptr(r13 + r14)
+            a.mov(r12d, dword_ptr(r13 + r14))
         } else {
-            word_ptr(r13 + r14)
+            a.movzx(r12d, word_ptr(r13 + r14))
         }
     };
+    // The target: the cache entry in R10, the offset checked against
+    // its limit.
     match far {
         Far::Call { sel, off, .. } | Far::Jmp { sel, off } => {
             a.mov(r12d, u32::from(sel))?;
             desc_lookup(a, DK_CODE, side)?;
-            // The offset inside the target's limit.
             a.cmp(dword_ptr(r10 + DE_LIMIT), off as i32)?;
             a.jb(side)?;
-            if let Far::Call { stack, .. } = far {
-                // CS's slot, then EIP's below it; written once both pass.
-                let n = stack.size;
-                check(a, stack, true, side)?;
-                a.mov(dword_ptr(r11 + OFF_SCRATCH), r14d)?;
-                let eip_slot = Mem {
-                    disp: stack.disp.wrapping_sub(u32::from(n)),
-                    ..stack
-                };
-                check(a, eip_slot, true, side)?;
-                let ret = if n == 4 {
-                    next as i32
-                } else {
-                    i32::from(next as u16 as i16)
-                };
-                a.mov(slot(n), ret)?;
-                a.mov(r10d, dword_ptr(r11 + OFF_SCRATCH))?;
-                a.movzx(r12d, word_ptr(r11 + sel_off(SegReg::Cs)))?;
-                if n == 4 {
-                    a.mov(dword_ptr(r13 + r10), r12d)?;
-                } else {
-                    a.mov(word_ptr(r13 + r10), r12w)?;
-                }
-                move_sp(a, stack, -2 * i32::from(n))?;
-            }
             a.mov(dword_ptr(r11 + OFF_EIP), off)?;
-            a.mov(dword_ptr(r11 + OFF_FAR_SEL), u32::from(sel))?;
         }
-        Far::Ret { stack, imm } => {
-            let n = stack.size;
-            check(a, stack, false, side)?;
-            if n == 4 {
-                a.mov(r12d, dword_ptr(r13 + r14))?;
+        Far::CallM { mem, .. } | Far::JmpM { mem } | Far::Ret { stack: mem, .. } => {
+            // The offset, then the selector word past it (a far pointer's
+            // at ea + n unwrapped; a return's on the stack, wrapped).
+            let n = mem.size;
+            check(a, mem, false, side)?;
+            load(a, n)?;
+            a.mov(dword_ptr(r11 + OFF_EIP), r12d)?;
+            if let Far::Ret { .. } = far {
+                let sel_slot = Mem {
+                    disp: mem.disp.wrapping_add(u32::from(n)),
+                    size: 2,
+                    ..mem
+                };
+                check(a, sel_slot, false, side)?;
             } else {
-                a.movzx(r12d, word_ptr(r13 + r14))?;
+                check_plus(a, Mem { size: 2, ..mem }, u32::from(n), false, side)?;
             }
-            a.mov(dword_ptr(r11 + OFF_SCRATCH), r12d)?;
-            let sel_slot = Mem {
-                disp: stack.disp.wrapping_add(u32::from(n)),
-                size: 2,
-                ..stack
-            };
-            check(a, sel_slot, false, side)?;
             a.movzx(r12d, word_ptr(r13 + r14))?;
-            desc_lookup(a, DK_RET, side)?;
-            a.mov(r12d, dword_ptr(r11 + OFF_SCRATCH))?;
+            let kind = if let Far::Ret { .. } = far {
+                DK_RET
+            } else {
+                DK_CODE
+            };
+            desc_lookup(a, kind, side)?;
+            a.mov(r12d, dword_ptr(r11 + OFF_EIP))?;
             a.cmp(r12d, dword_ptr(r10 + DE_LIMIT))?;
             a.ja(side)?;
-            a.mov(dword_ptr(r11 + OFF_EIP), r12d)?;
-            a.movzx(r12d, word_ptr(r10 + DE_TAG))?;
-            a.mov(dword_ptr(r11 + OFF_FAR_SEL), r12d)?;
-            move_sp(a, stack, 2 * i32::from(n) + i32::from(imm))?;
         }
+    }
+    a.movzx(r12d, word_ptr(r10 + DE_TAG))?;
+    a.mov(dword_ptr(r11 + OFF_FAR_SEL), r12d)?;
+    match far {
+        Far::Call { stack, .. } | Far::CallM { stack, .. } => {
+            // CS's slot, then EIP's below it; written once both pass.
+            let n = stack.size;
+            check(a, stack, true, side)?;
+            a.mov(dword_ptr(r11 + OFF_SCRATCH), r14d)?;
+            let eip_slot = Mem {
+                disp: stack.disp.wrapping_sub(u32::from(n)),
+                ..stack
+            };
+            check(a, eip_slot, true, side)?;
+            let (at, cs_at) = if n == 4 {
+                (dword_ptr(r13 + r14), dword_ptr(r13 + r10))
+            } else {
+                (word_ptr(r13 + r14), word_ptr(r13 + r10))
+            };
+            let ret = if n == 4 {
+                next as i32
+            } else {
+                i32::from(next as u16 as i16)
+            };
+            a.mov(at, ret)?;
+            a.mov(r10d, dword_ptr(r11 + OFF_SCRATCH))?;
+            a.movzx(r12d, word_ptr(r11 + sel_off(SegReg::Cs)))?;
+            if n == 4 {
+                a.mov(cs_at, r12d)?;
+            } else {
+                a.mov(cs_at, r12w)?;
+            }
+            move_sp(a, stack, -2 * i32::from(n))?;
+        }
+        Far::Ret { stack, imm } => {
+            move_sp(a, stack, 2 * i32::from(stack.size) + i32::from(imm))?;
+        }
+        Far::Jmp { .. } | Far::JmpM { .. } => {}
     }
     if save {
         a.push(r15)?;

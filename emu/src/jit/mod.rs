@@ -6,7 +6,7 @@
 //! produce; a block may end in REP MOVS/STOS/LODS, whose chunks [`rep`]
 //! runs from Rust. In protected mode (not V86) a block also takes PUSH
 //! Sreg, MOV/POP to DS, ES, FS and GS, LDS/LES/LFS/LGS, and ends with a far
-//! CALL/JMP (direct) or RET: the loads that need nothing but a descriptor
+//! CALL/JMP (direct or through a far pointer) or RET: the loads that need nothing but a descriptor
 //! read go through [`desc`]'s per-selector cache, the others leave the
 //! block. The interpreter stays the reference: everything the
 //! tier does not take (other stack, string and system instructions, SS
@@ -452,6 +452,10 @@ fn desc_use(p: &select::Plan, i: usize, st: &native::State) -> Option<desc::Desc
             Some(DescUse::Selector(sel))
         }
         (None, End::Far(Far::Ret { stack, .. })) => Some(sp(stack, u32::from(stack.size))),
+        (None, End::Far(Far::CallM { mem, .. } | Far::JmpM { mem })) => Some(DescUse::At(
+            mem.seg,
+            mem_offset(mem, &st.gpr).wrapping_add(u32::from(mem.size)),
+        )),
         _ => None,
     }
 }

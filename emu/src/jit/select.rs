@@ -23,7 +23,7 @@
 //! - PUSH ES/CS/SS/DS/FS/GS (any mode);
 //! - in protected mode (the block is then entered only there): MOV DS/ES/
 //!   FS/GS from r16 or m16, POP DS/ES/FS/GS, LDS/LES/LFS/LGS, and to end
-//!   the block far CALL/JMP ptr16:16/ptr16:32 and RETF [imm16] (see
+//!   the block far CALL/JMP ptr16:16/ptr16:32/m16:16/m16:32 and RETF [imm16] (see
 //!   `super::desc` for which of them the host code completes);
 //!
 //! with 32-, 16- or 8-bit registers (at most one 0x66 prefix, none on 8-bit
@@ -271,6 +271,19 @@ pub(crate) enum Far {
         /// The first slot written (CS; the EIP goes below it), of the
         /// operand size.
         stack: Mem,
+    },
+    /// CALL m16:16 or m16:32: the offset at `mem` (of the operand size),
+    /// the selector word past it, then as [`Far::Call`].
+    CallM {
+        /// The far pointer's offset.
+        mem: Mem,
+        /// As [`Far::Call`]'s.
+        stack: Mem,
+    },
+    /// JMP m16:16 or m16:32.
+    JmpM {
+        /// The far pointer's offset.
+        mem: Mem,
     },
     /// JMP ptr16:16 or ptr16:32.
     Jmp {
@@ -665,6 +678,28 @@ fn classify(
         }
         let mem = mem_sized(insn, code32 != has67, n)?;
         return Some(Kind::Op(Op::LoadFar { seg, dst, mem }));
+    }
+    if let Code::Call_m1616 | Code::Call_m1632 | Code::Jmp_m1616 | Code::Jmp_m1632 = insn.code() {
+        let n = if matches!(insn.code(), Code::Call_m1632 | Code::Jmp_m1632) {
+            4
+        } else {
+            2
+        };
+        let mem = mem_sized(insn, code32 != has67, n)?;
+        let stack = Mem {
+            seg: SegReg::Ss,
+            base: Some(4),
+            index: None,
+            scale: 1,
+            disp: u32::from(n).wrapping_neg(),
+            addr32: stack32,
+            size: n,
+        };
+        return Some(Kind::End(End::Far(if m == M::Call {
+            Far::CallM { mem, stack }
+        } else {
+            Far::JmpM { mem }
+        })));
     }
     if has_mem && m != M::Lea {
         let mem = mem_operand(insn, code32 != has67)?;
@@ -1081,7 +1116,12 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         };
         let seg_ok = match kind {
             Kind::Op(ref op) => op.mem().is_some(),
-            Kind::End(ref end) => matches!(end, End::Rep(_)),
+            Kind::End(ref end) => {
+                matches!(
+                    end,
+                    End::Rep(_) | End::Far(Far::CallM { .. } | Far::JmpM { .. })
+                )
+            }
         };
         if has_seg && !seg_ok {
             break;
@@ -1144,10 +1184,13 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                 }
             }
             Kind::End(end) => {
-                if let End::Far(_) = end {
+                if let End::Far(far) = end {
                     plan.prot = true;
                     plan.mem = true;
-                    if !matches!(end, End::Far(Far::Jmp { .. })) {
+                    if let Far::CallM { mem, .. } | Far::JmpM { mem } = far {
+                        plan.segs |= 1 << mem.seg as u8;
+                    }
+                    if !matches!(end, End::Far(Far::Jmp { .. } | Far::JmpM { .. })) {
                         plan.segs |= 1 << SegReg::Ss as u8;
                         plan.stack32 = Some(stack32);
                     }
