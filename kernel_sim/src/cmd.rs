@@ -20,12 +20,24 @@
 //!   ECHO (and `ECHO.`), CD/CHDIR, DEL/ERASE
 //!   (wildcards), COPY (wildcards, `a+b` joins), TYPE, MD/MKDIR,
 //!   RD/RMDIR, REN/RENAME, PATH, IF [NOT] ERRORLEVEL n / EXIST name /
-//!   s1==s2, EXIT [n], REM, CLS, CALL, VER.
+//!   s1==s2, EXIT [n], REM, CLS, CALL, VER, GOTO label, SHIFT,
+//!   `FOR %v IN (set) DO command` (`%%v` in a batch file; the set's
+//!   words with `*` or `?` are the files they match, in name order) and
+//!   DIR [pattern] [/B] (date, time, size or `<DIR>`, name; then the
+//!   count and bytes).
 //! - Any other name is a program: as given if it has a path, else in the
 //!   current directory then along PATH; without an extension `.EXE`,
 //!   then `.CMD`. A `.CMD` file is a batch file: its lines run in turn,
-//!   with `%0`..`%9` its arguments, `@` hiding nothing (lines are not
-//!   echoed) and `ECHO OFF` accepted.
+//!   with `%0`..`%9` its arguments (substituted as each line is read,
+//!   so SHIFT shows), `@` hiding nothing (lines are not echoed) and
+//!   `ECHO OFF` accepted. GOTO jumps to the line after `:label` (a
+//!   missing label ends the batch file with a message); CALL of a batch
+//!   file runs it and comes back, naming one without CALL ends the
+//!   batch file that named it. At most [`MAX_BATCH_LINES`] batch lines
+//!   run in one CMD.EXE (a GOTO loop ends there, ERRORLEVEL 1).
+//! - Standard input is read a line at a time; an empty pipe with a
+//!   writer blocks CMD.EXE's thread until bytes come or the writers
+//!   close it (end of input).
 //! - ERRORLEVEL is the last program's result code (1 if it did not end
 //!   by DosExit), 0 after an internal command that worked and 1 after
 //!   one that failed; CMD's own exit code is the last ERRORLEVEL.
@@ -44,8 +56,8 @@ use crate::threads::Wait;
 /// The system DLL CMD.EXE's loop calls.
 pub const MODULE: &str = "CMDSHELL";
 
-/// Lines a batch file may run (a GOTO-less file runs each once; this
-/// bounds CALL recursion too).
+/// Batch lines one CMD.EXE runs at most (this bounds GOTO loops and
+/// CALL recursion).
 const MAX_BATCH_LINES: usize = 100_000;
 
 /// CMD.EXE as an LX program: `call CMDSHELL.1; jmp back`, and a 16 KB
@@ -104,6 +116,38 @@ pub(crate) struct Shell {
     waiting: Option<u16>,
     /// Batch lines run so far.
     batch_lines: usize,
+    /// The batch files running, the innermost (CALLed) last.
+    batches: Vec<Batch>,
+    /// The command being run was named by CALL.
+    calling: bool,
+    /// The part of a standard input line read so far.
+    line: Vec<u8>,
+    /// A pipe read of one byte of standard input is pending
+    /// ([`stdin_at`]).
+    reading: bool,
+}
+
+impl Shell {
+    /// Where commands to run next go: the running batch file's line, or
+    /// the queue.
+    fn next_up(&mut self) -> &mut VecDeque<(Join, String, bool)> {
+        match self.batches.last_mut() {
+            Some(b) => &mut b.pending,
+            None => &mut self.queue,
+        }
+    }
+}
+
+/// A batch file being run.
+#[derive(Debug, Default)]
+struct Batch {
+    lines: Vec<String>,
+    /// The next line.
+    pos: usize,
+    /// `%0`, `%1`, ...
+    params: Vec<String>,
+    /// The commands of the current line still to run.
+    pending: VecDeque<(Join, String, bool)>,
 }
 
 /// What a command did.
@@ -135,7 +179,7 @@ pub(crate) fn step(p: &mut Process, _c: &Call) -> Result<u32, Stop> {
         p.shell().errorlevel = if term == TC_EXIT { code } else { 1 };
     }
     loop {
-        let Some((join, line, late)) = next_command(p) else {
+        let Some((join, line, late)) = next_command(p)? else {
             let code = p.shell().errorlevel;
             return Err(Stop::Exit(code));
         };
@@ -169,6 +213,12 @@ fn results_at(p: &Process) -> u32 {
         .get(p.pcb.exe)
         .and_then(|m| m.objects.get(1))
         .map_or(0, |o| o.base)
+}
+
+/// Where a blocked read of standard input puts its byte (and, 4 bytes
+/// on, its count): above the RESULTCODES.
+fn stdin_at(p: &Process) -> u32 {
+    results_at(p) + 0x10
 }
 
 impl Process {
@@ -240,30 +290,107 @@ fn start(p: &mut Process) -> Shell {
     shell
 }
 
-/// The next command: from the queue, else a line of standard input in
-/// interactive mode.
-fn next_command(p: &mut Process) -> Option<(Join, String, bool)> {
+/// The next command: the running batch file's, else the queue's, else
+/// a line of standard input in interactive mode. A read that must wait
+/// for a pipe blocks the thread.
+fn next_command(p: &mut Process) -> Result<Option<(Join, String, bool)>, Stop> {
     loop {
-        if let Some(c) = p.shell().queue.pop_front() {
-            return Some(c);
-        }
-        if !p.shell().interactive {
-            return None;
-        }
-        let mut line = Vec::new();
-        loop {
-            let b = p.read_handle(0, 1).ok()?;
-            match b.first() {
-                None if line.is_empty() => return None,
-                None | Some(b'\n') => break,
-                Some(b'\r') => {}
-                Some(&c) => line.push(c),
+        let sh = p.shell();
+        if let Some(b) = sh.batches.last_mut() {
+            if let Some(c) = b.pending.pop_front() {
+                return Ok(Some(c));
             }
+            let Some(raw) = b.lines.get(b.pos).cloned() else {
+                sh.batches.pop();
+                continue;
+            };
+            b.pos += 1;
+            let line = substitute(&raw, &b.params);
+            b.pending
+                .extend(split_line(&line).into_iter().map(|(j, c)| (j, c, true)));
+            sh.batch_lines += 1;
+            if sh.batch_lines > MAX_BATCH_LINES {
+                sh.batches.clear();
+                sh.errorlevel = 1;
+                say(p, 2, "CMD: too many batch lines.\r\n");
+            }
+            continue;
         }
+        if let Some(c) = sh.queue.pop_front() {
+            return Ok(Some(c));
+        }
+        if !sh.interactive {
+            return Ok(None);
+        }
+        let Some(line) = read_line(p)? else {
+            return Ok(None);
+        };
         let line = expand(&p.shell().vars, &text(&line));
         let items = split_line(&line).into_iter().map(|(j, c)| (j, c, false));
         p.shell().queue.extend(items);
     }
+}
+
+/// A line of standard input (without its line end), `None` at its end.
+/// On an empty pipe with a writer the thread blocks for one byte; the
+/// next step takes it from [`stdin_at`].
+fn read_line(p: &mut Process) -> Result<Option<Vec<u8>>, Stop> {
+    loop {
+        let byte = if std::mem::take(&mut p.shell().reading) {
+            let at = stdin_at(p);
+            let got = p.read_mem(at, 8).unwrap_or_default();
+            match got.get(4) {
+                Some(1) => Some(got[0]),
+                _ => None,
+            }
+        } else if let Some(end) = crate::api::pipes::end_of(p, 0) {
+            match end.read(1) {
+                Some(b) => b.first().copied(),
+                None => {
+                    p.shell().reading = true;
+                    let at = stdin_at(p);
+                    return Err(Stop::Block(Wait::PipeRead {
+                        handle: 0,
+                        buf: at,
+                        len: 1,
+                        out: at + 4,
+                        wide: true,
+                    }));
+                }
+            }
+        } else {
+            p.read_handle(0, 1).ok().and_then(|b| b.first().copied())
+        };
+        let sh = p.shell();
+        match byte {
+            None if sh.line.is_empty() => return Ok(None),
+            None | Some(b'\n') => return Ok(Some(std::mem::take(&mut sh.line))),
+            Some(b'\r') => {}
+            Some(c) => sh.line.push(c),
+        }
+    }
+}
+
+/// A batch line with `%0`..`%9` replaced by the parameters (`%%` is
+/// left for [`expand`]).
+fn substitute(raw: &str, params: &[String]) -> String {
+    let mut line = String::new();
+    let mut it = raw.chars().peekable();
+    while let Some(c) = it.next() {
+        match (c, it.peek().copied()) {
+            ('%', Some('%')) => {
+                it.next();
+                line.push_str("%%");
+            }
+            ('%', Some(d @ '0'..='9')) => {
+                it.next();
+                let i = d as usize - '0' as usize;
+                line.push_str(params.get(i).map_or("", String::as_str));
+            }
+            _ => line.push(c),
+        }
+    }
+    line
 }
 
 /// A line cut at `&`, `&&` and `||` outside quotes.
@@ -541,7 +668,8 @@ fn split_command(cmd: &str) -> (String, String) {
 
 const INTERNAL: &[&str] = &[
     "SET", "ECHO", "CD", "CHDIR", "DEL", "ERASE", "COPY", "TYPE", "MD", "MKDIR", "RD", "RMDIR",
-    "REN", "RENAME", "PATH", "IF", "EXIT", "REM", "CLS", "CALL", "VER",
+    "REN", "RENAME", "PATH", "IF", "EXIT", "REM", "CLS", "CALL", "VER", "GOTO", "SHIFT", "FOR",
+    "DIR",
 ];
 
 fn done(p: &mut Process, ok: bool) -> Result<Flow, Stop> {
@@ -674,7 +802,23 @@ fn command(p: &mut Process, cmd: &str) -> Result<Flow, Stop> {
             Ok(Flow::Exit(code))
         }
         "IF" => if_command(p, arg),
-        "CALL" => command(p, arg),
+        "CALL" => {
+            p.shell().calling = true;
+            let flow = command(p, arg);
+            p.shell().calling = false;
+            flow
+        }
+        "GOTO" => goto(p, arg),
+        "SHIFT" => {
+            if let Some(b) = p.shell().batches.last_mut()
+                && !b.params.is_empty()
+            {
+                b.params.remove(0);
+            }
+            done(p, true)
+        }
+        "FOR" => for_command(p, arg),
+        "DIR" => dir(p, arg),
         _ => program(p, &word, &rest),
     }
 }
@@ -769,7 +913,7 @@ fn if_command(p: &mut Process, arg: &str) -> Result<Flow, Stop> {
     };
     if cond != not && !then.is_empty() {
         // The command runs next, before the rest of the line.
-        p.shell().queue.push_front((Join::Always, then, false));
+        p.shell().next_up().push_front((Join::Always, then, false));
     }
     Ok(Flow::Done)
 }
@@ -986,38 +1130,195 @@ fn program(p: &mut Process, name: &str, rest: &str) -> Result<Flow, Stop> {
     }
 }
 
-/// A batch file's lines go first in the queue, with `%0`..`%9` set.
+/// Run a batch file: CALLed (or from the command line) it runs inside
+/// the one that named it; named without CALL it takes that one's place.
 fn batch(p: &mut Process, host: &std::path::Path, name: &str, rest: &str) -> Result<Flow, Stop> {
     let data = std::fs::read(host).unwrap_or_default();
     let mut params = vec![name.to_string()];
     params.extend(words(rest));
-    let mut lines = Vec::new();
-    for raw in text(&data).lines() {
-        let mut line = String::new();
-        let mut it = raw.chars().peekable();
-        while let Some(c) = it.next() {
-            match (c, it.peek().copied()) {
-                ('%', Some(d @ '0'..='9')) => {
-                    it.next();
-                    let i = d as usize - '0' as usize;
-                    line.push_str(params.get(i).map_or("", String::as_str));
-                }
-                _ => line.push(c),
-            }
-        }
-        lines.extend(split_line(&line).into_iter().map(|(j, c)| (j, c, true)));
-    }
+    let lines = text(&data).lines().map(str::to_string).collect();
     let shell = p.shell();
-    shell.batch_lines += lines.len();
-    if shell.batch_lines > MAX_BATCH_LINES {
-        shell.errorlevel = 1;
-        return Ok(Flow::Done);
+    if !shell.calling {
+        shell.batches.pop();
     }
-    for l in lines.into_iter().rev() {
-        shell.queue.push_front(l);
-    }
+    shell.batches.push(Batch {
+        lines,
+        pos: 0,
+        params,
+        pending: VecDeque::new(),
+    });
     shell.errorlevel = 0;
     Ok(Flow::Done)
+}
+
+/// GOTO label: on in the running batch file after `:label`.
+fn goto(p: &mut Process, arg: &str) -> Result<Flow, Stop> {
+    let label = arg
+        .trim()
+        .trim_start_matches(':')
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let shell = p.shell();
+    let Some(b) = shell.batches.last_mut() else {
+        return done(p, false);
+    };
+    let found = b.lines.iter().position(|l| {
+        l.trim_start()
+            .strip_prefix(':')
+            .and_then(|r| r.split_whitespace().next())
+            .is_some_and(|w| w.eq_ignore_ascii_case(&label))
+    });
+    match found {
+        Some(i) => {
+            b.pos = i + 1;
+            b.pending.clear();
+            done(p, true)
+        }
+        None => {
+            shell.batches.pop();
+            say(
+                p,
+                2,
+                &format!("SYS1011: The system cannot find the batch label {label}.\r\n"),
+            );
+            done(p, false)
+        }
+    }
+}
+
+/// FOR %v IN (set) DO command: the command once per item of the set,
+/// run next.
+fn for_command(p: &mut Process, arg: &str) -> Result<Flow, Stop> {
+    let syntax = |p: &mut Process| {
+        say(p, 2, "SYS1003: The syntax of the command is incorrect.\r\n");
+        done(p, false)
+    };
+    let arg = arg.trim_start();
+    let Some(var_end) = arg.find(char::is_whitespace) else {
+        return syntax(p);
+    };
+    let var = &arg[..var_end];
+    let rest = arg[var_end..].trim_start();
+    let name_ok = var.len() >= 2 && var.starts_with('%') && !var[1..].contains('%');
+    let Some(rest) = rest
+        .get(..2)
+        .filter(|w| w.eq_ignore_ascii_case("IN") && name_ok)
+        .map(|_| rest[2..].trim_start())
+    else {
+        return syntax(p);
+    };
+    let (Some(rest), Some(close)) = (rest.strip_prefix('('), rest.find(')')) else {
+        return syntax(p);
+    };
+    let set = &rest[..close - 1];
+    let after = rest[close..].trim_start();
+    let Some(cmd) = after
+        .get(..2)
+        .filter(|w| w.eq_ignore_ascii_case("DO"))
+        .map(|_| after[2..].trim_start())
+        .filter(|c| !c.is_empty())
+    else {
+        return syntax(p);
+    };
+    let mut items = Vec::new();
+    for w in set
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+        .filter(|w| !w.is_empty())
+    {
+        if w.contains(['*', '?']) {
+            items.extend(matching(p, w));
+        } else {
+            items.push(w.to_string());
+        }
+    }
+    let cmds: Vec<_> = items
+        .iter()
+        .map(|item| (Join::Always, cmd.replace(var, item), false))
+        .collect();
+    let queue = p.shell().next_up();
+    for c in cmds.into_iter().rev() {
+        queue.push_front(c);
+    }
+    done(p, true)
+}
+
+/// A DOS date and time as DIR shows them: `MM-DD-YY  HH:MMa`.
+fn dir_stamp((date, time): (u16, u16)) -> String {
+    let (y, m, d) = (1980 + (date >> 9), (date >> 5) & 0xF, date & 0x1F);
+    let (h, mi) = (time >> 11, (time >> 5) & 0x3F);
+    let (h12, ap) = match h {
+        0 => (12, 'a'),
+        1..=11 => (h, 'a'),
+        12 => (12, 'p'),
+        _ => (h - 12, 'p'),
+    };
+    format!("{m:02}-{d:02}-{:02}  {h12:2}:{mi:02}{ap}", y % 100)
+}
+
+/// DIR [pattern] [/B]: the entries of a directory (or those a pattern
+/// matches), then their count and size.
+fn dir(p: &mut Process, arg: &str) -> Result<Flow, Stop> {
+    let ws = words(arg);
+    let bare = ws.iter().any(|w| w.eq_ignore_ascii_case("/B"));
+    let given = ws.iter().find(|w| !w.starts_with('/')).cloned();
+    let mut pattern = given.clone().unwrap_or_else(|| "*".into());
+    let is_dir = !pattern.contains(['*', '?'])
+        && p.files()
+            .resolve(&latin1(&pattern))
+            .is_ok_and(|r| r.exists == Some(true));
+    if is_dir {
+        pattern = format!("{}\\*", pattern.trim_end_matches(['\\', '/']));
+    }
+    let entries = p.files().find(&latin1(&pattern), 0x37).unwrap_or_default();
+    let entries: Vec<_> = entries
+        .into_iter()
+        .filter(|e| e.name != "." && e.name != "..")
+        .collect();
+    if entries.is_empty() {
+        say(
+            p,
+            2,
+            "SYS0002: The system cannot find the file specified.\r\n",
+        );
+        return done(p, false);
+    }
+    let mut out = String::new();
+    if !bare {
+        let cwd = format!("C:\\{}", p.pcb.files.cwd_text());
+        let where_ = match pattern.rfind(['\\', '/']) {
+            Some(i) if pattern[..i].contains(':') => pattern[..i].to_string(),
+            Some(i) if pattern.starts_with(['\\', '/']) => format!("C:{}", &pattern[..i]),
+            Some(i) => format!("{}\\{}", cwd.trim_end_matches('\\'), &pattern[..i]),
+            None => cwd,
+        };
+        out.push_str(&format!("\r\n Directory of {where_}\r\n\r\n"));
+    }
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for e in &entries {
+        if bare {
+            out.push_str(&format!("{}\r\n", e.name));
+            continue;
+        }
+        let size = if e.attr & 0x10 != 0 {
+            "<DIR>".to_string()
+        } else {
+            files += 1;
+            bytes += e.size;
+            e.size.to_string()
+        };
+        out.push_str(&format!(
+            "{}  {size:>12}  {}\r\n",
+            dir_stamp(e.stamps.written),
+            e.name
+        ));
+    }
+    if !bare {
+        out.push_str(&format!("{files:>9} file(s) {bytes:>12} bytes used\r\n"));
+    }
+    say(p, 1, &out);
+    done(p, true)
 }
 
 #[cfg(test)]

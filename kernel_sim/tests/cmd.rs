@@ -279,3 +279,141 @@ fn the_api_log_names_a_child_processes_calls() {
     );
     assert!(log[2].contains("CmdStep() -> exit 3"), "{log:#?}");
 }
+
+#[test]
+fn goto_shift_for_and_call_in_batch_files() {
+    let bat = "@echo off\r\n\
+               :again\r\n\
+               if \"%1\"==\"\" goto done\r\n\
+               echo arg %1\r\n\
+               shift\r\n\
+               goto again\r\n\
+               :done\r\n\
+               for %%f in (b*.txt x,y) do echo item %%f\r\n\
+               call SUB one\r\n\
+               echo back\r\n\
+               goto nowhere\r\n\
+               echo not reached\r\n";
+    let files = [
+        ("T.CMD", bat.as_bytes().to_vec()),
+        ("SUB.CMD", b"echo in sub %1\r\n".to_vec()),
+        ("B1.TXT", b"1".to_vec()),
+        ("B2.TXT", b"2".to_vec()),
+    ];
+    let r = cmd(&files, &[], &["/C", "T a b & echo after"], b"");
+    assert_eq!(
+        r.text,
+        "arg a\r\narg b\r\nitem B1.TXT\r\nitem B2.TXT\r\nitem x\r\nitem y\r\n\
+         in sub one\r\nback\r\n\
+         SYS1011: The system cannot find the batch label nowhere.\r\nafter\r\n"
+    );
+    assert_eq!(r.outcome, Outcome::Exited(0));
+    // A loop that never ends stops at the batch line limit.
+    let files = [("L.CMD", b":top\r\ngoto top\r\n".to_vec())];
+    let r = cmd(&files, &[], &["/C", "L"], b"");
+    assert_eq!(r.outcome, Outcome::Exited(1), "{}", r.text);
+    // FOR on the command line takes %v.
+    let r = cmd(&[], &[], &["/C", "for %v in (1 2) do echo n%v"], b"");
+    assert_eq!(r.text, "n1\r\nn2\r\n");
+    let r = cmd(&[], &[], &["/C", "for %v (1) do echo"], b"");
+    assert_eq!(r.outcome, Outcome::Exited(1));
+}
+
+#[test]
+fn dir_lists_entries_with_sizes_and_a_total() {
+    let files = [("A.TXT", b"abc".to_vec()), ("SUB/B.DAT", vec![0; 1000])];
+    let r = cmd(
+        &files,
+        &[],
+        &["/C", "dir & dir /b sub & dir sub\\*.dat & dir *.none"],
+        b"",
+    );
+    let t = r.text;
+    assert!(t.contains(" Directory of C:\\\r\n"), "{t}");
+    let line_of = |name: &str| {
+        t.lines()
+            .find(|l| l.ends_with(name))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(line_of(" A.TXT").contains("           3  "), "{t}");
+    assert!(line_of(" SUB").contains("<DIR>"), "{t}");
+    assert!(
+        t.contains("        1 file(s)            3 bytes used\r\n"),
+        "{t}"
+    );
+    assert!(t.contains("\r\nB.DAT\r\n"), "{t}");
+    assert!(t.contains(" Directory of C:\\sub\r\n"), "{t}");
+    assert!(
+        t.contains("        1 file(s)         1000 bytes used\r\n"),
+        "{t}"
+    );
+    assert!(
+        t.ends_with("SYS0002: The system cannot find the file specified.\r\n"),
+        "{t}"
+    );
+    assert_eq!(r.outcome, Outcome::Exited(1));
+}
+
+/// A parent that gives CMD.EXE (no /C: it reads commands) the read end
+/// of a pipe as standard input, then writes two commands into the pipe
+/// a while apart: CMD.EXE must wait for them, not take the empty pipe
+/// for the end of its input. The parent exits with CMD.EXE's code.
+#[test]
+fn cmd_waits_for_commands_on_a_pipe() {
+    use common::threaded::{Arg, Prog};
+    let mut p = Prog::new();
+    p.start_main();
+    let (r, w, zero) = (DATA + 0x100, DATA + 0x104, DATA + 0x108);
+    let (name, args, res, buf) = (DATA + 0x140, DATA + 0x180, DATA + 0x1C0, DATA + 0x200);
+    p.api(239, &[Arg::Imm(r), Arg::Imm(w), Arg::Imm(0)], 0, 0xE0);
+    // Standard input becomes the read end.
+    p.c.store(zero, 0);
+    p.api(260, &[Arg::Mem(r), Arg::Imm(zero)], 0, 0xE1);
+    p.api(257, &[Arg::Mem(r)], 0, 0xE2);
+    p.text(name, "C:\\OS2\\CMD.EXE").bytes(args, b"CMD\0\0\0");
+    let exec = [0, 0, 2, args, 0, res, name].map(Arg::Imm);
+    p.api(283, &exec, 0, 0xE3);
+    p.c.load_eax(res);
+    p.store_eax(DATA + 0x1F0);
+    for (i, line) in ["echo from the pipe\r\n", "exit 3\r\n"].iter().enumerate() {
+        p.sleep(20);
+        let at = buf + 0x40 * i as u32;
+        p.text(at, line);
+        let n = line.len() as u32;
+        let write = [
+            Arg::Mem(w),
+            Arg::Imm(at),
+            Arg::Imm(n),
+            Arg::Imm(DATA + 0x1F8),
+        ];
+        p.api(282, &write, 0, 0xE4);
+    }
+    let wait = [
+        Arg::Imm(0),
+        Arg::Imm(0),
+        Arg::Imm(res),
+        Arg::Imm(DATA + 0x1F4),
+        Arg::Mem(DATA + 0x1F0),
+    ];
+    p.api(280, &wait, 0, 0xE5);
+    p.c.load_eax(res + 4);
+    p.c.c.extend([0x50, 0x6A, 0x01]);
+    p.c.call("DOSCALLS", 234, 8);
+    let exe = p.finish();
+    let r = cmd_program(exe);
+    assert_eq!(r.0, Outcome::Exited(3), "{}", r.1);
+    assert_eq!(r.1, "from the pipe\r\n");
+}
+
+/// Run T.EXE (with the console captured, no input).
+fn cmd_program(exe: Vec<u8>) -> (Outcome, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), exe).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(20_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    let out = common::capture_console(&mut p);
+    let o = p.run();
+    (o, out.text())
+}
