@@ -293,6 +293,17 @@ impl Machine {
         #[cfg(not(target_arch = "x86_64"))]
         let _ = on;
     }
+    /// How many times the native tier sees an address start an
+    /// instruction before it translates the block there (128 by default;
+    /// at least 1). Results are the same for any value; tests lower it so
+    /// that short loops exercise the tier. Nothing where the tier is
+    /// absent.
+    pub fn set_jit_threshold(&mut self, n: u16) {
+        #[cfg(target_arch = "x86_64")]
+        self.jit.set_threshold(n);
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = n;
+    }
     /// Is the native tier on (always false where it is absent)?
     pub fn jit_enabled(&self) -> bool {
         #[cfg(target_arch = "x86_64")]

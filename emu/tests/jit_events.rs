@@ -328,3 +328,24 @@ fn eip_past_the_cs_limit_faults_without_touching_paging() {
     }
     assert_eq!(a.cpu().cr2, 0);
 }
+
+/// A start address is translated on its threshold-th execution, not
+/// before: the hot loop's 200 passes make its body hot at 128 (the
+/// default) but not at 250; at 1 every start address that runs is
+/// translated at once (the code around the loop too). The results are
+/// the same each time.
+#[test]
+fn threshold_decides_when_a_block_is_translated() {
+    for threshold in [128, 250, 1] {
+        let code = hot_loop();
+        let (mut a, mut b) = pair(&code, [0; 8], 0);
+        a.set_jit_threshold(threshold);
+        run_both(&mut a, &mut b, Limits::default(), 1);
+        let s = a.jit_stats();
+        match threshold {
+            128 => assert_eq!(s.translated, 1, "{s:?}"),
+            250 => assert_eq!((s.translated, s.entries), (0, 0), "{s:?}"),
+            _ => assert!(s.translated > 1, "{s:?}"),
+        }
+    }
+}

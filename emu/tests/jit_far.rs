@@ -424,6 +424,8 @@ fn machine(s: Setup, body: &[Gen], (count, bad_at): (u16, u16), jit: bool) -> Ma
         model: CpuModel::I486,
     });
     m.set_jit(jit);
+    // The threshold these cases were sized for.
+    m.set_jit_threshold(32);
     let ring = u16::from(s.ring);
     let g = gdt(s.bits, s.ring, s.stack32);
     for (i, e) in g.iter().enumerate() {

@@ -260,6 +260,8 @@ fn machine(setup: Setup, code: &[u8], pages: u64, wp: bool, jit: bool) -> Machin
         _ => prot_machine(code),
     };
     m.set_jit(jit);
+    // The threshold these cases were sized for.
+    m.set_jit_threshold(32);
     if !matches!(setup, Setup::Real) {
         let seg = |e: u64, sel: u16| Descriptor(e).to_segment(sel);
         // ES read-only data at 0x4000 (limit 0x1FFF), FS small, GS

@@ -35,6 +35,8 @@ fn linear_eip(m: &Machine) -> u32 {
 /// the original instruction as the trace runtime does.
 fn run(mut m: Machine, tps: &[u32], jit: bool) -> Run {
     m.set_jit(jit);
+    // The threshold these cases were sized for.
+    m.set_jit_threshold(32);
     for &tp in tps {
         m.insert_tracepoint(tp).unwrap();
     }

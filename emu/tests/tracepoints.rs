@@ -96,6 +96,8 @@ fn linear_eip(m: &Machine) -> u32 {
 /// Runs `m` to HLT (or a stop) with tracepoints at `tps`.
 fn run(mut m: Machine, tps: &[u32], host: Host, jit: bool, plan: Plan) -> Run {
     m.set_jit(jit);
+    // The threshold these cases were sized for.
+    m.set_jit_threshold(32);
     let mut originals = Vec::new();
     for &tp in tps {
         let original = match host {

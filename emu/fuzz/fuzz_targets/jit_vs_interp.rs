@@ -62,6 +62,8 @@ fn machine(code32: bool, setup: u8, code: &[u8], jit: bool) -> Machine {
         model: CpuModel::I486,
     });
     m.set_jit(jit);
+    // The threshold these cases were sized for.
+    m.set_jit_threshold(32);
     m.write_phys(0x1000, code);
     if code32 || setup & 0x40 != 0 {
         let db = if code32 { 0x4 } else { 0 };

@@ -14,8 +14,14 @@
 use super::native::{ARENA_CAP, Arena, Code, Emitted, Guest, State};
 use super::select::Plan;
 
-/// Executions of a start address before it is translated.
-pub(crate) const HOT: u16 = 32;
+/// Executions of a start address before it is translated. A translation
+/// (selection, emission, the copy) costs about as much as interpreting
+/// 300 to 400 instructions, and a typical block saves a few tens of
+/// nanoseconds per entry, so it pays after a hundred or two entries;
+/// code that ran this often is likely to run about as often again.
+/// (With 32, IBM's TRCUST on a small TSF translated 73 blocks that ran
+/// 85 times each on average, and the run was slower with the tier on.)
+pub(crate) const HOT: u16 = 128;
 
 /// Block slots: enough that a real program's hot blocks (IBM's TRCUST
 /// keeps about 1,100 live) rarely evict each other.
@@ -47,10 +53,17 @@ pub(crate) struct Entry {
 
 /// Direct-mapped block table plus heat counters.
 pub(crate) struct Cache {
+    /// Allocated at the first insert (a machine with the tier off, or a
+    /// short run, never pays for it).
     slots: Vec<Option<Entry>>,
+    /// A bit per slot: it holds an entry. Looked at first, so the many
+    /// boundaries without an entry touch 2 KB, not the slots' cache lines.
+    filled: [u64; SLOTS / 64],
     heat: Vec<u16>,
     /// The blocks' host code.
     arena: Arena,
+    /// Executions before translation ([`HOT`] unless a test lowers it).
+    pub hot: u16,
     /// Something was stored or heated since the last clear: a clear with
     /// nothing to drop costs nothing (the kernel registers hundreds of
     /// host calls, each a clear, before its first instruction).
@@ -60,9 +73,11 @@ pub(crate) struct Cache {
 impl Default for Cache {
     fn default() -> Self {
         Cache {
-            slots: (0..SLOTS).map(|_| None).collect(),
+            slots: Vec::new(),
+            filled: [0; SLOTS / 64],
             heat: vec![0; HEAT],
             arena: Arena::default(),
+            hot: HOT,
             touched: false,
         }
     }
@@ -78,10 +93,21 @@ fn heat_of(lin: u32) -> usize {
 }
 
 impl Cache {
+    /// Might `key` have an entry (its slot holds one)?
+    #[inline]
+    pub fn filled(&self, key: u64) -> bool {
+        let i = slot_of(key);
+        self.filled[i / 64] & (1 << (i % 64)) != 0
+    }
+
     /// The entry for `key` at `eip`, if any (valid or not).
     #[inline]
     pub fn get(&self, key: u64, eip: u32) -> Option<&Entry> {
-        self.slots[slot_of(key)]
+        let i = slot_of(key);
+        if self.filled[i / 64] & (1 << (i % 64)) == 0 {
+            return None;
+        }
+        self.slots[i]
             .as_ref()
             .filter(|e| e.key == key && e.eip == eip)
     }
@@ -92,7 +118,7 @@ impl Cache {
         self.touched = true;
         let h = &mut self.heat[heat_of(lin)];
         *h += 1;
-        if *h >= HOT {
+        if *h >= self.hot {
             *h = 0;
             return true;
         }
@@ -108,18 +134,27 @@ impl Cache {
     /// memo of an address without a block does not evict a block.
     pub fn insert(&mut self, e: Entry) {
         self.touched = true;
-        let s = &mut self.slots[slot_of(e.key)];
+        if self.slots.is_empty() {
+            self.slots = (0..SLOTS).map(|_| None).collect();
+        }
+        let i = slot_of(e.key);
+        let s = &mut self.slots[i];
         if e.block.is_none() && s.as_ref().is_some_and(|old| old.block.is_some()) {
             return;
         }
         *s = Some(e);
+        self.filled[i / 64] |= 1 << (i % 64);
     }
 
     /// Drop the entry for `key`.
     pub fn remove(&mut self, key: u64) {
-        let s = &mut self.slots[slot_of(key)];
+        let i = slot_of(key);
+        let Some(s) = self.slots.get_mut(i) else {
+            return;
+        };
         if s.as_ref().is_some_and(|e| e.key == key) {
             *s = None;
+            self.filled[i / 64] &= !(1 << (i % 64));
         }
     }
 
@@ -128,7 +163,13 @@ impl Cache {
         if !self.touched {
             return;
         }
-        self.slots.iter_mut().for_each(|s| *s = None);
+        for (w, bits) in self.filled.iter_mut().enumerate() {
+            let mut b = std::mem::take(bits);
+            while b != 0 {
+                self.slots[w * 64 + b.trailing_zeros() as usize] = None;
+                b &= b - 1;
+            }
+        }
         self.heat.iter_mut().for_each(|h| *h = 0);
         self.arena.reset();
         self.touched = false;

@@ -84,6 +84,10 @@ impl Jit {
         self.cache.clear();
         self.desc.clear();
     }
+    /// Executions of a start address before it is translated.
+    pub fn set_threshold(&mut self, n: u16) {
+        self.cache.hot = n.max(1);
+    }
     /// Blocks held.
     pub fn blocks(&self) -> usize {
         self.cache.blocks()
@@ -100,24 +104,34 @@ impl Machine {
             return false;
         }
         let cs = self.cpu.seg[SegReg::Cs];
+        let eip = self.cpu.eip;
+        let lin = cs.base.wrapping_add(eip);
+        let code32 = cs.big();
+        let k = key(lin, code32);
+        // Most boundaries have no entry: a bit of the cache's occupancy
+        // map and a heat count are all they cost.
+        let miss = !self.jit.cache.filled(k);
+        if miss && !self.jit.cache.heat(lin) {
+            return false;
+        }
         let fl = self.cpu.eflags;
         if fl & TF != 0
             || self.halted
             || self.inhibit
             || (self.pending_irq.is_some() && fl & IF != 0)
             || self.model == CpuModel::I286
+            || eip > cs.limit
+            || (!code32 && eip > 0xFFFF)
         {
+            // (Past the limit, the fetch raises #GP without a page walk;
+            // so must we.)
             return false;
         }
         self.flush_dirty();
-        let eip = self.cpu.eip;
-        let lin = cs.base.wrapping_add(eip);
-        let code32 = cs.big();
-        if eip > cs.limit || (!code32 && eip > 0xFFFF) {
-            // The fetch raises #GP without a page walk; so must we.
+        if miss {
+            self.jit_translate(lin, eip, code32, k);
             return false;
         }
-        let k = key(lin, code32);
         let Some(e) = self.jit.cache.get(k, eip) else {
             if self.jit.cache.heat(lin) {
                 self.jit_translate(lin, eip, code32, k);

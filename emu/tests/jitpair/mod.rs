@@ -22,6 +22,8 @@ pub fn pair_in(bits: u32, code: &[u8], gpr: [u32; 8], fl: u32) -> (Machine, Mach
             common::real_machine(code)
         };
         m.set_jit(jit);
+        // The threshold these cases were sized for.
+        m.set_jit_threshold(32);
         let c = m.cpu_mut_flush_tlb();
         c.gpr = gpr;
         c.eflags = (c.eflags & !flags::STATUS) | (fl & flags::STATUS);
