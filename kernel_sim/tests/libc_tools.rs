@@ -165,3 +165,58 @@ fn rc_compiles_a_resource_script_and_binds_it() {
     let (o, _, _) = run_tool(root, "C:\\M32.EXE", &[], BUDGET);
     assert!(matches!(o, Outcome::Exited(_)), "{o:?}");
 }
+
+/// nmake32.exe runs a makefile: a target out of date runs its recipe
+/// through CMD.EXE (COPY and ECHO), the next run finds it up to date.
+#[test]
+fn nmake_runs_a_makefile_through_cmd() {
+    let Some(tk) = toolkit("nmake32.exe") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_tools(
+        &tk,
+        root,
+        &[
+            ("bin/nmake32.exe", "NMAKE32.EXE"),
+            ("msg/toolkit.cat", "TOOLKIT.CAT"),
+        ],
+    );
+    std::fs::write(root.join("IN.TXT"), "payload\r\n").unwrap();
+    std::fs::write(
+        root.join("MAKEFILE"),
+        "all: OUT.TXT\r\n\techo built $**\r\n\r\nOUT.TXT: IN.TXT\r\n\tcopy IN.TXT OUT.TXT\r\n",
+    )
+    .unwrap();
+    let (o, out, p) = run_tool(root, "C:\\NMAKE32.EXE", &["/nologo"], BUDGET);
+    eprintln!("{out}");
+    assert_eq!(o, Outcome::Exited(0), "{out}");
+    assert_eq!(
+        std::fs::read(file_ci(root, "OUT.TXT")).unwrap(),
+        b"payload\r\n"
+    );
+    assert!(out.contains("built OUT.TXT\r\n"), "{out}");
+    let execs: Vec<_> = p
+        .api_log()
+        .iter()
+        .filter(|e| e.name == "DosExecPgm")
+        .collect();
+    assert!(!execs.is_empty(), "the recipes run through CMD.EXE");
+    assert!(
+        execs.iter().all(|e| e.args.contains("CMD.EXE")),
+        "{execs:?}"
+    );
+    // Up to date now (a new run sees both files with its start time, and
+    // -= takes equal stamps as up to date): only the pseudo target's
+    // recipe runs.
+    std::fs::write(file_ci(root, "OUT.TXT"), "kept\r\n").unwrap();
+    let (o, out, _) = run_tool(root, "C:\\NMAKE32.EXE", &["/nologo", "-="], BUDGET);
+    assert_eq!(o, Outcome::Exited(0), "{out}");
+    assert_eq!(
+        std::fs::read(file_ci(root, "OUT.TXT")).unwrap(),
+        b"kept\r\n"
+    );
+    assert!(out.contains("built OUT.TXT"), "{out}");
+    assert!(!out.contains("copy"), "{out}");
+}

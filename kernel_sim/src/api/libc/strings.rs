@@ -479,7 +479,7 @@ pub(super) fn putenv(p: &mut Process, c: &Call) -> Result<u32, Stop> {
 pub(super) fn splitpath(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let path = cstr(p, c.l(0))?;
     let (drive, dir, name, ext) = split(&path);
-    let ext_out = stack_arg(p, 16)?;
+    let ext_out = c.l(4);
     for (addr, part) in [
         (c.l(1), drive),
         (c.l(2), dir),
@@ -512,7 +512,7 @@ pub(super) fn split(path: &[u8]) -> (&[u8], &[u8], &[u8], &[u8]) {
 
 /// _makepath(path, drive, dir, fname, ext).
 pub(super) fn makepath(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let ext_in = stack_arg(p, 16)?;
+    let ext_in = c.l(4);
     let mut out = Vec::new();
     let part = |p: &mut Process, a: u32| -> Result<Vec<u8>, Stop> {
         if a == 0 { Ok(Vec::new()) } else { cstr(p, a) }

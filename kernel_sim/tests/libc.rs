@@ -1,0 +1,284 @@
+//! The C runtime DLLs (LIBCS here) called by a program as VisualAge C++
+//! code calls them (`_Optlink`: EAX, EDX, ECX, 12 reserved bytes, the
+//! rest on the stack): formatting, the heap, stdio on the sandbox,
+//! qsort with a guest comparison, _splitpath, exit with an atexit
+//! function. No toolkit needed.
+
+mod common;
+
+use kernel_sim::{Outcome, Process, ProcessConfig};
+
+/// Where the program keeps its data (in its stack object, far below ESP).
+const DATA: u32 = 0x20000;
+/// Where each call's EAX is stored (4 bytes per call, in call order).
+const RESULTS: u32 = 0x20F00;
+
+/// A program built call by call.
+#[derive(Default)]
+struct Prog {
+    code: Vec<u8>,
+    calls: Vec<(u32, &'static str, u32)>,
+    results: u32,
+}
+
+impl Prog {
+    /// `mov dword [at], v` for each dword of `bytes` (zero-padded).
+    fn store(&mut self, at: u32, bytes: &[u8]) {
+        for (i, ch) in bytes.chunks(4).enumerate() {
+            let mut w = [0u8; 4];
+            w[..ch.len()].copy_from_slice(ch);
+            self.code.extend([0xC7, 0x05]);
+            self.code.extend((at + 4 * i as u32).to_le_bytes());
+            self.code.extend(w);
+        }
+    }
+
+    /// An `_Optlink` call of LIBCS.`ordinal`: `regs` into EAX, EDX, ECX
+    /// with 4 bytes reserved for each, `stack` pushed above them (so a
+    /// variadic function's variable arguments follow its fixed ones);
+    /// EAX goes to the next result slot.
+    fn call(&mut self, ordinal: u32, regs: &[u32], stack: &[u32]) {
+        for v in stack.iter().rev() {
+            self.code.push(0x68);
+            self.code.extend(v.to_le_bytes());
+        }
+        let reserved = 4 * regs.len() as u8;
+        self.code.extend([0x83, 0xEC, reserved]);
+        for (op, v) in [0xB8u8, 0xBA, 0xB9].iter().zip(regs) {
+            self.code.push(*op);
+            self.code.extend(v.to_le_bytes());
+        }
+        self.calls.push((self.code.len() as u32, "LIBCS", ordinal));
+        self.code.extend([0xE8, 0, 0, 0, 0]);
+        self.code
+            .extend([0x83, 0xC4, reserved + 4 * stack.len() as u8]);
+        self.code.push(0xA3);
+        self.code.extend((RESULTS + 4 * self.results).to_le_bytes());
+        self.results += 1;
+    }
+
+    /// A jump over `body`, whose address is returned (a function the
+    /// runtime calls back).
+    fn function(&mut self, body: &[u8]) -> u32 {
+        self.code.push(0xE9);
+        self.code.extend((body.len() as u32).to_le_bytes());
+        let at = 0x10000 + self.code.len() as u32;
+        self.code.extend(body);
+        at
+    }
+
+    fn build(mut self) -> Vec<u8> {
+        // DosExit(EXIT_PROCESS, 0) if the program gets here.
+        self.code.extend([0x6A, 0x00, 0x6A, 0x01]);
+        self.calls.push((self.code.len() as u32, "DOSCALLS", 234));
+        self.code.extend([0xE8, 0, 0, 0, 0]);
+        common::lx_program(&self.code, &self.calls)
+    }
+}
+
+fn run(prog: Prog) -> (Outcome, Process, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), prog.build()).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(5_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    let o = p.run();
+    (o, p, dir)
+}
+
+fn mem(p: &mut Process, at: u32, n: usize) -> Vec<u8> {
+    let mut b = vec![0u8; n];
+    p.read_guest(at, &mut b).unwrap();
+    b
+}
+
+fn result(p: &mut Process, i: u32) -> u32 {
+    let b = mem(p, RESULTS + 4 * i, 4);
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+fn sz(p: &mut Process, at: u32) -> String {
+    let b = mem(p, at, 256);
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    String::from_utf8_lossy(&b[..end]).into_owned()
+}
+
+#[test]
+fn sprintf_formats_fixed_and_variable_arguments() {
+    let mut g = Prog::default();
+    g.store(DATA, b"%s=%d %5.2f|%-4x|%c%%\0");
+    g.store(DATA + 0x40, b"ab\0");
+    let d = 3.25f64.to_bits();
+    // _sprintfieee(buf, fmt, ...): buf and fmt in EAX and EDX, the rest
+    // at their places on the stack.
+    g.call(
+        100,
+        &[DATA + 0x100, DATA],
+        &[
+            DATA + 0x40,
+            (-42i32) as u32,
+            d as u32,
+            (d >> 32) as u32,
+            255,
+            u32::from(b'Z'),
+        ],
+    );
+    g.call(111, &[DATA + 0x100], &[]); // strlen
+    let (o, mut p, _d) = run(g);
+    assert_eq!(o, Outcome::Exited(0));
+    assert_eq!(sz(&mut p, DATA + 0x100), "ab=-42  3.25|ff  |Z%");
+    assert_eq!(result(&mut p, 0), 20);
+    assert_eq!(result(&mut p, 1), 20);
+}
+
+#[test]
+fn heap_blocks_are_distinct_and_realloc_keeps_the_bytes() {
+    let mut g = Prog::default();
+    g.call(70, &[100], &[]); // malloc(100) -> r0
+    g.call(70, &[100], &[]); // malloc(100) -> r1
+    g.call(12, &[10, 10], &[]); // calloc(10, 10) -> r2
+    g.call(70, &[0x7FFF_FFFF], &[]); // too big: NULL -> r3
+    let (o, mut p, _d) = run(g);
+    assert_eq!(o, Outcome::Exited(0));
+    let (a, b, c) = (result(&mut p, 0), result(&mut p, 1), result(&mut p, 2));
+    assert!(a != 0 && b != 0 && c != 0);
+    assert!(b >= a + 100 || a >= b + 100, "{a:#x} {b:#x}");
+    assert_eq!(mem(&mut p, c, 100), vec![0; 100]);
+    assert_eq!(result(&mut p, 3), 0);
+
+    // realloc to a bigger block keeps what the first held.
+    let mut g = Prog::default();
+    g.call(70, &[16], &[]); // r0 = malloc(16)
+    g.call(70, &[16], &[]); // r1 = malloc(16): in the way of growing r0
+    // strcpy(r0, "keep me") needs r0 in a register: load it from r0's slot.
+    g.code.extend([0xA1]);
+    g.code.extend(RESULTS.to_le_bytes()); // mov eax, [r0]
+    g.code.extend([0xA3]);
+    g.code.extend((DATA + 0x80).to_le_bytes()); // keep it
+    g.store(DATA, b"keep me\0");
+    g.code.extend([0x8B, 0x05]);
+    g.code.extend(RESULTS.to_le_bytes()); // mov eax, [r0]
+    g.code.extend([0xBA]);
+    g.code.extend(DATA.to_le_bytes()); // mov edx, DATA
+    g.code.extend([0x83, 0xEC, 12]);
+    g.calls.push((g.code.len() as u32, "LIBCS", 108));
+    g.code.extend([0xE8, 0, 0, 0, 0, 0x83, 0xC4, 12]);
+    // realloc(r0, 5000)
+    g.code.extend([0x8B, 0x05]);
+    g.code.extend(RESULTS.to_le_bytes());
+    g.code.extend([0xBA]);
+    g.code.extend(5000u32.to_le_bytes());
+    g.code.extend([0x83, 0xEC, 12]);
+    g.calls.push((g.code.len() as u32, "LIBCS", 92));
+    g.code.extend([0xE8, 0, 0, 0, 0, 0x83, 0xC4, 12, 0xA3]);
+    g.code.extend((RESULTS + 8).to_le_bytes());
+    let (o, mut p, _d) = run(g);
+    assert_eq!(o, Outcome::Exited(0));
+    let (old, moved) = (result(&mut p, 0), result(&mut p, 2));
+    assert_ne!(moved, 0);
+    assert_ne!(moved, old, "r1 was in the way");
+    assert_eq!(sz(&mut p, moved), "keep me");
+}
+
+#[test]
+fn stdio_writes_text_mode_files_in_the_sandbox() {
+    let mut g = Prog::default();
+    g.store(DATA, b"OUT.TXT\0");
+    g.store(DATA + 0x10, b"w\0");
+    g.store(DATA + 0x20, b"a\nb\n\0");
+    g.store(DATA + 0x30, b"rb\0");
+    g.call(240, &[DATA, DATA + 0x10], &[]); // r0 = fopen("OUT.TXT", "w")
+    // fputs(s, r0)
+    g.code.extend([0x8B, 0x15]);
+    g.code.extend(RESULTS.to_le_bytes()); // mov edx, [r0]
+    g.call(247, &[DATA + 0x20], &[]); // r1 (edx kept: call() sets only EAX)
+    g.code.extend([0xA1]);
+    g.code.extend(RESULTS.to_le_bytes());
+    g.code.extend([0x83, 0xEC, 12]);
+    g.calls.push((g.code.len() as u32, "LIBCS", 221)); // fclose(r0)
+    g.code.extend([0xE8, 0, 0, 0, 0, 0x83, 0xC4, 12]);
+    g.call(240, &[DATA, DATA + 0x30], &[]); // r2 = fopen("OUT.TXT", "rb")
+    // fread(buf, 1, 100, r2): stream on the stack
+    g.code.extend([0xFF, 0x35]);
+    g.code.extend((RESULTS + 8).to_le_bytes()); // push dword [r2]
+    g.code.extend([0x83, 0xEC, 12, 0xB8]);
+    g.code.extend((DATA + 0x100).to_le_bytes());
+    g.code.extend([0xBA, 1, 0, 0, 0, 0xB9, 100, 0, 0, 0]);
+    g.calls.push((g.code.len() as u32, "LIBCS", 250));
+    g.code.extend([0xE8, 0, 0, 0, 0, 0x83, 0xC4, 16, 0xA3]);
+    g.code.extend((RESULTS + 12).to_le_bytes());
+    let (o, mut p, dir) = run(g);
+    assert_eq!(o, Outcome::Exited(0));
+    assert_ne!(result(&mut p, 0), 0);
+    assert_eq!(
+        std::fs::read(dir.path().join("OUT.TXT")).unwrap(),
+        b"a\r\nb\r\n"
+    );
+    assert_eq!(result(&mut p, 3), 6, "binary mode reads the CRs");
+    assert_eq!(mem(&mut p, DATA + 0x100, 6), b"a\r\nb\r\n");
+}
+
+#[test]
+fn qsort_calls_the_programs_comparison() {
+    let mut g = Prog::default();
+    // int compare(const int *a, const int *b): *a - *b (_Optlink).
+    let cmp = g.function(&[0x8B, 0x00, 0x8B, 0x12, 0x2B, 0xC2, 0xC3]);
+    let vals: [i32; 7] = [5, -3, 9, 0, 5, 1, -8];
+    let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    g.store(DATA, &bytes);
+    g.call(90, &[DATA, vals.len() as u32, 4], &[cmp]); // qsort
+    g.store(DATA + 0x40, &9i32.to_le_bytes());
+    g.call(10, &[DATA + 0x40, DATA, vals.len() as u32], &[4, cmp]); // bsearch(9)
+    let (o, mut p, _d) = run(g);
+    assert_eq!(o, Outcome::Exited(0));
+    let got: Vec<i32> = mem(&mut p, DATA, 28)
+        .chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    assert_eq!(got, vec![-8, -3, 0, 1, 5, 5, 9]);
+    assert_eq!(result(&mut p, 1), DATA + 24, "bsearch finds 9 last");
+}
+
+#[test]
+fn splitpath_fills_all_four_parts() {
+    let mut g = Prog::default();
+    g.store(DATA, b"C:\\DIR\\SUB\\NAME.EXT\0");
+    let (drv, dir, name, ext) = (DATA + 0x40, DATA + 0x60, DATA + 0x80, DATA + 0xA0);
+    g.call(399, &[DATA, drv, dir], &[name, ext]);
+    g.store(DATA + 0x200, b"OTHER\0");
+    g.call(332, &[DATA + 0x100, drv, dir], &[DATA + 0x200, ext]); // _makepath
+    let (o, mut p, _d) = run(g);
+    assert_eq!(o, Outcome::Exited(0));
+    assert_eq!(sz(&mut p, drv), "C:");
+    assert_eq!(sz(&mut p, dir), "\\DIR\\SUB\\");
+    assert_eq!(sz(&mut p, name), "NAME");
+    assert_eq!(sz(&mut p, ext), ".EXT");
+    assert_eq!(sz(&mut p, DATA + 0x100), "C:\\DIR\\SUB\\OTHER.EXT");
+}
+
+#[test]
+fn exit_runs_atexit_functions_in_reverse_order() {
+    let mut g = Prog::default();
+    // Each function appends its byte at the count kept at DATA.
+    let f = |b: u8| {
+        // mov eax,[DATA]; mov byte [eax+DATA+4], b; inc dword [DATA]; ret
+        let mut body = vec![0xA1];
+        body.extend(DATA.to_le_bytes());
+        body.extend([0xC6, 0x80]);
+        body.extend((DATA + 4).to_le_bytes());
+        body.push(b);
+        body.extend([0xFF, 0x05]);
+        body.extend(DATA.to_le_bytes());
+        body.push(0xC3);
+        body
+    };
+    let (fa, fb) = (f(b'a'), f(b'b'));
+    let a = g.function(&fa);
+    let b = g.function(&fb);
+    g.call(161, &[a], &[]);
+    g.call(161, &[b], &[]);
+    g.call(42, &[7], &[]); // exit(7)
+    let (o, mut p, _d) = run(g);
+    assert_eq!(o, Outcome::Exited(7));
+    assert_eq!(mem(&mut p, DATA + 4, 2), b"ba");
+}
