@@ -441,6 +441,14 @@ impl Process {
         if !self.is_descendant(pid, me) {
             return Err(ERROR_NOT_DESCENDANT);
         }
+        self.end_processes(pid, tree);
+        Ok(())
+    }
+
+    /// End process `pid` (and with `tree` its live descendants) as
+    /// DosKillProcess does, without asking whose it is (DosStopSession
+    /// ends a session's process this way).
+    pub(crate) fn end_processes(&mut self, pid: u16, tree: bool) {
         let mut victims = vec![pid];
         if tree {
             victims.extend(self.live_descendants(pid));
@@ -477,7 +485,6 @@ impl Process {
             .chain(kernel.procs.iter().map(|p| p.pid))
             .collect();
         kernel.results.retain(|r| alive.contains(&r.parent));
-        Ok(())
     }
 
     /// DosWaitChild's wake condition for the running process: the code

@@ -204,6 +204,7 @@ impl Process {
                 lineage: std::collections::HashMap::new(),
                 shared_mem: Default::default(),
                 sys_sems: Default::default(),
+                sessions: Default::default(),
             },
             pcb: Pcb::new(1, mem, FileTable::default()),
             host: Host {

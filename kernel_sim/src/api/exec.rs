@@ -60,7 +60,7 @@ fn num(c: &Call, i: usize) -> u32 {
 /// The strings at `raw` up to and with the NUL that ends an empty one
 /// (the environment's and the arguments' layout): `None` if they leave
 /// their segment or 64 KB.
-fn strings_block(p: &mut Process, raw: u32, far16: bool) -> Option<Vec<u8>> {
+pub(crate) fn strings_block(p: &mut Process, raw: u32, far16: bool) -> Option<Vec<u8>> {
     let start = p.ptr(raw, far16, 1)?;
     let limit = if far16 {
         let d = p.kernel.desc.get((raw >> 16) as u16)?;
@@ -86,7 +86,7 @@ fn strings_block(p: &mut Process, raw: u32, far16: bool) -> Option<Vec<u8>> {
 }
 
 /// The running process's environment strings and their extra NUL.
-fn own_environment(p: &mut Process) -> Vec<u8> {
+pub(crate) fn own_environment(p: &mut Process) -> Vec<u8> {
     let base = p.pcb.env_base;
     let mut out = Vec::new();
     let mut prev_nul = true;

@@ -97,6 +97,7 @@ mod pmwin;
 mod querymem;
 mod resources;
 pub mod sems;
+pub(crate) mod sessions;
 mod shared;
 pub(crate) mod sharedmem;
 pub(crate) mod signals;
@@ -326,6 +327,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(tcpip::DEFS)
         .chain(libc::defs())
         .chain(ioctl::DEFS)
+        .chain(sessions::DEFS)
 }
 
 /// The system DLLs this kernel provides.
