@@ -220,3 +220,28 @@ fn nmake_runs_a_makefile_through_cmd() {
     assert!(out.contains("built OUT.TXT"), "{out}");
     assert!(!out.contains("copy"), "{out}");
 }
+
+/// mktmpf.exe (VisualAge C++'s runtime linked in) prints its usage: its
+/// runtime gets its messages through OS2386.LIB's DosGetMessage stub,
+/// whose extra argument MSG.6 must remove (it used to return with ESP 4
+/// bytes off and the runtime jumped to 0).
+#[test]
+fn mktmpf_prints_its_usage() {
+    let Some(tk) = toolkit("mktmpf.exe") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    copy_tools(
+        &tk,
+        dir.path(),
+        &[
+            ("bin/mktmpf.exe", "MKTMPF.EXE"),
+            ("msg/mktmpf.msg", "MKTMPF.MSG"),
+            ("msg/messages.msg", "MESSAGES.MSG"),
+        ],
+    );
+    let (o, out, _) = run_tool(dir.path(), "C:\\MKTMPF.EXE", &[], BUDGET);
+    assert_eq!(o, Outcome::Exited(0), "{out}");
+    assert!(out.contains("mktmpf   [-switch...]"), "{out}");
+    assert!(out.contains("checks the input for syntax errors"), "{out}");
+}

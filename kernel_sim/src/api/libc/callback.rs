@@ -286,6 +286,9 @@ impl MergeSort {
     }
 }
 
+/// Most elements qsort sorts (its index arrays are the host's).
+const MAX_SORT: u32 = 0x40_0000;
+
 /// qsort(base, n, size, compare).
 pub(super) fn qsort(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let (base, n, size) = (c.l(0), c.l(1), c.l(2));
@@ -293,6 +296,11 @@ pub(super) fn qsort(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let frame = frame(p)?;
     if n < 2 || size == 0 {
         return Ok(0);
+    }
+    if n > MAX_SORT {
+        return Err(Stop::Outcome(crate::error::Outcome::HostError(format!(
+            "qsort of {n} elements: more than this runtime sorts ({MAX_SORT})"
+        ))));
     }
     // The whole array must be there: this also bounds n by guest memory.
     let total = n

@@ -18,6 +18,9 @@
 
 /// Longest text of one conversion (width and precision are cut to it).
 pub(crate) const MAX_FIELD: usize = 4096;
+/// Longest text of one call: beyond it the call fails
+/// ([`ArgSource::too_long`]).
+pub(crate) const MAX_OUT: usize = 0x100_0000;
 
 /// Where the arguments of a formatted call come from.
 pub(crate) trait ArgSource {
@@ -31,6 +34,8 @@ pub(crate) trait ArgSource {
     fn wstring(&mut self, addr: u32, max: usize) -> Result<Vec<u16>, Self::Err>;
     /// `%n`: store `value` at `addr` with `size` bytes.
     fn store(&mut self, addr: u32, value: u64, size: u32) -> Result<(), Self::Err>;
+    /// The error for a text longer than [`MAX_OUT`].
+    fn too_long(&mut self) -> Self::Err;
 
     /// The next 64-bit argument (two stack dwords, low first).
     fn next_u64(&mut self) -> Result<u64, Self::Err> {
@@ -123,6 +128,12 @@ pub(crate) fn printf<A: ArgSource>(fmt: &[u8], args: &mut A) -> Result<Vec<u8>, 
         i += 1;
         s.conv = conv;
         convert(&mut out, &s, args)?;
+        if out.len() > MAX_OUT {
+            return Err(args.too_long());
+        }
+    }
+    if out.len() > MAX_OUT {
+        return Err(args.too_long());
     }
     Ok(out)
 }
@@ -739,6 +750,9 @@ mod tests {
             self.stored.push((addr, value, size));
             Ok(())
         }
+        fn too_long(&mut self) -> String {
+            "too long".into()
+        }
     }
 
     fn list(vals: &[u32]) -> List {
@@ -857,6 +871,12 @@ mod tests {
     fn huge_width_is_bounded() {
         let s = f("%999999999d", &[1]);
         assert_eq!(s.len(), MAX_FIELD);
+        let many = "%4096d".repeat(MAX_OUT / MAX_FIELD + 1);
+        let vals = vec![1; MAX_OUT / MAX_FIELD + 1];
+        assert_eq!(
+            printf(many.as_bytes(), &mut list(&vals)),
+            Err("too long".to_string())
+        );
     }
 
     struct Puts(Vec<u32>, Vec<(u32, Vec<u8>)>);

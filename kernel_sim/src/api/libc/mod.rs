@@ -42,7 +42,11 @@
 //!   block the host keys its stream by; its bytes are not used.
 //! - **Callbacks** ([`callback`]): main (through `_callback_opt_sys`),
 //!   qsort's comparison and atexit's functions run as guest code; the
-//!   runtime resumes at a return slot when each returns.
+//!   runtime resumes at a return slot when each returns. qsort sorts at
+//!   most 4M elements (a bigger array ends the run with a host error).
+//! - **Bounds**: one printf-family call makes at most 16 MB of text (one
+//!   conversion at most 4 KB); fread/fwrite/_read/_write move at most
+//!   16 MB a call.
 //! - **Locale**: only "C" (and "" as "C"); `setlocale` returns "C".
 //! - **Time**: the emulated clock, in the zone UTC (`_tzset` reads TZ's
 //!   name only for `tzname`, no offset).
@@ -312,6 +316,12 @@ impl format::ArgSource for GuestArgs<'_> {
     }
     fn store(&mut self, addr: u32, value: u64, size: u32) -> Result<(), Stop> {
         write(self.p, addr, &value.to_le_bytes()[..size as usize])
+    }
+    fn too_long(&mut self) -> Stop {
+        Stop::Outcome(crate::error::Outcome::HostError(format!(
+            "a printf-family call made more than {} bytes",
+            format::MAX_OUT
+        )))
     }
 }
 
@@ -613,11 +623,11 @@ fn asctime_text(tm: &[i32; 9]) -> String {
     )
 }
 
-/// strftime's text (C locale).
-fn strftime_text(fmt: &[u8], tm: &[i32; 9], tz: &str) -> Vec<u8> {
+/// strftime's text (C locale), cut once it is longer than `max`.
+fn strftime_text(fmt: &[u8], tm: &[i32; 9], tz: &str, max: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let mut i = 0;
-    while i < fmt.len() {
+    while i < fmt.len() && out.len() <= max {
         if fmt[i] != b'%' || i + 1 >= fmt.len() {
             out.push(fmt[i]);
             i += 1;
@@ -920,7 +930,8 @@ const COMMON: [ApiDef; 168] = [
         let tm_at = stack_arg(p, 16)?;
         let tm = read_tm(p, tm_at)?;
         let tz = rt(p).tz.clone();
-        let text = strftime_text(&fmt, &tm, if tz.is_empty() { "UTC" } else { &tz });
+        let tz = if tz.is_empty() { "UTC" } else { &tz };
+        let text = strftime_text(&fmt, &tm, tz, c.l(1) as usize);
         if text.len() as u32 >= c.l(1) {
             return Ok(0);
         }
@@ -1026,7 +1037,7 @@ mod tests {
         assert_eq!(tm, [1, 1, 1, 29, 1, 100, 2, 59, 0]);
         assert_eq!(asctime_text(&tm), "Tue Feb 29 01:01:01 2000\n");
         assert_eq!(
-            strftime_text(b"%Y-%m-%d %H:%M:%S %a %B %j %p %%", &tm, "UTC"),
+            strftime_text(b"%Y-%m-%d %H:%M:%S %a %B %j %p %%", &tm, "UTC", 100),
             b"2000-02-29 01:01:01 Tue February 060 AM %"
         );
     }
