@@ -9,7 +9,10 @@
 //! flush of its own (as with the icache). `Machine::flush_caches` and
 //! host-call changes clear the whole table. Also a heat count per start
 //! address, so only hot code is translated, and a memo of addresses whose
-//! first instruction the tier does not take.
+//! first instruction the tier does not take. An occupancy bit per slot is
+//! looked at before the slot, so the instruction boundaries that have no
+//! entry (most of them) cost a bit test and a heat count. The blocks' host
+//! code is in an [`Arena`], reset with the table.
 
 use super::native::{ARENA_CAP, Arena, Code, Emitted, Guest, State};
 use super::select::Plan;

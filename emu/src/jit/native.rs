@@ -36,22 +36,36 @@
 //!     Blocks that read it have memory operands, so they always get a
 //!     [`Guest`].
 //!
-//!   [`Code::call`] hands it a `State` that lives on the Rust stack, and the
-//!   caller copies registers in and out around the call.
-//! - Its branches are label-relative inside the block; it calls nothing.
+//!   [`Arena::call`] hands it a `State` that lives on the Rust stack, and
+//!   the caller copies registers in and out around the call.
+//! - Its branches are relative and land inside the block: [`super::emit`]
+//!   encodes them itself (`assemble`), each to a label of the same block
+//!   whose offset it knows, and refuses the block if a label is missing
+//!   or a rel8 is out of range; the code has no RIP-relative operand (also
+//!   refused), so it runs the same wherever the arena puts it. It calls
+//!   nothing and jumps to no other block.
 //!   Every loop decrements the pass budget (RCX) and leaves when it reaches
 //!   zero, so it returns once `State::budget` passes are spent.
-//! - The code lives in an [`Arena`]: chunks mapped read+write, filled,
-//!   and switched to read+exec; a chunk that gets another block is
-//!   switched back to read+write for the copy and to read+exec again
-//!   before [`Arena::put`] returns (never writable and executable at once;
-//!   `put` holds the arena `&mut`, so no call runs meanwhile). A block is a
-//!   [`Code`] (address, length, epoch); [`Arena::call`] runs it only if its
-//!   epoch is the arena's, and chunks are unmapped or reused only by
-//!   [`Arena::reset`] (or a failed `mprotect`, which resets), which starts
-//!   a new epoch, so a call never reaches memory that is unmapped or holds
-//!   other bytes. Epochs are unique in the process, so one machine's block
-//!   is refused by another machine's arena.
+//! - The code lives in an [`Arena`] of large chunks, each block copied
+//!   to the next 16-byte-aligned offset of the last chunk (or to a chunk
+//!   of its own if larger than one). No mapping is ever writable and
+//!   executable at once: on Linux a chunk is a memfd mapped twice, one
+//!   view read+write that only [`Arena::put`] writes (bytes past every
+//!   block handed out so far, so no block's bytes change while it may
+//!   run), one view read+exec that only [`Arena::call`] jumps into; the
+//!   memfd is the process's own (close-on-exec, closed right after
+//!   mapping) and never truncated. Elsewhere a chunk is one mapping,
+//!   read+exec, switched to read+write for the copy and back before `put`
+//!   returns (`put` holds the arena `&mut`, so no call runs meanwhile).
+//!   x86 keeps instruction fetch coherent with stores to the same
+//!   physical page through another view, and the call comes after the
+//!   copy in program order on the same thread.
+//! - A block is a [`Code`] (address, length, epoch). [`Arena::call`] runs
+//!   it only if its epoch is the arena's; chunks are unmapped or reused
+//!   only by [`Arena::reset`] (or a failed `mprotect`, which resets),
+//!   which starts a new epoch, so a call never reaches memory that is
+//!   unmapped or holds other bytes. Epochs are unique in the process, so
+//!   one machine's block is refused by another machine's arena.
 
 #![allow(unsafe_code)]
 
