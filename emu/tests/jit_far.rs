@@ -23,6 +23,18 @@ use common::{asm, desc, gate};
 use emu::{CpuModel, Descriptor, Exit, Gpr, Limits, Machine, MachineConfig, SegReg};
 use iced_x86::code_asm::*;
 use jitpair::{assert_same, assert_same_memory};
+
+/// Compare the memory the programs use: the tables, code, stack and data
+/// (below 0x60000), and the page tables.
+fn assert_same_ram(a: &Machine, b: &Machine) {
+    assert_same_memory(a, b);
+    let (mut x, mut y) = (vec![0u8; 0x6_0000], vec![0u8; 0x6_0000]);
+    a.read_phys(0, &mut x);
+    b.read_phys(0, &mut y);
+    if let Some(i) = (0..x.len()).find(|&i| x[i] != y[i]) {
+        panic!("memory differs at {i:#x}: {:#x} vs {:#x}", x[i], y[i]);
+    }
+}
 use proptest::prelude::*;
 
 const GDT: u32 = 0x800;
@@ -61,6 +73,9 @@ const FPTRS16: u32 = 0x1C00;
 /// A 16:32 far pointer to the routine that jumps back, and a 16:16 one 8
 /// bytes on.
 const JPTR: u32 = 0x2000;
+/// Far pointers to the stack of the other size: 16:32, and 16:16 8 bytes
+/// on.
+const SSPTR: u32 = 0x2100;
 
 /// The test GDT for code of `bits` at privilege `ring` (normal
 /// descriptors have DPL `ring`).
@@ -90,6 +105,7 @@ fn gdt(bits: u32, ring: u8, stack32: bool) -> Vec<u64> {
         desc(LDT1, 0x0F, 0x82, 0),            // 0x90 LDT 1
         desc(0x3000, 0x67, 0x89, 0),          // 0x98 TSS (available)
         desc(FAR, 0x0FFF, 0x9B, db),          // 0xA0 code DPL 0
+        desc(STACK, 0xFFFF, 0x93 | d, sb ^ 0x4), // 0xA8 the stack, other size
     ]
 }
 
@@ -177,7 +193,7 @@ fn emit_op(
     let sel = data_sel(v, ring);
     let csel = code_sel(v >> 8, ring);
     let wide = bits == 32;
-    match k % 14 {
+    match k % 15 {
         // PUSH Sreg; POP r
         0 => {
             a.push(ALL_SEGS[usize::from(x % 6)]).unwrap();
@@ -292,7 +308,7 @@ fn emit_op(
                 .unwrap()
             };
             let r32 = x & 0x40 != 0;
-            if x & 0x30 == 0x30 {
+            if x & 0xB0 == 0xB0 {
                 let top = if r32 { 0xFFFC } else { 0xFFFE };
                 if wide {
                     lxs(a, dword_ptr(top).ss(), r32);
@@ -328,6 +344,60 @@ fn emit_op(
                 a.shl(si, shift).unwrap();
                 a.call(ptr(si + table as i32).ss()).unwrap();
             }
+        }
+        // MOV, POP or LSS to SS: the stack of either size, sometimes a
+        // selector that does not load (or moves the stack away)
+        14 => {
+            let good = [0x10 | ring, 0xA8 | ring, 0x10 | ring];
+            let bad = [
+                0x00,
+                0x30 | ring,
+                0x38 | ring,
+                0x18 | ring,
+                0x50 | 3,
+                0x10,
+                0x28 | ring,
+            ];
+            let sel = if (v >> 4) % 16 < 14 {
+                good[v as usize % 3]
+            } else {
+                bad[v as usize % 7]
+            };
+            match x % 3 {
+                0 => {
+                    a.mov(ax, u32::from(sel)).unwrap();
+                    a.mov(ss, ax).unwrap();
+                }
+                1 => {
+                    if wide {
+                        a.push(u32::from(sel) as i32).unwrap();
+                    } else {
+                        a.push(i32::from(sel as i16)).unwrap();
+                    }
+                    a.pop(ss).unwrap();
+                }
+                _ => {
+                    // LSS EDX (16:32) or DX (16:16) of the stack of the
+                    // other size.
+                    let (m32, m16) = if wide {
+                        (
+                            fword_ptr(SSPTR as i32).ss(),
+                            dword_ptr(SSPTR as i32 + 8).ss(),
+                        )
+                    } else {
+                        (
+                            fword_ptr(SSPTR as u64).ss(),
+                            dword_ptr(SSPTR as u64 + 8).ss(),
+                        )
+                    };
+                    if x & 0x40 != 0 {
+                        a.lss(edx, m32).unwrap();
+                    } else {
+                        a.lss(dx, m16).unwrap();
+                    }
+                }
+            }
+            a.inc(cx).unwrap();
         }
         // Arithmetic
         _ => {
@@ -492,6 +562,11 @@ fn machine(s: Setup, body: &[Gen], (count, bad_at): (u16, u16), jit: bool) -> Ma
     m.write_phys(STACK + JPTR + 4, &back.to_le_bytes());
     m.write_phys(STACK + JPTR + 8, &(R_JMP_BACK as u16).to_le_bytes());
     m.write_phys(STACK + JPTR + 10, &back.to_le_bytes());
+    let other = 0xA8 | ring;
+    m.write_phys(STACK + SSPTR, &0x1234_5678u32.to_le_bytes());
+    m.write_phys(STACK + SSPTR + 4, &other.to_le_bytes());
+    m.write_phys(STACK + SSPTR + 8, &0x9ABCu16.to_le_bytes());
+    m.write_phys(STACK + SSPTR + 10, &other.to_le_bytes());
     if s.paging {
         m.write_phys(PD, &(PT | 7).to_le_bytes());
         for p in 0..1024u32 {
@@ -542,6 +617,7 @@ fn far_call_loop_runs_natively() {
         machine(s, &body, (2000, 0), false),
     );
     let n = jitpair::run_both(&mut a, &mut b, Limits::default(), 10);
+    assert_same_ram(&a, &b);
     assert_eq!(a.cpu().eip, b.cpu().eip);
     assert!(a.halted(), "ran {n} times, {:?}", a.cpu());
     let st = a.jit_stats();
@@ -619,7 +695,7 @@ proptest! {
             let eb = b.run(limits);
             prop_assert_eq!(ea, eb, "exit differs in run {}", run);
             assert_same(&a, &b, &format!("after run {run} ({ea:?}) of {s:?}"));
-            assert_same_memory(&a, &b);
+            assert_same_ram(&a, &b);
             if !matches!(ea, Exit::InstructionLimit | Exit::CycleLimit) {
                 break;
             }
@@ -628,5 +704,50 @@ proptest! {
                 poke(&mut b, p);
             }
         }
+    }
+}
+
+/// MOV SS holds an interrupt off for one instruction: a block that ends
+/// with it leaves the same interrupt shadow, so an IRQ raised right after
+/// is taken one instruction later, as by the interpreter, at every point
+/// of a hot loop.
+#[test]
+fn mov_ss_holds_an_irq_off_after_a_block() {
+    const IDT: u32 = 0x6000;
+    const R_IRQ: u32 = 0xA0;
+    // mov ax,0x10; mov ss,ax; inc cx (and the loop around them)
+    let body = [(14u8, 0u8, 0u32), (11, 0, 3)];
+    let s = Setup {
+        bits: 16,
+        ring: 0,
+        paging: false,
+        stack32: false,
+    };
+    for extra in 0..12 {
+        let mk = |jit| {
+            let mut m = machine(s, &body, (200, 500), jit);
+            // A 16-bit interrupt gate to `inc dx; iret`.
+            m.write_phys(FAR + R_IRQ, &[0x42, 0xCF]);
+            m.write_phys(IDT + 8 * 0x20, &gate(0x18, R_IRQ, 0x86, 0).to_le_bytes());
+            let c = m.cpu_mut_flush_tlb();
+            c.idtr.base = IDT;
+            c.idtr.limit = 0x7FF;
+            c.eflags |= emu::flags::IF;
+            m
+        };
+        let (mut a, mut b) = (mk(true), mk(false));
+        jitpair::run_both_for(&mut a, &mut b, 400 + extra);
+        a.raise_irq(0x20);
+        b.raise_irq(0x20);
+        // (Instruction by instruction: the pushed return address is out
+        // of the compared memory.)
+        for _ in 0..3 {
+            jitpair::run_both_for(&mut a, &mut b, 1);
+        }
+        let n = jitpair::run_both(&mut a, &mut b, Limits::default(), 2);
+        assert_eq!(n, 1, "halts");
+        assert_same_ram(&a, &b);
+        assert_eq!(a.cpu().gpr[Gpr::Edx], 1, "one interrupt");
+        assert!(a.jit_stats().instructions > 300, "{:?}", a.jit_stats());
     }
 }

@@ -17,7 +17,9 @@
 //!   (conforming with DPL <= CPL, or non-conforming with RPL <= CPL and
 //!   DPL = CPL), as `Machine::far_transfer`;
 //! - [`DK_RET`]: the same with RPL = CPL, a far RET that stays at the CPL
-//!   (`Machine::far_return`).
+//!   (`Machine::far_return`);
+//! - [`DK_STACK`]: MOV/POP/LSS to SS: a present writable data segment
+//!   with RPL = DPL = CPL.
 //!
 //! Validity. The descriptor's bytes: its physical page is marked as a code
 //! page, so any store there (guest, interpreter or host) bumps the page's
@@ -36,7 +38,7 @@
 //! just before the instruction, which the interpreter then runs.
 
 use super::native::{
-    DCACHE_SLOTS, DK_CODE, DK_DATA, DK_NO_READ, DK_RET, DTAG_VALID, DescEntry, SegCheck,
+    DCACHE_SLOTS, DK_CODE, DK_DATA, DK_NO_READ, DK_RET, DK_STACK, DTAG_VALID, DescEntry, SegCheck,
 };
 use crate::cpu::{SegReg, Segment};
 use crate::machine::Machine;
@@ -221,6 +223,9 @@ impl Machine {
         let conforming = code && a & 4 != 0;
         if (!code || a & 2 != 0) && (conforming || (rpl <= dpl && cpl <= dpl)) {
             e.kinds |= DK_DATA;
+        }
+        if a & 0x1A == 0x12 && rpl == cpl && dpl == cpl {
+            e.kinds |= DK_STACK;
         }
         if code
             && (if conforming {

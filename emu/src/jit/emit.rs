@@ -37,10 +37,10 @@
 
 use super::native::{
     DE_CHECK, DE_FRAME, DE_KINDS, DE_LIMIT, DE_SHIFT, DE_TAG, DE_TLB_OFF, DE_TLB_TAG, DK_CODE,
-    DK_DATA, DK_NO_READ, DK_RET, Emitted, NE_PHYS, NE_RIGHTS, NE_TAG, OFF_BUDGET, OFF_CODE,
-    OFF_CS_LIMIT, OFF_DCACHE, OFF_DTAG, OFF_EIP, OFF_EXIT, OFF_FAR_SEL, OFF_FAST, OFF_FLAGS,
-    OFF_GPR, OFF_INDEX, OFF_LOADED, OFF_PAGING, OFF_RAM, OFF_RMASK, OFF_SCRATCH, OFF_SEGS, OFF_SEL,
-    OFF_TLB, OFF_WMASK, SEG_BASE, SEG_RHI, SEG_RLO, SEG_SIZE, SEG_WHI, SEG_WLO,
+    DK_DATA, DK_NO_READ, DK_RET, DK_STACK, Emitted, NE_PHYS, NE_RIGHTS, NE_TAG, OFF_BUDGET,
+    OFF_CODE, OFF_CS_LIMIT, OFF_DCACHE, OFF_DTAG, OFF_EIP, OFF_EXIT, OFF_FAR_SEL, OFF_FAST,
+    OFF_FLAGS, OFF_GPR, OFF_INDEX, OFF_LOADED, OFF_PAGING, OFF_RAM, OFF_RMASK, OFF_SCRATCH,
+    OFF_SEGS, OFF_SEL, OFF_TLB, OFF_WMASK, SEG_BASE, SEG_RHI, SEG_RLO, SEG_SIZE, SEG_WHI, SEG_WLO,
 };
 use super::select::{End, Far, Mem, Op, Plan, Reg, SelSrc, Src, Str, StrKind};
 use crate::cpu::SegReg;
@@ -272,6 +272,21 @@ pub(crate) fn instructions(plan: &Plan) -> Result<CodeAssembler, EmitError> {
         End::Rep(_) => {
             let eip = plan.side[plan.ops.len()].eip;
             exit(&mut a, EXIT_REP, eip, epilogue)?;
+        }
+        End::LoadSs(op) => {
+            // The load, then the exit after it (EIP = the next one).
+            let i = plan.ops.len();
+            let save = save_at(i);
+            let side = a.create_label();
+            match op {
+                Op::LoadSeg { seg, src } => load_seg(&mut a, seg, src, side, (save, save))?,
+                Op::LoadFar { seg, dst, mem } => {
+                    load_far(&mut a, (seg, dst, mem), side, (save, save))?
+                }
+                _ => return Err(EmitError::Sizes),
+            }
+            a.jmp(next)?;
+            sides.push((i, side, save));
         }
         End::Far(far) => {
             let i = plan.ops.len();
@@ -884,7 +899,7 @@ fn load_seg(
             a.movzx(r12d, word_ptr(r13 + r14))?;
         }
     }
-    desc_lookup(a, DK_DATA, side)?;
+    desc_lookup(a, load_kind(seg), side)?;
     commit_seg(a, seg)?;
     if let SelSrc::Mem { mem, pop: true } = src {
         move_sp(a, mem, i32::from(mem.size))?;
@@ -1044,7 +1059,7 @@ fn load_far(
     a.mov(dword_ptr(r11 + OFF_SCRATCH), r12d)?;
     check_plus(a, Mem { size: 2, ..mem }, u32::from(n), false, side)?;
     a.movzx(r12d, word_ptr(r13 + r14))?;
-    desc_lookup(a, DK_DATA, side)?;
+    desc_lookup(a, load_kind(seg), side)?;
     commit_seg(a, seg)?;
     match host(dst)? {
         Host::R32(d) => a.mov(d, dword_ptr(r11 + OFF_SCRATCH))?,
@@ -1056,4 +1071,9 @@ fn load_far(
         a.popfq()?;
     }
     Ok(())
+}
+
+/// The cache entry kind a load into `seg` needs.
+fn load_kind(seg: SegReg) -> u32 {
+    if seg == SegReg::Ss { DK_STACK } else { DK_DATA }
 }

@@ -6,11 +6,13 @@
 //! produce; a block may end in REP MOVS/STOS/LODS, whose chunks [`rep`]
 //! runs from Rust. In protected mode (not V86) a block also takes PUSH
 //! Sreg, MOV/POP to DS, ES, FS and GS, LDS/LES/LFS/LGS, and ends with a far
-//! CALL/JMP (direct or through a far pointer) or RET: the loads that need nothing but a descriptor
-//! read go through [`desc`]'s per-selector cache, the others leave the
-//! block. The interpreter stays the reference: everything the
-//! tier does not take (other stack, string and system instructions, SS
-//! loads, gates, privilege changes, real-mode and V86 far transfers, the
+//! CALL/JMP (direct or through a far pointer), a far RET, or MOV/POP/LSS
+//! to SS (after MOV and POP the caller sets the interrupt shadow): the
+//! loads that need nothing but a descriptor read go through [`desc`]'s
+//! per-selector cache, the others leave the block. The interpreter stays
+//! the reference: everything the tier does not take (other stack, string
+//! and system instructions, gates, privilege changes, real-mode and V86
+//! segment loads and far transfers, the
 //! 286 model, any pending event) runs there, and so does every memory access the host
 //! code's checks do not pass as a plain access (a limit or type violation,
 //! a TLB miss or a page the access would fault on or set A/D in, a page
@@ -269,6 +271,9 @@ impl Machine {
         let p = &b.plan;
         // The selector a load or far transfer that left the block would
         // have used, to make its descriptor cache entry.
+        // MOV or POP SS (which end the block) hold interrupts off for the
+        // next instruction, as in the interpreter (LSS does not).
+        let shadow = matches!(p.end, select::End::LoadSs(select::Op::LoadSeg { .. }));
         let missed = if st.exit == emit::EXIT_SIDE && p.prot {
             desc_use(p, st.index as usize, &st)
         } else {
@@ -336,6 +341,9 @@ impl Machine {
         self.cpu.eip = st.eip;
         if st.loaded != 0 || st.exit == emit::EXIT_FAR {
             self.jit_apply_segments(&st);
+            if shadow && st.loaded & (1 << SegReg::Ss as u8) != 0 {
+                self.inhibit = true;
+            }
         }
         if let Some(u) = missed {
             self.dcache_fill_for(u);
@@ -452,7 +460,11 @@ fn desc_use(p: &select::Plan, i: usize, st: &native::State) -> Option<desc::Desc
         let o = st.gpr[4].wrapping_add(stack.disp).wrapping_add(k);
         DescUse::At(SegReg::Ss, if stack.addr32 { o } else { o & 0xFFFF })
     };
-    match (p.ops.get(i), p.end) {
+    let op = match (p.ops.get(i), &p.end) {
+        (None, End::LoadSs(op)) => Some(op),
+        (op, _) => op,
+    };
+    match (op, p.end) {
         (Some(Op::LoadSeg { src, .. }), _) => Some(match *src {
             SelSrc::Reg(r) => DescUse::Selector(st.gpr[usize::from(r)] as u16),
             SelSrc::Mem { mem, .. } => DescUse::At(mem.seg, mem_offset(mem, &st.gpr)),

@@ -222,6 +222,8 @@ pub(crate) const DK_CODE: u32 = 2;
 pub(crate) const DK_RET: u32 = 4;
 /// The load reads no descriptor (a null selector): no TLB check.
 pub(crate) const DK_NO_READ: u32 = 8;
+/// MOV/POP/LSS to SS loads it (RPL = DPL = CPL, writable data).
+pub(crate) const DK_STACK: u32 = 16;
 /// Slots of the descriptor cache (indexed by selector >> 3).
 pub(crate) const DCACHE_SLOTS: usize = 256;
 /// Offsets inside a [`DescEntry`].

@@ -23,7 +23,8 @@
 //! - PUSH ES/CS/SS/DS/FS/GS (any mode);
 //! - in protected mode (the block is then entered only there): MOV DS/ES/
 //!   FS/GS from r16 or m16, POP DS/ES/FS/GS, LDS/LES/LFS/LGS, and to end
-//!   the block far CALL/JMP ptr16:16/ptr16:32/m16:16/m16:32 and RETF [imm16] (see
+//!   the block MOV/POP/LSS to SS, far CALL/JMP
+//!   ptr16:16/ptr16:32/m16:16/m16:32 and RETF [imm16] (see
 //!   `super::desc` for which of them the host code completes);
 //!
 //! with 32-, 16- or 8-bit registers (at most one 0x66 prefix, none on 8-bit
@@ -425,6 +426,11 @@ pub(crate) enum End {
     },
     /// A far CALL, JMP or RET (see [`Far`]); the exit has the target.
     Far(Far),
+    /// MOV, POP or LSS to SS in protected mode (an [`Op::LoadSeg`] or
+    /// [`Op::LoadFar`]): the stack size may change, and after MOV or POP
+    /// the next instruction runs with interrupts held off (the caller
+    /// sets the interrupt shadow), so it ends the block.
+    LoadSs(Op),
     /// REP (or REPNE) MOVS, STOS or LODS: the host code leaves just before
     /// it (EIP = `Plan::side[ops.len()].eip`) and the tier runs one chunk
     /// of it from Rust when every element's access passes the checks up
@@ -486,7 +492,12 @@ impl Plan {
     pub fn self_loop(&self) -> bool {
         match self.end {
             End::Jcc { target, .. } | End::Jmp { target } => target == self.start_eip,
-            End::Fall | End::Call { .. } | End::Ret { .. } | End::Rep(_) | End::Far(_) => false,
+            End::Fall
+            | End::Call { .. }
+            | End::Ret { .. }
+            | End::Rep(_)
+            | End::Far(_)
+            | End::LoadSs(_) => false,
         }
     }
     /// The branch target, if the block ends in a branch with one.
@@ -495,7 +506,7 @@ impl Plan {
             End::Jcc { target, .. } | End::Jmp { target } | End::Call { target, .. } => {
                 Some(target)
             }
-            End::Fall | End::Ret { .. } | End::Rep(_) | End::Far(_) => None,
+            End::Fall | End::Ret { .. } | End::Rep(_) | End::Far(_) | End::LoadSs(_) => None,
         }
     }
 }
@@ -660,11 +671,12 @@ fn classify(
     // which AH/DH/BH cannot be used with.
     let no_hi8 = |r: Reg| !matches!(r, Reg::Hi8(_));
     let has_mem = (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory);
-    if let M::Lds | M::Les | M::Lfs | M::Lgs = m {
+    if let M::Lds | M::Les | M::Lfs | M::Lgs | M::Lss = m {
         let seg = match m {
             M::Lds => SegReg::Ds,
             M::Les => SegReg::Es,
             M::Lfs => SegReg::Fs,
+            M::Lss => SegReg::Ss,
             _ => SegReg::Gs,
         };
         let dst = reg0()?;
@@ -677,7 +689,7 @@ fn classify(
             return None;
         }
         let mem = mem_sized(insn, code32 != has67, n)?;
-        return Some(Kind::Op(Op::LoadFar { seg, dst, mem }));
+        return Some(ss_end(Op::LoadFar { seg, dst, mem }));
     }
     if let Code::Call_m1616 | Code::Call_m1632 | Code::Jmp_m1616 | Code::Jmp_m1632 = insn.code() {
         let n = if matches!(insn.code(), Code::Call_m1632 | Code::Jmp_m1632) {
@@ -717,10 +729,11 @@ fn classify(
         let op = match m {
             M::Mov if sreg0.is_some() => {
                 let seg = sreg0?;
-                (data_sreg(seg) && !has66 && mem.size == 2).then_some(Op::LoadSeg {
+                let op = (seg != SegReg::Cs && !has66 && mem.size == 2).then_some(Op::LoadSeg {
                     seg,
                     src: SelSrc::Mem { mem, pop: false },
-                })?
+                })?;
+                return Some(ss_end(op));
             }
             M::Mov
             | M::Add
@@ -900,9 +913,17 @@ fn classify(
     }
 }
 
-/// DS, ES, FS or GS (the loads the tier takes).
-fn data_sreg(s: SegReg) -> bool {
-    matches!(s, SegReg::Ds | SegReg::Es | SegReg::Fs | SegReg::Gs)
+/// A segment load as the block takes it: one into SS ends it.
+fn ss_end(op: Op) -> Kind {
+    match op {
+        Op::LoadSeg {
+            seg: SegReg::Ss, ..
+        }
+        | Op::LoadFar {
+            seg: SegReg::Ss, ..
+        } => Kind::End(End::LoadSs(op)),
+        _ => Kind::Op(op),
+    }
 }
 
 /// PUSH Sreg, POP and MOV to a data segment register, and far CALL, JMP
@@ -927,7 +948,7 @@ fn seg_or_far(
         }),
         (M::Pop, _) if matches!(n, 2 | 4) => {
             let seg = sreg(0)?;
-            data_sreg(seg).then_some(Kind::Op(Op::LoadSeg {
+            (seg != SegReg::Cs).then_some(ss_end(Op::LoadSeg {
                 seg,
                 src: SelSrc::Mem {
                     mem: stack(n, false),
@@ -941,7 +962,7 @@ fn seg_or_far(
                 Some(Reg::R16(r)) if insn.op1_kind() == OpKind::Register => r,
                 _ => return None,
             };
-            data_sreg(seg).then_some(Kind::Op(Op::LoadSeg {
+            (seg != SegReg::Cs).then_some(ss_end(Op::LoadSeg {
                 seg,
                 src: SelSrc::Reg(src),
             }))?
@@ -1022,7 +1043,8 @@ fn flag_use(k: &Kind) -> (u32, u32) {
             | End::Call { .. }
             | End::Ret { .. }
             | End::Rep(_)
-            | End::Far(_),
+            | End::Far(_)
+            | End::LoadSs(_),
         ) => (0, 0),
         Kind::End(End::Jcc { cc, .. }) => {
             let r = match cc {
@@ -1116,6 +1138,7 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         };
         let seg_ok = match kind {
             Kind::Op(ref op) => op.mem().is_some(),
+            Kind::End(End::LoadSs(ref op)) => op.mem().is_some(),
             Kind::End(ref end) => {
                 matches!(
                     end,
@@ -1184,6 +1207,20 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                 }
             }
             Kind::End(end) => {
+                if let End::LoadSs(op) = end {
+                    plan.prot = true;
+                    plan.mem = true;
+                    if let Some((mem, _)) = op.mem() {
+                        plan.segs |= 1 << mem.seg as u8;
+                    }
+                    if let Op::LoadSeg {
+                        src: SelSrc::Mem { pop: true, .. },
+                        ..
+                    } = op
+                    {
+                        plan.stack32 = Some(stack32);
+                    }
+                }
                 if let End::Far(far) = end {
                     plan.prot = true;
                     plan.mem = true;
