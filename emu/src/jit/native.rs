@@ -54,7 +54,8 @@
 //!   block handed out so far, so no block's bytes change while it may
 //!   run), one view read+exec that only [`Arena::call`] jumps into; the
 //!   memfd is the process's own (close-on-exec, closed right after
-//!   mapping) and never truncated. Elsewhere a chunk is one mapping,
+//!   mapping) and never truncated. Elsewhere (or if the memfd cannot be
+//!   made) a chunk is one mapping,
 //!   read+exec, switched to read+write for the copy and back before `put`
 //!   returns (`put` holds the arena `&mut`, so no call runs meanwhile).
 //!   x86 keeps instruction fetch coherent with stores to the same
@@ -364,21 +365,36 @@ const ALIGN: usize = 16;
 /// only ever run by the arena (and reset) that wrote it.
 static EPOCHS: AtomicU64 = AtomicU64::new(1);
 
-/// One mapping of the arena. On Linux, a memfd mapped twice, read+write
+/// One chunk of the arena. On Linux, a memfd mapped twice, read+write
 /// for copying blocks in and read+exec for running them (no `mprotect`
-/// per block); elsewhere one anonymous mapping, read+exec except while
-/// [`Chunk::write`] copies a block in.
+/// per block); elsewhere, or if that fails, one anonymous mapping,
+/// read+exec except while [`Chunk::write`] copies a block in.
 struct Chunk {
-    #[cfg(target_os = "linux")]
-    rw: MmapMut,
-    /// None only after a failed switch, which resets the arena.
+    /// The read+write view of a double mapping.
+    rw: Option<MmapMut>,
+    /// The read+exec view; None only after a failed switch, which resets
+    /// the arena.
     rx: Option<Mmap>,
 }
 
 impl Chunk {
-    /// A chunk of `len` bytes.
+    /// A chunk of `len` bytes: a double mapping where there is one, else
+    /// a single one.
+    fn new(len: usize, double: bool) -> std::io::Result<Chunk> {
+        #[cfg(target_os = "linux")]
+        if double && let Ok(c) = Chunk::double(len) {
+            return Ok(c);
+        }
+        let _ = double;
+        Ok(Chunk {
+            rw: None,
+            rx: Some(MmapMut::map_anon(len)?.make_exec()?),
+        })
+    }
+
+    /// A memfd of `len` bytes mapped read+write and read+exec.
     #[cfg(target_os = "linux")]
-    fn new(len: usize) -> std::io::Result<Chunk> {
+    fn double(len: usize) -> std::io::Result<Chunk> {
         use std::os::fd::FromRawFd;
         // SAFETY: memfd_create takes a NUL-terminated name and flags; it
         // returns a new descriptor that nothing else owns, or -1.
@@ -397,27 +413,20 @@ impl Chunk {
         let rw = unsafe { opts.map_mut(&file)? };
         // SAFETY: as above.
         let rx = unsafe { opts.map_exec(&file)? };
-        Ok(Chunk { rw, rx: Some(rx) })
-    }
-
-    /// A chunk of `len` bytes.
-    #[cfg(not(target_os = "linux"))]
-    fn new(len: usize) -> std::io::Result<Chunk> {
         Ok(Chunk {
-            rx: Some(MmapMut::map_anon(len)?.make_exec()?),
+            rw: Some(rw),
+            rx: Some(rx),
         })
     }
 
-    /// Copy `bytes` in at `offset` (the caller checked they fit).
-    #[cfg(target_os = "linux")]
+    /// Copy `bytes` in at `offset` (the caller checked they fit): through
+    /// the read+write view, or by switching the one mapping to read+write
+    /// and back.
     fn write(&mut self, offset: usize, bytes: &[u8]) -> std::io::Result<()> {
-        self.rw[offset..offset + bytes.len()].copy_from_slice(bytes);
-        Ok(())
-    }
-
-    /// Copy `bytes` in at `offset` (the caller checked they fit).
-    #[cfg(not(target_os = "linux"))]
-    fn write(&mut self, offset: usize, bytes: &[u8]) -> std::io::Result<()> {
+        if let Some(rw) = &mut self.rw {
+            rw[offset..offset + bytes.len()].copy_from_slice(bytes);
+            return Ok(());
+        }
         let Some(rx) = self.rx.take() else {
             return Err(std::io::Error::other("arena chunk lost"));
         };
@@ -453,6 +462,9 @@ pub(crate) struct Arena {
     /// Bytes mapped in all chunks.
     mapped: usize,
     epoch: u64,
+    /// Chunks are double mappings where possible (tests turn it off to
+    /// run the single mapping's path).
+    double: bool,
 }
 
 impl Default for Arena {
@@ -462,6 +474,7 @@ impl Default for Arena {
             used: 0,
             mapped: 0,
             epoch: EPOCHS.fetch_add(1, Ordering::Relaxed),
+            double: true,
         }
     }
 }
@@ -475,6 +488,16 @@ pub(crate) struct Code {
 }
 
 impl Arena {
+    /// An arena whose chunks are single mappings switched between
+    /// read+write and read+exec.
+    #[cfg(test)]
+    pub fn single_mapped() -> Arena {
+        Arena {
+            double: false,
+            ..Arena::default()
+        }
+    }
+
     /// Bytes mapped so far in this epoch.
     pub fn mapped(&self) -> usize {
         self.mapped
@@ -500,7 +523,7 @@ impl Arena {
         let (i, offset) = if fits {
             (self.chunks.len() - 1, at)
         } else {
-            let chunk = Chunk::new(len.max(CHUNK))?;
+            let chunk = Chunk::new(len.max(CHUNK), self.double)?;
             self.mapped += chunk.len();
             if len > CHUNK && !self.chunks.is_empty() {
                 // A chunk of its own: the last one is still the one to fill.

@@ -207,8 +207,16 @@ fn add_inc() -> (select::Plan, native::Emitted) {
 
 #[test]
 fn arena_blocks_stay_runnable_across_chunks() {
+    blocks_across_chunks(native::Arena::default());
+}
+
+#[test]
+fn single_mapped_arena_blocks_stay_runnable_across_chunks() {
+    blocks_across_chunks(native::Arena::single_mapped());
+}
+
+fn blocks_across_chunks(mut arena: native::Arena) {
     let (plan, e) = add_inc();
-    let mut arena = native::Arena::default();
     // Enough blocks to fill several chunks, and one block larger than a
     // chunk (a NOP slide into the same code, which is position
     // independent) in the middle.
