@@ -211,6 +211,8 @@ pub(crate) enum Handle {
     Std(u8),
     /// One end of an anonymous pipe (`api/pipes.rs`).
     Pipe(crate::api::pipes::PipeEnd),
+    /// One end of a named pipe (`api/npipes.rs`).
+    NPipe(crate::api::npipes::NpEnd),
     /// A host file.
     File {
         file: File,
@@ -464,6 +466,7 @@ impl FileTable {
                 _ if !inherited(i) => None,
                 Some(Handle::Std(d)) => Some(Handle::Std(*d)),
                 Some(Handle::Pipe(e)) => Some(Handle::Pipe(e.clone())),
+                Some(Handle::NPipe(e)) => Some(Handle::NPipe(e.clone())),
                 Some(Handle::File { file, access }) => {
                     file.try_clone().ok().map(|file| Handle::File {
                         file,
@@ -496,6 +499,7 @@ impl FileTable {
         let copy = match self.get(h).ok_or(ERROR_INVALID_HANDLE)? {
             Handle::Std(d) => Handle::Std(*d),
             Handle::Pipe(e) => Handle::Pipe(e.clone()),
+            Handle::NPipe(e) => Handle::NPipe(e.clone()),
             Handle::File { file, access } => Handle::File {
                 file: file.try_clone().map_err(|e| io_error(&e))?,
                 access: *access,
@@ -571,12 +575,21 @@ impl FileTable {
         let hd = match self.get(h)? {
             Handle::Std(d) => Handle::Std(*d),
             Handle::Pipe(e) => Handle::Pipe(e.clone()),
+            Handle::NPipe(e) => Handle::NPipe(e.clone()),
             Handle::File { file, access } => Handle::File {
                 file: file.try_clone().ok()?,
                 access: *access,
             },
         };
         Some((hd, state))
+    }
+
+    /// A named pipe's end under the lowest free number, with its state
+    /// (`api/npipes.rs`).
+    pub fn open_npipe(&mut self, end: crate::api::npipes::NpEnd, state: u16) -> Result<u16, u32> {
+        let h = self.insert(Handle::NPipe(end))?;
+        self.states.insert(h, state);
+        Ok(h)
     }
 
     /// A new pipe's two handles (the lowest free numbers, or neither),
@@ -671,7 +684,7 @@ impl FileTable {
                     .map_err(|e| io_error(&e))
             }
             Some(Handle::Std(_)) => Ok(0),
-            Some(Handle::Pipe(_)) => Err(ERROR_SEEK_ON_DEVICE),
+            Some(Handle::Pipe(_) | Handle::NPipe(_)) => Err(ERROR_SEEK_ON_DEVICE),
             None => Err(ERROR_INVALID_HANDLE),
         }
     }
@@ -694,7 +707,7 @@ impl FileTable {
         match self.get(h) {
             Some(Handle::Std(_)) => Ok((1, 0x8083)),
             Some(Handle::File { .. }) => Ok((0, 0)),
-            Some(Handle::Pipe(_)) => Ok((2, 0)),
+            Some(Handle::Pipe(_) | Handle::NPipe(_)) => Ok((2, 0)),
             None => Err(ERROR_INVALID_HANDLE),
         }
     }
@@ -835,7 +848,9 @@ impl Files<'_> {
                 let s = self.fs.stamp_of(&md);
                 Ok((md.len(), attr_of(&md), s))
             }
-            Some(Handle::Std(_) | Handle::Pipe(_)) => Ok((0, 0, Stamps::all((0, 0)))),
+            Some(Handle::Std(_) | Handle::Pipe(_) | Handle::NPipe(_)) => {
+                Ok((0, 0, Stamps::all((0, 0))))
+            }
             None => Err(ERROR_INVALID_HANDLE),
         }
     }
@@ -867,7 +882,7 @@ impl Files<'_> {
                 }
                 file.metadata().map_err(|e| io_error(&e))?
             }
-            Some(Handle::Std(_) | Handle::Pipe(_)) => return Ok(()),
+            Some(Handle::Std(_) | Handle::Pipe(_) | Handle::NPipe(_)) => return Ok(()),
             None => return Err(ERROR_INVALID_HANDLE),
         };
         self.fs.set_stamps(&md, stamps);

@@ -205,6 +205,7 @@ impl Process {
                 shared_mem: Default::default(),
                 sys_sems: Default::default(),
                 sessions: Default::default(),
+                npipes: Default::default(),
             },
             pcb: Pcb::new(1, mem, FileTable::default()),
             host: Host {

@@ -97,6 +97,8 @@ pub(crate) struct Kernel {
     pub(crate) shared_mem: crate::api::sharedmem::SharedObjects,
     /// 16-bit system semaphores (DosCreateSem).
     pub(crate) sys_sems: crate::api::syssem::SysSems,
+    /// Named pipe instances (DosCreateNPipe).
+    pub(crate) npipes: crate::api::npipes::NamedPipes,
     /// Sessions DosStartSession started.
     pub(crate) sessions: crate::api::sessions::Sessions,
 }

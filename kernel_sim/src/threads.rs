@@ -139,6 +139,20 @@ pub enum Wait {
         /// The count is a dword.
         wide: bool,
     },
+    /// DosConnectNPipe in blocking mode (`npipes.rs`): until a client
+    /// opens the instance.
+    NpConnect {
+        /// The server's handle.
+        handle: u16,
+    },
+    /// DosWaitNPipe (`npipes.rs`): until an instance of the name in
+    /// the named-pipe table's wait slot `slot` listens, or `until`.
+    NpWait {
+        /// The name's slot.
+        slot: u32,
+        /// The timeout's deadline.
+        until: Option<u64>,
+    },
     /// DosWaitChild, or DosExecPgm with EXEC_SYNC: until child `pid`
     /// (0: any child started with a result) ends (`children.rs`).
     Child {
@@ -476,6 +490,9 @@ impl Process {
                 ppid,
                 wide,
             } => self.collect_child(pid, tree, (pres, ppid), wide),
+            Wait::NpConnect { handle } => crate::api::npipes::connect_now(self, handle),
+            Wait::NpWait { slot, until } => crate::api::npipes::wait_now(self, slot)
+                .or_else(|| timed_out(until).then_some(ERROR_SEM_TIMEOUT)),
             Wait::Sem16 {
                 handle,
                 until,
@@ -531,7 +548,9 @@ impl Process {
                     Wait::Event { until, .. }
                     | Wait::Mutex { until, .. }
                     | Wait::Mux { until, .. }
-                    | Wait::Sem16 { until, .. } => until,
+                    | Wait::Sem16 { until, .. }
+                    | Wait::NpWait { until, .. } => until,
+                    Wait::NpConnect { .. } => None,
                     Wait::Thread { .. }
                     | Wait::Child { .. }
                     | Wait::PipeRead { .. }

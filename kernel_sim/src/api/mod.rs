@@ -91,6 +91,7 @@ pub mod msg;
 mod muxwait;
 pub mod names;
 pub mod nls;
+pub(crate) mod npipes;
 pub mod ordinals;
 pub(crate) mod pipes;
 mod pmwin;
@@ -328,6 +329,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(libc::defs())
         .chain(ioctl::DEFS)
         .chain(sessions::DEFS)
+        .chain(npipes::DEFS)
 }
 
 /// The system DLLs this kernel provides.

@@ -150,6 +150,16 @@ fn create(p: &mut Process, c: &Call) -> ApiResult<()> {
     p.put_word(c, 1, u32::from(hw))
 }
 
+/// Is handle `h` a named pipe's end (`npipes.rs`)?
+pub(crate) fn is_npipe(p: &mut Process, h: u16) -> bool {
+    matches!(p.pcb.files.get(h), Some(Handle::NPipe(_)))
+}
+
+/// Is handle `h` either kind of pipe (reads and writes may block)?
+pub(crate) fn is_any_pipe(p: &mut Process, h: u16) -> bool {
+    end_of(p, h).is_some() || is_npipe(p, h)
+}
+
 /// The pipe end behind handle `h`, if it is one.
 pub(crate) fn end_of(p: &mut Process, h: u16) -> Option<&PipeEnd> {
     match p.pcb.files.get(h) {
@@ -191,6 +201,9 @@ pub(crate) fn read_now(
     wide: bool,
 ) -> Option<u32> {
     let Some(end) = end_of(p, h) else {
+        if is_npipe(p, h) {
+            return crate::api::npipes::read_now(p, h, buf, len, out, wide);
+        }
         return Some(ERROR_INVALID_HANDLE);
     };
     if end.write {
@@ -234,6 +247,9 @@ pub(crate) fn write_now(
     out: u32,
     wide: bool,
 ) -> Result<u32, u32> {
+    if is_npipe(p, h) {
+        return crate::api::npipes::write_now(p, h, (buf, len, done), out, wide);
+    }
     loop {
         let Some(end) = end_of(p, h) else {
             return Ok(ERROR_INVALID_HANDLE);

@@ -119,6 +119,14 @@ pub(crate) fn find_next(p: &mut Process, c: &Call) -> ApiResult<()> {
 /// DosOpen(name, &handle, &action, size, attribute, flags, mode, reserved).
 pub(crate) fn open(p: &mut Process, c: &Call) -> ApiResult<()> {
     let name = p.arg_sz(c, 0)?;
+    if crate::api::npipes::is_pipe_name(&name) {
+        // A named pipe's client end (`npipes.rs`): FILE_EXISTED.
+        p.arg_ptr(c, 1, if c.far16 { 2 } else { 4 })?;
+        p.arg_ptr(c, 2, if c.far16 { 2 } else { 4 })?;
+        let h = crate::api::npipes::open_client(p, &name, c.l(6) as u16)?;
+        p.put_word(c, 1, u32::from(h))?;
+        return p.put_word(c, 2, 1);
+    }
     let (h, action) = p
         .files()
         .open(&name, c.l(5) as u16, c.l(6) as u16, u64::from(c.l(3)))?;
@@ -163,7 +171,7 @@ pub(crate) fn query_current_disk(p: &mut Process, c: &Call) -> ApiResult<()> {
 /// `pipes.rs`) or any other handle's.
 pub(crate) fn read_any(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let h = c.l(0) as u16;
-    if crate::api::pipes::end_of(p, h).is_none() {
+    if !crate::api::pipes::is_any_pipe(p, h) {
         return Ok(read(p, c).err().unwrap_or(NO_ERROR));
     }
     let word = if c.far16 { 2 } else { 4 };
@@ -178,7 +186,7 @@ pub(crate) fn read_any(p: &mut Process, c: &Call) -> Result<u32, Stop> {
 /// block, `pipes.rs`) or any other handle's.
 pub(crate) fn write_any(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let h = c.l(0) as u16;
-    if crate::api::pipes::end_of(p, h).is_none() {
+    if !crate::api::pipes::is_any_pipe(p, h) {
         return Ok(write(p, c).err().unwrap_or(NO_ERROR));
     }
     let word = if c.far16 { 2 } else { 4 };

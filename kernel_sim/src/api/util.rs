@@ -99,6 +99,7 @@ impl Process {
             // Not blocking: what does not fit in the pipe is not written.
             Some(crate::fs::Handle::Pipe(e)) if e.write => e.write(data),
             Some(crate::fs::Handle::Pipe(_)) => Err(ERROR_ACCESS_DENIED),
+            Some(crate::fs::Handle::NPipe(_)) => crate::api::npipes::write_once(self, h, data),
             Some(_) => self.files().write_file(h, data),
             None => Err(ERROR_INVALID_HANDLE),
         }
@@ -120,6 +121,7 @@ impl Process {
             // Not blocking: an empty pipe reads as end of file.
             Some(crate::fs::Handle::Pipe(e)) if !e.write => Ok(e.read(n).unwrap_or_default()),
             Some(crate::fs::Handle::Pipe(_)) => Err(ERROR_ACCESS_DENIED),
+            Some(crate::fs::Handle::NPipe(_)) => crate::api::npipes::read_once(self, h, n),
             Some(_) => self.pcb.files.read_file(h, n),
             None => Err(ERROR_INVALID_HANDLE),
         }
