@@ -54,12 +54,7 @@ fn server(p: &mut Prog) -> u32 {
         0xA1,
     );
     p.api(CONNECT, &[Mem(HS)], 0, 0xA2);
-    p.api(
-        READ,
-        &[Mem(HS), Imm(SBUF), Imm(64), Imm(OUT)],
-        0,
-        0xA3,
-    );
+    p.api(READ, &[Mem(HS), Imm(SBUF), Imm(64), Imm(OUT)], 0, 0xA3);
     p.api(
         WRITE,
         &[Mem(HS), Imm(PONG), Imm(4), Imm(OUT + 0x04)],
