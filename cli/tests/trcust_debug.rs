@@ -20,7 +20,14 @@ fn os2trace(dir: &Path, args: &[&str]) -> (i32, String) {
 
 #[test]
 fn trcust_compiles_tp_file_line_from_codeview() {
-    for p in testprogs::debug_programs().unwrap() {
+    // DBGH32's IBM HLL is read as IBM's TRCUST reads it, where REGS=(.var)
+    // finds nothing and its Add2 has no end for RETEP=CV (tdf's
+    // debuginfo tests and tdf/tests/trcust-diff/hll_* cover it).
+    let codeview = testprogs::debug_programs()
+        .unwrap()
+        .into_iter()
+        .filter(|p| p.name != "DBGH32");
+    for p in codeview {
         let dir = tempfile::tempdir().unwrap();
         p.write_to(dir.path()).unwrap();
         let (file, _) = p.source.unwrap();

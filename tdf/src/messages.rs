@@ -273,7 +273,7 @@ pub const MESSAGES: &[Message] = &[
         42,
         E,
         "syntax error: missing '%s' before '%s'",
-        "a TRACE keyword's operand lacks '=', '(', ')', ',', '.symbol' (TP), 'literal' (DESC, FMT), 'number' (ORBIT), 'comma' before 'linenum' (TP=@file), 'data length', 'identifier' (TYPE, GROUP, TYPELIST names) or 'TP keyword'; in a TYPELIST a missing ',' is this ERROR",
+        "a TRACE keyword's operand lacks '=', '(', ')', ',', '.symbol' (TP), 'literal' (DESC, FMT), 'number' (ORBIT), 'comma' before 'linenum' (TP=@file), 'data length', 'identifier' (TYPE, GROUP, TYPELIST names), 'DIRECT/INDIRECT' (a memory statement's flag) or 'TP keyword'; in a TYPELIST a missing ',' is this ERROR",
     ),
     m(
         43,

@@ -85,7 +85,7 @@ fn every_truncation_of_the_real_information_is_safe() {
 
 #[test]
 fn the_real_information_compiles() {
-    for (image, _) in real() {
+    for (image, debug) in real() {
         let c = compile(
             TSF.as_bytes(),
             &Options::default(),
@@ -93,8 +93,11 @@ fn the_real_information_compiles() {
             &mut Mutated(image),
         );
         // Two of the four tracepoints are for the other programs' file and
-        // procedure.
-        assert_eq!(c.accepted, 2, "{:?}", c.console);
+        // procedure; with HLL (DBGH32) the other two fail as in IBM's
+        // TRCUST too: REGS=(.var) finds no variable, and Add2, without a
+        // block, has no end for RETEP=CV.
+        let want = if debug.starts_with(b"NB04") { 0 } else { 2 };
+        assert_eq!(c.accepted, want, "{:?}", c.console);
     }
 }
 

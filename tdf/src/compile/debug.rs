@@ -29,6 +29,25 @@
 //! debug information is looked at before the MAP file. With `RETEP`, the
 //! routine is the procedure (its length bounds the search).
 //!
+//! IBM HLL (`NB04`) is read the way TRCUST 3.05A reads it, as far as
+//! observed with testprogs' DBGH32 and with modules that ALP `+Od` and
+//! LINK386 `/DEBUG` build (kernel_sim's `trcust_hll` test, and by hand):
+//! `TP=.name` is the offset of the procedure's first begin block, which
+//! ALP writes around the body (after the prologue again). Without a block
+//! it is offset 0 of the segment when the procedure has variables
+//! (DBGH32's `Add2`) or is the last of its table (DBGH32's and a last
+//! frameless `main`), else its debug start (a frameless `main` followed
+//! by other procedures). `RETEP=CV` is the end of that block (the end of
+//! the debug range for a last procedure without block or variables; for
+//! the others `unable to locate end of NAME`, an ERROR), and the other
+//! RETEP criteria search that range byte by byte (`retep::find_bytes`).
+//! `REGS=(.var)` finds no variable, register or stack (`symbol not
+//! found`). This rule is inferred from seven procedures; other HLL
+//! writers may show more. Still different from TRCUST (issue 17):
+//! `MEM=(.var,...)` finds the block's stack variables in TRCUST, and
+//! `TP=@file,line` does not find the file names of ALP's HL03 line
+//! tables there.
+//!
 //! A register variable logs its register as `REGS=(reg)` would (a pair,
 //! `high:low`, logs the low then the high register); a stack variable
 //! logs its bytes (its type's size; 2 or 4 for a type defined in
@@ -139,6 +158,11 @@ impl Compiler<'_> {
         Ok(self.debug_info()?.and_then(|d| d.procedure(name)).cloned())
     }
 
+    /// Whether the module's debug information is IBM HLL (`NB04`).
+    pub(crate) fn debug_is_hll(&mut self) -> Step<bool> {
+        Ok(self.debug_info()?.is_some_and(|d| d.signature == *b"NB04"))
+    }
+
     /// `TP=@file,line`.
     pub(crate) fn tp_line(&mut self, st: &mut TraceStmt, file: &str, line: u64) -> Step<()> {
         let no_lines = self.opts.no_lines;
@@ -213,6 +237,11 @@ impl Compiler<'_> {
         let Some(info) = self.debug_info()? else {
             return Ok(None);
         };
+        // IBM's TRCUST finds no variable for REGS= in HLL information,
+        // register or stack (`symbol not found`).
+        if info.signature == *b"NB04" {
+            return Ok(None);
+        }
         let procedure = match at {
             Some((o, off)) => info.procedure_at(o, off),
             None => info.procedures.iter().find(|p| p.variable(name).is_some()),

@@ -102,6 +102,8 @@ impl Compiler<'_> {
                         disp.saturating_sub(n)
                     };
                 }
+                // RETEP follows after a comma, or right away (TRCUST takes
+                // `TP=.name RETEP=RET` too).
                 let mut retep: Option<u8> = None;
                 if self.peek()? == Token::Punct(',') {
                     self.next()?;
@@ -109,9 +111,13 @@ impl Compiler<'_> {
                         self.next()?;
                         retep = Some(self.retep_criteria()?);
                     }
+                } else if self.peek()?.is_word("RETEP") {
+                    self.next()?;
+                    retep = Some(self.retep_criteria()?);
                 }
                 self.peek()?;
                 let procedure = self.debug_procedure(&name)?;
+                let hll = self.debug_is_hll()?;
                 let symbols = symbols.as_deref();
                 let sym = symbols.and_then(|s| s.lookup(&name, self.opts.ignore_case));
                 // The routine: (object, start, end, entry) from the debug
@@ -122,7 +128,13 @@ impl Compiler<'_> {
                         u32::from(p.segment),
                         p.offset,
                         p.offset.checked_add(p.length),
-                        p.offset.saturating_add(p.debug_start),
+                        // IBM HLL: where TRCUST takes the body from, its
+                        // first block (0 without one; see `debug`).
+                        if hll {
+                            p.hll_entry()
+                        } else {
+                            p.offset.saturating_add(p.debug_start)
+                        },
                     )),
                     (None, Some(s)) => Some((
                         s.object,
@@ -139,7 +151,37 @@ impl Compiler<'_> {
                     Ok(o) => o,
                     Err(_) => return Err(self.error("address not found")),
                 };
-                if let Some(mask) = retep {
+                if let (Some(mask), Some(p), true) = (retep, &procedure, hll) {
+                    // IBM HLL: the body TRCUST reads, searched byte by
+                    // byte (see `debug`).
+                    let Some((from, to)) = p.hll_body() else {
+                        return Err(self.error(format!("unable to locate end of {name}")));
+                    };
+                    if mask & retep::RM_CV != 0 {
+                        offset = to;
+                    } else {
+                        let image = self.module()?;
+                        let code: Vec<u8> = (from..to)
+                            .map(|o| image.byte_at(object, o).unwrap_or(0))
+                            .collect();
+                        let c = Criteria {
+                            mask,
+                            pascal: self.opts.retep_pascal,
+                            range: self.opts.retep_range,
+                        };
+                        let proc_end = p.offset.saturating_add(p.length);
+                        match retep::find_bytes(&code, from, proc_end, c) {
+                            Some(at) => offset = at,
+                            None => {
+                                self.diag(
+                                    Severity::Warning,
+                                    format!("unable to determine return point for {name}"),
+                                );
+                                return Err(super::Stop::Discard);
+                            }
+                        }
+                    }
+                } else if let Some(mask) = retep {
                     let cv = procedure
                         .as_ref()
                         .filter(|p| mask & retep::RM_CV != 0 && u32::from(p.segment) == object)
@@ -511,19 +553,35 @@ impl Compiler<'_> {
 
     /// `D[IRECT]`, `I[NDIRECT][*[±n]...]...`, `IS` or `IF`.
     fn flag(&mut self) -> Step<Flag> {
-        let t = self.next()?;
-        let word = t.text().to_ascii_uppercase();
+        let t = self.peek()?;
+        if t == Token::Eof {
+            return Err(self.premature_eof());
+        }
+        // Any other token (a number, a string, punctuation, a keyword) is
+        // `missing 'DIRECT/INDIRECT'`, and is left to be read again (a
+        // TRACE starts the next tracepoint).
+        let word = match &t {
+            Token::Word(w) => w.to_ascii_uppercase(),
+            _ => String::new(),
+        };
+        let known = word == "IS"
+            || word == "IF"
+            || (!word.is_empty() && ("DIRECT".starts_with(&word) || "INDIRECT".starts_with(&word)));
+        if !known {
+            let found = t.text();
+            return Err(self.error(format!(
+                "syntax error: missing 'DIRECT/INDIRECT' before '{found}'"
+            )));
+        }
+        self.next()?;
         if word == "IS" {
             return Ok(Flag::IndirectSegmented);
         }
         if word == "IF" {
             return Ok(Flag::IndirectFlat);
         }
-        if !word.is_empty() && "DIRECT".starts_with(&word) {
+        if "DIRECT".starts_with(&word) {
             return Ok(Flag::Direct);
-        }
-        if word.is_empty() || !"INDIRECT".starts_with(&word) {
-            return Err(self.error(format!("invalid parameter: '{}', ignored", t.text())));
         }
         let mut levels: Vec<Vec<i64>> = Vec::new();
         loop {

@@ -61,6 +61,30 @@ pub fn find(code: &[u8], start: u32, big: bool, c: Criteria) -> Option<u32> {
     found
 }
 
+/// IBM HLL's search: the offset of the last byte in `code` (the bytes
+/// from object offset `start`) that is the opcode of a selected
+/// instruction (C9 LEAVE; E9, EB, EA JMP; C3 RET and CB RETF, C2 and CA
+/// with `/RP`), without decoding, as TRCUST searches the block of an HLL
+/// procedure (it finds the C3 inside `MOV EAX,EBX`, 8B C3). `/RSnnn`
+/// counts back from `routine_end`, the end of the whole procedure.
+pub fn find_bytes(code: &[u8], start: u32, routine_end: u32, c: Criteria) -> Option<u32> {
+    let lowest = c.range.map_or(0, |r| routine_end.saturating_sub(r));
+    let bit = |b: u8| match b {
+        0xC9 => RM_LEAVE,
+        0xE9..=0xEB => RM_JMP,
+        0xC3 => RM_RET,
+        0xC2 if c.pascal => RM_RET,
+        0xCB => RM_LRET,
+        0xCA if c.pascal => RM_LRET,
+        _ => 0,
+    };
+    code.iter()
+        .zip(start..)
+        .filter(|&(&b, at)| bit(b) & c.mask != 0 && at >= lowest)
+        .map(|(_, at)| at)
+        .last()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +113,23 @@ mod tests {
         assert_eq!(find(&HELLO, 0, true, c(0, None)), None);
         // The C3 is not in the last byte's window when the range is 0.
         assert_eq!(find(&HELLO, 0, true, c(RM_RET, Some(0))), None);
+    }
+
+    #[test]
+    fn hll_search_is_by_bytes() {
+        // MOV EBX,[EBP+8]; DEC EBX; MOV EAX,EBX: the C3 of 8B C3.
+        let body = [0x8B, 0x5D, 0x08, 0x4B, 0x8B, 0xC3];
+        assert_eq!(find_bytes(&body, 0x31, 0x3A, c(RM_RET, None)), Some(0x36));
+        assert_eq!(find_bytes(&body, 0x31, 0x3A, c(RM_LEAVE, None)), None);
+        // The last one; /RS counts back from the routine's end.
+        let body = [0xB8, 0xC3, 0, 0, 0, 0xC9, 0xC3, 0x89];
+        assert_eq!(find_bytes(&body, 0x10, 0x20, c(RM_RET, None)), Some(0x16));
+        assert_eq!(find_bytes(&body, 0x10, 0x20, c(RM_LEAVE, None)), Some(0x15));
+        assert_eq!(
+            find_bytes(&body, 0x10, 0x1A, c(RM_RET, Some(4))),
+            Some(0x16)
+        );
+        assert_eq!(find_bytes(&body, 0x10, 0x20, c(RM_RET, Some(4))), None);
     }
 
     #[test]

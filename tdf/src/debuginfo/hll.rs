@@ -185,6 +185,7 @@ fn read_symbols(
 ) -> Result<(), DebugError> {
     let mut segment = segment;
     let mut scopes: Vec<Option<usize>> = Vec::new();
+    let first = info.procedures.len();
     let mut at = at;
     while at < bytes.len() {
         let mut c = Cursor::at(bytes, at as u64);
@@ -203,7 +204,18 @@ fn read_symbols(
         let kind = r.u8(SUBRECORD)?;
         let current = scopes.iter().rev().find_map(|s| *s);
         match kind {
-            0x00 => scopes.push(None),
+            0x00 => {
+                // The first block of a procedure is where IBM's TRCUST
+                // takes its body from (see `Procedure::block`).
+                let offset = r.u32(SUBRECORD)?;
+                let length = r.u32(SUBRECORD)?;
+                if let Some(p) = current.and_then(|i| info.procedures.get_mut(i))
+                    && p.block.is_none()
+                {
+                    p.block = Some((offset, length));
+                }
+                scopes.push(None);
+            }
             0x01 | 0x1D => {
                 let offset = r.u32(SUBRECORD)?;
                 r.u16(SUBRECORD)?;
@@ -227,6 +239,8 @@ fn read_symbols(
                     big: flags & 0x08 != 0,
                     global: true,
                     variables: Vec::new(),
+                    block: None,
+                    last_in_table: false,
                 };
                 let what = ("HLL procedure", "prologue or body past its length");
                 scopes.push(Some(add_procedure(info, procedure, at, what)?));
@@ -263,6 +277,11 @@ fn read_symbols(
             _ => {}
         }
         at = end;
+    }
+    if info.procedures.len() > first
+        && let Some(p) = info.procedures.last_mut()
+    {
+        p.last_in_table = true;
     }
     Ok(())
 }

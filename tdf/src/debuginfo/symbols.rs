@@ -62,9 +62,42 @@ pub struct Procedure {
     pub global: bool,
     /// Register and stack variables in its scope.
     pub variables: Vec<Variable>,
+    /// IBM HLL only: the first begin-block subrecord inside the procedure
+    /// (its offset in the segment and its length), which IBM's compilers
+    /// and ALP write around the body (after the prologue, before the
+    /// epilogue); None for CodeView and for a procedure without one.
+    pub block: Option<(u32, u32)>,
+    /// IBM HLL only: the last procedure of its module's symbol table.
+    pub last_in_table: bool,
 }
 
 impl Procedure {
+    /// IBM HLL: where TRCUST 3.05A places `TP=.name` (observed, see
+    /// `tdf::compile::debug`): the procedure's first block; without one,
+    /// offset 0 of its segment when it has variables or is the last of its
+    /// table, else its debug start.
+    pub fn hll_entry(&self) -> u32 {
+        match self.block {
+            Some((at, _)) => at,
+            None if !self.variables.is_empty() || self.last_in_table => 0,
+            None => self.offset.saturating_add(self.debug_start),
+        }
+    }
+
+    /// IBM HLL: the range TRCUST 3.05A searches for a return point, up to
+    /// where `RETEP=CV` places it: the first block; without one, the
+    /// procedure to its debug end when it is the last of its table and has
+    /// no variables; else none (`unable to locate end of NAME`).
+    pub fn hll_body(&self) -> Option<(u32, u32)> {
+        match self.block {
+            Some((at, len)) => Some((at, at.saturating_add(len))),
+            None if self.variables.is_empty() && self.last_in_table => {
+                Some((self.offset, self.offset.saturating_add(self.debug_end)))
+            }
+            None => None,
+        }
+    }
+
     /// The variable called `name` (case-sensitive).
     pub fn variable(&self, name: &str) -> Option<&Variable> {
         self.variables.iter().find(|v| v.name == name)
@@ -234,6 +267,8 @@ pub(crate) fn read(
                     big,
                     global: matches!(kind, 0x0105 | 0x0205 | 0x100B),
                     variables: Vec::new(),
+                    block: None,
+                    last_in_table: false,
                 };
                 let what = ("procedure symbol", "debug start or end past its length");
                 scopes.push(Some(add_procedure(info, procedure, at, what)?));
@@ -299,6 +334,8 @@ mod tests {
             big: true,
             global: true,
             variables: Vec::new(),
+            block: None,
+            last_in_table: false,
         };
         let what = ("proc", "past its length");
         assert_eq!(add_procedure(&mut info, p(3, 10), 0, what), Ok(0));
