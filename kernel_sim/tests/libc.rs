@@ -282,3 +282,27 @@ fn exit_runs_atexit_functions_in_reverse_order() {
     assert_eq!(o, Outcome::Exited(7));
     assert_eq!(mem(&mut p, DATA + 4, 2), b"ba");
 }
+
+#[test]
+fn errno_takes_visualage_values_per_failure() {
+    let mut g = Prog::default();
+    g.store(DATA, b"NOPE.TXT\0");
+    g.store(DATA + 0x10, b"r\0");
+    g.store(DATA + 0x20, b"q\0");
+    g.call(240, &[DATA, DATA + 0x10], &[]); // fopen of no file -> NULL
+    g.call(201, &[], &[]); // _errno()
+    g.code.extend([0x8B, 0x00, 0xA3]); // mov eax,[eax]; store
+    g.code.extend((RESULTS + 8).to_le_bytes());
+    g.results += 1;
+    g.call(240, &[DATA, DATA + 0x20], &[]); // a bad mode -> NULL, EINVAL
+    g.call(201, &[], &[]);
+    g.code.extend([0x8B, 0x00, 0xA3]);
+    g.code.extend((RESULTS + 20).to_le_bytes());
+    g.results += 1;
+    let (o, mut p, _d) = run(g);
+    assert_eq!(o, Outcome::Exited(0));
+    assert_eq!(result(&mut p, 0), 0);
+    assert_eq!(result(&mut p, 2), 23, "ENOENT");
+    assert_eq!(result(&mut p, 3), 0);
+    assert_eq!(result(&mut p, 5), 36, "EINVAL");
+}

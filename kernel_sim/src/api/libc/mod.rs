@@ -32,9 +32,12 @@
 //! - **Heap** ([`heap`]): malloc/calloc/realloc/free on guest memory with
 //!   host bookkeeping; at most 64 MB; a request that does not fit is NULL
 //!   with errno ENOMEM.
-//! - **errno** values are the classic ones (ENOENT 2, EBADF 9, ENOMEM 12,
-//!   EACCES 13, EEXIST 17, EINVAL 22, EMFILE 24, ENOSPC 28, ESPIPE 29,
-//!   EDOM 33, ERANGE 34), one errno per thread (`_errno()`).
+//! - **errno** values are VisualAge C++'s own (`errno.h`: EDOM 1, ERANGE
+//!   2, ENOMEM 13, EEXIST 16, ENOENT 23, EACCES 24, EMFILE 25, EINVAL 36,
+//!   EBADF 43, ENOSPC 45, EILSEQ 52, E2BIG 53, EOS2ERR 60; rc.exe grows
+//!   its buffers on ERANGE and E2BIG), one errno per thread (`_errno()`).
+//!   An OS/2 error without a closer errno (seeking a pipe, for one) is
+//!   EOS2ERR.
 //! - **stdio** ([`stdio`]): streams are the kernel's file handles; text
 //!   mode (the default) writes `\n` as CR LF and reads CR LF as `\n`
 //!   with Ctrl-Z as end of file. Writes go through at once (no stream
@@ -74,16 +77,18 @@ pub(crate) use callback::Conts;
 const MAX_STR: u32 = 0x100_0000;
 
 // ---- errno values ----
-pub(crate) const ENOENT: u32 = 2;
-pub(crate) const EBADF: u32 = 9;
-pub(crate) const ENOMEM: u32 = 12;
-pub(crate) const EACCES: u32 = 13;
-pub(crate) const EEXIST: u32 = 17;
-pub(crate) const EINVAL: u32 = 22;
-pub(crate) const EMFILE: u32 = 24;
-pub(crate) const ENOSPC: u32 = 28;
-pub(crate) const ESPIPE: u32 = 29;
-pub(crate) const ERANGE: u32 = 34;
+pub(crate) const ERANGE: u32 = 2;
+pub(crate) const ENOMEM: u32 = 13;
+pub(crate) const EEXIST: u32 = 16;
+pub(crate) const ENOENT: u32 = 23;
+pub(crate) const EACCES: u32 = 24;
+pub(crate) const EMFILE: u32 = 25;
+pub(crate) const EINVAL: u32 = 36;
+pub(crate) const EBADF: u32 = 43;
+pub(crate) const ENOSPC: u32 = 45;
+pub(crate) const EILSEQ: u32 = 52;
+pub(crate) const E2BIG: u32 = 53;
+pub(crate) const EOS2ERR: u32 = 60;
 
 // ---- the runtime's data block ----
 /// Bytes of the data block.
@@ -225,8 +230,7 @@ pub(crate) fn errno_of(rc: u32) -> u32 {
         ERROR_NOT_ENOUGH_MEMORY => ENOMEM,
         ERROR_DISK_FULL => ENOSPC,
         80 => EEXIST,
-        ERROR_SEEK_ON_DEVICE => ESPIPE,
-        _ => EINVAL,
+        _ => EOS2ERR,
     }
 }
 

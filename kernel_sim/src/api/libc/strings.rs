@@ -10,10 +10,7 @@ use super::{
 use crate::api::codepage::{self, CodePage, Controls, Decoded, PROCESS_CP};
 use crate::api::uconv::{rd32, read, wr32, write, write_units};
 
-/// VisualAge C++'s EILSEQ and E2BIG (rc.exe grows its iconv output
-/// buffer on errno 53).
-const EILSEQ: u32 = 36;
-const E2BIG: u32 = 53;
+use super::{E2BIG, EILSEQ};
 const MAX_W: u32 = 0x80_0000;
 
 /// Controls as controls.
@@ -374,19 +371,22 @@ pub(super) fn strtok(p: &mut Process, c: &Call) -> Result<u32, Stop> {
 pub(super) fn strerror_text(e: u32) -> String {
     let t = match e {
         0 => "No error",
-        2 => "No such file or directory",
-        9 => "Bad file number",
-        12 => "Not enough memory",
-        13 => "Permission denied",
-        17 => "File exists",
-        22 => "Invalid argument",
-        24 => "Too many open files",
-        28 => "No space left on device",
-        29 => "Invalid seek",
-        33 => "Domain error",
-        34 => "Result too large",
-        36 => "Illegal multibyte character",
-        53 => "Argument list too long",
+        1 => "Domain error",
+        2 => "Result out of range",
+        10 => "The file does not exist",
+        13 => "Not enough memory",
+        16 => "The file exists",
+        19 => "The file cannot be repositioned",
+        23 => "No such file or directory",
+        24 => "Permission denied",
+        25 => "Too many open files",
+        35 => "Interrupted",
+        36 => "Invalid argument",
+        43 => "Bad file handle",
+        45 => "No space left on the device",
+        52 => "Illegal multibyte sequence",
+        53 => "Argument list or output too long",
+        60 => "OS/2 error",
         _ => return format!("Unknown error {e}"),
     };
     t.to_string()
