@@ -21,8 +21,11 @@
 //!   an integer store out of range the integer indefinite (the lowest
 //!   value). Rounding of integer stores and FRNDINT follows the control
 //!   word's RC field.
-//! - Not emulated (still #UD): FBLD/FBSTP, FSAVE/FRSTOR/FSTENV/FLDENV, the
-//!   transcendental instructions and the P6 FCOMI family.
+//! - The transcendental instructions (FSIN, FCOS, FSINCOS, FPTAN, FPATAN,
+//!   F2XM1, FYL2X, FYL2XP1) and FXTRACT compute in f64 with Rust's
+//!   functions; C2 (argument out of range) is never set.
+//! - Not emulated (still #UD): FBLD/FBSTP, FSAVE/FRSTOR/FSTENV/FLDENV and
+//!   the P6 FCOMI family.
 
 use iced_x86::{Decoder, DecoderOptions, Instruction, MemorySize, Mnemonic as M, OpKind, Register};
 
@@ -428,6 +431,45 @@ fn step(p: &mut Process, insn: &Instruction, f: &mut Fpu<'_>) -> Option<()> {
         M::Ffree | M::Ffreep => {
             if m == M::Ffreep {
                 f.pop();
+            }
+        }
+        M::Fsin => f.set_st(0, f.st(0).sin()),
+        M::Fcos => f.set_st(0, f.st(0).cos()),
+        M::Fsincos => {
+            let v = f.st(0);
+            f.set_st(0, v.sin());
+            f.push(v.cos());
+        }
+        M::Fptan => {
+            f.set_st(0, f.st(0).tan());
+            f.push(1.0);
+        }
+        M::Fpatan => {
+            let v = f.st(1).atan2(f.st(0));
+            f.set_st(1, v);
+            f.pop();
+        }
+        M::F2xm1 => f.set_st(0, f.st(0).exp2() - 1.0),
+        M::Fyl2x => {
+            let v = f.st(1) * f.st(0).log2();
+            f.set_st(1, v);
+            f.pop();
+        }
+        M::Fyl2xp1 => {
+            let v = f.st(1) * f.st(0).ln_1p() / std::f64::consts::LN_2;
+            f.set_st(1, v);
+            f.pop();
+        }
+        M::Fxtract => {
+            let v = f.st(0);
+            if v == 0.0 || !v.is_finite() {
+                f.set_st(0, if v == 0.0 { f64::NEG_INFINITY } else { v.abs() });
+                f.push(v);
+            } else {
+                let e = v.abs().log2().floor();
+                let m = v / 2f64.powf(e);
+                f.set_st(0, e);
+                f.push(m);
             }
         }
         M::Fincstp => {
