@@ -199,3 +199,153 @@ fn more_data_byte_reads_and_dos_call_npipe() {
     // the end of file.
     assert_eq!(dword_at(&mem, OUT + 8), 0);
 }
+
+/// The 16-bit NAMPIPES entries on one thread: a nonblocking server
+/// listens, a client opens the name with DosOpen, bytes go both ways.
+#[test]
+fn the_16_bit_nampipes_calls() {
+    use common::{ne_program, push};
+    // (module, ordinal, pascal arguments: words, DS:offsets, dwords)
+    enum A {
+        W(u16),
+        Ptr(u16),
+        Dw(u16),
+        L(u32),
+    }
+    let mut c = Vec::new();
+    let mut calls: Vec<(u32, &'static str, u32)> = Vec::new();
+    let mut api =
+        |c: &mut Vec<u8>, module: &'static str, ord: u32, args: &[A], rc: u16, tag: u16| {
+            for a in args {
+                match *a {
+                    A::W(v) => c.extend(push(v)),
+                    A::Ptr(off) => {
+                        c.push(0x1E);
+                        c.extend(push(off));
+                    }
+                    A::Dw(off) => {
+                        // push word [off]
+                        let [lo, hi] = off.to_le_bytes();
+                        c.extend([0xFF, 0x36, lo, hi]);
+                    }
+                    A::L(v) => {
+                        c.extend(push((v >> 16) as u16));
+                        c.extend(push(v as u16));
+                    }
+                }
+            }
+            calls.push((c.len() as u32, module, ord));
+            c.extend([0x9A, 0, 0, 0, 0]);
+            // cmp ax, rc; jz over; DosExit(1, tag)
+            c.push(0x3D);
+            c.extend(rc.to_le_bytes());
+            c.extend([0x74, 11]);
+            c.extend(push(1));
+            c.extend(push(tag));
+            calls.push((c.len() as u32, "DOSCALLS", 5));
+            c.extend([0x9A, 0, 0, 0, 0]);
+        };
+    // Data: 0x00 name, 0x20 server h, 0x22 client h, 0x24 action,
+    // 0x26 count, 0x28 state, 0x30 "ab", 0x40 read buffer, 0x50 avail.
+    let np = "NAMPIPES";
+    api(
+        &mut c,
+        np,
+        1,
+        &[
+            A::Ptr(0),
+            A::Ptr(0x20),
+            A::W(2),
+            A::W(1),
+            A::W(0),
+            A::W(0),
+            A::L(0),
+        ],
+        0,
+        1,
+    );
+    api(&mut c, np, 5, &[A::Dw(0x20), A::Ptr(0x28)], 0, 2);
+    api(&mut c, np, 6, &[A::Dw(0x20), A::W(0x8000)], 0, 3);
+    api(&mut c, np, 3, &[A::Dw(0x20)], 233, 4);
+    // DosOpen(name, &h, &action, 0L, 0, 1, 0x42, 0L)
+    let open = [
+        A::Ptr(0),
+        A::Ptr(0x22),
+        A::Ptr(0x24),
+        A::L(0),
+        A::W(0),
+        A::W(1),
+        A::W(0x42),
+        A::L(0),
+    ];
+    api(&mut c, "DOSCALLS", 70, &open, 0, 5);
+    api(&mut c, np, 3, &[A::Dw(0x20)], 0, 6);
+    // DosWrite(client, "ab", 2, &n); DosRead(server, buf, 16, &n)
+    api(
+        &mut c,
+        "DOSCALLS",
+        138,
+        &[A::Dw(0x22), A::Ptr(0x30), A::W(2), A::Ptr(0x26)],
+        0,
+        7,
+    );
+    let peek = [
+        A::Dw(0x20),
+        A::Ptr(0x40),
+        A::W(16),
+        A::Ptr(0x26),
+        A::Ptr(0x50),
+        A::Ptr(0x2A),
+    ];
+    api(&mut c, np, 7, &peek, 0, 8);
+    api(
+        &mut c,
+        "DOSCALLS",
+        137,
+        &[A::Dw(0x20), A::Ptr(0x40), A::W(16), A::Ptr(0x26)],
+        0,
+        9,
+    );
+    // Empty now, nonblocking: ERROR_NO_DATA.
+    api(
+        &mut c,
+        "DOSCALLS",
+        137,
+        &[A::Dw(0x20), A::Ptr(0x44), A::W(16), A::Ptr(0x26)],
+        232,
+        10,
+    );
+    // DosWrite(1, ds:0x20, 0x40, ds:0x60): the data area to stdout.
+    api(
+        &mut c,
+        "DOSCALLS",
+        138,
+        &[A::W(1), A::Ptr(0x20), A::W(0x40), A::Ptr(0x60)],
+        0,
+        11,
+    );
+    c.extend(push(1));
+    c.extend(push(0));
+    calls.push((c.len() as u32, "DOSCALLS", 5));
+    c.extend([0x9A, 0, 0, 0, 0]);
+    let mut data = vec![0u8; 0x80];
+    data[..8].copy_from_slice(b"\\PIPE\\X\0");
+    data[0x30..0x32].copy_from_slice(b"ab");
+    let exe = ne_program(&c, &data, &calls);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("T.EXE"), exe).unwrap();
+    let mut cfg = kernel_sim::ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(1_000_000);
+    let mut proc = kernel_sim::Process::new(cfg).unwrap();
+    let out = common::capture_console(&mut proc);
+    assert_eq!(proc.run(), Outcome::Exited(0));
+    let b = out.contents();
+    let w = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
+    // DosQNmPHandState: server end, one instance, byte pipe.
+    assert_eq!(w(0x08), 0x4001);
+    assert_eq!(&b[0x20..0x22], b"ab", "what the server read");
+    assert_eq!(w(0x06), 2, "the last count (the failed read wrote none)");
+    // DosPeekNmPipe: 2 bytes in the pipe, connected.
+    assert_eq!(w(0x30), 2);
+    assert_eq!(w(0x0A), 3);
+}

@@ -44,7 +44,8 @@
 //!   given milliseconds (0: the wait time the first instance was created
 //!   with; -1: forever), then ERROR_SEM_TIMEOUT; a name with no instance
 //!   is ERROR_PATH_NOT_FOUND.
-//! - The 16-bit NAMPIPES entries are not implemented.
+//! - The 16-bit NAMPIPES entries (DosMakeNmPipe, DosConnectNmPipe, ...)
+//!   are the same calls with word arguments and results.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -61,40 +62,59 @@ use crate::threads::Wait;
 pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 240 "DosCallNPipe" Sys32 [S, P, L, P, L, P, L] raw call),
     api!("DOSCALLS" 241 "DosConnectNPipe" Sys32 [L] raw connect),
-    api!("DOSCALLS" 242 "DosDisConnectNPipe" Sys32 [L] |p, c| {
-        let e = server_end(p, c.l(0))?;
-        let mut i = e.inst.borrow_mut();
-        i.state = NP_STATE_DISCONNECTED;
-        i.conn = i.conn.wrapping_add(1);
-        i.client_handles = 0;
-        i.to_client.clear();
-        i.to_server.clear();
-        Ok(())
-    }),
+    api!("DOSCALLS" 242 "DosDisConnectNPipe" Sys32 [L] disconnect),
     api!("DOSCALLS" 243 "DosCreateNPipe" Sys32 [S, P, L, L, L, L, L] create),
     api!("DOSCALLS" 244 "DosPeekNPipe" Sys32 [L, P, L, P, P, P] peek),
-    api!("DOSCALLS" 245 "DosQueryNPHState" Sys32 [L, P] |p, c| {
-        let e = end(p, c.l(0))?;
-        let state = e.handle_state();
-        p.put_u32(c, 1, u32::from(state))
-    }),
+    api!("DOSCALLS" 245 "DosQueryNPHState" Sys32 [L, P] query_state),
     api!("DOSCALLS" 248 "DosQueryNPipeInfo" Sys32 [L, L, P, L] info),
-    api!("DOSCALLS" 250 "DosSetNPHState" Sys32 [L, L] |p, c| {
-        let e = end(p, c.l(0))?;
-        let want = c.l(1);
-        if want & !u32::from(NP_NOWAIT | NP_READMODE_MESSAGE) != 0 {
-            return Err(ERROR_INVALID_PARAMETER);
-        }
-        let mut i = e.inst.borrow_mut();
-        if want & u32::from(NP_READMODE_MESSAGE) != 0 && !i.message {
-            return Err(ERROR_INVALID_PARAMETER);
-        }
-        *i.mode_mut(e.server) = want as u16;
-        Ok(())
-    }),
+    api!("DOSCALLS" 250 "DosSetNPHState" Sys32 [L, L] set_state),
     api!("DOSCALLS" 252 "DosTransactNPipe" Sys32 [L, P, L, P, L, P] raw transact),
     api!("DOSCALLS" 253 "DosWaitNPipe" Sys32 [S, L] raw wait_named),
+    api!("NAMPIPES" 1 "DosMakeNmPipe" Far16 [S, P, W, W, W, W, L] create),
+    api!("NAMPIPES" 2 "DosQNmPipeInfo" Far16 [W, W, P, W] info),
+    api!("NAMPIPES" 3 "DosConnectNmPipe" Far16 [W] raw connect),
+    api!("NAMPIPES" 4 "DosDisConnectNmPipe" Far16 [W] disconnect),
+    api!("NAMPIPES" 5 "DosQNmPHandState" Far16 [W, P] query_state),
+    api!("NAMPIPES" 6 "DosSetNmPHandState" Far16 [W, W] set_state),
+    api!("NAMPIPES" 7 "DosPeekNmPipe" Far16 [W, P, W, P, P, P] peek),
+    api!("NAMPIPES" 8 "DosWaitNmPipe" Far16 [S, L] raw wait_named),
+    api!("NAMPIPES" 9 "DosTransactNmPipe" Far16 [W, P, W, P, W, P] raw transact),
+    api!("NAMPIPES" 10 "DosCallNmPipe" Far16 [S, P, W, P, W, P, L] raw call),
 ];
+
+/// DosDisConnectNPipe(hpipe).
+fn disconnect(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let e = server_end(p, c.l(0))?;
+    let mut i = e.inst.borrow_mut();
+    i.state = NP_STATE_DISCONNECTED;
+    i.conn = i.conn.wrapping_add(1);
+    i.client_handles = 0;
+    i.to_client.clear();
+    i.to_server.clear();
+    Ok(())
+}
+
+/// DosQueryNPHState(hpipe, &state).
+fn query_state(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let e = end(p, c.l(0))?;
+    let state = e.handle_state();
+    p.put_word(c, 1, u32::from(state))
+}
+
+/// DosSetNPHState(hpipe, state): NP_NOWAIT and NP_READMODE_MESSAGE.
+fn set_state(p: &mut Process, c: &Call) -> ApiResult<()> {
+    let e = end(p, c.l(0))?;
+    let want = c.l(1);
+    if want & !u32::from(NP_NOWAIT | NP_READMODE_MESSAGE) != 0 {
+        return Err(ERROR_INVALID_PARAMETER);
+    }
+    let mut i = e.inst.borrow_mut();
+    if want & u32::from(NP_READMODE_MESSAGE) != 0 && !i.message {
+        return Err(ERROR_INVALID_PARAMETER);
+    }
+    *i.mode_mut(e.server) = want as u16;
+    Ok(())
+}
 
 const ERROR_BAD_FORMAT: u32 = 11;
 const ERROR_PIPE_BUSY: u32 = 231;
@@ -466,7 +486,7 @@ fn size(n: u32) -> usize {
 /// DosCreateNPipe(name, &hpipe, openMode, pipeMode, cbOut, cbIn, msec).
 fn create(p: &mut Process, c: &Call) -> ApiResult<()> {
     let name = pipe_name(&p.arg_sz(c, 0)?)?;
-    p.arg_ptr(c, 1, 4)?;
+    p.arg_ptr(c, 1, if c.far16 { 2 } else { 4 })?;
     let (open_mode, pipe_mode) = (c.l(2), c.l(3));
     let access = open_mode & 3;
     if open_mode & !(3 | NP_NOINHERIT | NP_WRITEBEHIND) != 0 || access > NP_ACCESS_DUPLEX {
@@ -518,7 +538,7 @@ fn create(p: &mut Process, c: &Call) -> ApiResult<()> {
     };
     let h = p.pcb.files.open_npipe(NpEnd::open(&inst, true), state)?;
     p.kernel.npipes.list.push(inst);
-    if let Err(e) = p.put_u32(c, 1, u32::from(h)) {
+    if let Err(e) = p.put_word(c, 1, u32::from(h)) {
         let _ = p.pcb.files.close(h);
         return Err(e);
     }
@@ -701,7 +721,8 @@ pub(crate) fn write_now(
 /// what the end would read, without taking it.
 fn peek(p: &mut Process, c: &Call) -> ApiResult<()> {
     let e = end(p, c.l(0))?;
-    for (i, n) in [(3, 4), (4, 4), (5, 4)] {
+    let w = if c.far16 { 2 } else { 4 };
+    for (i, n) in [(3, w), (4, 4), (5, w)] {
         p.arg_ptr(c, i, n)?;
     }
     let (data, total, first, state) = {
@@ -724,10 +745,10 @@ fn peek(p: &mut Process, c: &Call) -> ApiResult<()> {
     if !data.is_empty() {
         p.put_bytes(c, 1, &data)?;
     }
-    p.put_u32(c, 3, data.len() as u32)?;
+    p.put_word(c, 3, data.len() as u32)?;
     let avail = (total.min(0xFFFF) as u32) | ((first.min(0xFFFF) as u32) << 16);
     p.put_u32(c, 4, avail)?;
-    p.put_u32(c, 5, u32::from(state))
+    p.put_word(c, 5, u32::from(state))
 }
 
 /// DosQueryNPipeInfo(hpipe, level 1, &buf, cb): PIPEINFO (cbOut, cbIn,
@@ -775,11 +796,12 @@ fn transact(p: &mut Process, c: &Call) -> Result<u32, Stop> {
         Ok(()) => {}
         Err(rc) => return Ok(rc),
     }
-    let (buf, out) = match (p.arg_ptr(c, 3, c.l(4).max(1)), p.arg_ptr(c, 5, 4)) {
+    let w = if c.far16 { 2 } else { 4 };
+    let (buf, out) = match (p.arg_ptr(c, 3, c.l(4).max(1)), p.arg_ptr(c, 5, w)) {
         (Ok(b), Ok(o)) => (b, o),
         _ => return Ok(ERROR_INVALID_ADDRESS),
     };
-    read_or_block(p, h as u16, buf, c.l(4), out)
+    read_or_block(p, h as u16, buf, c.l(4), out, !c.far16)
 }
 
 /// Write the message of a transaction on `h` (a duplex message pipe with
@@ -813,15 +835,22 @@ fn transact_on(
 }
 
 /// Read the answer into `buf` now, or block the thread for it.
-fn read_or_block(p: &mut Process, h: u16, buf: u32, len: u32, out: u32) -> Result<u32, Stop> {
-    match read_now(p, h, buf, len, out, true) {
+fn read_or_block(
+    p: &mut Process,
+    h: u16,
+    buf: u32,
+    len: u32,
+    out: u32,
+    wide: bool,
+) -> Result<u32, Stop> {
+    match read_now(p, h, buf, len, out, wide) {
         Some(rc) => Ok(rc),
         None => Err(Stop::Block(Wait::PipeRead {
             handle: h,
             buf,
             len,
             out,
-            wide: true,
+            wide,
         })),
     }
 }
@@ -832,7 +861,8 @@ fn call(p: &mut Process, c: &Call) -> Result<u32, Stop> {
         Ok(n) => n,
         Err(rc) => return Ok(rc),
     };
-    let (buf, out) = match (p.arg_ptr(c, 3, c.l(4).max(1)), p.arg_ptr(c, 5, 4)) {
+    let w = if c.far16 { 2 } else { 4 };
+    let (buf, out) = match (p.arg_ptr(c, 3, c.l(4).max(1)), p.arg_ptr(c, 5, w)) {
         (Ok(b), Ok(o)) => (b, o),
         _ => return Ok(ERROR_INVALID_ADDRESS),
     };
@@ -856,7 +886,7 @@ fn call(p: &mut Process, c: &Call) -> Result<u32, Stop> {
         let _ = p.pcb.files.close(h);
         return Ok(rc);
     }
-    read_or_block(p, h, buf, c.l(4), out)
+    read_or_block(p, h, buf, c.l(4), out, !c.far16)
 }
 
 /// DosWaitNPipe(name, msec).
