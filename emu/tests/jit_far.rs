@@ -36,6 +36,12 @@ fn assert_same_ram(a: &Machine, b: &Machine) {
     }
 }
 use proptest::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Cases run, and of them those where the tier ran instructions (long
+/// runs print both every 5,000).
+static CASES: AtomicU64 = AtomicU64::new(0);
+static NATIVE: AtomicU64 = AtomicU64::new(0);
 
 const GDT: u32 = 0x800;
 const LDT0: u32 = 0x7000;
@@ -674,6 +680,11 @@ proptest! {
         limits in (0u64..400, 0u64..3000),
         pokes in prop::collection::vec((any::<u8>(), any::<u8>()), 0..4),
     ) {
+        let done = CASES.fetch_add(1, Ordering::Relaxed) + 1;
+        if done.is_multiple_of(5000) {
+            let native = NATIVE.load(Ordering::Relaxed);
+            eprintln!("far_loops_match_the_interpreter: {done} cases, {native} ran in the tier");
+        }
         let s = Setup {
             bits: if setup & 1 != 0 { 32 } else { 16 },
             ring: if setup & 2 != 0 { 3 } else { 0 },
@@ -697,6 +708,9 @@ proptest! {
             assert_same(&a, &b, &format!("after run {run} ({ea:?}) of {s:?}"));
             assert_same_ram(&a, &b);
             if !matches!(ea, Exit::InstructionLimit | Exit::CycleLimit) {
+                if a.jit_stats().instructions > 0 {
+                    NATIVE.fetch_add(1, Ordering::Relaxed);
+                }
                 break;
             }
             if let Some(&p) = pokes.get(run % 8) {
