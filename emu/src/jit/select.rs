@@ -1465,4 +1465,104 @@ mod tests {
         let p = select(src32(&[0x40, 0xB8, 0x01], 0), |_| false).expect("block");
         assert_eq!(p.insns, 1);
     }
+
+    #[test]
+    fn segment_loads_and_far_transfers() {
+        let src16 = |bytes| Source {
+            bytes,
+            eip: 0,
+            code32: false,
+            stack32: false,
+            df: false,
+        };
+        // push ds; mov ax,20h; mov ds,ax; inc word [0]; pop ds; retf
+        let code = [
+            0x1E, 0xB8, 0x20, 0x00, 0x8E, 0xD8, 0xFF, 0x06, 0, 0, 0x1F, 0xCB,
+        ];
+        let p = select(src16(&code), |_| false).expect("block");
+        assert_eq!(p.insns, 6);
+        assert!(p.prot && p.mem);
+        assert_eq!(p.body_cycles, 2 + 2 + 2 + 6 + 4 + 18);
+        assert!(matches!(
+            p.ops[0],
+            Op::PushSeg {
+                seg: SegReg::Ds,
+                ..
+            }
+        ));
+        assert_eq!(
+            p.ops[2],
+            Op::LoadSeg {
+                seg: SegReg::Ds,
+                src: SelSrc::Reg(0)
+            }
+        );
+        let Op::LoadSeg {
+            src: SelSrc::Mem { mem, pop: true },
+            ..
+        } = p.ops[4]
+        else {
+            panic!("{:?}", p.ops[4])
+        };
+        assert_eq!((mem.seg, mem.size, mem.disp), (SegReg::Ss, 2, 0));
+        let End::Far(Far::Ret { stack, imm: 0 }) = p.end else {
+            panic!("{:?}", p.end)
+        };
+        assert_eq!(stack.size, 2);
+        // call far 18h:0 (a block of its own); 66 call far ptr16:32
+        let p = select(src16(&[0x9A, 0, 0, 0x18, 0]), |_| false).expect("block");
+        assert_eq!(
+            p.end,
+            End::Far(Far::Call {
+                sel: 0x18,
+                off: 0,
+                stack: Mem {
+                    seg: SegReg::Ss,
+                    base: Some(4),
+                    index: None,
+                    scale: 1,
+                    disp: 2u32.wrapping_neg(),
+                    addr32: false,
+                    size: 2
+                }
+            })
+        );
+        let p = select(src16(&[0x66, 0x9A, 0, 0, 1, 0, 0x18, 0]), |_| false).unwrap();
+        assert!(
+            matches!(p.end, End::Far(Far::Call { off: 0x10000, stack, .. }) if stack.size == 4)
+        );
+        // les bx,[bp+2]; lss sp,[0] ends the block; mov ss,ax too
+        let p = select(
+            src16(&[0xC4, 0x5E, 0x02, 0x0F, 0xB2, 0x26, 0, 0, 0x40]),
+            |_| false,
+        )
+        .unwrap();
+        assert_eq!(p.insns, 2);
+        assert!(
+            matches!(p.ops[0], Op::LoadFar { seg: SegReg::Es, dst: Reg::R16(3), mem } if mem.seg == SegReg::Ss && mem.size == 2)
+        );
+        assert!(matches!(
+            p.end,
+            End::LoadSs(Op::LoadFar {
+                seg: SegReg::Ss,
+                ..
+            })
+        ));
+        let p = select(src16(&[0x8E, 0xD0, 0x40]), |_| false).unwrap();
+        assert_eq!((p.insns, p.next_eip), (1, 2));
+        // call far [bx] (m16:16) with a segment override; jmp far ptr
+        let p = select(src16(&[0x26, 0xFF, 0x1F]), |_| false).unwrap();
+        assert!(matches!(p.end, End::Far(Far::CallM { mem, .. }) if mem.seg == SegReg::Es));
+        assert!(matches!(
+            select(src16(&[0xEA, 4, 0, 8, 0]), |_| false).unwrap().end,
+            End::Far(Far::Jmp { sel: 8, off: 4 })
+        ));
+        // not taken: MOV CS, a 0x66 MOV Sreg, MOV r,Sreg
+        assert!(select(src16(&[0x8E, 0xC8]), |_| false).is_none());
+        assert!(select(src16(&[0x66, 0x8E, 0xD8]), |_| false).is_none());
+        assert!(select(src16(&[0x8C, 0xD8]), |_| false).is_none());
+        // PUSH Sreg alone needs no protected mode
+        let p = select(src16(&[0x0E, 0x16, 0x40]), |_| false).unwrap();
+        assert!(!p.prot);
+    }
 }
