@@ -112,6 +112,7 @@ fn gdt(bits: u32, ring: u8, stack32: bool) -> Vec<u64> {
         desc(0x3000, 0x67, 0x89, 0),          // 0x98 TSS (available)
         desc(FAR, 0x0FFF, 0x9B, db),          // 0xA0 code DPL 0
         desc(STACK, 0xFFFF, 0x93 | d, sb ^ 0x4), // 0xA8 the stack, other size
+        desc(MAIN, 0xFFFF, 0x93 | d, 0),      // 0xB0 data alias of the main code
     ]
 }
 
@@ -251,7 +252,7 @@ fn emit_op(
                 2 => m.fs(),
                 _ => m.gs(),
             };
-            if x & 0x10 != 0 {
+            if x & 0x30 == 0x30 {
                 a.add(m, cx).unwrap();
             } else {
                 a.mov(cx, m).unwrap();
@@ -281,6 +282,21 @@ fn emit_op(
                 GDT + entry
             };
             let bit = if x & 0xE0 == 0xE0 { 0x80 } else { 0x01 };
+            if x & 0xE0 == 0x60 {
+                // A store into the loop's own code (the same byte back),
+                // through a data alias of the main code segment.
+                let at = 0x10 + (v & 0x3F);
+                a.push(ds).unwrap();
+                a.mov(ax, 0xB0 | u32::from(ring)).unwrap();
+                a.mov(ds, ax).unwrap();
+                if wide {
+                    a.add(byte_ptr(at), 0).unwrap();
+                } else {
+                    a.add(byte_ptr(u64::from(at)), 0).unwrap();
+                }
+                a.pop(ds).unwrap();
+                return;
+            }
             a.push(ds).unwrap();
             a.mov(ax, 0x88).unwrap();
             a.mov(ds, ax).unwrap();
@@ -492,6 +508,11 @@ struct Setup {
     ring: u8,
     paging: bool,
     stack32: bool,
+    /// The initial ESP: 0xFFF0, or just above the page boundary at
+    /// 0x8000 (aligned or not), where with paging the page below is
+    /// absent if `hole`.
+    esp: u32,
+    hole: bool,
 }
 
 fn machine(s: Setup, body: &[Gen], (count, bad_at): (u16, u16), jit: bool) -> Machine {
@@ -577,7 +598,13 @@ fn machine(s: Setup, body: &[Gen], (count, bad_at): (u16, u16), jit: bool) -> Ma
         m.write_phys(PD, &(PT | 7).to_le_bytes());
         for p in 0..1024u32 {
             // The page of the GDT starts not accessed.
-            let e = if p == 0 { 7 } else { (p << 12) | 0x67 };
+            let e = if p == 0 {
+                7
+            } else if s.hole && p == (STACK + 0x7000) >> 12 {
+                (p << 12) | 0x66
+            } else {
+                (p << 12) | 0x67
+            };
             m.write_phys(PT + 4 * p, &e.to_le_bytes());
         }
     }
@@ -591,7 +618,7 @@ fn machine(s: Setup, body: &[Gen], (count, bad_at): (u16, u16), jit: bool) -> Ma
         c.gdtr.base = GDT;
         c.gdtr.limit = (g.len() * 8 - 1) as u16;
         c.eip = 0;
-        c.gpr[Gpr::Esp] = 0xFFF0;
+        c.gpr[Gpr::Esp] = s.esp;
         c.gpr[Gpr::Ebx] = 0x200;
         c.ldtr = Descriptor(g[0x70 >> 3]).to_segment(0x70);
         c.tr = Descriptor(desc(0x3000, 0x67, 0x8B, 0)).to_segment(0x98);
@@ -617,6 +644,8 @@ fn far_call_loop_runs_natively() {
         ring: 0,
         paging: false,
         stack32: false,
+        esp: 0xFFF0,
+        hole: false,
     };
     let (mut a, mut b) = (
         machine(s, &body, (2000, 0), true),
@@ -674,7 +703,7 @@ proptest! {
     #[test]
     fn far_loops_match_the_interpreter(
         body in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u32>()), 1..10),
-        setup in 0u8..16,
+        setup in 0u8..64,
         count in 20u16..150,
         bad_at in 0u16..300,
         limits in (0u64..400, 0u64..3000),
@@ -690,6 +719,8 @@ proptest! {
             ring: if setup & 2 != 0 { 3 } else { 0 },
             paging: setup & 4 != 0,
             stack32: setup & 8 != 0,
+            esp: [0xFFF0, 0x8004, 0x8003, 0x8001][usize::from(setup >> 4)],
+            hole: setup & 0x14 == 0x14,
         };
         // (Mostly a count the loop reaches.)
         let bad_at = bad_at % (count + 10);
@@ -736,6 +767,8 @@ fn mov_ss_holds_an_irq_off_after_a_block() {
         ring: 0,
         paging: false,
         stack32: false,
+        esp: 0xFFF0,
+        hole: false,
     };
     for extra in 0..12 {
         let mk = |jit| {
