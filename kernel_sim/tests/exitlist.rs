@@ -255,3 +255,43 @@ fn a_16_bit_routine_gets_the_code_as_a_word_at_ss_sp_plus_4() {
     assert_eq!(String::from_utf8_lossy(&out), "R0");
     assert_eq!(o, Outcome::Exited(3));
 }
+
+#[test]
+fn dos_exit_on_another_thread_runs_the_routines_on_thread_1() {
+    let mut p = Prog::new();
+    // The routine writes 'A', the code and the TID (DosGetInfoBlocks'
+    // TIB: tib_ptib2 -> tib2_ultid) as a digit.
+    let a = p.here();
+    p.api(
+        312,
+        &[Arg::Imm(DATA + 0xB0), Arg::Imm(DATA + 0xB4)],
+        0,
+        0xD0,
+    );
+    // mov eax, [DATA+0xB0]; mov eax, [eax+0x0C]; mov eax, [eax]; add al, '0'
+    p.c.load_eax(DATA + 0xB0);
+    p.raw(&[0x8B, 0x40, 0x0C, 0x8B, 0x00, 0x04, b'0', 0xA2])
+        .raw(&(BUF + 2).to_le_bytes());
+    p.raw(&[0x8B, 0x44, 0x24, 0x04, 0x04, b'0', 0xA2])
+        .raw(&(BUF + 1).to_le_bytes())
+        .raw(&[0xC6, 0x05])
+        .raw(&BUF.to_le_bytes())
+        .raw(b"A");
+    p.c.push(DATA + 0x90)
+        .push(3)
+        .push(BUF)
+        .push(1)
+        .call("DOSCALLS", WRITE, 16);
+    p.c.push(0).push(3).call("DOSCALLS", EXIT_LIST, 8);
+    // Thread 2: DosExit(EXIT_PROCESS, 9).
+    let t2 = p.here();
+    p.c.push(9).push(1).call("DOSCALLS", 234, 8);
+    p.start_main();
+    add(&mut p, 0, a);
+    p.thread(DATA + 0xA0, t2);
+    p.sleep(1000);
+    p.c.push(1).push(1).call("DOSCALLS", 234, 8);
+    let (o, out) = run(&[("T.EXE", p.finish())]);
+    assert_eq!(String::from_utf8_lossy(&out), "A01");
+    assert_eq!(o, Outcome::Exited(9));
+}
