@@ -306,3 +306,41 @@ fn errno_takes_visualage_values_per_failure() {
     assert_eq!(result(&mut p, 3), 0);
     assert_eq!(result(&mut p, 5), 36, "EINVAL");
 }
+
+/// Every LIBCS entry called with hostile arguments (NULL, all ones, an
+/// unmapped address, a huge size) returns, exits or faults as guest code
+/// would: no host error, no panic, no runaway.
+#[test]
+fn hostile_arguments_never_panic_the_host() {
+    let ordinals: Vec<u32> = kernel_sim::api::table()
+        .filter(|d| d.module == "LIBCS" && d.func.is_some())
+        .map(|d| d.ordinal)
+        .collect();
+    assert!(ordinals.len() > 150, "{}", ordinals.len());
+    let sets: [[u32; 3]; 3] = [
+        [0, 0, 0],
+        [u32::MAX, u32::MAX, u32::MAX],
+        [0x0FFF_F000, 0x7FFF_FFFF, 0x1000_0000],
+    ];
+    for o in ordinals {
+        for regs in &sets {
+            let mut g = Prog::default();
+            g.call(o, regs, &[regs[2], regs[1], regs[0]]);
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("T.EXE"), g.build()).unwrap();
+            let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
+            cfg.max_instructions = Some(200_000);
+            let mut p = Process::new(cfg).unwrap();
+            let out = p.run();
+            assert!(
+                matches!(
+                    out,
+                    Outcome::Exited(_)
+                        | Outcome::GuestFault { .. }
+                        | Outcome::UnhandledException { .. }
+                ),
+                "LIBCS.{o} {regs:x?}: {out:?}"
+            );
+        }
+    }
+}

@@ -297,16 +297,17 @@ pub(super) fn qsort(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     if n < 2 || size == 0 {
         return Ok(0);
     }
+    // The whole array must be there (as the real qsort would fault on
+    // it): this also bounds n by guest memory.
+    let total = n
+        .checked_mul(size)
+        .ok_or_else(|| super::fault(p, base, false))?;
+    read(p, base, total)?;
     if n > MAX_SORT {
         return Err(Stop::Outcome(crate::error::Outcome::HostError(format!(
             "qsort of {n} elements: more than this runtime sorts ({MAX_SORT})"
         ))));
     }
-    // The whole array must be there: this also bounds n by guest memory.
-    let total = n
-        .checked_mul(size)
-        .ok_or_else(|| super::fault(p, base, false))?;
-    read(p, base, total)?;
     let mut sort = MergeSort::new(n as usize);
     let next = sort.step(None);
     qsort_next(p, frame, sort, base, size, cmp, next)
