@@ -513,12 +513,14 @@ struct Setup {
     /// absent if `hole`.
     esp: u32,
     hole: bool,
+    /// The CPU model (the 386 and 486 share the cycle table).
+    model: CpuModel,
 }
 
 fn machine(s: Setup, body: &[Gen], (count, bad_at): (u16, u16), jit: bool) -> Machine {
     let mut m = Machine::new(MachineConfig {
         ram_size: 4 << 20,
-        model: CpuModel::I486,
+        model: s.model,
     });
     m.set_jit(jit);
     // The threshold these cases were sized for.
@@ -646,6 +648,7 @@ fn far_call_loop_runs_natively() {
         stack32: false,
         esp: 0xFFF0,
         hole: false,
+        model: CpuModel::I486,
     };
     let (mut a, mut b) = (
         machine(s, &body, (2000, 0), true),
@@ -703,7 +706,7 @@ proptest! {
     #[test]
     fn far_loops_match_the_interpreter(
         body in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u32>()), 1..10),
-        setup in 0u8..64,
+        setup in 0u8..128,
         count in 20u16..150,
         bad_at in 0u16..300,
         limits in (0u64..400, 0u64..3000),
@@ -719,8 +722,9 @@ proptest! {
             ring: if setup & 2 != 0 { 3 } else { 0 },
             paging: setup & 4 != 0,
             stack32: setup & 8 != 0,
-            esp: [0xFFF0, 0x8004, 0x8003, 0x8001][usize::from(setup >> 4)],
+            esp: [0xFFF0, 0x8004, 0x8003, 0x8001][usize::from((setup >> 4) & 3)],
             hole: setup & 0x14 == 0x14,
+            model: if setup & 0x40 != 0 { CpuModel::I386 } else { CpuModel::I486 },
         };
         // (Mostly a count the loop reaches.)
         let bad_at = bad_at % (count + 10);
@@ -769,6 +773,7 @@ fn mov_ss_holds_an_irq_off_after_a_block() {
         stack32: false,
         esp: 0xFFF0,
         hole: false,
+        model: CpuModel::I486,
     };
     for extra in 0..12 {
         let mk = |jit| {
