@@ -3,10 +3,10 @@
 //! ends by its own DosExit, not by a fault or an unimplemented call. The
 //! exit code is the tool's choice (eight end their usage with 1, PACK and
 //! PACK2 with 4, MASM2ALP with 5), so it is printed in the table, not
-//! asserted. Not in the list yet: RC and NMAKE32 (they need the VisualAge
-//! C runtime DLLs, LIBCM and LIBCS), MKTMPF (its runtime faults after it
-//! fails to read DDE4.MSG), and RCPP, which RC16 runs (alone it looks for
-//! C1.ERR, which no system has, and prints an empty message).
+//! asserted. RC, NMAKE32 and MKTMPF run on the VisualAge C runtime DLLs
+//! (LIBCM, LIBCS) that the kernel provides. Not in the list: RCPP, which
+//! RC16 runs (alone it looks for C1.ERR, which no system has, and prints
+//! an empty message).
 //!
 //! Skipped, with a printed notice, unless OS2TK_DIR names the toolkit.
 
@@ -61,10 +61,25 @@ const TOOLS: &[(&str, &[&str], &str)] = &[
         "Usage: C:\\MKCATDEF.EXE catname msg_file [msg_file...] [-h]",
     ),
     ("mkmsgf", &["/?"], "MKMSGF <inputfile> <outputfile> [/V]"),
+    (
+        "mktmpf",
+        &[],
+        "mktmpf   [-switch...] [-flag arg...] filename...",
+    ),
     ("msgbind", &[], "usage: MSGBIND scriptFile"),
     ("nmake", &["/?"], "NMAKE /help"),
+    (
+        "nmake32",
+        &["/?"],
+        "[-flags] [targets] [macroname=string] [@responsefile]",
+    ),
     ("pack", &[], "List syntax: [d:][path]source_filename"),
     ("pack2", &[], "List syntax: [d:][path]source_filename"),
+    (
+        "rc",
+        &["-?"],
+        "rc [<options>]   <.RC input file>  [<.EXE output file>]",
+    ),
     (
         "rc16",
         &[],
@@ -101,9 +116,12 @@ fn every_non_pm_tool_prints_its_usage_and_exits_by_itself() {
     let Some(tk) = toolkit() else { return };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    for e in std::fs::read_dir(tk.join("bin")).unwrap() {
-        let p = e.unwrap().path();
-        std::fs::copy(&p, root.join(p.file_name().unwrap())).unwrap();
+    // The tools, and the message files RC and MKTMPF read along DPATH.
+    for sub in ["bin", "msg"] {
+        for e in std::fs::read_dir(tk.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::copy(&p, root.join(p.file_name().unwrap())).unwrap();
+        }
     }
     std::fs::copy(tk.join("dll/kiutil.dll"), root.join("KIUTIL.DLL")).unwrap();
     let mut failures = Vec::new();
