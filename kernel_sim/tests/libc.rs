@@ -344,3 +344,35 @@ fn hostile_arguments_never_panic_the_host() {
         }
     }
 }
+
+/// A bad pointer given to the runtime is an access violation the
+/// program's own exception handler gets (XCPT_ACCESS_VIOLATION), as the
+/// real DLL's fault would be.
+#[test]
+fn a_bad_pointer_reaches_the_programs_exception_handler() {
+    let mut g = Prog::default();
+    // The handler: exit 42 for XCPT_ACCESS_VIOLATION, else 43.
+    g.code.push(0xE9);
+    let len_at = g.code.len();
+    g.code.extend([0, 0, 0, 0]);
+    let handler = 0x10000 + g.code.len() as u32;
+    g.code.extend([0x8B, 0x44, 0x24, 0x04]); // mov eax,[esp+4]
+    g.code.extend([0x81, 0x38, 0x05, 0x00, 0x00, 0xC0]); // cmp dword [eax],0xC0000005
+    g.code.extend([0x75, 0x0B]); // jne +11
+    g.code.extend([0x6A, 42, 0x6A, 0x01]);
+    g.calls.push((g.code.len() as u32, "DOSCALLS", 234));
+    g.code.extend([0xE8, 0, 0, 0, 0]);
+    g.code.extend([0x6A, 43, 0x6A, 0x01]);
+    g.calls.push((g.code.len() as u32, "DOSCALLS", 234));
+    g.code.extend([0xE8, 0, 0, 0, 0]);
+    let body = (g.code.len() - len_at - 4) as u32;
+    g.code[len_at..len_at + 4].copy_from_slice(&body.to_le_bytes());
+    // Register it on FS:0, then strlen of an unmapped address.
+    g.code.push(0x68);
+    g.code.extend(handler.to_le_bytes());
+    g.code.extend([0x64, 0xFF, 0x35, 0, 0, 0, 0]); // push dword fs:[0]
+    g.code.extend([0x64, 0x89, 0x25, 0, 0, 0, 0]); // mov fs:[0], esp
+    g.call(111, &[0x0FFF_F000], &[]);
+    let (o, _p, _d) = run(g);
+    assert_eq!(o, Outcome::Exited(42));
+}

@@ -26,9 +26,10 @@
 //!
 //! Decisions, where the runtime's documents leave room:
 //! - **Guest memory.** Every pointer is the guest's; reading or writing
-//!   through a bad one ends the run as the access violation the real
-//!   DLL's code would take (an unhandled page fault at the caller's
-//!   return address). Strings are read up to 16 MB.
+//!   through a bad one is the access violation the real DLL's code would
+//!   take: the thread's exception handlers get it (at the caller's return
+//!   address, [`deliver`]), and the run ends with the page fault when none
+//!   handles it. Strings are read up to 16 MB.
 //! - **Heap** ([`heap`]): malloc/calloc/realloc/free on guest memory with
 //!   host bookkeeping; at most 64 MB; a request that does not fit is NULL
 //!   with errno ENOMEM.
@@ -685,7 +686,11 @@ macro_rules! e {
             name: $n,
             conv: Conv::Sys32,
             args: &[$(Arg::$a),*],
-            func: Some(Func::Raw($f)),
+            func: Some(Func::Raw(|p, c| {
+                let f: super::ApiFn = $f;
+                let r = f(p, c);
+                deliver(p, r)
+            })),
         }
     };
     ($o:literal $n:literal [$($a:ident),*] $f:expr) => {
@@ -695,9 +700,47 @@ macro_rules! e {
             name: $n,
             conv: Conv::Optlink,
             args: &[$(Arg::$a),*],
-            func: Some(Func::Raw($f)),
+            func: Some(Func::Raw(|p, c| {
+                let f: super::ApiFn = $f;
+                let r = f(p, c);
+                deliver(p, r)
+            })),
         }
     };
+}
+
+/// A fault the runtime's code would take goes to the thread's exception
+/// handlers as the CPU's would, raised at the caller's return address
+/// with ESP just above it (as though the call had returned): a handler
+/// that continues resumes there; when none takes it the run ends with
+/// the fault.
+fn deliver(p: &mut Process, r: Result<u32, Stop>) -> Result<u32, Stop> {
+    let Err(Stop::Outcome(crate::error::Outcome::GuestFault {
+        vector,
+        error,
+        eip,
+        cr2,
+        ..
+    })) = r
+    else {
+        return r;
+    };
+    let esp = p.machine.cpu().gpr[emu::Gpr::Esp];
+    let before = p.machine.cpu().clone();
+    {
+        let cpu = p.machine.cpu_mut_flush_tlb();
+        cpu.gpr[emu::Gpr::Esp] = esp.wrapping_add(4);
+        cpu.cr2 = cr2.unwrap_or(cpu.cr2);
+    }
+    p.machine.set_eip(eip);
+    match p.dispatch_exception32(emu::Fault { vector, error }) {
+        Some(None) => Err(Stop::Resumed),
+        Some(Some(o)) => Err(Stop::Outcome(o)),
+        None => {
+            *p.machine.cpu_mut_flush_tlb() = before;
+            r
+        }
+    }
 }
 
 const fn for_module<const N: usize>(module: &'static str, src: [ApiDef; N]) -> [ApiDef; N] {
