@@ -11,6 +11,9 @@
 //! both machines must stop at the same place with the same registers
 //! (segment caches included), flags, EIP, cycles, instruction counts,
 //! exception and memory (the descriptor tables' accessed bits included).
+//! A second generator does the same in real mode (loads that keep the
+//! limits, far transfers checked against CS's limit, SS switches, stores
+//! into the code through the loaded segments).
 //!
 //! Longer runs: `PROPTEST_CASES=20000 cargo test -p emu --release --test
 //! jit_far`.
@@ -523,6 +526,8 @@ fn machine(s: Setup, body: &[Gen], (count, bad_at): (u16, u16), jit: bool) -> Ma
         model: s.model,
     });
     m.set_jit(jit);
+    // (Short loops get hot: the results are the same for any threshold.)
+    m.set_jit_threshold(8);
     // The threshold these cases were sized for.
     m.set_jit_threshold(32);
     let ring = u16::from(s.ring);
@@ -801,5 +806,234 @@ fn mov_ss_holds_an_irq_off_after_a_block() {
         assert_same_ram(&a, &b);
         assert_eq!(a.cpu().gpr[Gpr::Edx], 1, "one interrupt");
         assert!(a.jit_stats().instructions > 300, "{:?}", a.jit_stats());
+    }
+}
+
+/// Real-mode paragraphs the generated loads use: data, the stack, and
+/// the code segments themselves (stores there are self-modifying).
+const PARAS: [u16; 8] = [
+    0x4000, 0x4100, 0x4010, 0x2000, 0x3000, 0x1000, 0x0000, 0x5FF0,
+];
+
+/// One real-mode op (16-bit code); `helper` jumps far there and back.
+fn emit_real(a: &mut CodeAssembler, g: Gen, helper: CodeLabel) {
+    let (k, x, v) = g;
+    let s = SEGS[usize::from(x % 4)];
+    let para = PARAS[v as usize % 8];
+    match k % 11 {
+        0 => {
+            a.push(ALL_SEGS[usize::from(x % 6)]).unwrap();
+            a.pop(dx).unwrap();
+        }
+        1 => {
+            a.mov(ax, u32::from(para)).unwrap();
+            a.mov(s, ax).unwrap();
+        }
+        2 => {
+            a.push(i32::from(para as i16)).unwrap();
+            a.pop(s).unwrap();
+        }
+        3 => {
+            a.mov(si, di).unwrap();
+            a.add(si, si).unwrap();
+            a.mov(s, word_ptr(si + TABLE as i32).ss()).unwrap();
+        }
+        4 => {
+            a.mov(si, di).unwrap();
+            a.shl(si, 2).unwrap();
+            let m = dword_ptr(si + PTRS16 as i32).ss();
+            match x % 4 {
+                0 => a.lds(dx, m),
+                1 => a.les(dx, m),
+                2 => a.lfs(dx, m),
+                _ => a.lgs(dx, m),
+            }
+            .unwrap();
+        }
+        5 => {
+            let m = match x % 4 {
+                0 => word_ptr(bx).ds(),
+                1 => word_ptr(bx).es(),
+                2 => word_ptr(bx).fs(),
+                _ => word_ptr(bx).gs(),
+            };
+            if x & 0x30 == 0x30 {
+                a.add(m, cx).unwrap();
+            } else {
+                a.mov(cx, m).unwrap();
+            }
+        }
+        6 => {
+            let r = [R_RET, R_LOAD, R_RET_IMM][usize::from(x % 3)];
+            // Sometimes past CS's limit (0xFFF).
+            let r = if (v >> 20) % 16 == 15 { 0x1000 } else { r };
+            if r == R_RET_IMM {
+                a.push(cx).unwrap();
+            }
+            a.call_far((FAR >> 4) as u16, r).unwrap();
+        }
+        7 => {
+            a.mov(si, di).unwrap();
+            a.shl(si, 2).unwrap();
+            a.call(dword_ptr(si + FPTRS16 as i32).ss()).unwrap();
+        }
+        8 => a.call(helper).unwrap(),
+        9 => {
+            let stack = [0x2000u32, 0x2001][usize::from(x & 1)];
+            match (x >> 1) % 3 {
+                0 => {
+                    a.mov(ax, stack).unwrap();
+                    a.mov(ss, ax).unwrap();
+                }
+                1 => {
+                    a.push(stack as i32).unwrap();
+                    a.pop(ss).unwrap();
+                }
+                _ => a.lss(dx, dword_ptr(SSPTR as u64 + 8).ss()).unwrap(),
+            }
+            a.inc(cx).unwrap();
+        }
+        _ => {
+            a.add(bx, (v & 0xFF) as i32).unwrap();
+            a.and(bx, 0x3FE).unwrap();
+            a.inc(cx).unwrap();
+        }
+    }
+}
+
+/// A real-mode machine: the loop at MAIN (CS limit 0xFFF), the routines
+/// at FAR, the stack at STACK (SS = 0x2000 and 0x2001 both work: every
+/// op leaves the stack as it found it), FS with a 4 KB limit that loads
+/// keep, tables at the offsets of the protected-mode ones.
+fn real_machine(
+    body: &[Gen],
+    (count, bad_at): (u16, u16),
+    top_of_stack: u32,
+    jit: bool,
+) -> Machine {
+    let mut m = Machine::new(MachineConfig {
+        ram_size: 4 << 20,
+        model: CpuModel::I486,
+    });
+    m.set_jit(jit);
+    // (Short loops get hot: the results are the same for any threshold.)
+    m.set_jit_threshold(8);
+    let code = asm(16, 0, |a| {
+        let mut start = a.create_label();
+        let mut top = a.create_label();
+        let mut helper = a.create_label();
+        a.jmp(start).unwrap();
+        a.ret().unwrap();
+        a.set_label(&mut start).unwrap();
+        a.mov(di, u32::from(count)).unwrap();
+        a.set_label(&mut top).unwrap();
+        for g in body {
+            emit_real(a, *g, helper);
+        }
+        a.dec(di).unwrap();
+        a.jnz(top).unwrap();
+        a.hlt().unwrap();
+        a.set_label(&mut helper).unwrap();
+        a.jmp_far((FAR >> 4) as u16, R_JMP_BACK).unwrap();
+    });
+    m.write_phys(MAIN, &code);
+    let routine = |f: &dyn Fn(&mut CodeAssembler)| asm(16, 0, |a| f(a));
+    m.write_phys(FAR + R_RET, &routine(&|a| a.retf().unwrap()));
+    m.write_phys(
+        FAR + R_LOAD,
+        &routine(&|a| {
+            a.push(ds).unwrap();
+            a.mov(ax, DATA >> 4).unwrap();
+            a.mov(ds, ax).unwrap();
+            a.inc(word_ptr(0x10u64)).unwrap();
+            a.pop(ds).unwrap();
+            a.retf().unwrap();
+        }),
+    );
+    m.write_phys(FAR + R_RET_IMM, &routine(&|a| a.retf_1(2).unwrap()));
+    m.write_phys(
+        FAR + R_JMP_BACK,
+        &routine(&|a| a.jmp_far((MAIN >> 4) as u16, 2).unwrap()),
+    );
+    for k in 0..=u32::from(count) {
+        let bad = k == u32::from(bad_at);
+        let para = PARAS[(k as usize * 7) % 8];
+        m.write_phys(STACK + TABLE + 2 * k, &para.to_le_bytes());
+        m.write_phys(STACK + PTRS16 + 4 * k, &((k * 2) as u16).to_le_bytes());
+        m.write_phys(STACK + PTRS16 + 4 * k + 2, &para.to_le_bytes());
+        let r = match (bad, k & 1 != 0) {
+            (true, _) => 0x1000,
+            (_, true) => R_LOAD,
+            _ => R_RET,
+        };
+        m.write_phys(STACK + FPTRS16 + 4 * k, &(r as u16).to_le_bytes());
+        m.write_phys(
+            STACK + FPTRS16 + 4 * k + 2,
+            &((FAR >> 4) as u16).to_le_bytes(),
+        );
+    }
+    m.write_phys(STACK + SSPTR + 8, &0x9ABCu16.to_le_bytes());
+    m.write_phys(STACK + SSPTR + 10, &0x2001u16.to_le_bytes());
+    for r in SegReg::ALL {
+        m.set_segment(r, emu::Segment::real((DATA >> 4) as u16, false));
+    }
+    m.set_segment(SegReg::Ss, emu::Segment::real((STACK >> 4) as u16, false));
+    m.set_segment(
+        SegReg::Cs,
+        emu::Segment {
+            limit: 0xFFF,
+            ..emu::Segment::real((MAIN >> 4) as u16, true)
+        },
+    );
+    m.set_segment(
+        SegReg::Fs,
+        emu::Segment {
+            limit: 0xFFF,
+            ..emu::Segment::real((DATA >> 4) as u16, false)
+        },
+    );
+    m.set_eip(0);
+    m.gpr_mut()[Gpr::Esp] = top_of_stack;
+    m.gpr_mut()[Gpr::Ebx] = 0x200;
+    for v in 0..=255 {
+        m.intercept(v, true);
+    }
+    m
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: jitpair::cases(256), ..ProptestConfig::default() })]
+
+    /// Real-mode loops of segment loads (kept limits), far transfers
+    /// (CS's limit) and stores into code: the tier on and off agree after
+    /// every run.
+    #[test]
+    fn real_mode_far_loops_match_the_interpreter(
+        body in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u32>()), 1..10),
+        stack_at in 0usize..4,
+        count in 20u16..150,
+        bad_at in 0u16..300,
+        limits in (0u64..400, 0u64..3000),
+    ) {
+        let stack_at = [0xFFF0, 0x8004, 0x8003, 0x8001][stack_at];
+        let bad_at = bad_at % (count + 10);
+        let (mut a, mut b) = (
+            real_machine(&body, (count, bad_at), stack_at, true),
+            real_machine(&body, (count, bad_at), stack_at, false),
+        );
+        let limits = Limits {
+            instructions: (limits.0 > 0).then_some(limits.0 * 7),
+            cycles: (limits.1 > 0).then_some(limits.1 * 13),
+        };
+        for run in 0..200 {
+            let ea = a.run(limits);
+            let eb = b.run(limits);
+            prop_assert_eq!(ea, eb, "exit differs in run {}", run);
+            assert_same(&a, &b, &format!("after run {run} ({ea:?})"));
+            assert_same_ram(&a, &b);
+            if !matches!(ea, Exit::InstructionLimit | Exit::CycleLimit) {
+                break;
+            }
+        }
     }
 }

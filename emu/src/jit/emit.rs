@@ -156,7 +156,7 @@ pub(crate) fn instructions(plan: &Plan) -> Result<CodeAssembler, EmitError> {
             let save = save_at(i);
             let restore = save && flags_live_after(plan, i);
             let side = a.create_label();
-            load_seg(&mut a, seg, src, side, (save, restore))?;
+            load_seg(&mut a, (seg, plan.real), src, side, (save, restore))?;
             sides.push((i, side, save));
             continue;
         }
@@ -164,7 +164,7 @@ pub(crate) fn instructions(plan: &Plan) -> Result<CodeAssembler, EmitError> {
             let save = save_at(i);
             let restore = save && flags_live_after(plan, i);
             let side = a.create_label();
-            load_far(&mut a, (seg, dst, mem), side, (save, restore))?;
+            load_far(&mut a, (seg, dst, mem, plan.real), side, (save, restore))?;
             sides.push((i, side, save));
             continue;
         }
@@ -279,9 +279,11 @@ pub(crate) fn instructions(plan: &Plan) -> Result<CodeAssembler, EmitError> {
             let save = save_at(i);
             let side = a.create_label();
             match op {
-                Op::LoadSeg { seg, src } => load_seg(&mut a, seg, src, side, (save, save))?,
+                Op::LoadSeg { seg, src } => {
+                    load_seg(&mut a, (seg, plan.real), src, side, (save, save))?
+                }
                 Op::LoadFar { seg, dst, mem } => {
-                    load_far(&mut a, (seg, dst, mem), side, (save, save))?
+                    load_far(&mut a, (seg, dst, mem, plan.real), side, (save, save))?
                 }
                 _ => return Err(EmitError::Sizes),
             }
@@ -292,7 +294,8 @@ pub(crate) fn instructions(plan: &Plan) -> Result<CodeAssembler, EmitError> {
             let i = plan.ops.len();
             let save = save_at(i);
             let side = a.create_label();
-            far_transfer(&mut a, far, plan.next_eip, side, save, epilogue)?;
+            let how = (plan.next_eip, plan.real);
+            far_transfer(&mut a, far, how, side, save, epilogue)?;
             sides.push((i, side, save));
         }
     }
@@ -883,7 +886,7 @@ fn desc_lookup(a: &mut CodeAssembler, kind: u32, side: CodeLabel) -> Result<(), 
 /// after.
 fn load_seg(
     a: &mut CodeAssembler,
-    seg: SegReg,
+    (seg, real): (SegReg, bool),
     src: SelSrc,
     side: CodeLabel,
     (save, restore): (bool, bool),
@@ -899,8 +902,7 @@ fn load_seg(
             a.movzx(r12d, word_ptr(r13 + r14))?;
         }
     }
-    desc_lookup(a, load_kind(seg), side)?;
-    commit_seg(a, seg)?;
+    commit_load(a, seg, real, side)?;
     if let SelSrc::Mem { mem, pop: true } = src {
         move_sp(a, mem, i32::from(mem.size))?;
     }
@@ -920,7 +922,7 @@ fn load_seg(
 fn far_transfer(
     a: &mut CodeAssembler,
     far: Far,
-    next: u32,
+    (next, real): (u32, bool),
     side: CodeLabel,
     save: bool,
     epilogue: CodeLabel,
@@ -939,12 +941,21 @@ fn far_transfer(
     // The target: the cache entry in R10, the offset checked against
     // its limit.
     match far {
+        Far::Call { sel, off, .. } | Far::Jmp { sel, off } if real => {
+            // Real mode: the offset inside CS's limit (as it is).
+            a.cmp(dword_ptr(r11 + OFF_CS_LIMIT), off as i32)?;
+            a.jb(side)?;
+            a.mov(dword_ptr(r11 + OFF_EIP), off)?;
+            a.mov(dword_ptr(r11 + OFF_FAR_SEL), u32::from(sel))?;
+        }
         Far::Call { sel, off, .. } | Far::Jmp { sel, off } => {
             a.mov(r12d, u32::from(sel))?;
             desc_lookup(a, DK_CODE, side)?;
             a.cmp(dword_ptr(r10 + DE_LIMIT), off as i32)?;
             a.jb(side)?;
             a.mov(dword_ptr(r11 + OFF_EIP), off)?;
+            a.movzx(r12d, word_ptr(r10 + DE_TAG))?;
+            a.mov(dword_ptr(r11 + OFF_FAR_SEL), r12d)?;
         }
         Far::CallM { mem, .. } | Far::JmpM { mem } | Far::Ret { stack: mem, .. } => {
             // The offset, then the selector word past it (a far pointer's
@@ -964,19 +975,27 @@ fn far_transfer(
                 check_plus(a, Mem { size: 2, ..mem }, u32::from(n), false, side)?;
             }
             a.movzx(r12d, word_ptr(r13 + r14))?;
-            let kind = if let Far::Ret { .. } = far {
-                DK_RET
+            if real {
+                // Real mode: the offset inside CS's limit (as it is).
+                a.mov(dword_ptr(r11 + OFF_FAR_SEL), r12d)?;
+                a.mov(r12d, dword_ptr(r11 + OFF_EIP))?;
+                a.cmp(r12d, dword_ptr(r11 + OFF_CS_LIMIT))?;
+                a.ja(side)?;
             } else {
-                DK_CODE
-            };
-            desc_lookup(a, kind, side)?;
-            a.mov(r12d, dword_ptr(r11 + OFF_EIP))?;
-            a.cmp(r12d, dword_ptr(r10 + DE_LIMIT))?;
-            a.ja(side)?;
+                let kind = if let Far::Ret { .. } = far {
+                    DK_RET
+                } else {
+                    DK_CODE
+                };
+                desc_lookup(a, kind, side)?;
+                a.mov(r12d, dword_ptr(r11 + OFF_EIP))?;
+                a.cmp(r12d, dword_ptr(r10 + DE_LIMIT))?;
+                a.ja(side)?;
+                a.movzx(r12d, word_ptr(r10 + DE_TAG))?;
+                a.mov(dword_ptr(r11 + OFF_FAR_SEL), r12d)?;
+            }
         }
     }
-    a.movzx(r12d, word_ptr(r10 + DE_TAG))?;
-    a.mov(dword_ptr(r11 + OFF_FAR_SEL), r12d)?;
     match far {
         Far::Call { stack, .. } | Far::CallM { stack, .. } => {
             // CS's slot, then EIP's below it; written once both pass.
@@ -1041,7 +1060,7 @@ fn commit_seg(a: &mut CodeAssembler, seg: SegReg) -> Result<(), IcedError> {
 /// the register gets the offset.
 fn load_far(
     a: &mut CodeAssembler,
-    (seg, dst, mem): (SegReg, Reg, Mem),
+    (seg, dst, mem, real): (SegReg, Reg, Mem, bool),
     side: CodeLabel,
     (save, restore): (bool, bool),
 ) -> Result<(), EmitError> {
@@ -1059,8 +1078,7 @@ fn load_far(
     a.mov(dword_ptr(r11 + OFF_SCRATCH), r12d)?;
     check_plus(a, Mem { size: 2, ..mem }, u32::from(n), false, side)?;
     a.movzx(r12d, word_ptr(r13 + r14))?;
-    desc_lookup(a, load_kind(seg), side)?;
-    commit_seg(a, seg)?;
+    commit_load(a, seg, real, side)?;
     match host(dst)? {
         Host::R32(d) => a.mov(d, dword_ptr(r11 + OFF_SCRATCH))?,
         Host::R16(d) => a.mov(d, word_ptr(r11 + OFF_SCRATCH))?,
@@ -1076,4 +1094,26 @@ fn load_far(
 /// The cache entry kind a load into `seg` needs.
 fn load_kind(seg: SegReg) -> u32 {
     if seg == SegReg::Ss { DK_STACK } else { DK_DATA }
+}
+
+/// Load data or stack segment register `seg` with the selector in R12D:
+/// in protected mode through the descriptor cache ([`desc_lookup`],
+/// [`commit_seg`]; `side` on a miss), in real mode as the interpreter
+/// does there (selector, base = selector * 16; the limit and type checks
+/// stay). Clobbers R10, R12, R14 and the flags.
+fn commit_load(
+    a: &mut CodeAssembler,
+    seg: SegReg,
+    real: bool,
+    side: CodeLabel,
+) -> Result<(), IcedError> {
+    if !real {
+        desc_lookup(a, load_kind(seg), side)?;
+        return commit_seg(a, seg);
+    }
+    let at = OFF_SEGS + SEG_SIZE * seg as i32;
+    a.mov(word_ptr(r11 + sel_off(seg)), r12w)?;
+    a.shl(r12d, 4)?;
+    a.mov(dword_ptr(r11 + (at + SEG_BASE)), r12d)?;
+    a.or(dword_ptr(r11 + OFF_LOADED), 1 << seg as u32)
 }

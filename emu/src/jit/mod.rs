@@ -4,15 +4,18 @@
 //! are translated to host code and run there, with exactly the registers,
 //! EFLAGS, EIP, cycles, instruction counts and memory the interpreter would
 //! produce; a block may end in REP MOVS/STOS/LODS, whose chunks [`rep`]
-//! runs from Rust. In protected mode (not V86) a block also takes PUSH
+//! runs from Rust. In protected and real mode (not V86) a block also takes PUSH
 //! Sreg, MOV/POP to DS, ES, FS and GS, LDS/LES/LFS/LGS, and ends with a far
 //! CALL/JMP (direct or through a far pointer), a far RET, or MOV/POP/LSS
 //! to SS (after MOV and POP the caller sets the interrupt shadow): the
 //! loads that need nothing but a descriptor read go through [`desc`]'s
-//! per-selector cache, the others leave the block. The interpreter stays
+//! per-selector cache, the others leave the block (in real mode a load
+//! sets selector and base, and a far transfer checks the offset against
+//! CS's limit; a block runs only in the mode it was translated in). The
+//! interpreter stays
 //! the reference: everything the tier does not take (other stack, string
-//! and system instructions, gates, privilege changes, real-mode and V86
-//! segment loads and far transfers, the
+//! and system instructions, gates, privilege changes, V86 segment loads
+//! and far transfers, the
 //! 286 model, any pending event) runs there, and so does every memory access the host
 //! code's checks do not pass as a plain access (a limit or type violation,
 //! a TLB miss or a page the access would fault on or set A/D in, a page
@@ -169,7 +172,7 @@ impl Machine {
             || p.df.is_some_and(|d| d != (fl & DF != 0))
             || p.last_byte > limit
             || p.target().is_some_and(|t| u64::from(t) > limit)
-            || (p.prot && (!self.cpu.protected() || self.cpu.v86()))
+            || (p.prot && (self.cpu.v86() || p.real == self.cpu.protected()))
         {
             return false;
         }
@@ -274,7 +277,8 @@ impl Machine {
         // MOV or POP SS (which end the block) hold interrupts off for the
         // next instruction, as in the interpreter (LSS does not).
         let shadow = matches!(p.end, select::End::LoadSs(select::Op::LoadSeg { .. }));
-        let missed = if st.exit == emit::EXIT_SIDE && p.prot {
+        let real = p.real;
+        let missed = if st.exit == emit::EXIT_SIDE && p.prot && !p.real {
             desc_use(p, st.index as usize, &st)
         } else {
             None
@@ -340,7 +344,7 @@ impl Machine {
         self.cpu.gpr = st.gpr;
         self.cpu.eip = st.eip;
         if st.loaded != 0 || st.exit == emit::EXIT_FAR {
-            self.jit_apply_segments(&st);
+            self.jit_apply_segments(&st, real);
             if shadow && st.loaded & (1 << SegReg::Ss as u8) != 0 {
                 self.inhibit = true;
             }
@@ -366,7 +370,21 @@ impl Machine {
     /// Segment registers the block loaded, and CS after a far transfer,
     /// from the descriptor cache entries the host code used (unchanged
     /// since: the cache is only written outside host code).
-    fn jit_apply_segments(&mut self, st: &native::State) {
+    fn jit_apply_segments(&mut self, st: &native::State, real: bool) {
+        if real {
+            // As `Machine::load_sreg` in real mode: selector and base.
+            let far =
+                (st.exit == emit::EXIT_FAR).then_some((SegReg::Cs as usize, st.far_sel as u16));
+            let loads = (0..6)
+                .filter(|i| st.loaded & (1 << i) != 0)
+                .map(|i| (i, st.sel[i]));
+            for (i, sel) in loads.chain(far) {
+                let seg = &mut self.cpu.seg[i];
+                seg.selector = sel;
+                seg.base = u32::from(sel) << 4;
+            }
+            return;
+        }
         let cpl = self.cpu.cpl;
         for i in 0..6 {
             if st.loaded & (1 << i) != 0 {
@@ -424,6 +442,14 @@ impl Machine {
         // One instruction that falls through gains nothing over the
         // interpreter and costs an entry: not worth a block.
         let plan = plan.filter(|p| p.insns > 1 || p.end != select::End::Fall);
+        // Segment loads and far transfers for the mode of translation;
+        // none in V86 mode (whose loads also set limit and attributes).
+        let v86 = self.cpu.v86();
+        let real = !self.cpu.protected();
+        let plan = plan.filter(|p| !(p.prot && v86)).map(|mut p| {
+            p.real = real;
+            p
+        });
         let block = plan.and_then(|plan| {
             let code = self.jit.cache.put(&emit::emit(&plan).ok()?).ok()?;
             Some(Box::new(Block { plan, code }))

@@ -21,7 +21,8 @@
 //! - Jcc and JMP rel8/rel16/rel32, CALL rel16/rel32 and RET/RET imm16 near,
 //!   of the code size (no 0x66 or 0x67);
 //! - PUSH ES/CS/SS/DS/FS/GS (any mode);
-//! - in protected mode (the block is then entered only there): MOV DS/ES/
+//! - in protected or real mode (the block is then entered only in the
+//!   mode it was translated in, never in V86 mode): MOV DS/ES/
 //!   FS/GS from r16 or m16, POP DS/ES/FS/GS, LDS/LES/LFS/LGS, and to end
 //!   the block MOV/POP/LSS to SS, far CALL/JMP
 //!   ptr16:16/ptr16:32/m16:16/m16:32 and RETF [imm16] (see
@@ -479,9 +480,14 @@ pub(crate) struct Plan {
     pub stack32: Option<bool>,
     /// Some string op steps its index registers by the DF of translation.
     pub df: Option<bool>,
-    /// Some op loads a segment register or transfers far through the
-    /// descriptor cache: the block runs only in protected mode (not V86).
+    /// Some op loads a segment register or transfers far: the block runs
+    /// only in the mode it was translated for (see `real`), never in V86.
     pub prot: bool,
+    /// With `prot`: translated for real mode (segment loads set selector
+    /// and base = selector * 16, far transfers check the offset against
+    /// CS's limit), else for protected mode (through the descriptor
+    /// cache). Set by the translator.
+    pub real: bool,
 }
 
 /// Cycles a taken branch adds (exec::flow::branch).
@@ -1092,6 +1098,7 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
         stack32: None,
         df: None,
         prot: false,
+        real: false,
     };
     let mut pos = 0usize;
     let mut insn = Instruction::default();
