@@ -333,7 +333,10 @@ fn kw() -> impl Strategy<Value = Kw> {
         ).prop_map(|(k, a, m, l)| Kw::Data(k, a, m, l)),
         1 => prop_oneof![
             num_of(&[0, 1, 2, 32, 0x8000_0000]).prop_map(Orbit::One),
-            (num_of(&[0, 1, 2, 32, 0x8000_0000]), num_of(&[0, 1, 2, 3, 100, 2047, 2048]))
+            (
+                num_of(&[0, 1, 2, 32, 0x8000_0000]),
+                num_of(&[0, 1, 2, 3, 100, 2047, 2048, 0xFFFF, 0x1_0000, 0x1_FFFF])
+            )
                 .prop_map(|(a, b)| Orbit::Two(a, b)),
             any::<Index>().prop_map(Orbit::Sym),
         ].prop_map(Kw::Orbit),
@@ -341,6 +344,8 @@ fn kw() -> impl Strategy<Value = Kw> {
         1 => Just(Kw::Removeop),
         1 => proptest::sample::select(&[
             "EREG", "EMEM", "SEG=1", "RETEP", "MINOR", "TP", "DESC=", "MODNAME=X", "TRACE",
+            // An ERROR, then a bad literal in what is skipped.
+            "MINOR=X \"a\nb\"", "FOO \"a\0b\"", "OPCODE=Y \"c",
         ][..]).prop_map(Kw::Other),
     ]
 }

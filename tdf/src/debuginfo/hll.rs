@@ -378,3 +378,199 @@ fn read_lines(bytes: &[u8], at: usize, start: u32) -> Result<Vec<SourceFile>, De
     }
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::debuginfo::LineLookup;
+
+    fn w16(b: &mut Vec<u8>, v: u16) {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn w32(b: &mut Vec<u8>, v: u32) {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn pname(b: &mut Vec<u8>, s: &str) {
+        b.push(s.len() as u8);
+        b.extend_from_slice(s.as_bytes());
+    }
+
+    fn sub(b: &mut Vec<u8>, kind: u8, body: &[u8]) {
+        b.push(body.len() as u8 + 1);
+        b.push(kind);
+        b.extend_from_slice(body);
+    }
+
+    /// A module record: segment 1 at `offset`, `size` bytes, version
+    /// `major`.
+    fn module(offset: u32, size: u32, major: u8) -> Vec<u8> {
+        let mut b = Vec::new();
+        w16(&mut b, 1);
+        w32(&mut b, offset);
+        w32(&mut b, size);
+        w16(&mut b, 0);
+        w16(&mut b, 0);
+        b.push(1);
+        b.push(0);
+        b.extend_from_slice(b"HL");
+        b.push(0);
+        b.push(major);
+        pname(&mut b, "T.OBJ");
+        b
+    }
+
+    /// A procedure subrecord (offset, length, prologue, prologue + body).
+    fn procedure(b: &mut Vec<u8>, name: &str, at: u32, len: u32, pro: u16, body: u32) {
+        let mut r = Vec::new();
+        w32(&mut r, at);
+        w16(&mut r, 0x200);
+        w32(&mut r, len);
+        w16(&mut r, pro);
+        w32(&mut r, body);
+        w16(&mut r, 0);
+        r.push(8);
+        pname(&mut r, name);
+        sub(b, 0x01, &r);
+    }
+
+    /// NB04 with the directory entries (type, bytes) of module 1.
+    fn nb04(parts: &[(u16, Vec<u8>)]) -> Vec<u8> {
+        let mut out = b"NB04\0\0\0\0".to_vec();
+        let mut dir = Vec::new();
+        for (kind, bytes) in parts {
+            w16(&mut dir, *kind);
+            w16(&mut dir, 1);
+            w32(&mut dir, out.len() as u32);
+            w32(&mut dir, bytes.len() as u32);
+            out.extend_from_slice(bytes);
+        }
+        let lfo = out.len() as u32;
+        out[4..8].copy_from_slice(&lfo.to_le_bytes());
+        w16(&mut out, 8);
+        w16(&mut out, 12);
+        w32(&mut out, parts.len() as u32);
+        out.extend_from_slice(&dir);
+        out
+    }
+
+    /// The symbols ALP writes for a frameless `main` at 0 and `Add2` at
+    /// 0x1C with a 6-byte prologue, its body a block holding its stack
+    /// variables.
+    fn alp_symbols() -> Vec<u8> {
+        let mut b = Vec::new();
+        let mut r = Vec::new();
+        w32(&mut r, 0);
+        w16(&mut r, 2);
+        w16(&mut r, 0x86);
+        pname(&mut r, "total");
+        sub(&mut b, 0x05, &r);
+        sub(&mut b, 0x11, &[1, 0, 0, 0]);
+        procedure(&mut b, "main", 0, 0x1C, 0, 0x1C);
+        sub(&mut b, 0x02, &[]);
+        procedure(&mut b, "Add2", 0x1C, 0x11, 6, 0x0F);
+        let mut r = Vec::new();
+        w32(&mut r, 0x22);
+        w32(&mut r, 9);
+        sub(&mut b, 0x00, &r);
+        let mut r = Vec::new();
+        w32(&mut r, 8);
+        w16(&mut r, 0x86);
+        pname(&mut r, "a");
+        sub(&mut b, 0x04, &r);
+        sub(&mut b, 0x02, &[]);
+        sub(&mut b, 0x02, &[]);
+        b
+    }
+
+    #[test]
+    fn hl03_line_table_then_its_file_names() {
+        // HL03 as ALP +Od and LINK386 write it: one type 0 table whose
+        // u32 is the size of the file-name table after its entries;
+        // offsets are the segment's.
+        let entries = [(9u16, 0u32), (10, 2), (18, 0x1C), (20, 0x22)];
+        let mut names = Vec::new();
+        w32(&mut names, 9);
+        w32(&mut names, entries.len() as u32);
+        w32(&mut names, 1);
+        pname(&mut names, "C:\\T.ASM");
+        let mut lines = Vec::new();
+        w16(&mut lines, 0);
+        lines.push(0);
+        lines.push(0);
+        w16(&mut lines, entries.len() as u16);
+        w16(&mut lines, 1);
+        w32(&mut lines, names.len() as u32);
+        for (line, off) in entries {
+            w16(&mut lines, line);
+            w16(&mut lines, 1);
+            w32(&mut lines, off);
+        }
+        lines.extend_from_slice(&names);
+        let d = parse(&nb04(&[
+            (HLL_MODULE, module(0, 0x2D, 3)),
+            (HLL_SYMBOLS, alp_symbols()),
+            (HLL_IBMSRC, lines),
+        ]))
+        .unwrap();
+        assert_eq!(d.files.len(), 1);
+        assert_eq!(d.files[0].name, "C:\\T.ASM");
+        assert_eq!(d.line("C:\\T.ASM", 18), LineLookup::Exact(1, 0x1C));
+        assert_eq!(d.line("C:\\T.ASM", 19), LineLookup::Next(20, 1, 0x22));
+        // The procedures: main frameless, without a block, not last;
+        // Add2 last, its body the block.
+        let main = d.procedure("main").unwrap();
+        assert_eq!((main.block, main.last_in_table), (None, false));
+        assert_eq!((main.hll_entry(), main.hll_body()), (0, None));
+        let add2 = d.procedure("Add2").unwrap();
+        assert_eq!((add2.block, add2.last_in_table), (Some((0x22, 9)), true));
+        assert_eq!(add2.hll_entry(), 0x22);
+        assert_eq!(add2.hll_body(), Some((0x22, 0x2B)));
+        assert_eq!(
+            add2.variable("a").unwrap().location,
+            Location::BpRelative(8)
+        );
+        assert_eq!(d.data[0].name, "total");
+    }
+
+    #[test]
+    fn hl04_lines_of_a_module_not_at_offset_0() {
+        // HL04 as LINK386 writes it: the file names (type 3) first, then
+        // a type 0 table whose offsets count from the module's start in
+        // its segment (here 0x40) and whose u32 is the linear address.
+        let mut names = Vec::new();
+        w32(&mut names, 0);
+        w32(&mut names, 0);
+        w32(&mut names, 1);
+        pname(&mut names, "b.c");
+        let mut lines = Vec::new();
+        w16(&mut lines, 0);
+        lines.push(3);
+        lines.push(0);
+        w16(&mut lines, 1);
+        w16(&mut lines, 0);
+        w32(&mut lines, names.len() as u32);
+        lines.extend_from_slice(&names);
+        w16(&mut lines, 0);
+        lines.push(0);
+        lines.push(0);
+        w16(&mut lines, 2);
+        w16(&mut lines, 1);
+        w32(&mut lines, 0x0001_0040);
+        for (line, off) in [(3u16, 0u32), (5, 7)] {
+            w16(&mut lines, line);
+            w16(&mut lines, 1);
+            w32(&mut lines, off);
+        }
+        let d = parse(&nb04(&[
+            (HLL_MODULE, module(0x40, 0x10, 4)),
+            (HLL_IBMSRC, lines),
+        ]))
+        .unwrap();
+        assert_eq!(d.modules[0].segments, [(1, 0x40, 0x10)]);
+        assert_eq!(d.line("b.c", 3), LineLookup::Exact(1, 0x40));
+        assert_eq!(d.line("B.C", 5), LineLookup::Exact(1, 0x47));
+        assert_eq!(d.line("b.c", 6), LineLookup::PastEnd);
+    }
+}
