@@ -96,9 +96,11 @@ const CASES: &[(&str, &str)] = &[
          TRACE MINOR=2, TP=.main, RETEP=RET, DESC=\"b\"\n",
     ),
     (
-        "no symbol for data or unknown names",
+        "a static that is not public is no symbol, for TP= or MEM=",
         "MODNAME=HLLT.EXE\nTRACE MINOR=1, TP=.total, DESC=\"a\"\n\
-         TRACE MINOR=2, TP=.nothere, DESC=\"b\"\n",
+         TRACE MINOR=2, TP=.nothere, DESC=\"b\"\n\
+         TRACE MINOR=3, TP=.Add2, MEM32=(.total,DIRECT,4), DESC=\"c\"\n\
+         TRACE MINOR=4, TP=.Sub1, MEM32=(.Add2,DIRECT,4), DESC=\"d\"\n",
     ),
 ];
 

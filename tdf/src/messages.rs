@@ -187,7 +187,12 @@ pub const MESSAGES: &[Message] = &[
         "new line in literal",
         "a string runs to the end of its line",
     ),
-    m(25, S, "NULL in literal", "a NUL byte inside a string"),
+    m(
+        25,
+        S,
+        "NULL in literal",
+        "a NUL byte inside a string (TRCUST goes on, leaving it out, and the run does not end for it)",
+    ),
     m(
         26,
         S,

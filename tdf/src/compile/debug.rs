@@ -147,6 +147,12 @@ impl Compiler<'_> {
         let Some(d) = self.debug_info_if_open()? else {
             return Ok(None);
         };
+        // IBM HLL: TRCUST finds a name among the public symbols only (not
+        // a static that is not public).
+        if d.signature == *b"NB04" {
+            let public = d.publics.iter().find(|s| s.name == name);
+            return Ok(public.map(|s| (u32::from(s.segment), s.offset)));
+        }
         let data = d.data.iter().find(|s| s.name == name);
         Ok(data
             .map(|s| (u32::from(s.segment), s.offset))

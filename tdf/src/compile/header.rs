@@ -31,7 +31,16 @@ impl Compiler<'_> {
 
     /// The next token, the end of the file included.
     pub(crate) fn next_or_eof(&mut self) -> Step<Token> {
-        self.lex.next_token().map_err(|d| self.lex_failed(d))
+        let t = self.lex.next_token();
+        self.lex_notes();
+        t.map_err(|d| self.lex_failed(d))
+    }
+
+    /// Reports what the lexer noted without stopping (see `Lexer::notes`).
+    fn lex_notes(&mut self) {
+        for d in std::mem::take(&mut self.lex.notes) {
+            self.console.push(crate::diag::ConsoleLine::Diag(d));
+        }
     }
 
     pub(crate) fn premature_eof(&mut self) -> super::Stop {
@@ -39,10 +48,9 @@ impl Compiler<'_> {
     }
 
     pub(crate) fn peek(&mut self) -> Step<Token> {
-        match self.lex.peek() {
-            Ok(t) => Ok(t.clone()),
-            Err(d) => Err(self.lex_failed(d)),
-        }
+        let t = self.lex.peek().cloned();
+        self.lex_notes();
+        t.map_err(|d| self.lex_failed(d))
     }
 
     /// Consumes `c` or reports `syntax error : missing 'c' before 'x'`,
@@ -154,8 +162,11 @@ impl Compiler<'_> {
                     self.next()?;
                     self.expect('=', true)?;
                     // A word (or `.word`); anything else is no name.
+                    // A word that starts with a digit is no name either.
                     let name = match self.next()? {
-                        Token::Word(w) => crate::tsf::lexer::latin1_bytes(&w),
+                        Token::Word(w) if !w.starts_with(|c: char| c.is_ascii_digit()) => {
+                            crate::tsf::lexer::latin1_bytes(&w)
+                        }
                         Token::Sym(w) => crate::tsf::lexer::latin1_bytes(&format!(".{w}")),
                         _ => return Err(self.severe("module name not specified")),
                     };

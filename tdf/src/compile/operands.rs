@@ -142,6 +142,11 @@ impl Compiler<'_> {
                         symbols.and_then(|t| t.next_offset(s)),
                         s.offset,
                     )),
+                    // IBM HLL: a public symbol that is no procedure (DBGH32's
+                    // `total`).
+                    (None, None) if hll => self
+                        .debug_static(&name)?
+                        .map(|(object, offset)| (object, offset, None, offset)),
                     (None, None) => None,
                 };
                 let Some((object, start, end, entry)) = routine else {
@@ -328,6 +333,8 @@ impl Compiler<'_> {
         if var > 0xFFFF {
             self.diag(Severity::Warning, "index too large, high word ignored");
         }
+        // The closing parenthesis is checked before the values.
+        self.expect(')', false)?;
         let (mask, var) = if mask == 0 {
             if var != 1 {
                 return Err(self.error("invalid ORBIT value, tracepoint ignored"));
@@ -342,18 +349,23 @@ impl Compiler<'_> {
         if var > 0xFFFF {
             return Err(self.error("invalid ORBIT value, tracepoint ignored"));
         }
-        self.expect(')', false)?;
         self.peek()?;
         st.orbit = Some((mask, var));
         self.append(st, codegen::orbit(mask, var as u16))
     }
 
     /// A number of ORBIT=(mask,var).
+    /// A token that is no number is left to be read again (`TRACE` starts
+    /// the next tracepoint).
     fn orbit_number(&mut self) -> Step<u64> {
-        let t = self.next()?;
+        let t = self.peek()?;
+        if t == Token::Eof {
+            return Err(self.premature_eof());
+        }
         if let Token::Word(w) = &t
             && let Some(n) = parse_number(w).filter(|&n| n <= u64::from(u32::MAX))
         {
+            self.next()?;
             return Ok(n);
         }
         let found = t.text();

@@ -338,6 +338,8 @@ impl Compiler<'_> {
                     self.next()?;
                     return Ok(());
                 }
+                // The comma between names may be left out, as in TRCUST.
+                t @ Token::Word(_) if is_identifier(&t) => {}
                 other => {
                     let found = other.text();
                     return Err(self.error(format!("syntax error: missing ')' before '{found}'")));

@@ -13,7 +13,8 @@
 //! * Header: `NB04`, directory offset u32 (from the signature). Directory:
 //!   `cb` u16 (offset of the entries), `cbEntry` u16, `cEntries` u32;
 //!   entries: type u16, module u16, offset u32, size u32. Types read:
-//!   0x0101 module, 0x0104 symbols, 0x010B IBM line numbers.
+//!   0x0101 module, 0x0102 public symbols (offset u32, segment u16, type
+//!   u16, name), 0x0104 symbols, 0x010B IBM line numbers.
 //! * Module: object u16, offset u32, size u32, overlay u16, library u16,
 //!   `cSegInfo` u8, pad u8, style u16 (`HL`), version minor u8, major u8,
 //!   name (length byte).
@@ -61,6 +62,7 @@ pub const HLL_TYPE: u32 = 0xFFFF_0000;
 
 /// Directory entry types.
 const HLL_MODULE: u16 = 0x0101;
+const HLL_PUBLICS: u16 = 0x0102;
 const HLL_SYMBOLS: u16 = 0x0104;
 const HLL_IBMSRC: u16 = 0x010B;
 
@@ -70,6 +72,8 @@ const SUBRECORD: &str = "HLL symbol subrecord";
 const MODULE_REC: &str = "HLL module";
 /// Structure name in read errors.
 const LINE_TABLE: &str = "HLL line-number table";
+/// Structure name in read errors.
+const PUBLIC: &str = "HLL public symbol";
 
 /// Reads HLL debug information that starts with `NB04`.
 pub(crate) fn parse(bytes: &[u8]) -> Result<DebugInfo, DebugError> {
@@ -133,6 +137,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<DebugInfo, DebugError> {
             .map_or(0, |&(_, offset, _)| offset);
         match kind {
             HLL_SYMBOLS => read_symbols(&bytes[..end], at, segment, &mut info)?,
+            HLL_PUBLICS => read_publics(&bytes[..end], at, &mut info.publics)?,
             HLL_IBMSRC => info.files.extend(read_lines(&bytes[..end], at, start)?),
             _ => {}
         }
@@ -164,6 +169,25 @@ fn read_module(bytes: &[u8], at: usize, index: u16) -> Result<ModuleInfo, DebugE
         name,
         segments,
     })
+}
+
+/// The public symbols at `at` to the end of `bytes`: offset u32, segment
+/// u16, type u16, name (one length byte).
+fn read_publics(bytes: &[u8], at: usize, out: &mut Vec<DataSymbol>) -> Result<(), DebugError> {
+    let mut c = Cursor::at(bytes, at as u64);
+    while (c.pos() as usize) < bytes.len() {
+        let offset = c.u32(PUBLIC)?;
+        let segment = c.u16(PUBLIC)?;
+        let type_index = HLL_TYPE | u32::from(c.u16(PUBLIC)?);
+        let name = c.pstring(PUBLIC)?;
+        out.push(DataSymbol {
+            name,
+            segment,
+            offset,
+            type_index,
+        });
+    }
+    Ok(())
 }
 
 /// A name with a one-byte length, or (top bit set) a two-byte one.

@@ -110,6 +110,10 @@ pub struct DebugInfo {
     pub procedures: Vec<Procedure>,
     /// Data symbols (global and module-local static data).
     pub data: Vec<DataSymbol>,
+    /// IBM HLL only: the public symbols (subsection 0x0102, what the
+    /// linker made public: procedures and data), where TRCUST looks up a
+    /// `.name` that is no procedure.
+    pub publics: Vec<DataSymbol>,
 }
 
 /// Where a source line is.

@@ -16,12 +16,14 @@
 //!
 //! Strings: `\"` becomes `"`, after another backslash too (`\\"` is a
 //! backslash and a quote, the string goes on); every other backslash is
-//! kept as written. A quote inside a word (or a `.name` or `@name`) starts
+//! kept as written (a NUL ends the text, the literal going on to its
+//! quote, with a SEVERE `NULL in literal` in [`Lexer::notes`] that does not
+//! end the run). A quote inside a word (or a `.name` or `@name`) starts
 //! a literal there whose text begins with the word's characters (without
 //! the `.` or `@`), as in TRCUST: `X"abc"` is the literal `Xabc`, and
 //! `X"abc` at the end of a line is SEVERE `new line in literal` with
-//! nothing said about `X`. A line break or NUL inside a string is SEVERE;
-//! a token longer than 259 bytes is FATAL.
+//! nothing said about `X`. A line break inside a string is SEVERE; a
+//! token longer than 259 bytes is FATAL.
 
 use crate::diag::{Diagnostic, Severity};
 
@@ -77,6 +79,9 @@ pub struct Lexer<'a> {
     /// 1 + line breaks consumed.
     pub line: u32,
     peeked: Option<Token>,
+    /// Diagnostics that do not stop the lexer (a NUL in a literal), for
+    /// the reader to report in order.
+    pub notes: Vec<Diagnostic>,
 }
 
 impl<'a> Lexer<'a> {
@@ -87,6 +92,7 @@ impl<'a> Lexer<'a> {
             pos: 0,
             line: 1,
             peeked: None,
+            notes: Vec::new(),
         }
     }
 
@@ -242,6 +248,8 @@ impl<'a> Lexer<'a> {
     /// characters of a word the quote is inside of).
     fn string(&mut self, mut out: Vec<u8>) -> Result<Token, Diagnostic> {
         self.pos += 1;
+        // Where a NUL cut the text.
+        let mut cut: Option<usize> = None;
         loop {
             let Some(&c) = self.src.get(self.pos) else {
                 return Err(self.fatal(Severity::Severe, "premature end of file encountered"));
@@ -252,7 +260,15 @@ impl<'a> Lexer<'a> {
                     break;
                 }
                 b'\n' | b'\r' => return Err(self.fatal(Severity::Severe, "new line in literal")),
-                0 => return Err(self.fatal(Severity::Severe, "NULL in literal")),
+                // TRCUST says SEVERE `NULL in literal` and goes on to the
+                // closing quote, the literal's text ending at the NUL, and
+                // the run does not end for it.
+                0 => {
+                    let d = self.fatal(Severity::Severe, "NULL in literal");
+                    self.notes.push(d);
+                    self.pos += 1;
+                    cut.get_or_insert(out.len());
+                }
                 // Only `\"` is an escape: `\\"` is a backslash and an
                 // escaped quote, as in TRCUST.
                 b'\\' if self.src.get(self.pos + 1) == Some(&b'"') => {
@@ -267,6 +283,9 @@ impl<'a> Lexer<'a> {
             if out.len() > MAX_TOKEN {
                 return Err(self.too_long());
             }
+        }
+        if let Some(n) = cut {
+            out.truncate(n);
         }
         Ok(Token::Str(out))
     }
@@ -461,6 +480,15 @@ mod tests {
         );
         let mut l = Lexer::new(b"X\"abc\nY");
         assert_eq!(l.next_token().unwrap_err().text, "new line in literal");
+    }
+
+    #[test]
+    fn a_nul_ends_the_text_not_the_run() {
+        let mut l = Lexer::new(b"\"x\0y\" Z");
+        assert_eq!(l.next_token().unwrap(), Token::Str(b"x".to_vec()));
+        assert_eq!(l.notes.len(), 1);
+        assert_eq!(l.notes[0].text, "NULL in literal");
+        assert_eq!(l.next_token().unwrap(), Token::Word("Z".into()));
     }
 
     #[test]
