@@ -19,7 +19,7 @@ use std::process::Command;
 use common::os2trace;
 
 fn skip(why: &str) {
-    let _ = writeln!(std::io::stderr(), "{why}: skipped");
+    let _ = writeln!(std::io::stderr().lock(), "{why}: skipped");
 }
 
 fn toolkit() -> Option<PathBuf> {

@@ -21,7 +21,7 @@ fn every_system_dll_entry_agrees_with_the_toolkit_libraries() {
         println!("{file}: {n} import records");
     }
     for (file, why) in &tk.skipped {
-        let _ = writeln!(std::io::stderr(), "{file}: skipped ({why})");
+        let _ = writeln!(std::io::stderr().lock(), "{file}: skipped ({why})");
     }
     assert!(tk.problems.is_empty(), "{:#?}", tk.problems);
     let report = ordinals::check(&tk.facts);

@@ -36,7 +36,7 @@ use rayon::prelude::*;
 use trcust_gen::harness::{Verdict, judge, shrink, tree, write_case};
 
 fn skip(why: &str) {
-    let _ = writeln!(std::io::stderr(), "{why}: skipped");
+    let _ = writeln!(std::io::stderr().lock(), "{why}: skipped");
 }
 
 fn trcust() -> Option<Vec<u8>> {

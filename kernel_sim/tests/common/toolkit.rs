@@ -10,9 +10,11 @@ use std::process::Command;
 
 use kernel_sim::{Outcome, Process, ProcessConfig};
 
-/// Prints `why: skipped` where the test output shows it.
+/// Prints `why: skipped` where the test output shows it, as one line
+/// (stderr locked: tests run in parallel threads, and an unlocked
+/// `writeln!` writes its pieces one by one).
 pub fn skip(why: &str) {
-    let _ = writeln!(std::io::stderr(), "{why}: skipped");
+    let _ = writeln!(std::io::stderr().lock(), "{why}: skipped");
 }
 
 /// The toolkit's directory, when OS2TK_DIR names one that has `bin/TOOL`
