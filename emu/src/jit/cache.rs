@@ -54,11 +54,16 @@ pub(crate) struct Entry {
     pub block: Option<Box<Block>>,
 }
 
+/// 64 slots of the table.
+type Group = Box<[Option<Entry>; 64]>;
+
 /// Direct-mapped block table plus heat counters.
 pub(crate) struct Cache {
-    /// Allocated at the first insert (a machine with the tier off, or a
-    /// short run, never pays for it).
-    slots: Vec<Option<Entry>>,
+    /// In groups of 64 (a word of `filled`), each allocated at its first
+    /// insert: a machine with the tier off, or a short run, does not pay
+    /// for 640 KB of slots (their allocation and drop cost more than a
+    /// block's translation).
+    slots: Vec<Option<Group>>,
     /// A bit per slot: it holds an entry. Looked at first, so the many
     /// boundaries without an entry touch 2 KB, not the slots' cache lines.
     filled: [u64; SLOTS / 64],
@@ -76,7 +81,7 @@ pub(crate) struct Cache {
 impl Default for Cache {
     fn default() -> Self {
         Cache {
-            slots: Vec::new(),
+            slots: (0..SLOTS / 64).map(|_| None).collect(),
             filled: [0; SLOTS / 64],
             heat: vec![0; HEAT],
             arena: Arena::default(),
@@ -110,7 +115,7 @@ impl Cache {
         if self.filled[i / 64] & (1 << (i % 64)) == 0 {
             return None;
         }
-        self.slots[i]
+        self.slots[i / 64].as_deref()?[i % 64]
             .as_ref()
             .filter(|e| e.key == key && e.eip == eip)
     }
@@ -137,11 +142,10 @@ impl Cache {
     /// memo of an address without a block does not evict a block.
     pub fn insert(&mut self, e: Entry) {
         self.touched = true;
-        if self.slots.is_empty() {
-            self.slots = (0..SLOTS).map(|_| None).collect();
-        }
         let i = slot_of(e.key);
-        let s = &mut self.slots[i];
+        let group =
+            self.slots[i / 64].get_or_insert_with(|| Box::new(std::array::from_fn(|_| None)));
+        let s = &mut group[i % 64];
         if e.block.is_none() && s.as_ref().is_some_and(|old| old.block.is_some()) {
             return;
         }
@@ -152,9 +156,10 @@ impl Cache {
     /// Drop the entry for `key`.
     pub fn remove(&mut self, key: u64) {
         let i = slot_of(key);
-        let Some(s) = self.slots.get_mut(i) else {
+        let Some(group) = self.slots[i / 64].as_deref_mut() else {
             return;
         };
+        let s = &mut group[i % 64];
         if s.as_ref().is_some_and(|e| e.key == key) {
             *s = None;
             self.filled[i / 64] &= !(1 << (i % 64));
@@ -169,7 +174,9 @@ impl Cache {
         for (w, bits) in self.filled.iter_mut().enumerate() {
             let mut b = std::mem::take(bits);
             while b != 0 {
-                self.slots[w * 64 + b.trailing_zeros() as usize] = None;
+                if let Some(g) = self.slots[w].as_deref_mut() {
+                    g[b.trailing_zeros() as usize] = None;
+                }
                 b &= b - 1;
             }
         }
@@ -199,6 +206,8 @@ impl Cache {
     pub fn blocks(&self) -> usize {
         self.slots
             .iter()
+            .flatten()
+            .flat_map(|g| g.iter())
             .filter(|s| s.as_ref().is_some_and(|e| e.block.is_some()))
             .count()
     }

@@ -110,6 +110,24 @@ pub(crate) enum EmitError {
     NoHostRegister,
 }
 
+/// Have iced build its encoder tables (about a millisecond, once per
+/// process, on the first instruction assembled) on another thread, so a
+/// short run's first translation need not wait for all of it. Nothing
+/// depends on it: the tables are built once, by whichever thread needs
+/// them first, and the others wait.
+pub(crate) fn warm_up() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = std::thread::Builder::new()
+            .name("jit-warm-up".into())
+            .spawn(|| {
+                if let Ok(mut e) = Encoder::try_new(64) {
+                    let _ = e.encode(&iced_x86::Instruction::with(Code::Nopd), 0);
+                }
+            });
+    });
+}
+
 /// Host code for `plan`.
 pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
     Ok(Emitted::from_emitter(assemble(&instructions(plan)?)?))

@@ -74,6 +74,7 @@ pub(crate) struct Jit {
 
 impl Default for Jit {
     fn default() -> Self {
+        emit::warm_up();
         Jit {
             enabled: true,
             cache: Cache::default(),
