@@ -85,6 +85,8 @@ const JPTR: u32 = 0x2000;
 /// Far pointers to the stack of the other size: 16:32, and 16:16 8 bytes
 /// on.
 const SSPTR: u32 = 0x2100;
+/// Where MOV m16, Sreg stores (a word per loop count).
+const STORES: u32 = 0x2200;
 
 /// The test GDT for code of `bits` at privilege `ring` (normal
 /// descriptors have DPL `ring`).
@@ -203,7 +205,7 @@ fn emit_op(
     let sel = data_sel(v, ring);
     let csel = code_sel(v >> 8, ring);
     let wide = bits == 32;
-    match k % 15 {
+    match k % 16 {
         // PUSH Sreg; POP r
         0 => {
             a.push(ALL_SEGS[usize::from(x % 6)]).unwrap();
@@ -370,6 +372,8 @@ fn emit_op(
                 a.call(ptr(si + table as i32).ss()).unwrap();
             }
         }
+        // MOV r16/r32/m16, Sreg
+        15 => emit_sreg_store(a, x, wide),
         // MOV, POP or LSS to SS: the stack of either size, sometimes a
         // selector that does not load (or moves the stack away)
         14 => {
@@ -809,6 +813,25 @@ fn mov_ss_holds_an_irq_off_after_a_block() {
     }
 }
 
+/// MOV DX/EDX, Sreg, or MOV [SS:(E)SI + STORES], Sreg with (E)SI twice
+/// the loop count.
+fn emit_sreg_store(a: &mut CodeAssembler, x: u8, wide: bool) {
+    let s = ALL_SEGS[usize::from(x % 6)];
+    match (x >> 3) % 3 {
+        0 => a.mov(dx, s).unwrap(),
+        1 => a.mov(edx, s).unwrap(),
+        _ if wide => {
+            a.movzx(esi, di).unwrap();
+            a.mov(word_ptr(esi * 2 + STORES as i32).ss(), s).unwrap();
+        }
+        _ => {
+            a.mov(si, di).unwrap();
+            a.add(si, si).unwrap();
+            a.mov(word_ptr(si + STORES as i32).ss(), s).unwrap();
+        }
+    }
+}
+
 /// Real-mode paragraphs the generated loads use: data, the stack, and
 /// the code segments themselves (stores there are self-modifying).
 const PARAS: [u16; 8] = [
@@ -820,7 +843,7 @@ fn emit_real(a: &mut CodeAssembler, g: Gen, helper: CodeLabel) {
     let (k, x, v) = g;
     let s = SEGS[usize::from(x % 4)];
     let para = PARAS[v as usize % 8];
-    match k % 11 {
+    match k % 12 {
         0 => {
             a.push(ALL_SEGS[usize::from(x % 6)]).unwrap();
             a.pop(dx).unwrap();
@@ -878,6 +901,7 @@ fn emit_real(a: &mut CodeAssembler, g: Gen, helper: CodeLabel) {
             a.call(dword_ptr(si + FPTRS16 as i32).ss()).unwrap();
         }
         8 => a.call(helper).unwrap(),
+        11 => emit_sreg_store(a, x, false),
         9 => {
             let stack = [0x2000u32, 0x2001][usize::from(x & 1)];
             match (x >> 1) % 3 {

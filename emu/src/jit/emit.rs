@@ -644,6 +644,16 @@ fn emit_op(a: &mut CodeAssembler, op: &Op, mem: Option<Mem>) -> Result<(), EmitE
             move_sp(a, stack, -i32::from(stack.size))
         }
         Op::LoadSeg { .. } | Op::LoadFar { .. } => return Err(EmitError::Sizes),
+        Op::SegToReg { seg, dst } => match host(dst)? {
+            // (A 32-bit destination gets the selector zero-extended.)
+            Host::R32(d) => a.movzx(d, word_ptr(r11 + sel_off(seg))),
+            Host::R16(d) => a.mov(d, word_ptr(r11 + sel_off(seg))),
+            Host::R8(_) => return Err(EmitError::Sizes),
+        },
+        Op::SegToMem { seg, .. } => {
+            a.movzx(r12d, word_ptr(r11 + sel_off(seg)))?;
+            a.mov(at(2), r12w)
+        }
         Op::Pop { dst, stack } => {
             let p = at(stack.size);
             match host(dst)? {

@@ -4,8 +4,9 @@
 //! are translated to host code and run there, with exactly the registers,
 //! EFLAGS, EIP, cycles, instruction counts and memory the interpreter would
 //! produce; a block may end in REP MOVS/STOS/LODS, whose chunks [`rep`]
-//! runs from Rust. In protected and real mode (not V86) a block also takes PUSH
-//! Sreg, MOV/POP to DS, ES, FS and GS, LDS/LES/LFS/LGS, and ends with a far
+//! runs from Rust. PUSH Sreg and MOV r/m from Sreg are taken in any mode.
+//! In protected and real mode (not V86) a block also takes MOV/POP to
+//! DS, ES, FS and GS, LDS/LES/LFS/LGS, and ends with a far
 //! CALL/JMP (direct or through a far pointer), a far RET, or MOV/POP/LSS
 //! to SS (after MOV and POP the caller sets the interrupt shadow): the
 //! loads that need nothing but a descriptor read go through [`desc`]'s

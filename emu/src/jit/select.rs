@@ -20,7 +20,7 @@
 //!   REPNE they end the block (see [`End::Rep`]);
 //! - Jcc and JMP rel8/rel16/rel32, CALL rel16/rel32 and RET/RET imm16 near,
 //!   of the code size (no 0x66 or 0x67);
-//! - PUSH ES/CS/SS/DS/FS/GS (any mode);
+//! - PUSH ES/CS/SS/DS/FS/GS and MOV r16/r32/m16 from them (any mode);
 //! - in protected or real mode (the block is then entered only in the
 //!   mode it was translated in, never in V86 mode): MOV DS/ES/
 //!   FS/GS from r16 or m16, POP DS/ES/FS/GS, LDS/LES/LFS/LGS, and to end
@@ -214,6 +214,21 @@ pub(crate) enum Op {
     },
     /// MOVS, STOS or LODS without a repeat prefix.
     Str(Str),
+    /// MOV r16/r32, Sreg: the selector, zero-extended into a 32-bit
+    /// register (any mode).
+    SegToReg {
+        /// The segment register.
+        seg: SegReg,
+        /// The destination (16- or 32-bit).
+        dst: Reg,
+    },
+    /// MOV m16, Sreg (any mode; `mem` is the store).
+    SegToMem {
+        /// The segment register.
+        seg: SegReg,
+        /// The word written.
+        mem: Mem,
+    },
     /// PUSH of a segment register's selector (`stack` is the store).
     PushSeg {
         /// The segment register.
@@ -356,7 +371,9 @@ impl Op {
             | Op::Str(_)
             | Op::PushSeg { .. }
             | Op::LoadSeg { .. }
-            | Op::LoadFar { .. } => None,
+            | Op::LoadFar { .. }
+            | Op::SegToReg { .. }
+            | Op::SegToMem { .. } => None,
             Op::LoadX { sign, .. } => Some(if sign { M::Movsx } else { M::Movzx }),
         }
     }
@@ -368,7 +385,8 @@ impl Op {
             Op::Store { m, mem, .. } => Some((mem, !matches!(m, M::Cmp | M::Test))),
             Op::UnaryMem { mem, .. }
             | Op::Push { stack: mem, .. }
-            | Op::PushSeg { stack: mem, .. } => Some((mem, true)),
+            | Op::PushSeg { stack: mem, .. }
+            | Op::SegToMem { mem, .. } => Some((mem, true)),
             Op::Pop { stack: mem, .. } | Op::LoadFar { mem, .. } => Some((mem, false)),
             Op::LoadSeg {
                 src: SelSrc::Mem { mem, .. },
@@ -732,7 +750,15 @@ fn classify(
         let sreg0 = (insn.op0_kind() == OpKind::Register)
             .then(|| SegReg::from_iced(insn.op0_register()))
             .flatten();
+        let sreg1 = (insn.op_count() == 2 && insn.op1_kind() == OpKind::Register)
+            .then(|| SegReg::from_iced(insn.op1_register()))
+            .flatten();
         let op = match m {
+            M::Mov if sreg1.is_some() => {
+                // (The store is a word whatever the operand size.)
+                (insn.op0_kind() == OpKind::Memory && mem.size == 2)
+                    .then_some(Op::SegToMem { seg: sreg1?, mem })?
+            }
             M::Mov if sreg0.is_some() => {
                 let seg = sreg0?;
                 let op = (seg != SegReg::Cs && !has66 && mem.size == 2).then_some(Op::LoadSeg {
@@ -825,6 +851,15 @@ fn classify(
     let size = if code32 { 4 } else { 2 };
     if let Some(k) = seg_or_far(insn, m, has66, stack) {
         return Some(k);
+    }
+    if m == M::Mov
+        && insn.op_count() == 2
+        && insn.op1_kind() == OpKind::Register
+        && let Some(seg) = SegReg::from_iced(insn.op1_register())
+    {
+        let dst = reg0()?;
+        return matches!(dst, Reg::R16(_) | Reg::R32(_))
+            .then_some(Kind::Op(Op::SegToReg { seg, dst }));
     }
     match m {
         M::Call if !has66 && insn.code() == call_near => {
@@ -1041,7 +1076,9 @@ fn flag_use(k: &Kind) -> (u32, u32) {
             | Op::Str(_)
             | Op::PushSeg { .. }
             | Op::LoadSeg { .. }
-            | Op::LoadFar { .. },
+            | Op::LoadFar { .. }
+            | Op::SegToReg { .. }
+            | Op::SegToMem { .. },
         )
         | Kind::End(
             End::Fall
@@ -1564,10 +1601,29 @@ mod tests {
             select(src16(&[0xEA, 4, 0, 8, 0]), |_| false).unwrap().end,
             End::Far(Far::Jmp { sel: 8, off: 4 })
         ));
-        // not taken: MOV CS, a 0x66 MOV Sreg, MOV r,Sreg
+        // not taken: MOV CS, a 0x66 MOV Sreg
         assert!(select(src16(&[0x8E, 0xC8]), |_| false).is_none());
         assert!(select(src16(&[0x66, 0x8E, 0xD8]), |_| false).is_none());
-        assert!(select(src16(&[0x8C, 0xD8]), |_| false).is_none());
+        // mov ax,ds; 66 mov eax,ss; mov [bx],es (any mode)
+        let p = select(src16(&[0x8C, 0xD8, 0x66, 0x8C, 0xD0, 0x8C, 0x07]), |_| {
+            false
+        })
+        .unwrap();
+        assert_eq!(
+            p.ops[..2],
+            [
+                Op::SegToReg {
+                    seg: SegReg::Ds,
+                    dst: Reg::R16(0)
+                },
+                Op::SegToReg {
+                    seg: SegReg::Ss,
+                    dst: Reg::R32(0)
+                }
+            ]
+        );
+        assert!(matches!(p.ops[2], Op::SegToMem { seg: SegReg::Es, mem } if mem.size == 2));
+        assert!(!p.prot);
         // PUSH Sreg alone needs no protected mode
         let p = select(src16(&[0x0E, 0x16, 0x40]), |_| false).unwrap();
         assert!(!p.prot);
