@@ -76,6 +76,12 @@ impl Compiler<'_> {
             }
             Token::Sym(name) => {
                 self.next()?;
+                // Checked at every `TP=.name`: a module opened for an
+                // earlier `TP=@file` (with `/L=`) does not make up for a
+                // missing MODNAME.
+                if self.modname.is_none() {
+                    return Err(self.severe("module name not specified"));
+                }
                 self.module()?;
                 // With debug information a MAP file is optional.
                 let symbols = match self.debug_info()? {
