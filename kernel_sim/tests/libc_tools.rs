@@ -81,6 +81,52 @@ fn nmake_prints_its_usage() {
     assert!(out.contains("-nologo"), "{out}");
 }
 
+/// nmake32's banner takes its text from TOOLKIT.CAT, whose version line
+/// numbers its argument (`Version 5.00.003 %1$s`): the line shows the
+/// build date (`__DATE__`, "Mmm dd yyyy", a string in the program).
+#[test]
+fn nmake_banner_shows_the_catalog_version_and_date() {
+    let Some(tk) = toolkit("nmake32.exe") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    copy_tools(
+        &tk,
+        dir.path(),
+        &[
+            ("bin/nmake32.exe", "NMAKE32.EXE"),
+            ("msg/toolkit.cat", "TOOLKIT.CAT"),
+        ],
+    );
+    let (o, out, _) = run_tool(dir.path(), "C:\\NMAKE32.EXE", &["/?"], BUDGET);
+    assert_eq!(o, Outcome::Exited(0), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("Version "))
+        .unwrap_or_else(|| panic!("no version line in {out}"));
+    let date = line
+        .strip_prefix("Version 5.00.003 ")
+        .unwrap_or_else(|| panic!("not the catalog's version: {line:?}"));
+    let months = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    let b = date.as_bytes();
+    assert!(
+        b.len() == 11
+            && months.contains(&date[..3])
+            && b[3] == b' '
+            && (b[4] == b' ' || b[4].is_ascii_digit())
+            && b[5].is_ascii_digit()
+            && b[6] == b' '
+            && b[7..].iter().all(u8::is_ascii_digit),
+        "{line:?}"
+    );
+    let exe = std::fs::read(tk.join("bin/nmake32.exe")).unwrap();
+    let needle = [date.as_bytes(), b"\0"].concat();
+    assert!(
+        exe.windows(needle.len()).any(|w| w == needle),
+        "{date:?} is the program's own build date"
+    );
+}
+
 /// A string table and a user resource, compiled by rc.exe.
 const RC_SOURCE: &str = "\
 STRINGTABLE

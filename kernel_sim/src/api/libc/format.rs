@@ -8,8 +8,17 @@
 //!   does (`0001A2B4`).
 //! - Infinities and NaNs print as `INF`/`NAN` (`inf`/`nan` for the
 //!   lower-case conversions), signed as the number is.
-//! - `%ls`/`%S` and `%lc`/`%C` take UCS-2 and print each character as
-//!   one byte, `?` beyond 0xFF.
+//! - `%ls`/`%S` and `%lc`/`%C` take UCS-2 (VisualAge's `%S` is the
+//!   wide string, as `%ls`) and print each character as one byte, `?`
+//!   beyond 0xFF. nmake32's built-in banner (`Version 5.00.002 %S`,
+//!   used when TOOLKIT.CAT is not found) passes the narrow `__DATE__`
+//!   to `%S`, so it prints the bytes read as UCS-2, as the format
+//!   asks; its catalog text (`%1$s`) prints the date.
+//! - Numbered arguments (XPG4 `%n$`, `*m$`): see [`pieces`] for the
+//!   rules. The arguments are fetched once, in stack order, each with
+//!   the size its conversions give it (two dwords for a double or a
+//!   `ll` integer; one for an argument no conversion uses); `n` is at
+//!   most [`NL_ARGMAX`].
 //! - A conversion character that is not one of C's prints itself and
 //!   consumes nothing.
 //! - One conversion's text is bounded ([`MAX_FIELD`]): a width or
@@ -60,80 +69,348 @@ struct Spec {
     conv: u8,
 }
 
-/// Formats `fmt` with the arguments of `args` (the printf family).
-pub(crate) fn printf<A: ArgSource>(fmt: &[u8], args: &mut A) -> Result<Vec<u8>, A::Err> {
+/// Most arguments a numbered (`%n$`) format may refer to (XPG4's
+/// NL_ARGMAX; its minimum is 9).
+pub(crate) const NL_ARGMAX: usize = 99;
+
+/// Where a width or precision comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Count {
+    None,
+    Fixed(usize),
+    /// `*`: the next argument, or argument `m` with `*m$`.
+    Star(Option<usize>),
+}
+
+/// One conversion as written, before its arguments are fetched.
+#[derive(Clone, Copy, Debug)]
+struct Parsed {
+    spec: Spec,
+    /// `%n$`: the argument number (1-based).
+    arg: Option<usize>,
+    width: Count,
+    prec: Count,
+}
+
+impl Parsed {
+    /// Whether the conversion takes an argument of its own.
+    fn takes_arg(&self) -> bool {
+        self.spec.conv != b'%' && CONVERSIONS.contains(&self.spec.conv)
+    }
+
+    /// Argument numbers this conversion refers to (0 = unnumbered).
+    fn refs(&self) -> impl Iterator<Item = Option<usize>> {
+        let star = |c: Count| match c {
+            Count::Star(m) => Some(m),
+            _ => None,
+        };
+        [
+            star(self.width),
+            star(self.prec),
+            self.takes_arg().then_some(self.arg),
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// Dwords the argument of this conversion takes on the stack.
+    fn arg_dwords(&self) -> usize {
+        let s = &self.spec;
+        if matches!(s.conv, b'e' | b'E' | b'f' | b'F' | b'g' | b'G')
+            || (s.size == b'q' && matches!(s.conv, b'd' | b'i' | b'u' | b'o' | b'x' | b'X'))
+        {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// The conversion characters that take an argument (besides `%`).
+const CONVERSIONS: &[u8] = b"diuoxXpcCsSneEfFgG";
+
+/// Parses the specification after a `%` at `fmt[*i..]`; `None` when
+/// the format ends inside it.
+fn parse_spec(fmt: &[u8], i: &mut usize) -> Option<Parsed> {
+    let mut s = Spec::default();
+    let mut arg = None;
+    let save = *i;
+    let n = number(fmt, i);
+    if *i > save && fmt.get(*i) == Some(&b'$') {
+        *i += 1;
+        arg = Some(n);
+    } else {
+        *i = save;
+    }
+    while *i < fmt.len() {
+        match fmt[*i] {
+            b'-' => s.left = true,
+            b'+' => s.plus = true,
+            b' ' => s.space = true,
+            b'#' => s.alt = true,
+            b'0' => s.zero = true,
+            _ => break,
+        }
+        *i += 1;
+    }
+    let width = count(fmt, i);
+    let prec = if fmt.get(*i) == Some(&b'.') {
+        *i += 1;
+        match count(fmt, i) {
+            Count::None => Count::Fixed(0),
+            c => c,
+        }
+    } else {
+        Count::None
+    };
+    match fmt.get(*i) {
+        Some(b'h') if fmt.get(*i + 1) == Some(&b'h') => {
+            s.size = b'H';
+            *i += 2;
+        }
+        Some(b'l') if fmt.get(*i + 1) == Some(&b'l') => {
+            s.size = b'q';
+            *i += 2;
+        }
+        Some(b'I') if fmt.get(*i + 1..*i + 3) == Some(b"64") => {
+            s.size = b'q';
+            *i += 3;
+        }
+        Some(&m @ (b'h' | b'l' | b'L' | b'q')) => {
+            s.size = m;
+            *i += 1;
+        }
+        _ => {}
+    }
+    let &conv = fmt.get(*i)?;
+    *i += 1;
+    s.conv = conv;
+    Some(Parsed {
+        spec: s,
+        arg,
+        width,
+        prec,
+    })
+}
+
+/// A width or precision: digits, `*` or `*m$`.
+fn count(fmt: &[u8], i: &mut usize) -> Count {
+    if fmt.get(*i) == Some(&b'*') {
+        *i += 1;
+        let save = *i;
+        let m = number(fmt, i);
+        if *i > save && fmt.get(*i) == Some(&b'$') {
+            *i += 1;
+            return Count::Star(Some(m));
+        }
+        *i = save;
+        return Count::Star(None);
+    }
+    let save = *i;
+    let n = number(fmt, i);
+    if *i > save {
+        Count::Fixed(n)
+    } else {
+        Count::None
+    }
+}
+
+/// The arguments of a numbered format, fetched once in stack order:
+/// each argument's first dword in `dwords`.
+struct Numbered {
+    dwords: Vec<u32>,
+    start: Vec<usize>,
+}
+
+/// An [`ArgSource`] that reads either in order from the caller's
+/// source, or (numbered formats) from a fetched argument onwards.
+struct Args<'a, A> {
+    inner: &'a mut A,
+    numbered: Option<Numbered>,
+    at: usize,
+}
+
+impl<A: ArgSource> Args<'_, A> {
+    /// Points the next read at argument `n` (1-based) of a numbered
+    /// format.
+    fn seek(&mut self, n: usize) {
+        if let Some(t) = &self.numbered {
+            self.at = t.start.get(n - 1).copied().unwrap_or(usize::MAX);
+        }
+    }
+}
+
+impl<A: ArgSource> ArgSource for Args<'_, A> {
+    type Err = A::Err;
+    fn next_u32(&mut self) -> Result<u32, A::Err> {
+        match &self.numbered {
+            None => self.inner.next_u32(),
+            Some(t) => {
+                // Every argument referred to was fetched; a read past
+                // them is the stack's next dword.
+                let v = match t.dwords.get(self.at) {
+                    Some(&v) => v,
+                    None => self.inner.next_u32()?,
+                };
+                self.at = self.at.saturating_add(1);
+                Ok(v)
+            }
+        }
+    }
+    fn string(&mut self, addr: u32, max: usize) -> Result<Vec<u8>, A::Err> {
+        self.inner.string(addr, max)
+    }
+    fn wstring(&mut self, addr: u32, max: usize) -> Result<Vec<u16>, A::Err> {
+        self.inner.wstring(addr, max)
+    }
+    fn store(&mut self, addr: u32, value: u64, size: u32) -> Result<(), A::Err> {
+        self.inner.store(addr, value, size)
+    }
+    fn too_long(&mut self) -> A::Err {
+        self.inner.too_long()
+    }
+}
+
+/// One piece of a format.
+enum Piece {
+    Text(usize, usize),
+    Conv(Parsed),
+    /// A conversion that breaks the numbering rules: printed as written.
+    Invalid(usize, usize),
+}
+
+/// Splits `fmt` into literal text and conversions, and decides whether
+/// the format numbers its arguments (XPG4): a format whose first
+/// argument reference is numbered must number all of them (`%n$` and
+/// `*m$`, `n` and `m` in 1..=[`NL_ARGMAX`]); one whose first is not
+/// must number none. A conversion that breaks this, or numbers an
+/// argument out of range, is printed as written and takes no argument.
+/// `%%` may appear in either.
+fn pieces(fmt: &[u8]) -> (Vec<Piece>, bool) {
     let mut out = Vec::new();
+    let mut numbered: Option<bool> = None;
     let mut i = 0;
     while i < fmt.len() {
-        let c = fmt[i];
+        let start = i;
+        while i < fmt.len() && fmt[i] != b'%' {
+            i += 1;
+        }
+        if i > start {
+            out.push(Piece::Text(start, i));
+        }
+        if i >= fmt.len() {
+            break;
+        }
+        let at = i;
         i += 1;
-        if c != b'%' {
-            out.push(c);
-            continue;
-        }
-        let mut s = Spec::default();
-        while i < fmt.len() {
-            match fmt[i] {
-                b'-' => s.left = true,
-                b'+' => s.plus = true,
-                b' ' => s.space = true,
-                b'#' => s.alt = true,
-                b'0' => s.zero = true,
-                _ => break,
-            }
-            i += 1;
-        }
-        if fmt.get(i) == Some(&b'*') {
-            i += 1;
-            let w = args.next_u32()? as i32;
-            if w < 0 {
-                s.left = true;
-            }
-            s.width = (w.unsigned_abs() as usize).min(MAX_FIELD);
-        } else {
-            s.width = number(fmt, &mut i).min(MAX_FIELD);
-        }
-        if fmt.get(i) == Some(&b'.') {
-            i += 1;
-            if fmt.get(i) == Some(&b'*') {
-                i += 1;
-                let p = args.next_u32()? as i32;
-                s.prec = (p >= 0).then(|| (p as usize).min(MAX_FIELD));
-            } else {
-                s.prec = Some(number(fmt, &mut i).min(MAX_FIELD));
-            }
-        }
-        match fmt.get(i) {
-            Some(b'h') if fmt.get(i + 1) == Some(&b'h') => {
-                s.size = b'H';
-                i += 2;
-            }
-            Some(b'l') if fmt.get(i + 1) == Some(&b'l') => {
-                s.size = b'q';
-                i += 2;
-            }
-            Some(b'I') if fmt.get(i + 1..i + 3) == Some(b"64") => {
-                s.size = b'q';
-                i += 3;
-            }
-            Some(&m @ (b'h' | b'l' | b'L' | b'q')) => {
-                s.size = m;
-                i += 1;
-            }
-            _ => {}
-        }
-        let Some(&conv) = fmt.get(i) else {
+        let Some(p) = parse_spec(fmt, &mut i) else {
             break;
         };
-        i += 1;
-        s.conv = conv;
-        convert(&mut out, &s, args)?;
+        let refs: Vec<Option<usize>> = p.refs().collect();
+        let Some(first) = refs.first() else {
+            // `%%` (or a character that is no conversion) takes no
+            // argument and decides nothing.
+            out.push(Piece::Conv(p));
+            continue;
+        };
+        let mode = *numbered.get_or_insert(first.is_some());
+        let ok = refs.iter().all(|r| match r {
+            Some(n) => mode && (1..=NL_ARGMAX).contains(n),
+            None => !mode,
+        });
+        out.push(if ok {
+            Piece::Conv(p)
+        } else {
+            Piece::Invalid(at, i)
+        });
+    }
+    (out, numbered == Some(true))
+}
+
+/// Formats `fmt` with the arguments of `args` (the printf family),
+/// numbered arguments (`%n$`, `*m$`) included.
+pub(crate) fn printf<A: ArgSource>(fmt: &[u8], args: &mut A) -> Result<Vec<u8>, A::Err> {
+    let (pieces, numbered) = pieces(fmt);
+    let mut args = Args {
+        inner: args,
+        numbered: None,
+        at: 0,
+    };
+    if numbered {
+        // Each argument's size, from the conversions that use it (the
+        // larger when two disagree; one dword when none does).
+        let mut size = [0usize; NL_ARGMAX];
+        let mut max = 0;
+        for p in &pieces {
+            let Piece::Conv(p) = p else { continue };
+            let mut note = |n: Option<usize>, dwords: usize| {
+                if let Some(n) = n.filter(|n| (1..=NL_ARGMAX).contains(n)) {
+                    size[n - 1] = size[n - 1].max(dwords);
+                    max = max.max(n);
+                }
+            };
+            if let Count::Star(m) = p.width {
+                note(m, 1);
+            }
+            if let Count::Star(m) = p.prec {
+                note(m, 1);
+            }
+            if p.takes_arg() {
+                note(p.arg, p.arg_dwords());
+            }
+        }
+        let mut t = Numbered {
+            dwords: Vec::new(),
+            start: Vec::with_capacity(max),
+        };
+        for s in &size[..max] {
+            t.start.push(t.dwords.len());
+            for _ in 0..(*s).max(1) {
+                t.dwords.push(args.inner.next_u32()?);
+            }
+        }
+        args.numbered = Some(t);
+    }
+    let mut out = Vec::new();
+    for piece in &pieces {
+        match piece {
+            Piece::Text(a, b) | Piece::Invalid(a, b) => out.extend_from_slice(&fmt[*a..*b]),
+            Piece::Conv(p) => {
+                let mut s = p.spec;
+                match p.width {
+                    Count::Fixed(n) => s.width = n.min(MAX_FIELD),
+                    Count::Star(m) => {
+                        if let Some(m) = m {
+                            args.seek(m);
+                        }
+                        let w = args.next_u32()? as i32;
+                        if w < 0 {
+                            s.left = true;
+                        }
+                        s.width = (w.unsigned_abs() as usize).min(MAX_FIELD);
+                    }
+                    Count::None => {}
+                }
+                match p.prec {
+                    Count::Fixed(n) => s.prec = Some(n.min(MAX_FIELD)),
+                    Count::Star(m) => {
+                        if let Some(m) = m {
+                            args.seek(m);
+                        }
+                        let v = args.next_u32()? as i32;
+                        s.prec = (v >= 0).then(|| (v as usize).min(MAX_FIELD));
+                    }
+                    Count::None => {}
+                }
+                if let Some(n) = p.arg {
+                    args.seek(n);
+                }
+                convert(&mut out, &s, &mut args)?;
+            }
+        }
         if out.len() > MAX_OUT {
             return Err(args.too_long());
         }
-    }
-    if out.len() > MAX_OUT {
-        return Err(args.too_long());
     }
     Ok(out)
 }
@@ -865,6 +1142,54 @@ mod tests {
             ),
             "3. 1.00000"
         );
+    }
+
+    #[test]
+    fn numbered_arguments() {
+        // Arguments out of order, and one used twice.
+        assert_eq!(f("%2$s %1$d %2$.2s", &[7, 0x1000]), "hello 7 he");
+        // The catalog form of nmake32's banner.
+        assert_eq!(f("Version 5.00.003 %1$s", &[0x1000]), "Version 5.00.003 hello");
+        // A 64-bit argument between two 32-bit ones: the offsets follow
+        // every argument's size, whatever the order of the references.
+        let d = dbl(2.5);
+        assert_eq!(f("%3$d %2$.1f %1$x", &[0xAB, d[0], d[1], 9]), "9 2.5 ab");
+        assert_eq!(f("%2$lld|%1$d", &[5, 0, 1]), "4294967296|5");
+        // Widths and precisions from numbered arguments.
+        assert_eq!(f("[%1$*2$d] [%1$-*2$d]", &[42, 5]), "[   42] [42   ]");
+        assert_eq!(f("[%3$.*1$s]", &[3, 0, 0x1000]), "[hel]");
+        assert_eq!(f("[%1$*2$.*3$d]", &[7, 6, 3]), "[   007]");
+        assert_eq!(f("[%1$*2$d]", &[1, (-4i32) as u32]), "[1   ]");
+        // `%%` mixes with either form.
+        assert_eq!(f("%1$d%% %%%2$d", &[50, 3]), "50% %3");
+        // %n with a numbered pointer.
+        let mut l = list(&[0x1000, 0x5000]);
+        assert_eq!(printf(b"%1$s%2$n.", &mut l).unwrap(), b"hello.");
+        assert_eq!(l.stored, vec![(0x5000, 5, 4)]);
+        // An argument no conversion uses is taken as one dword.
+        assert_eq!(f("%3$d %1$d", &[1, 2, 3]), "3 1");
+        // A missing argument faults, as in order.
+        assert!(printf(b"%2$d", &mut list(&[1])).is_err());
+    }
+
+    #[test]
+    fn numbering_rules() {
+        // Mixing numbered and unnumbered references: the conversion
+        // that breaks the form of the first is printed as written.
+        assert_eq!(f("%1$d %d", &[4, 5]), "4 %d");
+        assert_eq!(f("%d %1$d", &[4, 5]), "4 %1$d");
+        assert_eq!(f("%1$*d|", &[4, 5]), "%1$*d|");
+        assert_eq!(f("%*1$d|%d", &[3, 9]), "%*1$d|%d", "the width decided");
+        // Out of range numbers.
+        assert_eq!(f("%0$d %1$d", &[8]), "%0$d 8");
+        assert_eq!(f("%1$d %100$d", &[8]), "8 %100$d");
+        assert_eq!(
+            f(&format!("%{NL_ARGMAX}$d"), &vec![6; NL_ARGMAX]),
+            "6",
+            "the last argument number allowed"
+        );
+        // Zero-padding is still a flag after a number that is no `$`.
+        assert_eq!(f("%05d|%1$d", &[3]), "00003|%1$d");
     }
 
     #[test]
