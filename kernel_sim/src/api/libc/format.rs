@@ -1149,7 +1149,10 @@ mod tests {
         // Arguments out of order, and one used twice.
         assert_eq!(f("%2$s %1$d %2$.2s", &[7, 0x1000]), "hello 7 he");
         // The catalog form of nmake32's banner.
-        assert_eq!(f("Version 5.00.003 %1$s", &[0x1000]), "Version 5.00.003 hello");
+        assert_eq!(
+            f("Version 5.00.003 %1$s", &[0x1000]),
+            "Version 5.00.003 hello"
+        );
         // A 64-bit argument between two 32-bit ones: the offsets follow
         // every argument's size, whatever the order of the references.
         let d = dbl(2.5);
