@@ -162,6 +162,8 @@ pub(crate) struct Pcb {
     pub(crate) ext_libpath: crate::api::libpath::ExtLibpath,
     /// The keyboard's status and a byte KbdPeek read ahead.
     pub(crate) kbd: crate::api::kbd::KbdState,
+    /// Device monitors (MONCALLS).
+    pub(crate) mon: crate::api::moncalls::MonState,
     /// The emulated x87 registers per thread (`x87.rs`).
     pub(crate) x87: std::collections::BTreeMap<u32, crate::x87::Regs>,
     /// The C runtime's state (LIBCM, LIBCS), made on first use.
@@ -224,6 +226,7 @@ impl Pcb {
             libc: None,
             x87: Default::default(),
             kbd: Default::default(),
+            mon: Default::default(),
             ext_libpath: Default::default(),
         }
     }

@@ -121,12 +121,21 @@ fn handle(h: u16) -> ApiResult<()> {
 }
 
 impl Process {
-    /// The next byte of keyboard input: one KbdPeek read ahead, else one
-    /// from standard input; `None` at its end.
+    /// The next byte of keyboard input: one a monitor chain passed on
+    /// (`moncalls.rs`), one KbdPeek read ahead, else one from standard
+    /// input; `None` at its end.
     pub(crate) fn kbd_byte(&mut self) -> Option<u8> {
+        if let Some(b) = self.pcb.mon.take_key() {
+            return Some(b);
+        }
         if let Some(b) = self.pcb.kbd.ahead.take() {
             return b;
         }
+        self.device_byte()
+    }
+
+    /// The next key the device has (standard input), before monitors.
+    pub(crate) fn device_byte(&mut self) -> Option<u8> {
         let mut b = [0u8];
         match self.host.stdin.read(&mut b) {
             Ok(1) => Some(b[0]),

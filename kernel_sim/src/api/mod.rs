@@ -87,6 +87,7 @@ pub(crate) mod libc;
 pub(crate) mod libpath;
 pub(crate) mod libuni;
 pub mod modules;
+pub mod moncalls;
 pub mod msg;
 mod muxwait;
 pub mod names;
@@ -330,6 +331,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(ioctl::DEFS)
         .chain(sessions::DEFS)
         .chain(npipes::DEFS)
+        .chain(moncalls::DEFS)
 }
 
 /// The system DLLs this kernel provides.
