@@ -197,11 +197,12 @@ fn mon_read(p: &mut Process, c: &Call) -> ApiResult<()> {
         .ok_or(ERROR_MON_INVALID_PARMS)?;
     let size = p.arg_bytes(c, 3, 2)?;
     let size = usize::from(u16::from_le_bytes([size[0], size[1]]));
-    if p.pcb.mon.chain[at].queue.is_empty() && at == 0 {
-        if let Some(ch) = p.device_byte() {
-            let packet = key_packet(ch, p.now_millis() as u32);
-            p.pcb.mon.chain[0].queue.push_back(packet.to_vec());
-        }
+    if p.pcb.mon.chain[at].queue.is_empty()
+        && at == 0
+        && let Some(ch) = p.device_byte()
+    {
+        let packet = key_packet(ch, p.now_millis() as u32);
+        p.pcb.mon.chain[0].queue.push_back(packet.to_vec());
     }
     let Some(rec) = p.pcb.mon.chain[at].queue.front().cloned() else {
         return Err(ERROR_MON_BUFFER_EMPTY);
