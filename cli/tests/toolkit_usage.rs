@@ -144,3 +144,29 @@ fn every_non_pm_tool_prints_its_usage_and_exits_by_itself() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// KIFSMON, KwikINF's keyboard monitor, has no usage text: KwikINF (a PM
+/// program) starts it with the shared segment `\SHAREMEM\KWIKINF.DAT`.
+/// Alone it finds no segment and ends by its own DosExit(1); its exit
+/// list closes its monitor handle, which it never opened (MONCALLS,
+/// ERROR_MON_INVALID_HANDLE), and ends the process.
+#[test]
+fn kifsmon_ends_by_itself_without_kwikinf() {
+    let Some(tk) = toolkit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::copy(tk.join("bin/kifsmon.exe"), root.join("KIFSMON.EXE")).unwrap();
+    let out = os2trace(
+        root,
+        &["run", "--root", ".", "--api-log", "KIFSMON.EXE", "1"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("os2trace run:"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(r#"DosGetShrSeg("\SHAREMEM\KWIKINF.DAT""#) && err.contains("-> rc=2"),
+        "{err}"
+    );
+    assert!(err.contains("MONCALLS.3 DosMonClose(0) -> rc=381"), "{err}");
+    assert!(err.contains("not implemented: none called"), "{err}");
+}

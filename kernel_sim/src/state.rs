@@ -164,6 +164,8 @@ pub(crate) struct Pcb {
     pub(crate) kbd: crate::api::kbd::KbdState,
     /// Device monitors (MONCALLS).
     pub(crate) mon: crate::api::moncalls::MonState,
+    /// The screen's characters and pop-up (`vio.rs`).
+    pub(crate) screen: crate::api::vio::Screen,
     /// The emulated x87 registers per thread (`x87.rs`).
     pub(crate) x87: std::collections::BTreeMap<u32, crate::x87::Regs>,
     /// The C runtime's state (LIBCM, LIBCS), made on first use.
@@ -227,6 +229,7 @@ impl Pcb {
             x87: Default::default(),
             kbd: Default::default(),
             mon: Default::default(),
+            screen: Default::default(),
             ext_libpath: Default::default(),
         }
     }

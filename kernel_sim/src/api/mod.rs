@@ -113,6 +113,7 @@ mod threads16;
 pub mod tnfprobe;
 pub(crate) mod uconv;
 mod util;
+pub mod vio;
 
 use crate::error::Outcome;
 use crate::process::Process;
@@ -332,6 +333,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(sessions::DEFS)
         .chain(npipes::DEFS)
         .chain(moncalls::DEFS)
+        .chain(vio::DEFS)
 }
 
 /// The system DLLs this kernel provides.

@@ -74,6 +74,7 @@ impl Process {
 
     /// Write to the console (handle 1 stdout, 2 stderr).
     pub(crate) fn console(&mut self, h: u8, data: &[u8]) {
+        self.pcb.screen.tty(data);
         let out: &mut dyn Write = if h == 2 {
             &mut *self.host.stderr
         } else {
