@@ -3,7 +3,7 @@
 //! minor. All inputs must have the same major (FATAL 13, before the
 //! file's `Reading input TFF` line); every file is read before the records
 //! are merged, and for a duplicate minor the first record wins (ERROR 95,
-//! reported by minor, then in file order).
+//! reported in the order TRCUST's merge meets them, see [`merge_heads`]).
 //! `/D` is refused (ERROR 106). As in TRCUST: names show as given, the
 //! 51st file is FATAL, a `/M=` after `/C=` names the destination, and a
 //! merge without records is FATAL `error writing to file`.
@@ -40,6 +40,101 @@ pub fn merge(inputs: &[Tff]) -> (Tff, Vec<Vec<u16>>) {
     records.sort_by_key(|r| r.minor);
     let major = inputs.first().map_or(1, |t| t.major);
     (Tff { major, records }, dropped)
+}
+
+/// One input of [`merge_heads`]: its records and the next one to take.
+struct Head<'a> {
+    name: &'a str,
+    records: &'a [TffRecord],
+    at: usize,
+}
+
+impl Head<'_> {
+    fn minor(&self) -> Option<u16> {
+        self.records.get(self.at).map(|r| r.minor)
+    }
+
+    /// Takes the record at the head; a next record of the same minor is
+    /// dropped as a duplicate (once, not in a loop).
+    fn advance(&mut self, dropped: &mut Vec<(String, u16)>) {
+        let taken = self.minor();
+        self.at += 1;
+        self.skip_if(taken, dropped);
+    }
+
+    fn skip_if(&mut self, minor: Option<u16>, dropped: &mut Vec<(String, u16)>) {
+        if minor.is_some() && self.minor() == minor {
+            dropped.push((self.name.to_string(), self.records[self.at].minor));
+            self.at += 1;
+        }
+    }
+}
+
+/// TRCUST's combine merge, found by running IBM's TRCUST.EXE on hand-made
+/// TFFs (issue 17). All inputs are merged at once, each read at its head
+/// (a file named twice in the TCF is two inputs):
+/// - first, each input in TCF order drops a first record of minor 0 as a
+///   duplicate (the "previous minor" starts at 0);
+/// - then, until every input is used up, a pass over the inputs in TCF
+///   order keeps the lowest head seen so far (unsigned, the earlier input
+///   on a tie); a head equal to it is a duplicate: reported with its file,
+///   dropped, and that input's new head is looked at again in the same
+///   pass. The lowest head is then written and its input moves on.
+/// - whenever an input moves on, a next record with the minor just taken
+///   is dropped as a duplicate (once).
+///
+/// So duplicates are reported neither by minor nor in file order (for
+/// `T0 t0 T1 T1`, with T0 = 3 5 10 9BA1 and T1 = 2 300: 3, 2, 5, 10, 9BA1,
+/// 300). Sorted inputs (all TFFs TRCUST writes) give records by ascending
+/// minor. IBM writes the records of unsorted inputs in the order taken, we
+/// write them sorted (`Tff::to_bytes`); on some unsorted inputs or inputs
+/// with minor 0 IBM's TRCUST reads past a file's records and faults, which
+/// is not reproduced.
+///
+/// Returns the records in the order taken; `dropped` gets each duplicate
+/// (file name as given, minor) in the order reported.
+pub fn merge_heads<N: AsRef<str>>(
+    inputs: &[(N, Tff)],
+    dropped: &mut Vec<(String, u16)>,
+) -> Vec<TffRecord> {
+    let mut heads: Vec<Head<'_>> = inputs
+        .iter()
+        .map(|(name, t)| Head {
+            name: name.as_ref(),
+            records: &t.records,
+            at: 0,
+        })
+        .collect();
+    for h in &mut heads {
+        h.skip_if(Some(0), dropped);
+    }
+    let mut records = Vec::new();
+    loop {
+        let mut low: Option<usize> = None;
+        let mut j = 0;
+        while j < heads.len() {
+            let Some(m) = heads[j].minor() else {
+                j += 1;
+                continue;
+            };
+            match low.and_then(|l| heads[l].minor().map(|lm| (l, lm))) {
+                Some((l, lm)) if m == lm && l != j => {
+                    // Dropped; this input's new head is looked at again.
+                    dropped.push((heads[j].name.to_string(), m));
+                    heads[j].advance(dropped);
+                }
+                Some((_, lm)) if m >= lm => j += 1,
+                _ => {
+                    low = Some(j);
+                    j += 1;
+                }
+            }
+        }
+        let Some(l) = low else { break };
+        records.push(heads[l].records[heads[l].at].clone());
+        heads[l].advance(dropped);
+    }
+    records
 }
 
 pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
@@ -107,29 +202,17 @@ pub(crate) fn run(r: &mut CombineRun<'_, '_>, cmd: &CommandLine) {
         r.text(format!("Reading input TFF: {shown}"));
         inputs.push((name, tff));
     }
-    // All records by minor (in file order within a minor); duplicates are
-    // reported in that order.
-    let mut all: Vec<(&String, TffRecord)> = inputs
-        .into_iter()
-        .flat_map(|(name, tff)| tff.records.into_iter().map(move |rec| (name, rec)))
-        .collect();
-    all.sort_by_key(|(_, rec)| rec.minor);
-    let mut records: Vec<TffRecord> = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for (name, rec) in all {
-        let minor = rec.minor;
-        if seen.insert(minor) {
-            records.push(rec);
-        } else {
-            r.error(format!(
-                "duplicate minor code = {minor:04X} in file {name}, ignored"
-            ));
-        }
+    let mut dropped = Vec::new();
+    let records = merge_heads(&inputs, &mut dropped);
+    for (name, minor) in dropped {
+        r.error(format!(
+            "duplicate minor code = {minor:04X} in file {name}, ignored"
+        ));
     }
-    let (out, _) = merge(&[Tff {
+    let out = Tff {
         major: major.unwrap_or(1),
         records,
-    }]);
+    };
     let shown = r.show_given(&r.dir().join(&dest), &dest);
     if out.records.is_empty() {
         // TRCUST fails to write a TFF without records.
