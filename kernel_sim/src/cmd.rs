@@ -13,8 +13,10 @@
 //!   then read lines from standard input until its end or EXIT.
 //! - A line is commands joined by `&`, `&&` and `||`; `%NAME%` is the
 //!   environment variable (`%%` a percent sign); `>`, `>>`, `<`, `2>`,
-//!   `2>>`, `2>&1` and `1>&2` redirect around one command. Pipes (`|`)
-//!   are refused with a message (no DosCreatePipe here).
+//!   `2>>`, `2>&1` and `1>&2` redirect around one command. `a | b`
+//!   pipes `a`'s standard output into `b`'s standard input through an
+//!   anonymous pipe ([`pipeline`]); a batch file as a stage runs after
+//!   the line, not inside the pipe.
 //! - Internal commands: SET (`SET BEGINLIBPATH=` and `SET ENDLIBPATH=`
 //!   set the process's extended LIBPATHs, which its children inherit),
 //!   ECHO (and `ECHO.`), CD/CHDIR, DEL/ERASE
@@ -48,7 +50,7 @@
 use std::collections::VecDeque;
 
 use crate::api::{Call, Stop};
-use crate::children::{EXEC_SYNC, ExecError, ExecRequest, TC_EXIT};
+use crate::children::{EXEC_ASYNCRESULT, EXEC_SYNC, ExecError, ExecRequest, TC_EXIT};
 use crate::fs::Handle;
 use crate::process::{Process, latin1};
 use crate::threads::Wait;
@@ -125,6 +127,11 @@ pub(crate) struct Shell {
     /// A pipe read of one byte of standard input is pending
     /// ([`stdin_at`]).
     reading: bool,
+    /// A pipeline stage before the last is being started: a program
+    /// starts asynchronously.
+    piping: bool,
+    /// A pipeline's earlier programs, still to wait for.
+    drain: Vec<u16>,
 }
 
 impl Shell {
@@ -179,6 +186,15 @@ pub(crate) fn step(p: &mut Process, _c: &Call) -> Result<u32, Stop> {
         p.shell().errorlevel = if term == TC_EXIT { code } else { 1 };
     }
     loop {
+        if let Some(pid) = p.shell().drain.pop() {
+            return Err(Stop::Block(Wait::Child {
+                pid,
+                tree: false,
+                pres: results_at(p),
+                ppid: 0,
+                wide: true,
+            }));
+        }
         let Some((join, line, late)) = next_command(p)? else {
             let code = p.shell().errorlevel;
             return Err(Stop::Exit(code));
@@ -633,10 +649,9 @@ fn run_line(p: &mut Process, line: &str, late: bool) -> Result<Flow, Stop> {
     if line.is_empty() || line.starts_with(':') {
         return Ok(Flow::Done);
     }
-    if line.contains('|') && !line.contains('"') {
-        say(p, 2, "CMD: pipes are not supported here.\r\n");
-        p.shell().errorlevel = 1;
-        return Ok(Flow::Done);
+    let stages = pipe_stages(line);
+    if stages.len() > 1 {
+        return pipeline(p, &stages);
     }
     let (cmd, reds) = redirections(line);
     let mut saved = Vec::new();
@@ -649,6 +664,75 @@ fn run_line(p: &mut Process, line: &str, late: bool) -> Result<Flow, Stop> {
     let flow = command(p, cmd.trim());
     restore(p, saved);
     flow
+}
+
+/// A command cut at `|` outside quotes (`||` was taken by
+/// [`split_line`]).
+fn pipe_stages(cmd: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    for c in cmd.chars() {
+        if c == '"' {
+            quoted = !quoted;
+        }
+        if c == '|' && !quoted {
+            out.push(String::new());
+        } else if let Some(cur) = out.last_mut() {
+            cur.push(c);
+        }
+    }
+    out
+}
+
+/// `a | b | c`: each stage's standard output is a new pipe that the next
+/// stage reads as its standard input. The programs before the last start
+/// asynchronously (EXEC_ASYNCRESULT) and run beside the next ones under
+/// the scheduler; CMD.EXE waits for the last, whose result is
+/// ERRORLEVEL, then for the others. An internal command writes its
+/// output into the pipe before the next stage starts (what does not fit
+/// in the pipe's 65504 bytes is lost); a stage whose redirection fails
+/// gives the next one an empty input.
+fn pipeline(p: &mut Process, stages: &[String]) -> Result<Flow, Stop> {
+    use crate::api::pipes::{MAX_SIZE, PipeEnd};
+    let mut input: Option<PipeEnd> = None;
+    let mut started = Vec::new();
+    for (k, stage) in stages.iter().enumerate() {
+        let last = k + 1 == stages.len();
+        let (cmd, reds) = redirections(stage.trim());
+        let mut saved: Saved = Vec::new();
+        if let Some(r) = input.take() {
+            let old = p.pcb.files.replace(0, Some((Handle::Pipe(r), None)));
+            saved.push((0, old));
+        }
+        if !last {
+            let (r, w) = PipeEnd::pair(MAX_SIZE);
+            let old = p.pcb.files.replace(1, Some((Handle::Pipe(w), None)));
+            saved.push((1, old));
+            input = Some(r);
+        }
+        if let Err(msg) = redirect(p, &reds, &mut saved) {
+            restore(p, saved);
+            say(p, 2, &format!("{msg}\r\n"));
+            p.shell().errorlevel = 1;
+            continue;
+        }
+        p.shell().piping = !last;
+        let flow = command(p, cmd.trim());
+        p.shell().piping = false;
+        // CMD.EXE's own copies of the pipe ends go here: a reader sees
+        // the end of its input when the writer it started ends.
+        restore(p, saved);
+        match flow? {
+            Flow::Wait(pid) if !last => started.push(pid),
+            Flow::Wait(pid) => {
+                p.shell().drain = started;
+                return Ok(Flow::Wait(pid));
+            }
+            Flow::Done | Flow::Exit(_) => {}
+        }
+    }
+    p.shell().drain = started;
+    Ok(Flow::Done)
 }
 
 /// The command word and the rest: `echo.` and `cd\` split after the
@@ -1109,12 +1193,17 @@ fn program(p: &mut Process, name: &str, rest: &str) -> Result<Flow, Stop> {
     args.extend(latin1(rest.trim_start()));
     args.extend([0, 0]);
     let env = env_block(&p.shell().vars);
+    let flag = if p.shell().piping {
+        EXEC_ASYNCRESULT
+    } else {
+        EXEC_SYNC
+    };
     match p.exec(ExecRequest {
         host,
         os2,
         env,
         args,
-        flag: EXEC_SYNC,
+        flag,
     }) {
         Ok(pid) => Ok(Flow::Wait(pid)),
         Err(ExecError::Run(o)) => Err(Stop::Outcome(o)),

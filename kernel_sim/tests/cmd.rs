@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Code, DATA};
+use common::{Code, DATA, JZ};
 use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
 
 /// A program that exits with `code`.
@@ -416,4 +416,67 @@ fn cmd_program(exe: Vec<u8>) -> (Outcome, String) {
     let out = common::capture_console(&mut p);
     let o = p.run();
     (o, out.text())
+}
+
+/// A filter: writes "got:", then copies its standard input to its
+/// standard output until the end of input, and exits with `code`.
+fn filter(code: u32) -> Vec<u8> {
+    let mut c = Code::new();
+    c.store(DATA + 0x300, u32::from_le_bytes(*b"got:"));
+    c.push(DATA + 0x18)
+        .push(4)
+        .push(DATA + 0x300)
+        .push(1)
+        .call("DOSCALLS", 282, 16);
+    let top = c.c.len();
+    c.push(DATA + 0x14)
+        .push(0x100)
+        .push(DATA + 0x200)
+        .push(0)
+        .call("DOSCALLS", 281, 16);
+    // cmp dword [DATA+0x14], 0; jz out
+    c.c.extend([0x83, 0x3D]);
+    c.c.extend((DATA + 0x14).to_le_bytes());
+    c.c.push(0);
+    let out = c.jcc(JZ, None);
+    c.push(DATA + 0x18)
+        .push_mem(DATA + 0x14)
+        .push(DATA + 0x200)
+        .push(1)
+        .call("DOSCALLS", 282, 16);
+    c.c.push(0xE9);
+    let rel = top as i32 - (c.c.len() as i32 + 4);
+    c.c.extend(rel.to_le_bytes());
+    c.land(out);
+    c.push(code);
+    c.c.push(0x58);
+    c.exit_eax()
+}
+
+#[test]
+fn pipes_join_programs_and_commands() {
+    let files = [("HI.EXE", hello(b"piped\r\n")), ("FILT.EXE", filter(5))];
+    // A program into a program: ERRORLEVEL is the last one's.
+    let r = cmd(&files, &[], &["/C", "HI | FILT"], b"");
+    assert_eq!(r.text, "got:piped\r\n");
+    assert_eq!(r.outcome, Outcome::Exited(5));
+    // Three stages, then the next command of the line.
+    let r = cmd(&files, &[], &["/C", "HI | FILT | FILT & echo after"], b"");
+    assert_eq!(r.text, "got:got:piped\r\nafter\r\n");
+    // An internal command into a program; a redirection inside a stage;
+    // `||` is still a join.
+    let r = cmd(
+        &files,
+        &[],
+        &[
+            "/C",
+            "echo one | FILT > O.TXT & type O.TXT & FILT < O.TXT || echo no",
+        ],
+        b"",
+    );
+    assert_eq!(r.text, "got:one\r\ngot:got:one\r\nno\r\n");
+    assert_eq!(r.outcome, Outcome::Exited(0));
+    let r = cmd(&files, &[], &["/C", "nosuch | FILT"], b"");
+    assert!(r.text.starts_with("SYS1041"), "{}", r.text);
+    assert!(r.text.ends_with("got:"), "{}", r.text);
 }
