@@ -53,7 +53,7 @@ impl Plot {
         for e in entries {
             let s = by_tp.entry((e.record.major, e.record.minor)).or_default();
             s.0 += 1;
-            s.1 += e.fine.map_or(0, |f| f.cost_ns);
+            s.1 = s.1.saturating_add(e.fine.map_or(0, |f| f.cost_ns));
         }
         let index: BTreeMap<(u8, u16), usize> =
             by_tp.keys().enumerate().map(|(i, k)| (*k, i)).collect();

@@ -63,3 +63,24 @@ proptest! {
         let _ = s.parse::<view::filter::Bound>();
     }
 }
+
+/// Found by `mutated_files` in CI: a sidecar whose hit time and cost add
+/// past u64::MAX (the Perfetto export's slice end overflowed).
+#[test]
+fn sidecar_times_near_the_top_of_u64() {
+    let (file, mut side) = valid(1);
+    let len = side.len();
+    side[7_426_968_028_221_584_071usize % len] = 49;
+    side[6_345_031_736_525_481_263usize % len] = 207;
+    view::exercise(&file, Some(&side));
+    // Every time and cost byte of the one entry at 0xFF.
+    let (file, side) = valid(1);
+    let header = side.len() - 1;
+    for from in 0..side.len() {
+        let mut s = side.clone();
+        for b in &mut s[from.min(header)..] {
+            *b = 0xFF;
+        }
+        view::exercise(&file, Some(&s));
+    }
+}

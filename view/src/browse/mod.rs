@@ -204,7 +204,7 @@ impl App {
                 cost_ns: 0,
             });
             row.hits += 1;
-            row.cost_ns += e.fine.map_or(0, |f| f.cost_ns);
+            row.cost_ns = row.cost_ns.saturating_add(e.fine.map_or(0, |f| f.cost_ns));
         }
         rows.into_values().collect()
     }

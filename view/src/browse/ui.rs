@@ -135,7 +135,10 @@ fn draw_histogram(f: &mut Frame<'_>, app: &App, area: Rect) {
     ))];
     for r in &rows {
         let hb = "#".repeat((r.hits * width).div_ceil(max_hits) as usize);
-        let cb = "=".repeat((r.cost_ns * width).div_ceil(max_cost) as usize);
+        // Costs come from the sidecar and may be near u64::MAX.
+        let cb = "=".repeat(
+            (u128::from(r.cost_ns) * u128::from(width)).div_ceil(u128::from(max_cost)) as usize,
+        );
         lines.push(Line::from(format!(
             "{:<10} {:<20} {:>5} {:<20} {:>8}  {}",
             r.tracepoint, hb, r.hits, cb, r.cost_ns, r.desc

@@ -217,7 +217,8 @@ pub fn perfetto_trace(entries: &[&Entry], fmt: &Formatter) -> proto::Trace {
         inst.track_event = Some(ev);
         packets.push(inst);
         if let Some(cost) = p.cost {
-            let mut end = packet(Some(p.ts + cost));
+            // A sidecar is input: its times may be anything.
+            let mut end = packet(Some(p.ts.saturating_add(cost)));
             end.track_event = Some(event(track, event_type::SLICE_END, None));
             packets.push(end);
         }
