@@ -4,85 +4,8 @@
 
 mod common;
 
-use common::{ne_program, push};
-use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
-
-/// A 16-bit program being written.
-#[derive(Default)]
-struct Prog {
-    c: Vec<u8>,
-    calls: Vec<(u32, &'static str, u32)>,
-}
-
-enum A {
-    /// DS:offset.
-    P(u16),
-    /// A word.
-    W(u16),
-}
-
-impl Prog {
-    fn far_call(&mut self, module: &'static str, ordinal: u32) {
-        self.calls.push((self.c.len() as u32, module, ordinal));
-        self.c.extend([0x9A, 0, 0, 0, 0]);
-    }
-    /// DosExit(1, code) when the last compare was not equal.
-    fn or_exit(&mut self, tag: u16) {
-        self.c.extend([0x74, 11]);
-        self.c.extend(push(1));
-        self.c.extend(push(tag));
-        self.far_call("DOSCALLS", 5);
-    }
-    /// MODULE.ordinal(args) (pascal: pushed in order), expecting AX = rc.
-    fn call(&mut self, module: &'static str, ordinal: u32, args: &[A], rc: u16, tag: u16) {
-        for a in args {
-            match a {
-                A::P(off) => {
-                    self.c.push(0x1E);
-                    self.c.extend(push(*off));
-                }
-                A::W(v) => self.c.extend(push(*v)),
-            }
-        }
-        self.far_call(module, ordinal);
-        self.c.push(0x3D);
-        self.c.extend(rc.to_le_bytes());
-        self.or_exit(tag);
-    }
-    /// `mov word [at], v`.
-    fn store(&mut self, at: u16, v: u16) {
-        self.c.extend([0xC7, 0x06]);
-        self.c.extend(at.to_le_bytes());
-        self.c.extend(v.to_le_bytes());
-    }
-    /// Unless the word at `at` is `v`: exit `tag`.
-    fn check(&mut self, at: u16, v: u16, tag: u16) {
-        self.c.extend([0x81, 0x3E]);
-        self.c.extend(at.to_le_bytes());
-        self.c.extend(v.to_le_bytes());
-        self.or_exit(tag);
-    }
-    fn finish(mut self) -> Vec<u8> {
-        self.c.extend(push(1));
-        self.c.extend(push(0));
-        self.far_call("DOSCALLS", 5);
-        ne_program(&self.c, &[0; 0x200], &self.calls)
-    }
-}
-
-fn run(bytes: Vec<u8>, input: &'static [u8]) -> Outcome {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
-    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
-    cfg.max_instructions = Some(1_000_000);
-    let mut p = Process::new(cfg).unwrap();
-    p.set_console(
-        Box::new(ConsoleBuffer::new()),
-        Box::new(ConsoleBuffer::new()),
-        Box::new(std::io::Cursor::new(input)),
-    );
-    p.run()
-}
+use common::prog16::{A, Prog, run};
+use kernel_sim::Outcome;
 
 const GET: u32 = 10;
 const SET: u32 = 11;

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod prog16;
 pub mod threaded;
 pub mod toolkit;
 
