@@ -27,6 +27,9 @@ use emu::{CpuModel, Descriptor, Exit, Gpr, Limits, Machine, MachineConfig, SegRe
 use iced_x86::code_asm::*;
 use jitpair::{assert_same, assert_same_memory};
 
+/// The most instructions one run of a case may take.
+const MAX_INSTRUCTIONS: u64 = 1 << 22;
+
 /// Compare the memory the programs use: the tables, code, stack and data
 /// (below 0x60000), and the page tables.
 fn assert_same_ram(a: &Machine, b: &Machine) {
@@ -741,8 +744,14 @@ proptest! {
             machine(s, &body, (count, bad_at), true),
             machine(s, &body, (count, bad_at), false),
         );
+        // Stores into the running code can make a loop endless: with no
+        // budget drawn, a case still stops after MAX_INSTRUCTIONS a run.
         let limits = Limits {
-            instructions: (limits.0 > 0).then_some(limits.0 * 7),
+            instructions: Some(if limits.0 > 0 {
+                limits.0 * 7
+            } else {
+                MAX_INSTRUCTIONS
+            }),
             cycles: (limits.1 > 0).then_some(limits.1 * 13),
         };
         for run in 0..200 {
@@ -1045,8 +1054,14 @@ proptest! {
             real_machine(&body, (count, bad_at), stack_at, true),
             real_machine(&body, (count, bad_at), stack_at, false),
         );
+        // Stores into the running code can make a loop endless: with no
+        // budget drawn, a case still stops after MAX_INSTRUCTIONS a run.
         let limits = Limits {
-            instructions: (limits.0 > 0).then_some(limits.0 * 7),
+            instructions: Some(if limits.0 > 0 {
+                limits.0 * 7
+            } else {
+                MAX_INSTRUCTIONS
+            }),
             cycles: (limits.1 > 0).then_some(limits.1 * 13),
         };
         for run in 0..200 {
