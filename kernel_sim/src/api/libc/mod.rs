@@ -535,38 +535,11 @@ fn tm_of(t: i64) -> [i32; 9] {
     ]
 }
 
-/// Days since 1970-01-01 of a civil date.
-pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (i64::from(m) + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The civil date of a day since 1970-01-01.
-fn civil(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
+pub(crate) use crate::clock::{civil_from_days as civil, days_from_civil};
 
 /// The emulated clock's time in seconds since 1970 (UTC).
 pub(crate) fn now_secs(p: &Process) -> i64 {
-    let t = p.now();
-    days_from_civil(i64::from(t.year), u32::from(t.month), u32::from(t.day)) * 86400
-        + i64::from(t.hour) * 3600
-        + i64::from(t.minute) * 60
-        + i64::from(t.second)
+    i64::from(p.now().unix_seconds())
 }
 
 fn read_tm(p: &mut Process, addr: u32) -> Result<[i32; 9], Stop> {
