@@ -6,9 +6,10 @@
 //! dump agrees with `os2trace exehdr`, and `os2trace run --trace` with
 //! IBM's TDF logs the program's message and formats it with IBM's TFF.
 //!
-//! The `.DEF` has a DESCRIPTION: EXEHDR here faults on an LX module whose
-//! non-resident name table is empty (it frees the static "" its
-//! allocator gave for a size of 0; see issue 12's notes).
+//! The `.DEF` has a DESCRIPTION: on an LX module whose non-resident name
+//! table is empty EXEHDR prints its dump, then faults in its own free of
+//! the static "" its allocator gives for a size of 0, as it would on OS/2
+//! (toolkit_exehdr.rs shows both).
 //!
 //! Skipped, with a printed notice, unless OS2TK_DIR names the toolkit.
 
