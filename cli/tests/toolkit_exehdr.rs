@@ -17,9 +17,11 @@
 //!   ".EXE", so it reads 0x00455845;
 //! - EXEHDR has nothing there: its objects end at 0x6BC20, and its only
 //!   allocations are the runtime's 64 KB heap and an 8 KB block, the same
-//!   calls on OS/2, which places private memory from the bottom of the
-//!   private arena up, nowhere near 4 MB. The read is an access violation
-//!   there as here. The handler free registers (0x2B430) passes it on;
+//!   calls on OS/2, which allocates private memory objects upward from
+//!   the low end of the process's address space, each on a 64 KB
+//!   boundary (IBM redbook GG24-3774, "Shared Memory Objects"; the OS/2
+//!   Warp Server for SMP addendum on OBJ_ANY), so right above 0x6BC20,
+//!   nowhere near 4 MB. The read is an access violation there as here. The handler free registers (0x2B430) passes it on;
 //!   the runtime's handler (0x2D368) maps it to SIGSEGV, which EXEHDR
 //!   does not catch, reports the exception (from DDE4.MSG, VisualAge
 //!   C++'s message file, not the system's) and the process ends.
