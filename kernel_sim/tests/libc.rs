@@ -376,3 +376,115 @@ fn a_bad_pointer_reaches_the_programs_exception_handler() {
     let (o, _p, _d) = run(g);
     assert_eq!(o, Outcome::Exited(42));
 }
+
+/// `s` and its NUL as UCS-2 bytes.
+fn wide(s: &str) -> Vec<u8> {
+    s.encode_utf16()
+        .chain([0])
+        .flat_map(u16::to_le_bytes)
+        .collect()
+}
+
+/// The str* functions and their wcs* twins give C's answers, the wide
+/// ones counting in characters and pointing at 2-byte elements.
+#[test]
+fn narrow_and_wide_string_functions_answer_alike() {
+    let mut g = Prog::default();
+    // The narrow strings from DATA, their wide twins from DATA + 0x100.
+    let texts = [
+        (0x00, "hello, world"),
+        (0x40, ", "),
+        (0x50, "ehl"),
+        (0x60, "wor"),
+        (0x70, "hello"),
+        (0x80, "  -0x1Fz"),
+    ];
+    for (off, t) in texts {
+        g.store(DATA + off, &[t.as_bytes(), b"\0"].concat());
+        g.store(DATA + 0x100 + 2 * off, &wide(t));
+    }
+    g.store(DATA + 0x78, b"HELLO\0");
+    for (base, w) in [(DATA, 1), (DATA + 0x100, 2)] {
+        let at = |off: u32| base + w * off;
+        let (chr, rchr, spn, cspn, pbrk, find, cmp, ncmp, tol) = if w == 1 {
+            (106, 116, 117, 109, 115, 118, 107, 113, 119)
+        } else {
+            (465, 478, 480, 469, 477, 489, 466, 475, 486)
+        };
+        g.call(chr, &[at(0), u32::from(b'o')], &[]);
+        g.call(rchr, &[at(0), u32::from(b'o')], &[]);
+        g.call(chr, &[at(0), 0], &[]);
+        g.call(spn, &[at(0), at(0x50)], &[]);
+        g.call(cspn, &[at(0), at(0x40)], &[]);
+        g.call(pbrk, &[at(0), at(0x40)], &[]);
+        g.call(find, &[at(0), at(0x60)], &[]);
+        g.call(cmp, &[at(0), at(0x70)], &[]);
+        g.call(ncmp, &[at(0), at(0x70), 5], &[]);
+        g.call(tol, &[at(0x80), DATA + 0x90 + 4 * (w - 1), 0], &[]);
+    }
+    g.call(413, &[DATA + 0x78, DATA + 0x70], &[]); // stricmp
+    // strcpy + strcat, wcscpy + wcscat.
+    g.call(108, &[DATA + 0x400, DATA + 0x70], &[]);
+    g.call(105, &[DATA + 0x400, DATA + 0x40], &[]);
+    g.call(468, &[DATA + 0x500, DATA + 0x100 + 0xE0], &[]);
+    g.call(464, &[DATA + 0x500, DATA + 0x100 + 0x80], &[]);
+    // strtok and wcstok (its state at DATA + 0x7F0) over "a,,b".
+    g.store(DATA + 0x600, b"a,,b\0");
+    g.store(DATA + 0x700, &wide("a,,b"));
+    g.store(DATA + 0x6F0, b",\0");
+    g.store(DATA + 0x7E0, &wide(","));
+    g.call(423, &[DATA + 0x600, DATA + 0x6F0], &[]);
+    g.call(423, &[0, DATA + 0x6F0], &[]);
+    g.call(423, &[0, DATA + 0x6F0], &[]);
+    g.call(483, &[DATA + 0x700, DATA + 0x7E0, DATA + 0x7F0], &[]);
+    g.call(483, &[0, DATA + 0x7E0, DATA + 0x7F0], &[]);
+    g.call(483, &[0, DATA + 0x7E0, DATA + 0x7F0], &[]);
+    // mbstowcs: 3 of 5 (no NUL), a count only; wcstombs with room.
+    g.store(DATA + 0x800, &[0xFF; 8]);
+    g.call(340, &[DATA + 0x800, DATA + 0x70, 3], &[]);
+    g.call(340, &[0, DATA + 0x70, 0], &[]);
+    g.call(487, &[DATA + 0x900, DATA + 0x100 + 0xE0, 10], &[]);
+    let (o, mut p, _d) = run(g);
+    assert_eq!(o, Outcome::Exited(0));
+    for (i, (base, w)) in [(DATA, 1), (DATA + 0x100, 2)].into_iter().enumerate() {
+        let first = 10 * i as u32;
+        let got: Vec<u32> = (first..first + 10).map(|r| result(&mut p, r)).collect();
+        let minus_31 = (-31i32) as u32;
+        assert_eq!(
+            got,
+            [
+                base + 4 * w,
+                base + 8 * w,
+                base + 12 * w,
+                4,
+                5,
+                base + 5 * w,
+                base + 7 * w,
+                44,
+                0,
+                minus_31
+            ],
+            "element width {w}"
+        );
+        let end = mem(&mut p, DATA + 0x90 + 4 * (w - 1), 4);
+        let end = u32::from_le_bytes([end[0], end[1], end[2], end[3]]);
+        assert_eq!(end, base + w * 0x80 + 7 * w, "strtol's end, width {w}");
+    }
+    assert_eq!(result(&mut p, 20), 0, "stricmp");
+    assert_eq!(sz(&mut p, DATA + 0x400), "hello, ");
+    assert_eq!(mem(&mut p, DATA + 0x500, 16), wide("hello, "));
+    let tokens: Vec<u32> = (25..31).map(|r| result(&mut p, r)).collect();
+    assert_eq!(
+        tokens,
+        [DATA + 0x600, DATA + 0x603, 0, DATA + 0x700, DATA + 0x706, 0]
+    );
+    assert_eq!(mem(&mut p, DATA + 0x600, 5), b"a\0,b\0");
+    assert_eq!(result(&mut p, 31), 3, "mbstowcs stores 3");
+    let mut three = wide("hel");
+    three.truncate(6);
+    three.extend([0xFF, 0xFF]);
+    assert_eq!(mem(&mut p, DATA + 0x800, 8), three, "no NUL after 3");
+    assert_eq!(result(&mut p, 32), 5, "mbstowcs counts");
+    assert_eq!(result(&mut p, 33), 5, "wcstombs");
+    assert_eq!(sz(&mut p, DATA + 0x900), "hello");
+}

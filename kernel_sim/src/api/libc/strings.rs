@@ -2,6 +2,10 @@
 //! (wchar_t is UCS-2) and iconv. The multibyte code set is the
 //! process's code page (437); iconv converts between the code pages
 //! [`crate::api::codepage`] knows.
+//!
+//! A str* function and its wcs* twin are one function generic over the
+//! string's element ([`Unit`]: `u8` for char, `u16` for wchar_t); the
+//! tables in [`super`] say which C name each instance is.
 
 use super::{
     Call, Process, Stop, cstr, cstr_max, data, format, malloc, put_sz, rt, set_errno, stack_arg,
@@ -63,27 +67,48 @@ fn is_space(b: u8) -> bool {
 }
 
 /// strtol/strtoul(s, &end, base): with errno ERANGE and the limit on
-/// overflow.
+/// overflow (a value that fits a long or an unsigned long passes).
 pub(super) fn strtol(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let s = cstr(p, c.l(0))?;
-    let base = c.l(2);
-    let skip = s.iter().take_while(|b| is_space(**b)).count();
-    let (v, used) = if base == 1 || base > 36 {
-        (0, None)
-    } else {
-        match format::scan_int(&s[skip..], base) {
-            Some((v, n)) => (v, Some(skip + n)),
-            None => (0, None),
-        }
-    };
-    if c.l(1) != 0 {
-        wr32(p, c.l(1), c.l(0).wrapping_add(used.unwrap_or(0) as u32))?;
-    }
+    let v = scan_long::<u8>(p, c)?;
     if i32::try_from(v).is_err() && u32::try_from(v).is_err() && v > -(1 << 32) {
-        set_errno(p, super::ERANGE)?;
-        return Ok(if v < 0 { 0x8000_0000 } else { 0x7FFF_FFFF });
+        return out_of_range(p, v);
     }
     Ok(v as u32)
+}
+
+/// wcstol(s, &end, base): with errno ERANGE and the limit when the
+/// value is not a long.
+pub(super) fn wcstol(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    let v = scan_long::<u16>(p, c)?;
+    if i32::try_from(v).is_err() {
+        return out_of_range(p, v);
+    }
+    Ok(v as u32)
+}
+
+/// The number strtol and wcstol read from `(s, &end, base)`, with
+/// `*end` stored (`s` itself when there is no number, or the base is
+/// not 0 or 2..=36). A wide character above 0xFF ends the number.
+fn scan_long<C: Unit>(p: &mut Process, c: &Call) -> Result<i64, Stop> {
+    let s: Vec<u8> = C::read(p, c.l(0))?.iter().map(|u| u.as_byte()).collect();
+    let base = c.l(2);
+    let skip = s.iter().take_while(|b| is_space(**b)).count();
+    let parsed = if base == 1 || base > 36 {
+        None
+    } else {
+        format::scan_int(&s[skip..], base)
+    };
+    let (v, used) = parsed.map_or((0, 0), |(v, n)| (v, skip + n));
+    if c.l(1) != 0 {
+        wr32(p, c.l(1), at::<C>(c.l(0), used))?;
+    }
+    Ok(v)
+}
+
+/// errno ERANGE, and the limit of `v`'s sign.
+fn out_of_range(p: &mut Process, v: i64) -> Result<u32, Stop> {
+    set_errno(p, super::ERANGE)?;
+    Ok(if v < 0 { 0x8000_0000 } else { 0x7FFF_FFFF })
 }
 
 pub(super) fn itoa(p: &mut Process, c: &Call) -> Result<u32, Stop> {
@@ -189,12 +214,95 @@ pub(super) fn memset(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     Ok(d)
 }
 
-// ---- strings ----
+// ---- strings, narrow and wide ----
 
-pub(super) fn strcat(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let d = cstr(p, c.l(0))?;
-    let s = cstr(p, c.l(1))?;
-    put_sz(p, c.l(0).wrapping_add(d.len() as u32), &s)?;
+/// The element of a C string: `u8` for char, `u16` for wchar_t (UCS-2).
+pub(super) trait Unit: Copy + Eq + Into<u32> {
+    /// Bytes per element.
+    const SIZE: u32;
+    /// The element that ends a string.
+    const NUL: Self;
+    /// The most elements read of one string.
+    const MAX: u32;
+    /// The string at `addr` up to its NUL (without it), at most `max`
+    /// elements.
+    fn read_max(p: &mut Process, addr: u32, max: u32) -> Result<Vec<Self>, Stop>;
+    /// Stores `s` at `addr` (no NUL added).
+    fn write(p: &mut Process, addr: u32, s: &[Self]) -> Result<(), Stop>;
+    /// The element an int argument names (its low bits).
+    fn from_arg(v: u32) -> Self;
+    /// ASCII upper case as lower case (the case-blind compares).
+    fn fold(self) -> Self;
+    /// The byte a number is read from: a wide character above 0xFF is
+    /// 0xFF, which no number has.
+    fn as_byte(self) -> u8;
+
+    /// The string at `addr` up to its NUL.
+    fn read(p: &mut Process, addr: u32) -> Result<Vec<Self>, Stop> {
+        Self::read_max(p, addr, Self::MAX)
+    }
+
+    /// Stores `s` and a NUL at `addr`.
+    fn put_sz(p: &mut Process, addr: u32, s: &[Self]) -> Result<(), Stop> {
+        let mut v = Vec::with_capacity(s.len() + 1);
+        v.extend_from_slice(s);
+        v.push(Self::NUL);
+        Self::write(p, addr, &v)
+    }
+}
+
+impl Unit for u8 {
+    const SIZE: u32 = 1;
+    const NUL: u8 = 0;
+    const MAX: u32 = super::MAX_STR;
+    fn read_max(p: &mut Process, addr: u32, max: u32) -> Result<Vec<u8>, Stop> {
+        cstr_max(p, addr, max)
+    }
+    fn write(p: &mut Process, addr: u32, s: &[u8]) -> Result<(), Stop> {
+        write(p, addr, s)
+    }
+    fn from_arg(v: u32) -> u8 {
+        v as u8
+    }
+    fn fold(self) -> u8 {
+        self.to_ascii_lowercase()
+    }
+    fn as_byte(self) -> u8 {
+        self
+    }
+}
+
+impl Unit for u16 {
+    const SIZE: u32 = 2;
+    const NUL: u16 = 0;
+    const MAX: u32 = MAX_W;
+    fn read_max(p: &mut Process, addr: u32, max: u32) -> Result<Vec<u16>, Stop> {
+        wstr_max(p, addr, max)
+    }
+    fn write(p: &mut Process, addr: u32, s: &[u16]) -> Result<(), Stop> {
+        write_units(p, addr, s)
+    }
+    fn from_arg(v: u32) -> u16 {
+        v as u16
+    }
+    fn fold(self) -> u16 {
+        u8::try_from(self).map_or(self, |b| u16::from(b.to_ascii_lowercase()))
+    }
+    fn as_byte(self) -> u8 {
+        u8::try_from(self).unwrap_or(0xFF)
+    }
+}
+
+/// The address of element `i` of the string at `base`.
+fn at<C: Unit>(base: u32, i: usize) -> u32 {
+    base.wrapping_add(C::SIZE * i as u32)
+}
+
+/// strcat / wcscat(dst, src).
+pub(super) fn concat<C: Unit>(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    let d = C::read(p, c.l(0))?;
+    let s = C::read(p, c.l(1))?;
+    C::put_sz(p, at::<C>(c.l(0), d.len()), &s)?;
     Ok(c.l(0))
 }
 
@@ -205,9 +313,10 @@ pub(super) fn strncat(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     Ok(c.l(0))
 }
 
-pub(super) fn strcpy(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let s = cstr(p, c.l(1))?;
-    put_sz(p, c.l(0), &s)?;
+/// strcpy / wcscpy(dst, src).
+pub(super) fn copy<C: Unit>(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    let s = C::read(p, c.l(1))?;
+    C::put_sz(p, c.l(0), &s)?;
     Ok(c.l(0))
 }
 
@@ -229,6 +338,14 @@ pub(super) fn strncpy(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     Ok(c.l(0))
 }
 
+pub(super) fn wcsncpy(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    let n = c.l(2);
+    let mut s = wstr_max(p, c.l(1), n)?;
+    s.resize(n as usize, 0);
+    write_units(p, c.l(0), &s)?;
+    Ok(c.l(0))
+}
+
 pub(super) fn strdup(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let s = cstr(p, c.l(0))?;
     let a = malloc(p, s.len() as u32 + 1)?;
@@ -238,92 +355,82 @@ pub(super) fn strdup(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     Ok(a)
 }
 
-fn cmp_bytes(a: &[u8], b: &[u8], n: usize, fold: bool) -> u32 {
-    let f = |x: u8| if fold { x.to_ascii_lowercase() } else { x };
+/// C's compare of the first `n` elements (a NUL ends both), ASCII case
+/// folded when `fold`: negative, 0 or positive as the first difference.
+fn compare<C: Unit>(a: &[C], b: &[C], n: usize, fold: bool) -> u32 {
+    let f = |x: C| if fold { x.fold() } else { x };
     for i in 0..n {
         let (x, y) = (
-            a.get(i).copied().unwrap_or(0),
-            b.get(i).copied().unwrap_or(0),
+            a.get(i).copied().unwrap_or(C::NUL),
+            b.get(i).copied().unwrap_or(C::NUL),
         );
         if f(x) != f(y) {
-            return (i32::from(f(x)) - i32::from(f(y))) as u32;
+            return (f(x).into() as i32 - f(y).into() as i32) as u32;
         }
-        if x == 0 {
+        if x == C::NUL {
             break;
         }
     }
     0
 }
 
-pub(super) fn strcmp(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (a, b) = (cstr(p, c.l(0))?, cstr(p, c.l(1))?);
-    Ok(cmp_bytes(&a, &b, a.len().max(b.len()) + 1, false))
+/// strcmp / wcscmp(a, b), and stricmp when `fold`.
+pub(super) fn compare_strings<C: Unit>(p: &mut Process, c: &Call, fold: bool) -> Result<u32, Stop> {
+    let (a, b) = (C::read(p, c.l(0))?, C::read(p, c.l(1))?);
+    Ok(compare(&a, &b, a.len().max(b.len()) + 1, fold))
 }
 
-pub(super) fn stricmp(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (a, b) = (cstr(p, c.l(0))?, cstr(p, c.l(1))?);
-    Ok(cmp_bytes(&a, &b, a.len().max(b.len()) + 1, true))
-}
-
-pub(super) fn strncmp(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+/// strncmp / wcsncmp(a, b, n), and strnicmp when `fold`.
+pub(super) fn compare_prefixes<C: Unit>(
+    p: &mut Process,
+    c: &Call,
+    fold: bool,
+) -> Result<u32, Stop> {
     let n = c.l(2);
-    let (a, b) = (cstr_max(p, c.l(0), n)?, cstr_max(p, c.l(1), n)?);
-    Ok(cmp_bytes(&a, &b, n as usize, false))
+    let (a, b) = (C::read_max(p, c.l(0), n)?, C::read_max(p, c.l(1), n)?);
+    Ok(compare(&a, &b, n as usize, fold))
 }
 
-pub(super) fn strnicmp(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let n = c.l(2);
-    let (a, b) = (cstr_max(p, c.l(0), n)?, cstr_max(p, c.l(1), n)?);
-    Ok(cmp_bytes(&a, &b, n as usize, true))
-}
-
-pub(super) fn strchr(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let s = cstr(p, c.l(0))?;
-    let ch = c.l(1) as u8;
-    if ch == 0 {
-        return Ok(c.l(0).wrapping_add(s.len() as u32));
+/// strchr / wcschr(s, ch), or strrchr / wcsrchr when `last`: the
+/// element's address (the NUL's for ch 0), or NULL.
+pub(super) fn find_char<C: Unit>(p: &mut Process, c: &Call, last: bool) -> Result<u32, Stop> {
+    let s = C::read(p, c.l(0))?;
+    let ch = C::from_arg(c.l(1));
+    if ch == C::NUL {
+        return Ok(at::<C>(c.l(0), s.len()));
     }
+    let found = if last {
+        s.iter().rposition(|&u| u == ch)
+    } else {
+        s.iter().position(|&u| u == ch)
+    };
+    Ok(found.map_or(0, |i| at::<C>(c.l(0), i)))
+}
+
+/// strspn / wcsspn(s, set), or strcspn / wcscspn when not `inside`: how
+/// many leading elements are (are not) in the set.
+pub(super) fn span<C: Unit>(p: &mut Process, c: &Call, inside: bool) -> Result<u32, Stop> {
+    let (s, set) = (C::read(p, c.l(0))?, C::read(p, c.l(1))?);
+    Ok(s.iter().take_while(|u| set.contains(u) == inside).count() as u32)
+}
+
+/// strpbrk / wcspbrk(s, set): the first element in the set, or NULL.
+pub(super) fn find_any<C: Unit>(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    let (s, set) = (C::read(p, c.l(0))?, C::read(p, c.l(1))?);
     Ok(s.iter()
-        .position(|&b| b == ch)
-        .map_or(0, |i| c.l(0).wrapping_add(i as u32)))
+        .position(|u| set.contains(u))
+        .map_or(0, |i| at::<C>(c.l(0), i)))
 }
 
-pub(super) fn strrchr(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let s = cstr(p, c.l(0))?;
-    let ch = c.l(1) as u8;
-    if ch == 0 {
-        return Ok(c.l(0).wrapping_add(s.len() as u32));
-    }
-    Ok(s.iter()
-        .rposition(|&b| b == ch)
-        .map_or(0, |i| c.l(0).wrapping_add(i as u32)))
-}
-
-pub(super) fn strspn(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (s, set) = (cstr(p, c.l(0))?, cstr(p, c.l(1))?);
-    Ok(s.iter().take_while(|b| set.contains(b)).count() as u32)
-}
-
-pub(super) fn strcspn(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (s, set) = (cstr(p, c.l(0))?, cstr(p, c.l(1))?);
-    Ok(s.iter().take_while(|b| !set.contains(b)).count() as u32)
-}
-
-pub(super) fn strpbrk(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (s, set) = (cstr(p, c.l(0))?, cstr(p, c.l(1))?);
-    Ok(s.iter()
-        .position(|b| set.contains(b))
-        .map_or(0, |i| c.l(0).wrapping_add(i as u32)))
-}
-
-pub(super) fn strstr(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (s, t) = (cstr(p, c.l(0))?, cstr(p, c.l(1))?);
+/// strstr / wcswcs(s, t): the first `t` in `s`, or NULL.
+pub(super) fn find_string<C: Unit>(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    let (s, t) = (C::read(p, c.l(0))?, C::read(p, c.l(1))?);
     if t.is_empty() {
         return Ok(c.l(0));
     }
     Ok(s.windows(t.len())
         .position(|w| w == t.as_slice())
-        .map_or(0, |i| c.l(0).wrapping_add(i as u32)))
+        .map_or(0, |i| at::<C>(c.l(0), i)))
 }
 
 /// strupr/strlwr in place.
@@ -334,6 +441,27 @@ pub(super) fn map_case(p: &mut Process, addr: u32, upper: bool) -> Result<u32, S
     }
     write(p, addr, &s)?;
     Ok(addr)
+}
+
+/// One strtok / wcstok step from `start` (not NULL), with the delimiters
+/// at `delims`: the token's address (NULL when only delimiters are
+/// left) and where the next step starts (NULL after the last token).
+/// The delimiter after the token becomes a NUL.
+fn next_token<C: Unit>(p: &mut Process, start: u32, delims: u32) -> Result<(u32, u32), Stop> {
+    let set = C::read(p, delims)?;
+    let s = C::read(p, start)?;
+    let skip = s.iter().take_while(|u| set.contains(u)).count();
+    if skip == s.len() {
+        return Ok((0, 0));
+    }
+    let tok = at::<C>(start, skip);
+    let len = s[skip..].iter().take_while(|u| !set.contains(u)).count();
+    let end = at::<C>(tok, len);
+    if skip + len == s.len() {
+        return Ok((tok, 0));
+    }
+    C::put_sz(p, end, &[])?;
+    Ok((tok, at::<C>(end, 1)))
 }
 
 /// strtok(s, delims): the position is kept per thread.
@@ -347,23 +475,33 @@ pub(super) fn strtok(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     if start == 0 {
         return Ok(0);
     }
-    let set = cstr(p, c.l(1))?;
-    let s = cstr(p, start)?;
-    let skip = s.iter().take_while(|b| set.contains(b)).count();
-    if skip == s.len() {
-        rt(p).strtok.insert(tid, 0);
-        return Ok(0);
-    }
-    let tok = start + skip as u32;
-    let len = s[skip..].iter().take_while(|b| !set.contains(b)).count();
-    let end = tok + len as u32;
-    let next = if skip + len < s.len() {
-        write(p, end, &[0])?;
-        end + 1
-    } else {
-        0
-    };
+    let (tok, next) = next_token::<u8>(p, start, c.l(1))?;
     rt(p).strtok.insert(tid, next);
+    Ok(tok)
+}
+
+/// wcstok(s, delims, &state) (XPG4's three-argument form; the state
+/// pointer may be NULL, then the position is kept per thread).
+pub(super) fn wcstok(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    let tid = p.current_tid();
+    let state = c.l(2);
+    let start = if c.l(0) != 0 {
+        c.l(0)
+    } else if state != 0 {
+        rd32(p, state)?
+    } else {
+        rt(p).wcstok.get(&tid).copied().unwrap_or(0)
+    };
+    let (tok, next) = if start != 0 {
+        next_token::<u16>(p, start, c.l(1))?
+    } else {
+        (0, 0)
+    };
+    if state != 0 {
+        wr32(p, state, next)?;
+    } else {
+        rt(p).wcstok.insert(tid, next);
+    }
     Ok(tok)
 }
 
@@ -572,7 +710,7 @@ pub(super) fn mbtowc(p: &mut Process, c: &Call) -> Result<u32, Stop> {
 
 pub(super) fn mbstowcs(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let s = cstr(p, c.l(1))?;
-    let mut out = Vec::new();
+    let mut out: Vec<u16> = Vec::new();
     for &b in &s {
         match mb_decode(&[b]) {
             Some((u, _)) => out.push(u),
@@ -582,18 +720,22 @@ pub(super) fn mbstowcs(p: &mut Process, c: &Call) -> Result<u32, Stop> {
             }
         }
     }
-    let n = c.l(2) as usize;
-    if c.l(0) == 0 {
+    store_converted(p, c.l(0), &out, c.l(2) as usize)
+}
+
+/// What mbstowcs and wcstombs converted, stored at `dst`: at most `n`
+/// elements, with a NUL when there is room; the count stored (no NUL).
+/// A NULL `dst` stores nothing and gives the whole count.
+fn store_converted<C: Unit>(p: &mut Process, dst: u32, out: &[C], n: usize) -> Result<u32, Stop> {
+    if dst == 0 {
         return Ok(out.len() as u32);
     }
-    let count = out.len().min(n);
     if out.len() < n {
-        out.push(0);
-    } else {
-        out.truncate(n);
+        C::put_sz(p, dst, out)?;
+        return Ok(out.len() as u32);
     }
-    write_units(p, c.l(0), &out)?;
-    Ok(count as u32)
+    C::write(p, dst, &out[..n])?;
+    Ok(n as u32)
 }
 
 pub(super) fn wcstombs(p: &mut Process, c: &Call) -> Result<u32, Stop> {
@@ -608,187 +750,13 @@ pub(super) fn wcstombs(p: &mut Process, c: &Call) -> Result<u32, Stop> {
             return Ok(u32::MAX);
         }
     }
-    let n = c.l(2) as usize;
-    if c.l(0) == 0 {
-        return Ok(out.len() as u32);
-    }
-    let count = out.len().min(n);
-    if out.len() < n {
-        out.push(0);
-    } else {
-        out.truncate(n);
-    }
-    write(p, c.l(0), &out)?;
-    Ok(count as u32)
-}
-
-fn wstr(p: &mut Process, a: u32) -> Result<Vec<u16>, Stop> {
-    wstr_max(p, a, MAX_W)
-}
-
-fn put_wsz(p: &mut Process, a: u32, s: &[u16]) -> Result<(), Stop> {
-    let mut v = s.to_vec();
-    v.push(0);
-    write_units(p, a, &v)
-}
-
-pub(super) fn wcscat(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (d, s) = (wstr(p, c.l(0))?, wstr(p, c.l(1))?);
-    put_wsz(p, c.l(0).wrapping_add(2 * d.len() as u32), &s)?;
-    Ok(c.l(0))
-}
-
-pub(super) fn wcscpy(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let s = wstr(p, c.l(1))?;
-    put_wsz(p, c.l(0), &s)?;
-    Ok(c.l(0))
-}
-
-pub(super) fn wcsncpy(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let n = c.l(2);
-    let mut s = wstr_max(p, c.l(1), n)?;
-    s.resize(n as usize, 0);
-    write_units(p, c.l(0), &s)?;
-    Ok(c.l(0))
-}
-
-fn wcmp(a: &[u16], b: &[u16], n: usize) -> u32 {
-    for i in 0..n {
-        let (x, y) = (
-            a.get(i).copied().unwrap_or(0),
-            b.get(i).copied().unwrap_or(0),
-        );
-        if x != y {
-            return (i32::from(x) - i32::from(y)) as u32;
-        }
-        if x == 0 {
-            break;
-        }
-    }
-    0
-}
-
-pub(super) fn wcscmp(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (a, b) = (wstr(p, c.l(0))?, wstr(p, c.l(1))?);
-    Ok(wcmp(&a, &b, a.len().max(b.len()) + 1))
-}
-
-pub(super) fn wcsncmp(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let n = c.l(2);
-    let (a, b) = (wstr_max(p, c.l(0), n)?, wstr_max(p, c.l(1), n)?);
-    Ok(wcmp(&a, &b, n as usize))
-}
-
-pub(super) fn wcschr(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let s = wstr(p, c.l(0))?;
-    let ch = c.l(1) as u16;
-    if ch == 0 {
-        return Ok(c.l(0).wrapping_add(2 * s.len() as u32));
-    }
-    Ok(s.iter()
-        .position(|&u| u == ch)
-        .map_or(0, |i| c.l(0).wrapping_add(2 * i as u32)))
-}
-
-pub(super) fn wcsrchr(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let s = wstr(p, c.l(0))?;
-    let ch = c.l(1) as u16;
-    if ch == 0 {
-        return Ok(c.l(0).wrapping_add(2 * s.len() as u32));
-    }
-    Ok(s.iter()
-        .rposition(|&u| u == ch)
-        .map_or(0, |i| c.l(0).wrapping_add(2 * i as u32)))
-}
-
-pub(super) fn wcsspn(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (s, set) = (wstr(p, c.l(0))?, wstr(p, c.l(1))?);
-    Ok(s.iter().take_while(|u| set.contains(u)).count() as u32)
-}
-
-pub(super) fn wcscspn(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (s, set) = (wstr(p, c.l(0))?, wstr(p, c.l(1))?);
-    Ok(s.iter().take_while(|u| !set.contains(u)).count() as u32)
-}
-
-pub(super) fn wcspbrk(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (s, set) = (wstr(p, c.l(0))?, wstr(p, c.l(1))?);
-    Ok(s.iter()
-        .position(|u| set.contains(u))
-        .map_or(0, |i| c.l(0).wrapping_add(2 * i as u32)))
-}
-
-pub(super) fn wcswcs(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (s, t) = (wstr(p, c.l(0))?, wstr(p, c.l(1))?);
-    if t.is_empty() {
-        return Ok(c.l(0));
-    }
-    Ok(s.windows(t.len())
-        .position(|w| w == t.as_slice())
-        .map_or(0, |i| c.l(0).wrapping_add(2 * i as u32)))
-}
-
-/// wcstok(s, delims, &state) (XPG4's three-argument form; the state
-/// pointer may be NULL, then the position is kept per thread).
-pub(super) fn wcstok(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let tid = p.current_tid();
-    let state = c.l(2);
-    let start = if c.l(0) != 0 {
-        c.l(0)
-    } else if state != 0 {
-        rd32(p, state)?
-    } else {
-        rt(p).wcstok.get(&tid).copied().unwrap_or(0)
-    };
-    let mut next = 0;
-    let mut tok = 0;
-    if start != 0 {
-        let set = wstr(p, c.l(1))?;
-        let s = wstr(p, start)?;
-        let skip = s.iter().take_while(|u| set.contains(u)).count();
-        if skip < s.len() {
-            tok = start + 2 * skip as u32;
-            let len = s[skip..].iter().take_while(|u| !set.contains(u)).count();
-            let end = tok + 2 * len as u32;
-            if skip + len < s.len() {
-                write(p, end, &[0, 0])?;
-                next = end + 2;
-            }
-        }
-    }
-    if state != 0 {
-        wr32(p, state, next)?;
-    } else {
-        rt(p).wcstok.insert(tid, next);
-    }
-    Ok(tok)
-}
-
-pub(super) fn wcstol(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let w = wstr(p, c.l(0))?;
-    let bytes: Vec<u8> = w.iter().map(|&u| u8::try_from(u).unwrap_or(0xFF)).collect();
-    let skip = bytes.iter().take_while(|b| is_space(**b)).count();
-    let base = c.l(2);
-    let parsed = if base == 1 || base > 36 {
-        None
-    } else {
-        format::scan_int(&bytes[skip..], base)
-    };
-    let (v, used) = parsed.map_or((0, 0), |(v, n)| (v, skip + n));
-    if c.l(1) != 0 {
-        wr32(p, c.l(1), c.l(0).wrapping_add(2 * used as u32))?;
-    }
-    if i32::try_from(v).is_err() {
-        set_errno(p, super::ERANGE)?;
-        return Ok(if v < 0 { 0x8000_0000 } else { 0x7FFF_FFFF });
-    }
-    Ok(v as u32)
+    store_converted(p, c.l(0), &out, c.l(2) as usize)
 }
 
 /// _swprintfieee(buf, n, fmt, ...): the format is wide; it is formatted
 /// as bytes (each UniChar above 0xFF as `?`) and stored wide.
 pub(super) fn swprintf(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let fmt: Vec<u8> = wstr(p, c.l(2))?
+    let fmt: Vec<u8> = u16::read(p, c.l(2))?
         .iter()
         .map(|&u| u8::try_from(u).unwrap_or(b'?'))
         .collect();
@@ -797,12 +765,12 @@ pub(super) fn swprintf(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let n = c.l(1) as usize;
     if text.len() >= n {
         if n > 0 {
-            put_wsz(p, c.l(0), &[])?;
+            u16::put_sz(p, c.l(0), &[])?;
         }
         return Ok(u32::MAX);
     }
     let units: Vec<u16> = text.iter().map(|&b| u16::from(b)).collect();
-    put_wsz(p, c.l(0), &units)?;
+    u16::put_sz(p, c.l(0), &units)?;
     Ok(units.len() as u32)
 }
 
@@ -926,8 +894,11 @@ mod tests {
         assert_eq!(to_wcase(0xE9, true), 0xC9);
         assert!(ctype(u32::from(b'7'), u8::is_ascii_digit));
         assert!(!ctype(u32::MAX, u8::is_ascii_digit));
-        assert_eq!(cmp_bytes(b"abc", b"ABD", 4, true) as i32, -1);
-        assert_eq!(cmp_bytes(b"abc", b"abc", 4, false), 0);
-        assert_eq!(cmp_bytes(b"ab", b"abc", 3, false) as i32, -(b'c' as i32));
+        assert_eq!(compare::<u8>(b"abc", b"ABD", 4, true) as i32, -1);
+        assert_eq!(compare::<u8>(b"abc", b"abc", 4, false), 0);
+        assert_eq!(
+            compare::<u8>(b"ab", b"abc", 3, false) as i32,
+            -(b'c' as i32)
+        );
     }
 }
