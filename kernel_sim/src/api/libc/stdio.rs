@@ -67,6 +67,34 @@ fn stream(p: &mut Process, f: u32) -> Option<&mut Stream> {
     rt(p).streams.get_mut(&f)
 }
 
+/// A call that fails the C way: errno `e`, the result EOF (-1).
+fn fail(p: &mut Process, e: u32) -> Result<u32, Stop> {
+    set_errno(p, e)?;
+    Ok(EOF)
+}
+
+/// An OS/2 call's result the C way: `ok` of its value, or EOF with the
+/// errno of its return code.
+fn or_errno<T>(p: &mut Process, r: Result<T, u32>, ok: impl FnOnce(T) -> u32) -> Result<u32, Stop> {
+    match r {
+        Ok(v) => Ok(ok(v)),
+        Err(rc) => fail(p, errno_of(rc)),
+    }
+}
+
+/// 0, or EOF with the errno of an OS/2 call's return code.
+fn status(p: &mut Process, r: Result<(), u32>) -> Result<u32, Stop> {
+    or_errno(p, r, |()| 0)
+}
+
+/// A stream's handle failed with `rc`: its error flag and errno.
+fn stream_failed(p: &mut Process, f: u32, rc: u32) -> Result<(), Stop> {
+    if let Some(s) = stream(p, f) {
+        s.err = true;
+    }
+    set_errno(p, errno_of(rc))
+}
+
 /// Writes `data` (already in the stream's form) to a handle.
 fn put_handle(p: &mut Process, fd: u16, data: &[u8]) -> Result<(), u32> {
     let mut at = 0;
@@ -95,13 +123,11 @@ fn to_text(data: &[u8]) -> Vec<u8> {
 /// Writes bytes to a stream; the count written, or EOF (errno set).
 pub(super) fn fwrite_text(p: &mut Process, f: u32, data: &[u8]) -> Result<u32, Stop> {
     let Some(s) = stream(p, f) else {
-        set_errno(p, EBADF)?;
-        return Ok(EOF);
+        return fail(p, EBADF);
     };
     if !s.write {
         s.err = true;
-        set_errno(p, EBADF)?;
-        return Ok(EOF);
+        return fail(p, EBADF);
     }
     let (fd, text, append) = (s.fd, s.text, s.append);
     // What was read ahead is given back before writing.
@@ -113,10 +139,7 @@ pub(super) fn fwrite_text(p: &mut Process, f: u32, data: &[u8]) -> Result<u32, S
     match put_handle(p, fd, &bytes) {
         Ok(()) => Ok(data.len() as u32),
         Err(rc) => {
-            if let Some(s) = stream(p, f) {
-                s.err = true;
-            }
-            set_errno(p, errno_of(rc))?;
+            stream_failed(p, f, rc)?;
             Ok(EOF)
         }
     }
@@ -194,10 +217,7 @@ fn get_byte(p: &mut Process, f: u32) -> Result<Option<u8>, Stop> {
     let b = match raw_byte(p, f) {
         Ok(b) => b,
         Err(rc) => {
-            if let Some(s) = stream(p, f) {
-                s.err = true;
-            }
-            set_errno(p, errno_of(rc))?;
+            stream_failed(p, f, rc)?;
             return Ok(None);
         }
     };
@@ -285,17 +305,23 @@ pub(super) fn fgetws(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     Ok(buf)
 }
 
-/// fread(buf, size, count, stream).
-pub(super) fn fread(p: &mut Process, c: &Call) -> Result<u32, Stop> {
-    let (buf, size, count) = (c.l(0), c.l(1), c.l(2));
+/// fread's and fwrite's stream (on the stack) and byte count;
+/// `None` when no bytes move (errno EINVAL for more than MAX_IO).
+fn block_io(p: &mut Process, size: u32, count: u32) -> Result<Option<(u32, u32)>, Stop> {
     let f = stack_arg(p, 16)?;
     let Some(total) = size.checked_mul(count).filter(|&t| t <= MAX_IO) else {
         set_errno(p, EINVAL)?;
+        return Ok(None);
+    };
+    Ok((total > 0).then_some((f, total)))
+}
+
+/// fread(buf, size, count, stream).
+pub(super) fn fread(p: &mut Process, c: &Call) -> Result<u32, Stop> {
+    let (buf, size, count) = (c.l(0), c.l(1), c.l(2));
+    let Some((f, total)) = block_io(p, size, count)? else {
         return Ok(0);
     };
-    if total == 0 {
-        return Ok(0);
-    }
     // Check the buffer before reading the stream.
     read(p, buf, total)?;
     let mut out = Vec::new();
@@ -312,14 +338,9 @@ pub(super) fn fread(p: &mut Process, c: &Call) -> Result<u32, Stop> {
 /// fwrite(buf, size, count, stream).
 pub(super) fn fwrite(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let (buf, size, count) = (c.l(0), c.l(1), c.l(2));
-    let f = stack_arg(p, 16)?;
-    let Some(total) = size.checked_mul(count).filter(|&t| t <= MAX_IO) else {
-        set_errno(p, EINVAL)?;
+    let Some((f, total)) = block_io(p, size, count)? else {
         return Ok(0);
     };
-    if total == 0 {
-        return Ok(0);
-    }
     let bytes = read(p, buf, total)?;
     let r = fwrite_text(p, f, &bytes)?;
     Ok(if r == EOF { 0 } else { count })
@@ -377,20 +398,13 @@ pub(super) fn fopen(p: &mut Process, c: &Call) -> Result<u32, Stop> {
 pub(super) fn fclose(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let f = c.l(0);
     let Some(s) = rt(p).streams.remove(&f) else {
-        set_errno(p, EBADF)?;
-        return Ok(EOF);
+        return fail(p, EBADF);
     };
     let r = p.pcb.files.close(s.fd);
     if s.heap {
         free(p, f);
     }
-    match r {
-        Ok(()) => Ok(0),
-        Err(rc) => {
-            set_errno(p, errno_of(rc))?;
-            Ok(EOF)
-        }
-    }
+    status(p, r)
 }
 
 /// Writes are not buffered: nothing to flush, but a stream's read-ahead
@@ -401,8 +415,7 @@ pub(super) fn fflush(p: &mut Process, c: &Call) -> Result<u32, Stop> {
         return Ok(0);
     }
     if stream(p, c.l(0)).is_none() {
-        set_errno(p, EBADF)?;
-        return Ok(EOF);
+        return fail(p, EBADF);
     }
     sync_read(p, c.l(0));
     Ok(0)
@@ -442,41 +455,30 @@ pub(super) fn ferror(p: &mut Process, c: &Call) -> Result<u32, Stop> {
 pub(super) fn fileno(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     match stream(p, c.l(0)) {
         Some(s) => Ok(u32::from(s.fd)),
-        None => {
-            set_errno(p, EBADF)?;
-            Ok(EOF)
-        }
+        None => fail(p, EBADF),
     }
 }
 
 /// ftell(stream): the handle's position less what is read ahead.
 pub(super) fn ftell(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let Some(s) = stream(p, c.l(0)) else {
-        set_errno(p, EBADF)?;
-        return Ok(EOF);
+        return fail(p, EBADF);
     };
     let ahead = (s.buf.len() - s.pos + s.back.len()) as u64;
     let fd = s.fd;
-    match p.pcb.files.seek(fd, 0, 1) {
-        Ok(pos) => Ok(pos.saturating_sub(ahead) as u32),
-        Err(rc) => {
-            set_errno(p, errno_of(rc))?;
-            Ok(EOF)
-        }
-    }
+    let r = p.pcb.files.seek(fd, 0, 1);
+    or_errno(p, r, |pos| pos.saturating_sub(ahead) as u32)
 }
 
 /// fseek(stream, offset, whence): 0 or nonzero; clears EOF.
 pub(super) fn fseek(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let f = c.l(0);
     if stream(p, f).is_none() {
-        set_errno(p, EBADF)?;
-        return Ok(EOF);
+        return fail(p, EBADF);
     }
     let (off, whence) = (c.l(1) as i32, c.l(2));
     if whence > 2 {
-        set_errno(p, EINVAL)?;
-        return Ok(EOF);
+        return fail(p, EINVAL);
     }
     sync_read(p, f);
     let fd = match stream(p, f) {
@@ -486,13 +488,8 @@ pub(super) fn fseek(p: &mut Process, c: &Call) -> Result<u32, Stop> {
         }
         None => return Ok(EOF),
     };
-    match p.pcb.files.seek(fd, i64::from(off), whence) {
-        Ok(_) => Ok(0),
-        Err(rc) => {
-            set_errno(p, errno_of(rc))?;
-            Ok(EOF)
-        }
-    }
+    let r = p.pcb.files.seek(fd, i64::from(off), whence);
+    or_errno(p, r, |_| 0)
 }
 
 /// perror(s): "s: message" on stderr.
@@ -564,8 +561,7 @@ fn open_common(p: &mut Process, name_addr: u32, oflag: u32, share: u32) -> Resul
             } else {
                 errno_of(rc)
             };
-            set_errno(p, e)?;
-            Ok(EOF)
+            fail(p, e)
         }
     }
 }
@@ -580,16 +576,11 @@ pub(super) fn sopen_fd(p: &mut Process, c: &Call) -> Result<u32, Stop> {
 
 pub(super) fn close_fd(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let fd = c.l(0) as u16;
-    match p.pcb.files.close(fd) {
-        Ok(()) => {
-            rt(p).fds.remove(&fd);
-            Ok(0)
-        }
-        Err(rc) => {
-            set_errno(p, errno_of(rc))?;
-            Ok(EOF)
-        }
+    let r = p.pcb.files.close(fd);
+    if r.is_ok() {
+        rt(p).fds.remove(&fd);
     }
+    status(p, r)
 }
 
 /// _read(fd, buf, n): text mode drops the CR of CR LF and stops at
@@ -603,10 +594,7 @@ pub(super) fn read_fd(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let text = fd_flags(p, fd) & F_TEXT != 0;
     let raw = match p.read_handle(fd, n as usize) {
         Ok(b) => b,
-        Err(rc) => {
-            set_errno(p, errno_of(rc))?;
-            return Ok(EOF);
-        }
+        Err(rc) => return fail(p, errno_of(rc)),
     };
     if !text {
         write(p, buf, &raw)?;
@@ -644,31 +632,19 @@ pub(super) fn write_fd(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     } else {
         bytes
     };
-    match put_handle(p, fd, &data) {
-        Ok(()) => Ok(n),
-        Err(rc) => {
-            set_errno(p, errno_of(rc))?;
-            Ok(EOF)
-        }
-    }
+    let r = put_handle(p, fd, &data);
+    or_errno(p, r, |()| n)
 }
 
 pub(super) fn lseek(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let (fd, off, whence) = (c.l(0) as u16, c.l(1) as i32, c.l(2));
     if whence > 2 {
-        set_errno(p, EINVAL)?;
-        return Ok(EOF);
+        return fail(p, EINVAL);
     }
     match p.pcb.files.seek(fd, i64::from(off), whence) {
         Ok(pos) if pos <= i32::MAX as u64 => Ok(pos as u32),
-        Ok(_) => {
-            set_errno(p, EINVAL)?;
-            Ok(EOF)
-        }
-        Err(rc) => {
-            set_errno(p, errno_of(rc))?;
-            Ok(EOF)
-        }
+        Ok(_) => fail(p, EINVAL),
+        Err(rc) => fail(p, errno_of(rc)),
     }
 }
 
@@ -677,8 +653,7 @@ pub(super) fn eof_fd(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let fd = c.l(0) as u16;
     let files = &mut p.pcb.files;
     let (Ok(cur), Ok(end)) = (files.seek(fd, 0, 1), files.seek(fd, 0, 2)) else {
-        set_errno(p, EBADF)?;
-        return Ok(EOF);
+        return fail(p, EBADF);
     };
     let _ = files.seek(fd, cur as i64, 0);
     Ok(u32::from(cur >= end))
@@ -718,32 +693,15 @@ fn forward(p: &mut Process, ordinal: u32, c: &Call) -> Result<u32, Stop> {
 
 // ---- the file system ----
 
-/// Sets errno from an OS/2 code and returns -1 (or 0 for success).
-fn status(p: &mut Process, r: Result<(), u32>) -> Result<u32, Stop> {
-    match r {
-        Ok(()) => Ok(0),
-        Err(rc) => {
-            set_errno(p, errno_of(rc))?;
-            Ok(EOF)
-        }
-    }
-}
-
 /// _access(path, mode): 0 when it exists (and, for mode 2, is not read
 /// only).
 pub(super) fn access(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let path = cstr(p, c.l(0))?;
     let r = p.files().path_info(&path);
     match r {
-        Ok((_, attr, _)) if c.l(1) & 2 != 0 && attr & 1 != 0 => {
-            set_errno(p, EACCES)?;
-            Ok(EOF)
-        }
+        Ok((_, attr, _)) if c.l(1) & 2 != 0 && attr & 1 != 0 => fail(p, EACCES),
         Ok(_) => Ok(0),
-        Err(rc) => {
-            set_errno(p, errno_of(rc))?;
-            Ok(EOF)
-        }
+        Err(rc) => fail(p, errno_of(rc)),
     }
 }
 
@@ -819,38 +777,30 @@ fn fat_time((date, time): (u16, u16)) -> u32 {
 pub(super) fn stat(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let path = cstr(p, c.l(0))?;
     let r = p.files().path_info(&path);
-    match r {
-        Ok((size, attr, stamps)) => {
-            let b = stat_bytes(size, attr, stamps.written, &path);
-            write(p, c.l(1), &b)?;
-            Ok(0)
-        }
-        Err(rc) => {
-            set_errno(p, errno_of(rc))?;
-            Ok(EOF)
-        }
-    }
+    let (size, attr, stamps) = match r {
+        Ok(info) => info,
+        Err(rc) => return fail(p, errno_of(rc)),
+    };
+    let b = stat_bytes(size, attr, stamps.written, &path);
+    write(p, c.l(1), &b)?;
+    Ok(0)
 }
 
 pub(super) fn fstat(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let fd = c.l(0) as u16;
     let r = p.files().file_info(fd);
-    match r {
-        Ok((size, attr, stamps)) => {
-            let dev = matches!(p.pcb.files.handle_type(fd), Ok((1 | 2, _)));
-            let mut b = stat_bytes(size, attr, stamps.written, b"");
-            if dev {
-                // S_IFCHR.
-                b[0..4].copy_from_slice(&(0x2000u32 | 0x180).to_le_bytes());
-            }
-            write(p, c.l(1), &b)?;
-            Ok(0)
-        }
-        Err(rc) => {
-            set_errno(p, errno_of(rc))?;
-            Ok(EOF)
-        }
+    let (size, attr, stamps) = match r {
+        Ok(info) => info,
+        Err(rc) => return fail(p, errno_of(rc)),
+    };
+    let dev = matches!(p.pcb.files.handle_type(fd), Ok((1 | 2, _)));
+    let mut b = stat_bytes(size, attr, stamps.written, b"");
+    if dev {
+        // S_IFCHR.
+        b[0..4].copy_from_slice(&(0x2000u32 | 0x180).to_le_bytes());
     }
+    write(p, c.l(1), &b)?;
+    Ok(0)
 }
 
 /// _utime(path, times): the file's write stamp becomes `times->modtime`
