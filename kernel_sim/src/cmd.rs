@@ -693,7 +693,8 @@ fn pipe_stages(cmd: &str) -> Vec<String> {
 /// in the pipe's 65504 bytes is lost); a stage whose redirection fails
 /// gives the next one an empty input.
 fn pipeline(p: &mut Process, stages: &[String]) -> Result<Flow, Stop> {
-    use crate::api::pipes::{MAX_SIZE, PipeEnd};
+    use crate::api::pipes::PipeEnd;
+    use crate::api::pipes::queue::MAX_SIZE;
     let mut input: Option<PipeEnd> = None;
     let mut started = Vec::new();
     for (k, stage) in stages.iter().enumerate() {

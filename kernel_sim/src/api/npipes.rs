@@ -48,9 +48,10 @@
 //!   are the same calls with word arguments and results.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::rc::Rc;
 
+use crate::api::pipes::put_count;
+use crate::api::pipes::queue::{MAX_SIZE, Queue, capacity_for};
 use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Call, Stop};
 use crate::fs::Handle;
@@ -142,45 +143,8 @@ const NP_STATE_LISTENING: u16 = 2;
 const NP_STATE_CONNECTED: u16 = 3;
 const NP_STATE_CLOSING: u16 = 4;
 
-/// The default and largest queue sizes.
-const DEFAULT_SIZE: usize = 4096;
-const MAX_SIZE: usize = 65504;
 /// Instances in the system at once.
 const MAX_INSTANCES: usize = 256;
-
-/// One direction's queue.
-#[derive(Debug, Default)]
-struct Queue {
-    data: VecDeque<u8>,
-    /// The lengths of the messages queued (message pipes).
-    msgs: VecDeque<usize>,
-    cap: usize,
-}
-
-impl Queue {
-    fn clear(&mut self) {
-        self.data.clear();
-        self.msgs.clear();
-    }
-
-    /// Take `n` bytes, keeping the message lengths in step.
-    fn take(&mut self, n: usize) -> Vec<u8> {
-        let out: Vec<u8> = self.data.drain(..n.min(self.data.len())).collect();
-        let mut left = out.len();
-        while left > 0 {
-            let Some(front) = self.msgs.front_mut() else {
-                break;
-            };
-            if *front > left {
-                *front -= left;
-                break;
-            }
-            left -= *front;
-            self.msgs.pop_front();
-        }
-        out
-    }
-}
 
 /// One instance of a named pipe.
 #[derive(Debug)]
@@ -350,7 +314,7 @@ impl Core {
         let mode = *i.mode_mut(self.server);
         let by_message = message_read.unwrap_or(mode & NP_READMODE_MESSAGE != 0);
         let (q, _) = i.queues(self.server);
-        if q.data.is_empty() {
+        if q.is_empty() {
             if gone {
                 return Ok(Some((Vec::new(), false)));
             }
@@ -359,7 +323,7 @@ impl Core {
             }
             return Ok(None);
         }
-        if by_message && let Some(&len) = q.msgs.front() {
+        if by_message && let Some(len) = q.next_message() {
             let k = n.min(len);
             return Ok(Some((q.take(k), k < len)));
         }
@@ -381,24 +345,20 @@ impl Core {
         let message = i.message;
         let nowait = *i.mode_mut(self.server) & NP_NOWAIT != 0;
         let (_, q) = i.queues(self.server);
-        let room = q.cap.saturating_sub(q.data.len());
         if message {
             if data.len() > MAX_SIZE {
                 return Err(ERROR_INVALID_PARAMETER);
             }
-            if data.len() > room && !q.data.is_empty() {
+            if data.len() > q.room() && !q.is_empty() {
                 return if nowait { Ok(Some(0)) } else { Ok(None) };
             }
-            q.data.extend(data);
-            q.msgs.push_back(data.len());
+            q.push_message(data);
             return Ok(Some(data.len()));
         }
-        let k = data.len().min(room);
-        if k == 0 && !data.is_empty() && !nowait {
+        if q.room() == 0 && !data.is_empty() && !nowait {
             return Ok(None);
         }
-        q.data.extend(&data[..k]);
-        Ok(Some(k))
+        Ok(Some(q.push(data)))
     }
 }
 
@@ -475,14 +435,6 @@ fn server_end(p: &mut Process, h: u32) -> ApiResult<Core> {
     Ok(e)
 }
 
-/// The queue size DosCreateNPipe asked for.
-fn size(n: u32) -> usize {
-    match n as usize {
-        0 => DEFAULT_SIZE,
-        n => n.min(MAX_SIZE),
-    }
-}
-
 /// DosCreateNPipe(name, &hpipe, openMode, pipeMode, cbOut, cbIn, msec).
 fn create(p: &mut Process, c: &Call) -> ApiResult<()> {
     let name = pipe_name(&p.arg_sz(c, 0)?)?;
@@ -519,14 +471,8 @@ fn create(p: &mut Process, c: &Call) -> ApiResult<()> {
         conn: 0,
         server_handles: 0,
         client_handles: 0,
-        to_client: Queue {
-            cap: size(c.l(4)),
-            ..Queue::default()
-        },
-        to_server: Queue {
-            cap: size(c.l(5)),
-            ..Queue::default()
-        },
+        to_client: Queue::new(capacity_for(c.l(4))),
+        to_server: Queue::new(capacity_for(c.l(5))),
         server_mode: mode,
         client_mode: 0,
         wait_ms: c.l(6),
@@ -650,16 +596,9 @@ pub(crate) fn read_now(
     if !p.write_mem(buf, &data) {
         return Some(ERROR_INVALID_ADDRESS);
     }
-    let n = data.len() as u32;
-    let ok = if wide {
-        p.write_mem(out, &n.to_le_bytes())
-    } else {
-        p.write_mem(out, &(n as u16).to_le_bytes())
-    };
-    Some(match (ok, more) {
-        (false, _) => ERROR_INVALID_ADDRESS,
-        (true, true) => ERROR_MORE_DATA,
-        (true, false) => NO_ERROR,
+    Some(match put_count(p, out, data.len() as u32, wide) {
+        NO_ERROR if more => ERROR_MORE_DATA,
+        rc => rc,
     })
 }
 
@@ -677,14 +616,7 @@ pub(crate) fn write_now(
         Ok(e) => e,
         Err(rc) => return Ok(rc),
     };
-    let put = |p: &mut Process, n: u32| {
-        let ok = if wide {
-            p.write_mem(out, &n.to_le_bytes())
-        } else {
-            p.write_mem(out, &(n as u16).to_le_bytes())
-        };
-        if ok { NO_ERROR } else { ERROR_INVALID_ADDRESS }
-    };
+    let put = |p: &mut Process, n: u32| put_count(p, out, n, wide);
     let message = e.inst.borrow().message;
     loop {
         if done == len && (done > 0 || !message) {
@@ -732,12 +664,10 @@ fn peek(p: &mut Process, c: &Call) -> ApiResult<()> {
         } else {
             let state = i.state;
             let (q, _) = i.queues(e.server);
-            let k = (c.l(2) as usize).min(q.data.len());
-            let data: Vec<u8> = q.data.iter().take(k).copied().collect();
             (
-                data,
-                q.data.len(),
-                q.msgs.front().copied().unwrap_or(0),
+                q.peek(c.l(2) as usize),
+                q.len(),
+                q.next_message().unwrap_or(0),
                 state,
             )
         }
@@ -762,9 +692,9 @@ fn info(p: &mut Process, c: &Call) -> ApiResult<()> {
     let (out_size, in_size, icount, name) = {
         let i = e.inst.borrow();
         let (o, n) = if e.server {
-            (i.to_client.cap, i.to_server.cap)
+            (i.to_client.capacity(), i.to_server.capacity())
         } else {
-            (i.to_server.cap, i.to_client.cap)
+            (i.to_server.capacity(), i.to_client.capacity())
         };
         (o, n, i.icount, i.name.clone())
     };
@@ -801,7 +731,7 @@ fn transact(p: &mut Process, c: &Call) -> Result<u32, Stop> {
         (Ok(b), Ok(o)) => (b, o),
         _ => return Ok(ERROR_INVALID_ADDRESS),
     };
-    read_or_block(p, h as u16, buf, c.l(4), out, !c.far16)
+    crate::api::pipes::read(p, h as u16, buf, c.l(4), out, !c.far16)
 }
 
 /// Write the message of a transaction on `h` (a duplex message pipe with
@@ -821,7 +751,7 @@ fn transact_on(
         }
         e.connected(&i)?;
         let (q, _) = i.queues(e.server);
-        if !q.data.is_empty() {
+        if !q.is_empty() {
             return Err(ERROR_PIPE_BUSY);
         }
     }
@@ -831,27 +761,6 @@ fn transact_on(
         Some(_) => Ok(()),
         // No room for the request: as the pipe were busy.
         None => Err(ERROR_PIPE_BUSY),
-    }
-}
-
-/// Read the answer into `buf` now, or block the thread for it.
-fn read_or_block(
-    p: &mut Process,
-    h: u16,
-    buf: u32,
-    len: u32,
-    out: u32,
-    wide: bool,
-) -> Result<u32, Stop> {
-    match read_now(p, h, buf, len, out, wide) {
-        Some(rc) => Ok(rc),
-        None => Err(Stop::Block(Wait::PipeRead {
-            handle: h,
-            buf,
-            len,
-            out,
-            wide,
-        })),
     }
 }
 
@@ -886,7 +795,7 @@ fn call(p: &mut Process, c: &Call) -> Result<u32, Stop> {
         let _ = p.pcb.files.close(h);
         return Ok(rc);
     }
-    read_or_block(p, h, buf, c.l(4), out, !c.far16)
+    crate::api::pipes::read(p, h, buf, c.l(4), out, !c.far16)
 }
 
 /// DosWaitNPipe(name, msec).

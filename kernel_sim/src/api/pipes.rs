@@ -19,9 +19,12 @@
 //! DosQueryHType says HANDTYPE_PIPE (2). The built-in CMD.EXE reads its
 //! standard input without blocking: an empty pipe reads as end of file.
 
+pub(crate) mod queue;
+
 use std::cell::{RefCell, RefMut};
-use std::collections::VecDeque;
 use std::rc::Rc;
+
+use self::queue::Queue;
 
 use crate::api::util::ApiResult;
 use crate::api::{ApiDef, Call, Stop};
@@ -36,16 +39,10 @@ pub static DEFS: &[ApiDef] = &[
     api!("DOSCALLS" 239 "DosCreatePipe" Sys32 [P, P, L] create),
 ];
 
-/// The capacity a pipe gets when asked for 0 bytes.
-pub(crate) const DEFAULT_SIZE: usize = 4096;
-/// The largest capacity of one pipe.
-pub(crate) const MAX_SIZE: usize = 65504;
-
 /// The queue of one pipe and how many ends of each kind are open.
 #[derive(Debug)]
 struct Pipe {
-    data: VecDeque<u8>,
-    capacity: usize,
+    queue: Queue,
     readers: u32,
     writers: u32,
 }
@@ -63,8 +60,7 @@ impl PipeEnd {
     /// A new pipe's read and write ends.
     pub(crate) fn pair(capacity: usize) -> (PipeEnd, PipeEnd) {
         let pipe = Rc::new(RefCell::new(Pipe {
-            data: VecDeque::new(),
-            capacity,
+            queue: Queue::new(capacity),
             readers: 1,
             writers: 1,
         }));
@@ -86,11 +82,10 @@ impl PipeEnd {
     /// end is open (the reader must wait); an empty vector is end of file.
     pub(crate) fn read(&self, n: usize) -> Option<Vec<u8>> {
         let mut p = self.lock();
-        if p.data.is_empty() && p.writers > 0 && n > 0 {
+        if p.queue.is_empty() && p.writers > 0 && n > 0 {
             return None;
         }
-        let k = n.min(p.data.len());
-        Some(p.data.drain(..k).collect())
+        Some(p.queue.take(n))
     }
 
     /// Queue as much of `data` as fits; the count queued, or
@@ -100,9 +95,7 @@ impl PipeEnd {
         if p.readers == 0 {
             return Err(ERROR_BROKEN_PIPE);
         }
-        let k = data.len().min(p.capacity - p.data.len());
-        p.data.extend(&data[..k]);
-        Ok(k)
+        Ok(p.queue.push(data))
     }
 }
 
@@ -140,11 +133,7 @@ fn create(p: &mut Process, c: &Call) -> ApiResult<()> {
     // Both handles' places are checked before the pipe exists.
     p.arg_bytes(c, 0, word)?;
     p.arg_bytes(c, 1, word)?;
-    let size = match c.l(2) as usize {
-        0 => DEFAULT_SIZE,
-        n => n.min(MAX_SIZE),
-    };
-    let (r, w) = PipeEnd::pair(size);
+    let (r, w) = PipeEnd::pair(queue::capacity_for(c.l(2)));
     let (hr, hw) = p.pcb.files.open_pipe(r, w)?;
     p.put_word(c, 0, u32::from(hr))?;
     p.put_word(c, 1, u32::from(hw))
@@ -209,7 +198,7 @@ pub(crate) fn read_now(
     if end.write {
         return Some(ERROR_ACCESS_DENIED);
     }
-    // `len` is the guest's: the queue (at most MAX_SIZE) bounds the copy.
+    // `len` is the guest's: the queue (at most queue::MAX_SIZE) bounds the copy.
     let data = end.read(len as usize)?;
     if !p.write_mem(buf, &data) {
         return Some(ERROR_INVALID_ADDRESS);
@@ -262,7 +251,7 @@ pub(crate) fn write_now(
             if pipe.readers == 0 {
                 None
             } else {
-                Some(pipe.capacity - pipe.data.len())
+                Some(pipe.queue.room())
             }
         };
         let Some(room) = room else {
@@ -293,8 +282,9 @@ pub(crate) fn write_now(
     }
 }
 
-/// Store the byte count at `out`: NO_ERROR, or ERROR_INVALID_ADDRESS.
-fn put_count(p: &mut Process, out: u32, n: u32, wide: bool) -> u32 {
+/// Store DosRead's or DosWrite's byte count at `out` (a dword when
+/// `wide`, else a word): NO_ERROR, or ERROR_INVALID_ADDRESS.
+pub(crate) fn put_count(p: &mut Process, out: u32, n: u32, wide: bool) -> u32 {
     let ok = if wide {
         p.write_mem(out, &n.to_le_bytes())
     } else {
