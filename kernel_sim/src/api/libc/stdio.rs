@@ -766,7 +766,7 @@ fn fat_time((date, time): (u16, u16)) -> u32 {
     let y = 1980 + i64::from(date >> 9);
     let m = u32::from((date >> 5) & 0xF).clamp(1, 12);
     let d = u32::from(date & 0x1F).max(1);
-    let days = super::days_from_civil(y, m, d);
+    let days = crate::clock::days_from_civil(y, m, d);
     let s = days * 86400
         + i64::from(time >> 11) * 3600
         + i64::from((time >> 5) & 0x3F) * 60
@@ -808,13 +808,13 @@ pub(super) fn fstat(p: &mut Process, c: &Call) -> Result<u32, Stop> {
 pub(super) fn utime(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let path = cstr(p, c.l(0))?;
     let t = if c.l(1) == 0 {
-        super::now_secs(p)
+        super::time::now_secs(p)
     } else {
         i64::from(crate::api::uconv::rd32(p, c.l(1).wrapping_add(4))?)
     };
     let days = t.div_euclid(86400);
     let secs = t.rem_euclid(86400);
-    let tm = super::tm_of(days * 86400 + secs);
+    let tm = super::time::tm_of(days * 86400 + secs);
     let y = (i64::from(tm[5]) + 1900).clamp(1980, 2107) as u16;
     let stamp = crate::fs::dos_stamp(
         y,
