@@ -464,8 +464,9 @@ impl Process {
                 // Already running its exit list: it ends when that is done.
                 continue;
             }
-            if !p.exit_list.is_empty() {
-                // It runs its exit list when it is next scheduled.
+            if Process::has_end_routines(p) {
+                // It runs its exit list and DLL terminations when it is
+                // next scheduled.
                 p.kill_pending = true;
                 for t in &mut p.threads {
                     if t.tid == 1 && !matches!(t.state, State::Ended(_)) {

@@ -38,7 +38,32 @@
 //!   ERROR_INVALID_DATA; more than [`MAX_EXIT_ROUTINES`] routines is
 //!   ERROR_NOT_ENOUGH_MEMORY. Adding a routine already on the list adds
 //!   it again (it runs twice); REMOVE takes out the first in call order.
-//! - DLL termination routines are not run (not modelled).
+//!
+//! DLL termination (the LX format's §3.3, and "all DosExitList routines
+//! are called before DLL termination routines"):
+//! - After the last exit-list routine, thread 1 calls the termination
+//!   routine of each LX DLL with per-process termination (module flag
+//!   0x40000000) whose entry object is 32-bit and whose
+//!   initialization succeeded, in the reverse of the order their
+//!   initialization ran (a DLL ends before the DLLs it imports). Each
+//!   gets the library termination registers: EAX to EBP zero but ESP,
+//!   CS/DS/ES/SS flat, FS the TIB, GS 0, interrupts on, on the initial
+//!   stack as above, with `[ESP]` a kernel return address, `[ESP+4]` the
+//!   module handle and `[ESP+8]` 1.
+//! - Global termination (the flag clear) is not modelled: OS/2 calls
+//!   such a routine once, when the last process using the DLL frees it;
+//!   here every process has its own instance of each DLL
+//!   (`children.rs`), and the recorded traces of the sample DLLs (global
+//!   initialization and termination) stay as they were.
+//! - 16-bit DLLs (NE, or an LX entry in a 16-bit object) have no
+//!   termination; they use DosExitList.
+//! - What a routine returns is not looked at (the process is ending).
+//!   A routine that faults, calls DosExit or is killed goes on with the
+//!   next routine, as an exit-list routine does; DosExitList(EXLST_EXIT)
+//!   from a termination routine is ERROR_INVALID_FUNCTION, as outside
+//!   exit-list processing.
+//! - A DLL that DosFreeModule frees runs its routine inside that call
+//!   (`api/modules.rs`) and is taken off the list.
 
 use emu::{Gpr, SegReg};
 
@@ -77,6 +102,8 @@ pub(crate) struct Exiting {
     pub(crate) outcome: Outcome,
     /// The initial stack: SS and ESP.
     stack: (u16, u32),
+    /// Running a DLL termination routine (the exit list is done).
+    pub(crate) in_dll_term: bool,
 }
 
 /// Add `r` to `list` in call order (LIFO within an order).
@@ -105,7 +132,9 @@ impl Process {
     ) -> Result<(), (u32, u32, Outcome)> {
         let ex = match self.pcb.exiting.take() {
             Some(ex) => ex,
-            None if self.pcb.exit_list.is_empty() => return Err((term, code, outcome)),
+            None if self.pcb.exit_list.is_empty() && self.pcb.terms.is_empty() => {
+                return Err((term, code, outcome));
+            }
             None => {
                 let Some(stack) = self.initial_sp() else {
                     return Err((term, code, outcome));
@@ -116,9 +145,11 @@ impl Process {
                     code,
                     outcome,
                     stack,
+                    in_dll_term: false,
                 })
             }
         };
+        let mut ex = ex;
         while !self.pcb.exit_list.is_empty() {
             let r = self.pcb.exit_list.remove(0);
             if self.enter_exit_routine(r, &ex) {
@@ -126,7 +157,69 @@ impl Process {
                 return Ok(());
             }
         }
+        while let Some(mi) = self.pcb.terms.pop() {
+            ex.in_dll_term = true;
+            if self.enter_dll_term(mi, &ex) {
+                self.pcb.exiting = Some(ex);
+                return Ok(());
+            }
+        }
         Err((ex.term, ex.code, ex.outcome))
+    }
+
+    /// The process could still run guest code as it ends: exit-list or
+    /// DLL termination routines.
+    pub(crate) fn has_end_routines(pcb: &crate::state::Pcb) -> bool {
+        !pcb.exit_list.is_empty() || !pcb.terms.is_empty()
+    }
+
+    /// Enter the termination routine of module `mi` on the initial stack:
+    /// false if it has none or it cannot be set up.
+    fn enter_dll_term(&mut self, mi: usize, ex: &Exiting) -> bool {
+        let (ss, sp) = ex.stack;
+        let esp = if ss == FLAT_DS {
+            sp
+        } else {
+            tile_base(ss).wrapping_add(sp)
+        };
+        let slot = self.kernel.thunks.special(Slot::TermReturn);
+        *self.machine.eflags_mut() = 0x202;
+        self.machine.gpr_mut()[Gpr::Esp] = esp;
+        let d = &self.kernel.desc;
+        if !d.load(&mut self.machine, SegReg::Ss, FLAT_DS) {
+            return false;
+        }
+        self.enter_term_routine(mi, THUNK_BASE + 4 * slot)
+    }
+
+    /// Set the registers for module `mi`'s termination routine on the
+    /// current (flat) stack, returning to `ret`: false if it has no
+    /// 32-bit routine or the stack cannot take its arguments.
+    pub(crate) fn enter_term_routine(&mut self, mi: usize, ret: u32) -> bool {
+        let Some(lm) = self.pcb.modules.get(mi) else {
+            return false;
+        };
+        let Some(start) = lm.module.start else {
+            return false;
+        };
+        let Some(o) = lm.object(start.object).filter(|o| o.bits32) else {
+            return false;
+        };
+        let (eip, handle) = (o.base.wrapping_add(start.offset), u32::from(lm.handle));
+        self.machine.add_host_call(ret);
+        let esp = self.machine.cpu().gpr[Gpr::Esp];
+        *self.machine.gpr_mut() = [0; 8];
+        self.machine.gpr_mut()[Gpr::Esp] = esp;
+        let d = &self.kernel.desc;
+        let m = &mut self.machine;
+        let ok = d.load(m, SegReg::Cs, FLAT_CS)
+            && d.load(m, SegReg::Ds, FLAT_DS)
+            && d.load(m, SegReg::Es, FLAT_DS)
+            && d.load(m, SegReg::Fs, TIB_SEL)
+            && d.load(m, SegReg::Gs, 0);
+        let ok = ok && self.push32(1) && self.push32(handle) && self.push32(ret);
+        self.machine.set_eip(eip);
+        ok
     }
 
     /// Every thread but thread 1 (or the running one, if thread 1 has

@@ -71,6 +71,9 @@ pub struct LoadedModule {
     pub module: Module,
     /// Objects or segments, in order.
     pub objects: Vec<LoadedObject>,
+    /// DosFreeModule freed it: its name and handle are no longer found
+    /// (its memory stays reserved, see `api/modules.rs`).
+    pub freed: bool,
 }
 
 impl LoadedModule {
@@ -166,6 +169,7 @@ impl Process {
             handle: idx as u16 + 1,
             module,
             objects,
+            freed: false,
         });
         let imports = self.pcb.modules[idx].module.imports.clone();
         for imp in imports {
@@ -191,7 +195,7 @@ impl Process {
         self.pcb
             .modules
             .iter()
-            .position(|m| m.name.eq_ignore_ascii_case(name))
+            .position(|m| !m.freed && m.name.eq_ignore_ascii_case(name))
     }
 
     pub(crate) fn load_dll(&mut self, name: &str, depth: u32) -> Result<usize, KernelError> {

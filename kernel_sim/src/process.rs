@@ -347,7 +347,7 @@ impl Process {
         self.pcb
             .modules
             .iter()
-            .find(|m| m.name.eq_ignore_ascii_case(name))
+            .find(|m| !m.freed && m.name.eq_ignore_ascii_case(name))
     }
 
     /// The emulated machine (registers, cycle count).

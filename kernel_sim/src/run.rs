@@ -344,7 +344,9 @@ impl Process {
             Slot::InitReturn => Some(Outcome::Returned(self.machine.cpu().gpr[Gpr::Eax])),
             Slot::ThreadReturn => self.exit_thread(self.machine.cpu().gpr[Gpr::Eax]),
             // A routine that returned: as DosExitList(EXLST_EXIT).
-            Slot::ExitListReturn => self.process_ends(TC_EXIT, 0, Outcome::Exited(0)),
+            Slot::ExitListReturn | Slot::TermReturn => {
+                self.process_ends(TC_EXIT, 0, Outcome::Exited(0))
+            }
             Slot::Api(i) => self.call_api(i),
         }
     }

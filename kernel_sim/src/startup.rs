@@ -17,6 +17,12 @@
 //!   CPTRAP, the console), so a tracepoint on `DLLINIT` or
 //!   `_DLL_InitTerm` fires, as it does when OS/2's TRACE ON precedes the
 //!   program. A DLL that DosLoadModule loads runs its routine at once.
+//!   An LX DLL's routine gets the library entry registers of the LX
+//!   format (its §3.3): EAX to EBP zero but ESP, CS/DS/ES flat, FS the
+//!   TIB, GS 0, and `[ESP+4]` the module handle, `[ESP+8]` 0. One with
+//!   per-process termination (module flag 0x40000000) whose entry object
+//!   is 32-bit and that succeeds is queued for its termination
+//!   (`exitlist.rs`); a 16-bit entry has none, as the LX format says.
 
 use emu::{Gpr, SegReg};
 use loader::Format;
@@ -28,6 +34,9 @@ use crate::memory::RegionKind;
 use crate::process::Process;
 use crate::run::TrapHook;
 use crate::thunks::Slot;
+
+/// LX module flag: per-process library termination.
+pub(crate) const LX_TERM_INSTANCE: u32 = 0x4000_0000;
 
 fn load_err(module: &str, reason: impl Into<String>) -> KernelError {
     KernelError::Load {
@@ -229,10 +238,20 @@ impl Process {
             self.machine.add_host_call(THUNK_BASE + 4 * ret_slot);
             let d = &self.kernel.desc;
             let mut ok;
-            if lm.module.format == Format::Lx {
+            let lx = lm.module.format == Format::Lx;
+            // Library termination is for 32-bit entries only (LX §3.3),
+            // and modelled for per-process termination (`exitlist.rs`).
+            let terminates = lx && o.bits32 && lm.module.flags & LX_TERM_INSTANCE != 0;
+            if lx {
+                // The library entry registers of the LX format (its §3.3).
+                let esp = self.machine.cpu().gpr[Gpr::Esp];
+                *self.machine.gpr_mut() = [0; 8];
+                self.machine.gpr_mut()[Gpr::Esp] = esp;
                 ok = d.load(&mut self.machine, SegReg::Cs, FLAT_CS)
                     && d.load(&mut self.machine, SegReg::Ds, FLAT_DS)
-                    && d.load(&mut self.machine, SegReg::Es, FLAT_DS);
+                    && d.load(&mut self.machine, SegReg::Es, FLAT_DS)
+                    && d.load(&mut self.machine, SegReg::Fs, TIB_SEL)
+                    && d.load(&mut self.machine, SegReg::Gs, 0);
                 ok &= self.push32(0)
                     && self.push32(u32::from(lm.handle))
                     && self.push32(THUNK_BASE + 4 * ret_slot);
@@ -264,8 +283,12 @@ impl Process {
             let outcome = self.run_loop(hook.as_mut().map(|h| &mut **h as &mut dyn TrapHook));
             *self.machine.cpu_mut_flush_tlb() = saved;
             match outcome {
-                Outcome::Returned(v) if lm.module.format == Format::Lx && v != 0 => {}
-                Outcome::Returned(v) if lm.module.format != Format::Lx && v & 0xFFFF != 0 => {}
+                Outcome::Returned(v) if lx && v != 0 => {
+                    if terminates {
+                        self.pcb.terms.push(mi);
+                    }
+                }
+                Outcome::Returned(v) if !lx && v & 0xFFFF != 0 => {}
                 // A limit of the whole run ends it as such.
                 Outcome::InstructionLimit(_)
                 | Outcome::TimeLimit(_)

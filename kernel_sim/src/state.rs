@@ -115,6 +115,13 @@ pub(crate) struct Pcb {
     pub(crate) exe: usize,
     /// DLLs whose initialization routine must run, in order.
     pub(crate) pending_init: Vec<usize>,
+    /// DLLs whose termination routine runs when they are freed, in the
+    /// order their initialization ran (`exitlist.rs` runs them from the
+    /// last).
+    pub(crate) terms: Vec<usize>,
+    /// DosLoadModule references per module index (DosFreeModule takes
+    /// them back).
+    pub(crate) load_refs: std::collections::BTreeMap<usize, u32>,
     /// Linear address and selector of the environment segment, and the
     /// offset of the command line (program name) in it.
     pub(crate) env_base: u32,
@@ -197,6 +204,8 @@ impl Pcb {
             modules: Vec::new(),
             exe: 0,
             pending_init: Vec::new(),
+            terms: Vec::new(),
+            load_refs: Default::default(),
             env_base: 0,
             env_sel: 0,
             cmd_offset: 0,

@@ -36,6 +36,9 @@ pub enum Slot {
     /// The return address of an exit-list routine: returning there is
     /// DosExitList(EXLST_EXIT) (`exitlist.rs`).
     ExitListReturn,
+    /// The return address of a DLL termination routine run as the
+    /// process ends: the next one runs (`exitlist.rs`).
+    TermReturn,
 }
 
 /// The slot table.

@@ -162,7 +162,9 @@ fn exit_list(p: &mut Process, c: &Call) -> Result<u32, Stop> {
             None => ERROR_INVALID_FUNCTION,
         },
         // The routine is done: the next one runs (`process_ends`).
-        _ if p.pcb.exiting.is_some() => return Err(Stop::Exit(0)),
+        _ if p.pcb.exiting.as_ref().is_some_and(|e| !e.in_dll_term) => {
+            return Err(Stop::Exit(0));
+        }
         _ => ERROR_INVALID_FUNCTION,
     })
 }
