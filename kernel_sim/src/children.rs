@@ -411,6 +411,7 @@ impl Process {
         // go with its handle table when it leaves the machine).
         self.kernel.sems.process_ended(pid);
         self.kernel.sys_sems.process_ended(pid);
+        self.kernel.queues.process_ended(pid);
         let frames = self.kernel.shared_mem.process_ended(pid);
         self.pcb.mem.free_frames(frames);
         self.kernel.results.retain(|r| r.parent != pid);

@@ -190,6 +190,7 @@ impl Process {
                 fs,
                 thunks: Thunks::default(),
                 sems: Semaphores::default(),
+                queues: Default::default(),
                 desc: Descriptors::new(),
                 trace: None,
                 tnf: Default::default(),

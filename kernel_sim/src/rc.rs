@@ -187,3 +187,21 @@ pub const ERROR_INSUFFICIENT_BUFFER: u32 = 122;
 pub const ERROR_INVALID_LEVEL: u32 = 124;
 /// ERROR_EAS_NOT_SUPPORTED: the file system keeps no extended attributes.
 pub const ERROR_EAS_NOT_SUPPORTED: u32 = 282;
+/// ERROR_QUE_PROC_NOT_OWNED: only the queue's owner reads, peeks and purges.
+pub const ERROR_QUE_PROC_NOT_OWNED: u32 = 330;
+/// ERROR_QUE_DUPLICATE: a queue of that name exists.
+pub const ERROR_QUE_DUPLICATE: u32 = 332;
+/// ERROR_QUE_ELEMENT_NOT_EXIST: no element with that code is in the queue.
+pub const ERROR_QUE_ELEMENT_NOT_EXIST: u32 = 333;
+/// ERROR_QUE_NO_MEMORY: no room for another queue or element.
+pub const ERROR_QUE_NO_MEMORY: u32 = 334;
+/// ERROR_QUE_INVALID_NAME: not `\QUEUES\` and a valid path.
+pub const ERROR_QUE_INVALID_NAME: u32 = 335;
+/// ERROR_QUE_INVALID_HANDLE: no such queue, or not opened by the caller.
+pub const ERROR_QUE_INVALID_HANDLE: u32 = 337;
+/// ERROR_QUE_EMPTY: DCWW_NOWAIT and nothing to read.
+pub const ERROR_QUE_EMPTY: u32 = 342;
+/// ERROR_QUE_NAME_NOT_EXIST: DosOpenQueue of a name no queue has.
+pub const ERROR_QUE_NAME_NOT_EXIST: u32 = 343;
+/// ERROR_QUE_INVALID_WAIT: a wait flag other than DCWW_WAIT and DCWW_NOWAIT.
+pub const ERROR_QUE_INVALID_WAIT: u32 = 433;

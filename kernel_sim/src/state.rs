@@ -65,6 +65,8 @@ pub(crate) struct Kernel {
     pub(crate) thunks: Thunks,
     /// Event and mutex semaphores (handle 0x1000 + index).
     pub(crate) sems: Semaphores,
+    /// The queues (QUECALLS).
+    pub(crate) queues: crate::api::queues::Queues,
     /// The GDT and (while one process runs) the LDT.
     pub(crate) desc: Descriptors,
     /// The system trace, once configured.

@@ -153,6 +153,9 @@ pub enum Wait {
         /// The timeout's deadline.
         until: Option<u64>,
     },
+    /// DosReadQueue or DosPeekQueue (`api/queues.rs`): until there is
+    /// an element to give, or the queue is closed.
+    Queue(crate::api::queues::QueueWait),
     /// DosWaitChild, or DosExecPgm with EXEC_SYNC: until child `pid`
     /// (0: any child started with a result) ends (`children.rs`).
     Child {
@@ -490,6 +493,7 @@ impl Process {
                 ppid,
                 wide,
             } => self.collect_child(pid, tree, (pres, ppid), wide),
+            Wait::Queue(w) => crate::api::queues::read_now(self, w),
             Wait::NpConnect { handle } => crate::api::npipes::connect_now(self, handle),
             Wait::NpWait { slot, until } => crate::api::npipes::wait_now(self, slot)
                 .or_else(|| timed_out(until).then_some(ERROR_SEM_TIMEOUT)),
@@ -550,7 +554,7 @@ impl Process {
                     | Wait::Mux { until, .. }
                     | Wait::Sem16 { until, .. }
                     | Wait::NpWait { until, .. } => until,
-                    Wait::NpConnect { .. } => None,
+                    Wait::NpConnect { .. } | Wait::Queue(_) => None,
                     Wait::Thread { .. }
                     | Wait::Child { .. }
                     | Wait::PipeRead { .. }

@@ -95,6 +95,7 @@ pub mod nls;
 pub(crate) mod npipes;
 pub mod ordinals;
 pub(crate) mod pipes;
+pub mod queues;
 mod pmwin;
 mod querymem;
 mod resources;
@@ -325,6 +326,7 @@ pub fn table() -> impl Iterator<Item = &'static ApiDef> {
         .chain(cmdshell::DEFS)
         .chain(threads16::DEFS)
         .chain(pipes::DEFS)
+        .chain(queues::DEFS)
         .chain(sharedmem::DEFS)
         .chain(syssem::DEFS)
         .chain(tcpip::DEFS)

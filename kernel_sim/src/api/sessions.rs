@@ -30,8 +30,8 @@
 //!   ERROR_SMG_INVALID_PROGRAM_TYPE. **PgmControl** takes the documented
 //!   bits only (else ERROR_SMG_INVALID_PGM_CONTROL); window positions,
 //!   sizes, the title and the icon do not matter here.
-//! - **TermQ**: checked as a string; no termination element is written,
-//!   as queues (QUECALLS) are not modelled.
+//! - **TermQ**: checked as a string; no termination element is written
+//!   to it (the queues of `queues.rs` do not receive session ends yet).
 //! - **ObjectBuffer** (Length 60) receives the failing module's name
 //!   when the program cannot be loaded.
 //!
