@@ -259,7 +259,10 @@ fn terminations_run_after_the_exit_list_in_reverse_initialization_order() {
 #[test]
 fn a_termination_routine_gets_the_lx_library_termination_registers() {
     let mut files = three_dlls();
-    files.push(("MAIN.EXE", main_program(&["TRMB", "TRMC"], false, End::Return(0))));
+    files.push((
+        "MAIN.EXE",
+        main_program(&["TRMB", "TRMC"], false, End::Return(0)),
+    ));
     let (o, recs, p, _dir) = run(&files);
     assert_eq!(o, Outcome::Exited(0));
     let flat_ds = recs[3].sregs[4];
@@ -289,12 +292,12 @@ fn a_termination_routine_gets_the_lx_library_termination_registers() {
 #[test]
 fn a_fault_ends_the_process_after_its_dlls_terminate() {
     let mut files = three_dlls();
-    files.push(("MAIN.EXE", main_program(&["TRMB", "TRMC"], true, End::Fault)));
+    files.push((
+        "MAIN.EXE",
+        main_program(&["TRMB", "TRMC"], true, End::Fault),
+    ));
     let (o, recs, _p, _dir) = run(&files);
-    assert!(
-        matches!(o, Outcome::GuestFault { vector: 14, .. }),
-        "{o:?}"
-    );
+    assert!(matches!(o, Outcome::GuestFault { vector: 14, .. }), "{o:?}");
     assert_eq!(
         tags(&recs),
         ["TRMA0", "TRMB0", "TRMC0", "MAIN", "EXIT", "TRMB1", "TRMA1"]
@@ -375,7 +378,8 @@ fn dos_free_module_runs_the_termination_of_what_it_frees() {
     let hmod = DATA + 0x60;
     let mut c = Code::new();
     let mut recs_at = Vec::new();
-    c.store(name, u32::from_le_bytes(*b"TRMB")).store(name + 4, 0);
+    c.store(name, u32::from_le_bytes(*b"TRMB"))
+        .store(name + 4, 0);
     for _ in 0..2 {
         c.push(hmod)
             .push(name)
@@ -393,13 +397,19 @@ fn dos_free_module_runs_the_termination_of_what_it_frees() {
     // The EXE (handle 1) and TRMC, a load-time DLL.
     c.push(1).call("DOSCALLS", 322, 4).expect(6, 95);
     c.store(name, u32::from_le_bytes(*b"TRMC"));
-    c.push(hmod).push(name).call("DOSCALLS", 319, 8).expect(0, 96);
+    c.push(hmod)
+        .push(name)
+        .call("DOSCALLS", 319, 8)
+        .expect(0, 96);
     c.push_mem(hmod).call("DOSCALLS", 322, 4).expect(6, 97);
     // Unknown handles.
     c.push(0x7777).call("DOSCALLS", 322, 4).expect(6, 98);
     // A freed DLL is no longer found by name.
     c.store(name, u32::from_le_bytes(*b"TRMB"));
-    c.push(hmod).push(name).call("DOSCALLS", 319, 8).expect(126, 99);
+    c.push(hmod)
+        .push(name)
+        .call("DOSCALLS", 319, 8)
+        .expect(126, 99);
     ret_eax(&mut c, 0);
     let here = c.c.len();
     for at in recs_at {
@@ -415,11 +425,16 @@ fn dos_free_module_runs_the_termination_of_what_it_frees() {
     // global termination: none).
     assert_eq!(
         tags(&recs),
-        ["TRMC0", "TRMA0", "TRMB0", "MAIN", "MAIN", "TRMB1", "TRMA1", "MAIN"]
+        [
+            "TRMC0", "TRMA0", "TRMB0", "MAIN", "MAIN", "TRMB1", "TRMA1", "MAIN"
+        ]
     );
     // Inside DosFreeModule the routine runs on the caller's stack, below
     // its frame.
-    let t = recs.iter().find(|r| r.tag == "TRMB" && r.args[2] == 1).unwrap();
+    let t = recs
+        .iter()
+        .find(|r| r.tag == "TRMB" && r.args[2] == 1)
+        .unwrap();
     assert!(t.regs[3] < 0x24000 && t.regs[3] > 0x23000, "{t:?}");
     assert_eq!(t.regs[7], 0);
 }
@@ -454,7 +469,8 @@ fn dos_free_module_refuses_a_dll_with_an_exit_list_routine() {
     let name = DATA + 0x40;
     let hmod = DATA + 0x60;
     let mut c = Code::new();
-    c.store(name, u32::from_le_bytes(*b"TRMX")).store(name + 4, 0);
+    c.store(name, u32::from_le_bytes(*b"TRMX"))
+        .store(name + 4, 0);
     c.push(hmod)
         .push(name)
         .push(32)
@@ -463,7 +479,10 @@ fn dos_free_module_refuses_a_dll_with_an_exit_list_routine() {
         .expect(0, 91);
     c.push_mem(hmod).call("DOSCALLS", 322, 4).expect(12, 92);
     // Still loaded: found by name.
-    c.push(hmod).push(name).call("DOSCALLS", 319, 8).expect(0, 93);
+    c.push(hmod)
+        .push(name)
+        .call("DOSCALLS", 319, 8)
+        .expect(0, 93);
     ret_eax(&mut c, 5);
     let files = vec![
         ("TRMX.DLL", dll("TRMX", TERM_INSTANCE, &[], &x)),
@@ -499,7 +518,10 @@ fn a_killed_process_runs_its_dll_terminations() {
         .call("DOSCALLS", 283, 28)
         .expect(0, 81);
     c.push(50).call("DOSCALLS", 229, 4);
-    c.push_mem(res).push(0).call("DOSCALLS", 235, 8).expect(0, 82);
+    c.push_mem(res)
+        .push(0)
+        .call("DOSCALLS", 235, 8)
+        .expect(0, 82);
     c.push_mem(res)
         .push(ppid)
         .push(res)

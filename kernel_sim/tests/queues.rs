@@ -134,7 +134,9 @@ fn create_open_write_read_peek_purge_query_close_and_their_errors() {
     // Peek: the first, then the one after each code.
     p.c.store(ELEM, 0);
     peek(&mut p, 0, 26);
-    p.check(REQ + 4, 11, 27).check(CB, 4, 28).check(PRIO, 0xAAAA_AA00, 29);
+    p.check(REQ + 4, 11, 27)
+        .check(CB, 4, 28)
+        .check(PRIO, 0xAAAA_AA00, 29);
     // Keep element 11's code.
     p.c.load_eax(ELEM);
     p.store_eax(HQ2);
@@ -158,7 +160,13 @@ fn create_open_write_read_peek_purge_query_close_and_their_errors() {
     q(&mut p, QUERY, &[Mem(HQ), Imm(N)], 0, 45);
     p.check(N, 0, 46);
     // Bad handles.
-    q(&mut p, WRITE, &[Imm(0xDEAD), Imm(0), Imm(0), Imm(0), Imm(0)], 337, 47);
+    q(
+        &mut p,
+        WRITE,
+        &[Imm(0xDEAD), Imm(0), Imm(0), Imm(0), Imm(0)],
+        337,
+        47,
+    );
     q(&mut p, QUERY, &[Imm(0), Imm(N)], 337, 48);
     q(&mut p, PURGE, &[Imm(0xDEAD)], 337, 49);
     // Bad pointers.
@@ -258,7 +266,9 @@ fn a_waiting_reader_wakes_when_another_thread_writes() {
     q(&mut p, CREATE, &[Imm(HQ), Imm(0), Imm(NAME)], 0, 1);
     p.thread(TID, writer);
     read(&mut p, Imm(0), 0, Imm(0), 0, 2);
-    p.check(REQ, 1, 3).check(REQ + 4, 77, 4).check(PB, 0x1111, 5);
+    p.check(REQ, 1, 3)
+        .check(REQ + 4, 77, 4)
+        .check(PB, 0x1111, 5);
     // A waiting peek, then the read of what it saw.
     p.c.store(ELEM, 0);
     let args = [
@@ -297,7 +307,9 @@ fn client() -> Vec<u8> {
     p.check(N, 0, 108);
     // mov eax, [SHP]; mov dword [eax], 'HELL'; mov byte [eax+4], 'O'
     p.c.load_eax(SHP);
-    p.raw(&[0xC7, 0x00]).raw(b"HELL").raw(&[0xC6, 0x40, 0x04, b'O']);
+    p.raw(&[0xC7, 0x00])
+        .raw(b"HELL")
+        .raw(&[0xC6, 0x40, 0x04, b'O']);
     let args = [Mem(HQ), Imm(0x55), Imm(5), Mem(SHP), Imm(0)];
     q(&mut p, WRITE, &args, 0, 109);
     q(&mut p, CLOSE, &[Mem(HQ)], 0, 110);

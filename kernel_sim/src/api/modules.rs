@@ -172,7 +172,13 @@ impl Process {
         let mods = &self.pcb.modules;
         let mut live = vec![false; mods.len()];
         let mut todo: Vec<usize> = std::iter::once(self.pcb.exe)
-            .chain(self.pcb.load_refs.iter().filter(|(_, n)| **n > 0).map(|(i, _)| *i))
+            .chain(
+                self.pcb
+                    .load_refs
+                    .iter()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(i, _)| *i),
+            )
             .collect();
         while let Some(i) = todo.pop() {
             if i >= mods.len() || live[i] || mods[i].freed {

@@ -181,7 +181,10 @@ fn check_name(name: &[u8]) -> Result<String, u32> {
         return Err(ERROR_QUE_INVALID_NAME);
     };
     let bad = |c: char| c < ' ' || ":*?\"<>|".contains(c);
-    if up.len() > 255 || rest.is_empty() || rest.chars().any(bad) || rest.split('\\').any(str::is_empty)
+    if up.len() > 255
+        || rest.is_empty()
+        || rest.chars().any(bad)
+        || rest.split('\\').any(str::is_empty)
     {
         return Err(ERROR_QUE_INVALID_NAME);
     }
