@@ -6,9 +6,10 @@
 
 mod common;
 
+use common::prog16::{self, A};
 use common::threaded::{Arg, Prog};
-use common::{DATA, ne_program, push};
-use kernel_sim::{Outcome, Process, ProcessConfig};
+use common::{DATA, push};
+use kernel_sim::Outcome;
 
 const EXIT_LIST: u32 = 296;
 const WRITE: u32 = 282;
@@ -46,16 +47,8 @@ fn routine(p: &mut Prog, letter: u8, returns: bool) -> u32 {
 }
 
 fn run(files: &[(&str, Vec<u8>)]) -> (Outcome, Vec<u8>) {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, bytes) in files {
-        std::fs::write(dir.path().join(name), bytes).unwrap();
-    }
-    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
-    cfg.max_instructions = Some(20_000_000);
-    let mut p = Process::new(cfg).unwrap();
-    let out = common::capture_console(&mut p);
-    let o = p.run();
-    (o, out.contents())
+    let (o, out, _) = common::run_files(files, 20_000_000);
+    (o, out)
 }
 
 fn add(p: &mut Prog, order: u32, addr: u32) {
@@ -219,39 +212,21 @@ fn a_16_bit_routine_gets_the_code_as_a_word_at_ss_sp_plus_4() {
     // main: DosExitList(EXLST_ADD | 0x4000, CS:routine); DosExit(1, 3).
     // routine: AX = [SS:SP+4] + '0'; [0] = 'R', [1] = AL;
     // DosWrite(1, DS:0, 2, DS:0x10); DosExitList(EXLST_EXIT, 0:0).
-    let mut c = Vec::new();
-    let mut calls = Vec::new();
-    c.extend(push(0x4001));
-    c.push(0x0E); // push cs
-    let routine_at = c.len() + 3 + 5 + 3 + 3 + 5;
-    c.extend(push(routine_at as u16));
-    calls.push((c.len() as u32, "DOSCALLS", 7));
-    c.extend([0x9A, 0, 0, 0, 0]);
-    c.extend(push(1));
-    c.extend(push(3));
-    calls.push((c.len() as u32, "DOSCALLS", 5));
-    c.extend([0x9A, 0, 0, 0, 0]);
-    assert_eq!(c.len(), routine_at);
+    let mut p = prog16::Prog::default();
+    p.c.extend(push(0x4001));
+    p.c.push(0x0E); // push cs
+    let routine_at = p.c.len() + 3 + 5 + 3 + 3 + 5;
+    p.c.extend(push(routine_at as u16));
+    p.far_call("DOSCALLS", 7);
+    p.exit(3);
+    assert_eq!(p.c.len(), routine_at);
     // mov bp, sp; mov ax, [bp+4]; add al, '0'; mov [1], al; mov byte [0], 'R'
-    c.extend([0x8B, 0xEC, 0x8B, 0x46, 0x04, 0x04, b'0', 0xA2, 1, 0]);
-    c.extend([0xC6, 0x06, 0, 0, b'R']);
-    // DosWrite(1, ds:0, 2, ds:0x10)
-    c.extend(push(1));
-    c.push(0x1E);
-    c.extend(push(0));
-    c.extend(push(2));
-    c.push(0x1E);
-    c.extend(push(0x10));
-    calls.push((c.len() as u32, "DOSCALLS", 138));
-    c.extend([0x9A, 0, 0, 0, 0]);
-    c.extend(push(3));
-    c.extend(push(0));
-    c.extend(push(0));
-    calls.push((c.len() as u32, "DOSCALLS", 7));
-    c.extend([0x9A, 0, 0, 0, 0]);
-    c.extend([0xEB, 0xFE]);
-    let exe = ne_program(&c, &[0; 0x20], &calls);
-    let (o, out) = run(&[("T.EXE", exe)]);
+    p.c.extend([0x8B, 0xEC, 0x8B, 0x46, 0x04, 0x04, b'0', 0xA2, 1, 0]);
+    p.c.extend([0xC6, 0x06, 0, 0, b'R']);
+    p.call_only("DOSCALLS", 138, &[A::W(1), A::P(0), A::W(2), A::P(0x10)]);
+    p.call_only("DOSCALLS", 7, &[A::W(3), A::W(0), A::W(0)]);
+    p.c.extend([0xEB, 0xFE]);
+    let (o, out) = run(&[("T.EXE", p.build(&[0; 0x20]))]);
     assert_eq!(String::from_utf8_lossy(&out), "R0");
     assert_eq!(o, Outcome::Exited(3));
 }

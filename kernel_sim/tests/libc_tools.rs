@@ -5,35 +5,32 @@
 
 mod common;
 
-use common::toolkit::{assemble_m32, copy_tools, toolkit};
-use kernel_sim::{Outcome, Process, ProcessConfig};
+use common::toolkit::{
+    assemble_m32, copy_tools, file_ci, run_config, sandbox, tool_config, toolkit,
+};
+use kernel_sim::{Outcome, Process};
 use std::path::Path;
-
-/// The file in `dir` named `name` in any case (the sandbox keeps the
-/// case a program gives).
-fn file_ci(dir: &Path, name: &str) -> std::path::PathBuf {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(name))
-        })
-        .unwrap_or_else(|| dir.join(name))
-}
 
 /// Runs `program` in `root` with `args`, the API log on: (outcome,
 /// console, the process).
 fn run_tool(root: &Path, program: &str, args: &[&str], max: u64) -> (Outcome, String, Process) {
-    let mut cfg = ProcessConfig::new(root, program);
-    cfg.args = args.iter().map(|s| s.to_string()).collect();
-    cfg.max_instructions = Some(max);
+    let mut cfg = tool_config(root, program, args, max);
     cfg.api_log = true;
-    let mut p = Process::new(cfg).unwrap();
-    let out = common::capture_console(&mut p);
-    let o = p.run();
-    (o, out.text(), p)
+    run_config(cfg)
 }
+
+/// rc.exe and its messages.
+const RC_TOOLS: &[(&str, &str)] = &[
+    ("bin/rc.exe", "RC.EXE"),
+    ("msg/messages.msg", "MESSAGES.MSG"),
+    ("msg/rc32.msg", "RC32.MSG"),
+];
+
+/// nmake32.exe and its message catalog.
+const NMAKE_TOOLS: &[(&str, &str)] = &[
+    ("bin/nmake32.exe", "NMAKE32.EXE"),
+    ("msg/toolkit.cat", "TOOLKIT.CAT"),
+];
 
 const BUDGET: u64 = 400_000_000;
 
@@ -42,16 +39,7 @@ fn rc_prints_its_usage() {
     let Some(tk) = toolkit("rc.exe") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    copy_tools(
-        &tk,
-        dir.path(),
-        &[
-            ("bin/rc.exe", "RC.EXE"),
-            ("msg/messages.msg", "MESSAGES.MSG"),
-            ("msg/rc32.msg", "RC32.MSG"),
-        ],
-    );
+    let dir = sandbox(&tk, RC_TOOLS);
     let (o, out, p) = run_tool(dir.path(), "C:\\RC.EXE", &["-?"], BUDGET);
     eprintln!("{out}");
     assert!(p.api_log().iter().any(|e| e.module == "LIBCM"));
@@ -64,15 +52,7 @@ fn nmake_prints_its_usage() {
     let Some(tk) = toolkit("nmake32.exe") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    copy_tools(
-        &tk,
-        dir.path(),
-        &[
-            ("bin/nmake32.exe", "NMAKE32.EXE"),
-            ("msg/toolkit.cat", "TOOLKIT.CAT"),
-        ],
-    );
+    let dir = sandbox(&tk, NMAKE_TOOLS);
     let (o, out, p) = run_tool(dir.path(), "C:\\NMAKE32.EXE", &["/?"], BUDGET);
     eprintln!("{out}");
     assert!(p.api_log().iter().any(|e| e.module == "LIBCS"));
@@ -89,15 +69,7 @@ fn nmake_banner_shows_the_catalog_version_and_date() {
     let Some(tk) = toolkit("nmake32.exe") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    copy_tools(
-        &tk,
-        dir.path(),
-        &[
-            ("bin/nmake32.exe", "NMAKE32.EXE"),
-            ("msg/toolkit.cat", "TOOLKIT.CAT"),
-        ],
-    );
+    let dir = sandbox(&tk, NMAKE_TOOLS);
     let (o, out, _) = run_tool(dir.path(), "C:\\NMAKE32.EXE", &["/?"], BUDGET);
     assert_eq!(o, Outcome::Exited(0), "{out}");
     let line = out
@@ -145,23 +117,14 @@ fn rc_compiles_a_resource_script_and_binds_it() {
     let Some(tk) = toolkit("rc.exe") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sandbox(&tk, RC_TOOLS);
     let root = dir.path();
-    copy_tools(
-        &tk,
-        root,
-        &[
-            ("bin/rc.exe", "RC.EXE"),
-            ("msg/messages.msg", "MESSAGES.MSG"),
-            ("msg/rc32.msg", "RC32.MSG"),
-        ],
-    );
     std::fs::write(root.join("T.RC"), RC_SOURCE).unwrap();
     std::fs::write(root.join("T.BIN"), b"user data\x00\x01\x02").unwrap();
     let (o, out, p) = run_tool(root, "C:\\RC.EXE", &["-r", "T.RC"], BUDGET);
     assert_eq!(o, Outcome::Exited(0), "{out}");
     assert!(p.api_log().iter().any(|e| e.name == "fwrite"));
-    let res = std::fs::read(file_ci(root, "T.RES")).unwrap();
+    let res = std::fs::read(file_ci(root, "T.RES").expect("T.RES")).unwrap();
     // The user resource first: type 300, name 7, then its 12 bytes.
     assert_eq!(&res[..6], &[0xFF, 0x2C, 0x01, 0xFF, 7, 0], "{res:02x?}");
     assert_eq!(&res[8..12], &12u32.to_le_bytes(), "{res:02x?}");
@@ -219,16 +182,8 @@ fn nmake_runs_a_makefile_through_cmd() {
     let Some(tk) = toolkit("nmake32.exe") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sandbox(&tk, NMAKE_TOOLS);
     let root = dir.path();
-    copy_tools(
-        &tk,
-        root,
-        &[
-            ("bin/nmake32.exe", "NMAKE32.EXE"),
-            ("msg/toolkit.cat", "TOOLKIT.CAT"),
-        ],
-    );
     std::fs::write(root.join("IN.TXT"), "payload\r\n").unwrap();
     std::fs::write(
         root.join("MAKEFILE"),
@@ -239,7 +194,7 @@ fn nmake_runs_a_makefile_through_cmd() {
     eprintln!("{out}");
     assert_eq!(o, Outcome::Exited(0), "{out}");
     assert_eq!(
-        std::fs::read(file_ci(root, "OUT.TXT")).unwrap(),
+        std::fs::read(file_ci(root, "OUT.TXT").expect("OUT.TXT")).unwrap(),
         b"payload\r\n"
     );
     assert!(out.contains("built OUT.TXT\r\n"), "{out}");
@@ -256,11 +211,11 @@ fn nmake_runs_a_makefile_through_cmd() {
     // Up to date now (a new run sees both files with its start time, and
     // -= takes equal stamps as up to date): only the pseudo target's
     // recipe runs.
-    std::fs::write(file_ci(root, "OUT.TXT"), "kept\r\n").unwrap();
+    std::fs::write(file_ci(root, "OUT.TXT").expect("OUT.TXT"), "kept\r\n").unwrap();
     let (o, out, _) = run_tool(root, "C:\\NMAKE32.EXE", &["/nologo", "-="], BUDGET);
     assert_eq!(o, Outcome::Exited(0), "{out}");
     assert_eq!(
-        std::fs::read(file_ci(root, "OUT.TXT")).unwrap(),
+        std::fs::read(file_ci(root, "OUT.TXT").expect("OUT.TXT")).unwrap(),
         b"kept\r\n"
     );
     assert!(out.contains("built OUT.TXT"), "{out}");
@@ -276,10 +231,8 @@ fn mktmpf_prints_its_usage() {
     let Some(tk) = toolkit("mktmpf.exe") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    copy_tools(
+    let dir = sandbox(
         &tk,
-        dir.path(),
         &[
             ("bin/mktmpf.exe", "MKTMPF.EXE"),
             ("msg/mktmpf.msg", "MKTMPF.MSG"),

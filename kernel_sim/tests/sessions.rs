@@ -6,8 +6,9 @@
 mod common;
 
 use common::DATA;
+use common::prog16::{self, A};
 use common::threaded::{Arg, Prog};
-use kernel_sim::{Outcome, Process, ProcessConfig};
+use kernel_sim::Outcome;
 
 const START: u32 = 37;
 const SELECT: u32 = 38;
@@ -127,20 +128,16 @@ fn a_child_session_runs_is_selected_set_and_stopped() {
         .call("SESMGR", STOP, 8)
         .expect(460, 0xED);
     sesmgr(&mut p, STOP, &[1, 0], 0, 0xEE);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), p.finish()).unwrap();
-    std::fs::write(dir.path().join("C.EXE"), child(cmdline.len() as u32)).unwrap();
-    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
-    cfg.max_instructions = Some(20_000_000);
-    let mut proc = Process::new(cfg).unwrap();
-    let out = common::capture_console(&mut proc);
-    let o = proc.run();
+    let files = [
+        ("T.EXE", p.finish()),
+        ("C.EXE", child(cmdline.len() as u32)),
+    ];
+    let (o, text, mut proc) = common::run_files(&files, 20_000_000);
     let mut mem = vec![0u8; 0x200];
     proc.read_guest(DATA + 0x100, &mut mem).unwrap();
-    assert_eq!(o, Outcome::Exited(0), "{}", out.text());
+    assert_eq!(o, Outcome::Exited(0), "{}", String::from_utf8_lossy(&text));
     // Both sessions wrote their command line (the independent one ran
     // on, spinning, until the run ended).
-    let text = out.contents();
     assert_eq!(&text[..cmdline.len()], &cmdline[..]);
     let id = u32::from_le_bytes(mem[0xE0..0xE4].try_into().unwrap());
     assert_eq!(id, 1, "the first session's ID");
@@ -150,75 +147,40 @@ fn a_child_session_runs_is_selected_set_and_stopped() {
 /// results) and DosStopSession (its reserved dword checked).
 #[test]
 fn the_16_bit_start_and_stop() {
-    use common::{ne_program, push};
-    let mut c: Vec<u8> = Vec::new();
-    let mut calls: Vec<(u32, &'static str, u32)> = Vec::new();
-    let mov_w = |c: &mut Vec<u8>, at: u16, v: u16| {
-        c.extend([0xC7, 0x06]);
-        c.extend(at.to_le_bytes());
-        c.extend(v.to_le_bytes());
-    };
-    let mov_ds = |c: &mut Vec<u8>, at: u16| {
-        c.extend([0x8C, 0x1E]);
-        c.extend(at.to_le_bytes());
-    };
+    let mut p = prog16::Prog::default();
     // STARTDATA at DS:0x10, Length 24: Related 1, PgmName DS:0x60,
     // PgmInputs DS:0x70.
-    mov_w(&mut c, 0x10, 24);
-    mov_w(&mut c, 0x12, 1);
-    mov_w(&mut c, 0x1C, 0x60);
-    mov_ds(&mut c, 0x1E);
-    mov_w(&mut c, 0x20, 0x70);
-    mov_ds(&mut c, 0x22);
-    for off in [0x10u16, 0x40, 0x42] {
-        c.push(0x1E);
-        c.extend(push(off));
-    }
-    calls.push((c.len() as u32, "SESMGR", 17));
-    c.extend([0x9A, 0, 0, 0, 0]);
-    c.extend([0xA3, 0x44, 0x00]); // mov [0x44], ax
+    p.store(0x10, 24);
+    p.store(0x12, 1);
+    p.store(0x1C, 0x60);
+    p.store_ds(0x1E);
+    p.store(0x20, 0x70);
+    p.store_ds(0x22);
+    p.call_only("SESMGR", 17, &[A::P(0x10), A::P(0x40), A::P(0x42)]);
+    p.store_ax(0x44);
     // DosStopSession(0, id, 1L): the reserved dword is not zero.
-    let stop =
-        |c: &mut Vec<u8>, calls: &mut Vec<(u32, &'static str, u32)>, reserved: u16, at: u16| {
-            c.extend(push(0));
-            c.extend([0xFF, 0x36, 0x40, 0x00]); // push word [0x40]
-            c.extend(push(0));
-            c.extend(push(reserved));
-            calls.push((c.len() as u32, "SESMGR", 8));
-            c.extend([0x9A, 0, 0, 0, 0]);
-            c.push(0xA3);
-            c.extend(at.to_le_bytes());
-        };
-    stop(&mut c, &mut calls, 1, 0x46);
-    stop(&mut c, &mut calls, 0, 0x48);
-    stop(&mut c, &mut calls, 0, 0x4A);
+    for (reserved, at) in [(1, 0x46), (0, 0x48), (0, 0x4A)] {
+        let args = [A::W(0), A::M(0x40), A::W(0), A::W(reserved)];
+        p.call_only("SESMGR", 8, &args);
+        p.store_ax(at);
+    }
     // DosWrite(1, ds:0x40, 12, ds:0x50); DosExit(1, 0)
-    c.extend(push(1));
-    c.push(0x1E);
-    c.extend(push(0x40));
-    c.extend(push(12));
-    c.push(0x1E);
-    c.extend(push(0x50));
-    calls.push((c.len() as u32, "DOSCALLS", 138));
-    c.extend([0x9A, 0, 0, 0, 0]);
-    c.extend(push(1));
-    c.extend(push(0));
-    calls.push((c.len() as u32, "DOSCALLS", 5));
-    c.extend([0x9A, 0, 0, 0, 0]);
+    p.call_only(
+        "DOSCALLS",
+        138,
+        &[A::W(1), A::P(0x40), A::W(12), A::P(0x50)],
+    );
+    p.exit(0);
     let mut data = vec![0u8; 0x80];
     data[0x60..0x66].copy_from_slice(b"C.EXE\0");
     data[0x70..0x73].copy_from_slice(b"x y");
-    let exe = ne_program(&c, &data, &calls);
     let cmdline = b"C.EXE\0x y\0\0";
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), exe).unwrap();
-    std::fs::write(dir.path().join("C.EXE"), child(cmdline.len() as u32)).unwrap();
-    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
-    cfg.max_instructions = Some(5_000_000);
-    let mut proc = Process::new(cfg).unwrap();
-    let out = common::capture_console(&mut proc);
-    assert_eq!(proc.run(), Outcome::Exited(0));
-    let b = out.contents();
+    let files = [
+        ("T.EXE", p.build(&data)),
+        ("C.EXE", child(cmdline.len() as u32)),
+    ];
+    let (o, b, _) = common::run_files(&files, 5_000_000);
+    assert_eq!(o, Outcome::Exited(0));
     let w = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
     // The parent ran first: ID 1, PID 2, rc 0, 459, 0, 369.
     assert_eq!((w(0), w(2), w(4)), (1, 2, 0));

@@ -9,7 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::toolkit::{assemble_m32, copy_tools, nasm};
+use common::toolkit::{assemble_m32, assert_in_order, copy_tools, file_ci, nasm};
 use kernel_sim::Outcome;
 
 fn toolkit() -> Option<PathBuf> {
@@ -75,13 +75,7 @@ fn nmake_runs_recipes_through_cmd_exe() {
         "\timplib /NOLOGO MYDLL.LIB MYDLL.DEF\r\n",
         "\tif exist MYDLL.LIB echo library made\r\nlibrary made\r\n",
     ];
-    let mut at = 0;
-    for want in order {
-        let i = text[at..]
-            .find(want)
-            .unwrap_or_else(|| panic!("{want:?} in {text}"));
-        at += i + want.len();
-    }
+    assert_in_order(&text, &order);
     // What the recipes made: an EXE that runs, an import library with
     // both names, TYPE's copy of the .def.
     let (o, out) = run(root, "TEST.EXE", &[]);
@@ -213,15 +207,6 @@ run: HELLO.EXE
 \tHELLO
 ";
 
-/// The host file `name` in `root`, whatever the case of its name.
-fn file_ci(root: &Path, name: &str) -> Option<PathBuf> {
-    std::fs::read_dir(root)
-        .ok()?
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().eq_ignore_ascii_case(name))
-        .map(|e| e.path())
-}
-
 /// The toolkit's own chain under NMAKE: ALP assembles, LINK386 links
 /// against OS2386.LIB, MAPSYM makes the .SYM, and the program runs as a
 /// recipe (a child of CMD.EXE, a child of NMAKE). Needs no nasm.
@@ -253,13 +238,7 @@ fn nmake_builds_with_alp_link386_and_mapsym_and_runs_the_program() {
         "\tmapsym HELLO.MAP\r\n",
         "\tHELLO\r\nHello from ALP\r\n",
     ];
-    let mut at = 0;
-    for want in order {
-        let i = text[at..]
-            .find(want)
-            .unwrap_or_else(|| panic!("{want:?} in {text}"));
-        at += i + want.len();
-    }
+    assert_in_order(&text, &order);
     // MAPSYM's .SYM names the module.
     let sym = std::fs::read(file_ci(root, "HELLO.SYM").expect("HELLO.SYM")).unwrap();
     assert!(sym.windows(5).any(|w| w == b"HELLO"), "{sym:02X?}");

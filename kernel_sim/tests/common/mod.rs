@@ -125,6 +125,25 @@ pub fn testprogs_process(
     (p, out, dir)
 }
 
+/// `files` written into a fresh sandbox, then T.EXE run there with an
+/// instruction budget and its console captured: (outcome, console bytes,
+/// the process).
+pub fn run_files(
+    files: &[(&str, Vec<u8>)],
+    max_insns: u64,
+) -> (kernel_sim::Outcome, Vec<u8>, kernel_sim::Process) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in files {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    let mut cfg = kernel_sim::ProcessConfig::new(dir.path(), "T.EXE");
+    cfg.max_instructions = Some(max_insns);
+    let mut p = kernel_sim::Process::new(cfg).unwrap();
+    let out = capture_console(&mut p);
+    let o = p.run();
+    (o, out.contents(), p)
+}
+
 /// The process's stdout and stderr go to one buffer (returned), stdin is
 /// empty.
 pub fn capture_console(p: &mut kernel_sim::Process) -> kernel_sim::ConsoleBuffer {

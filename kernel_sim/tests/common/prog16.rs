@@ -17,6 +17,8 @@ pub enum A {
     P(u16),
     /// A word.
     W(u16),
+    /// The word at DS:offset.
+    M(u16),
 }
 
 impl Prog {
@@ -31,8 +33,9 @@ impl Prog {
         self.c.extend(push(tag));
         self.far_call("DOSCALLS", 5);
     }
-    /// MODULE.ordinal(args) (pascal: pushed in order), expecting AX = rc.
-    pub fn call(&mut self, module: &'static str, ordinal: u32, args: &[A], rc: u16, tag: u16) {
+    /// MODULE.ordinal(args) (pascal: pushed in order), its result not
+    /// checked.
+    pub fn call_only(&mut self, module: &'static str, ordinal: u32, args: &[A]) {
         for a in args {
             match a {
                 A::P(off) => {
@@ -40,12 +43,34 @@ impl Prog {
                     self.c.extend(push(*off));
                 }
                 A::W(v) => self.c.extend(push(*v)),
+                A::M(off) => {
+                    self.c.extend([0xFF, 0x36]);
+                    self.c.extend(off.to_le_bytes());
+                }
             }
         }
         self.far_call(module, ordinal);
+    }
+    /// MODULE.ordinal(args) (pascal: pushed in order), expecting AX = rc.
+    pub fn call(&mut self, module: &'static str, ordinal: u32, args: &[A], rc: u16, tag: u16) {
+        self.call_only(module, ordinal, args);
         self.c.push(0x3D);
         self.c.extend(rc.to_le_bytes());
         self.or_exit(tag);
+    }
+    /// DosExit(EXIT_PROCESS, code).
+    pub fn exit(&mut self, code: u16) {
+        self.call_only("DOSCALLS", 5, &[A::W(1), A::W(code)]);
+    }
+    /// `mov [at], ax`.
+    pub fn store_ax(&mut self, at: u16) {
+        self.c.push(0xA3);
+        self.c.extend(at.to_le_bytes());
+    }
+    /// `mov [at], ds`.
+    pub fn store_ds(&mut self, at: u16) {
+        self.c.extend([0x8C, 0x1E]);
+        self.c.extend(at.to_le_bytes());
     }
     /// `mov word [at], v`.
     pub fn store(&mut self, at: u16, v: u16) {
@@ -60,11 +85,14 @@ impl Prog {
         self.c.extend(v.to_le_bytes());
         self.or_exit(tag);
     }
+    /// The program ending with DosExit(1, 0), with 0x200 bytes of data.
     pub fn finish(mut self) -> Vec<u8> {
-        self.c.extend(push(1));
-        self.c.extend(push(0));
-        self.far_call("DOSCALLS", 5);
-        ne_program(&self.c, &[0; 0x200], &self.calls)
+        self.exit(0);
+        self.build(&[0; 0x200])
+    }
+    /// The program as it is, `data` its data segment.
+    pub fn build(&self, data: &[u8]) -> Vec<u8> {
+        ne_program(&self.c, data, &self.calls)
     }
 }
 

@@ -63,6 +63,36 @@ pub fn copy_tools(tk: &Path, root: &Path, tools: &[(&str, &str)]) {
     }
 }
 
+/// A fresh sandbox with `tools` copied in (see [`copy_tools`]).
+pub fn sandbox(tk: &Path, tools: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tools(tk, dir.path(), tools);
+    dir
+}
+
+/// What [`run_tool`] runs: `program` in `root` with `args` and an
+/// instruction budget.
+pub fn tool_config(
+    root: &Path,
+    program: &str,
+    args: &[&str],
+    max_instructions: u64,
+) -> ProcessConfig {
+    let mut cfg = ProcessConfig::new(root, program);
+    cfg.args = args.iter().map(|s| s.to_string()).collect();
+    cfg.max_instructions = Some(max_instructions);
+    cfg
+}
+
+/// Runs the process `cfg` makes, its console captured: (outcome,
+/// console, the process).
+pub fn run_config(cfg: ProcessConfig) -> (Outcome, String, Process) {
+    let mut p = Process::new(cfg).unwrap();
+    let out = super::capture_console(&mut p);
+    let o = p.run();
+    (o, out.text(), p)
+}
+
 /// Runs `program` in `root` with `args` and an instruction budget:
 /// (outcome, console, the process).
 pub fn run_tool(
@@ -71,13 +101,28 @@ pub fn run_tool(
     args: &[&str],
     max_instructions: u64,
 ) -> (Outcome, String, Process) {
-    let mut cfg = ProcessConfig::new(root, program);
-    cfg.args = args.iter().map(|s| s.to_string()).collect();
-    cfg.max_instructions = Some(max_instructions);
-    let mut p = Process::new(cfg).unwrap();
-    let out = super::capture_console(&mut p);
-    let o = p.run();
-    (o, out.text(), p)
+    run_config(tool_config(root, program, args, max_instructions))
+}
+
+/// The file in `dir` named `name` in any case (the sandbox keeps the
+/// case a program gives).
+pub fn file_ci(dir: &Path, name: &str) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().eq_ignore_ascii_case(name))
+        .map(|e| e.path())
+}
+
+/// Asserts that `text` has each of `wants`, one after the other.
+pub fn assert_in_order(text: &str, wants: &[&str]) {
+    let mut at = 0;
+    for want in wants {
+        let i = text[at..]
+            .find(want)
+            .unwrap_or_else(|| panic!("{want:?} in {text}"));
+        at += i + want.len();
+    }
 }
 
 /// A 32-bit program (NASM, OMF) printing message 2 of T.MSG through
