@@ -674,6 +674,46 @@ fn far_call_loop_runs_natively() {
     assert!(st.instructions > 2000 * 8, "{st:?}");
 }
 
+/// A case's budget for one run from the drawn pair: `.0 * 7`
+/// instructions and `.1 * 13` cycles, 0 meaning no limit. Stores into
+/// the running code can make a loop endless: with no instruction budget
+/// drawn, a run still stops after MAX_INSTRUCTIONS.
+fn case_limits((instructions, cycles): (u64, u64)) -> Limits {
+    Limits {
+        instructions: Some(if instructions > 0 {
+            instructions * 7
+        } else {
+            MAX_INSTRUCTIONS
+        }),
+        cycles: (cycles > 0).then_some(cycles * 13),
+    }
+}
+
+/// Runs both machines with `limits` up to 200 times, checking after
+/// each run that they agree (`what` ends the message), until a run ends
+/// otherwise than at a limit (then true). `between(run, a, b)` goes
+/// between runs.
+fn run_agreeing(
+    a: &mut Machine,
+    b: &mut Machine,
+    limits: Limits,
+    what: &str,
+    mut between: impl FnMut(usize, &mut Machine, &mut Machine),
+) -> Result<bool, TestCaseError> {
+    for run in 0..200 {
+        let ea = a.run(limits);
+        let eb = b.run(limits);
+        prop_assert_eq!(ea, eb, "exit differs in run {}", run);
+        assert_same(a, b, &format!("after run {run} ({ea:?}){what}"));
+        assert_same_ram(a, b);
+        if !matches!(ea, Exit::InstructionLimit | Exit::CycleLimit) {
+            return Ok(true);
+        }
+        between(run, a, b);
+    }
+    Ok(false)
+}
+
 /// A host change between runs: (kind, a).
 type Poke = (u8, u8);
 
@@ -744,32 +784,16 @@ proptest! {
             machine(s, &body, (count, bad_at), true),
             machine(s, &body, (count, bad_at), false),
         );
-        // Stores into the running code can make a loop endless: with no
-        // budget drawn, a case still stops after MAX_INSTRUCTIONS a run.
-        let limits = Limits {
-            instructions: Some(if limits.0 > 0 {
-                limits.0 * 7
-            } else {
-                MAX_INSTRUCTIONS
-            }),
-            cycles: (limits.1 > 0).then_some(limits.1 * 13),
-        };
-        for run in 0..200 {
-            let ea = a.run(limits);
-            let eb = b.run(limits);
-            prop_assert_eq!(ea, eb, "exit differs in run {}", run);
-            assert_same(&a, &b, &format!("after run {run} ({ea:?}) of {s:?}"));
-            assert_same_ram(&a, &b);
-            if !matches!(ea, Exit::InstructionLimit | Exit::CycleLimit) {
-                if a.jit_stats().instructions > 0 {
-                    NATIVE.fetch_add(1, Ordering::Relaxed);
-                }
-                break;
-            }
+        let poke_both = |run: usize, a: &mut Machine, b: &mut Machine| {
             if let Some(&p) = pokes.get(run % 8) {
-                poke(&mut a, p);
-                poke(&mut b, p);
+                poke(a, p);
+                poke(b, p);
             }
+        };
+        let what = format!(" of {s:?}");
+        let ended = run_agreeing(&mut a, &mut b, case_limits(limits), &what, poke_both)?;
+        if ended && a.jit_stats().instructions > 0 {
+            NATIVE.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
@@ -1054,25 +1078,6 @@ proptest! {
             real_machine(&body, (count, bad_at), stack_at, true),
             real_machine(&body, (count, bad_at), stack_at, false),
         );
-        // Stores into the running code can make a loop endless: with no
-        // budget drawn, a case still stops after MAX_INSTRUCTIONS a run.
-        let limits = Limits {
-            instructions: Some(if limits.0 > 0 {
-                limits.0 * 7
-            } else {
-                MAX_INSTRUCTIONS
-            }),
-            cycles: (limits.1 > 0).then_some(limits.1 * 13),
-        };
-        for run in 0..200 {
-            let ea = a.run(limits);
-            let eb = b.run(limits);
-            prop_assert_eq!(ea, eb, "exit differs in run {}", run);
-            assert_same(&a, &b, &format!("after run {run} ({ea:?})"));
-            assert_same_ram(&a, &b);
-            if !matches!(ea, Exit::InstructionLimit | Exit::CycleLimit) {
-                break;
-            }
-        }
+        run_agreeing(&mut a, &mut b, case_limits(limits), "", |_, _, _| {})?;
     }
 }
