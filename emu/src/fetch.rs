@@ -82,7 +82,7 @@ impl Machine {
         let tracepoint = n > 0
             && buf[0] == crate::tracepoint::INT3
             && !self.tracepoints.is_empty()
-            && match self.tracepoints.get(&lin) {
+            && match self.tracepoints.get(&phys0) {
                 Some(&original) => {
                     buf[0] = original;
                     true

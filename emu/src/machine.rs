@@ -119,7 +119,7 @@ pub struct Machine {
     pub(crate) skip_hostcall: Option<u32>,
     /// The host-call address of the last [`Exit::HostCall`], until the next run.
     reported_hostcall: Option<u32>,
-    /// Tracepoints (`tracepoint.rs`): linear address to the byte the INT3
+    /// Tracepoints (`tracepoint.rs`): physical address to the byte the INT3
     /// replaced.
     pub(crate) tracepoints: HashMap<u32, u8>,
     /// The tracepoint whose original instruction the next step there runs.

@@ -20,53 +20,102 @@
 //! A guest that writes another byte over the INT3 removes the tracepoint
 //! in effect (the entry is decoded from memory again), as it would on the
 //! hardware; writing 0xCC keeps it.
+//!
+//! Tracepoints belong to physical memory, as the INT3 does: one inserted
+//! through a linear address is in the page that address maps to now (with
+//! the current CR3), and the same linear address in another address space
+//! is another byte, which is not a tracepoint unless one is inserted there
+//! too. A host that keeps several address spaces (an operating system with
+//! processes) inserts and removes by physical address
+//! ([`Machine::insert_tracepoint_phys`]), including in the address spaces
+//! that are not on the CPU at the time, and must remove the tracepoints of
+//! a frame before it reuses it for something else.
 
 use crate::cpu::SegReg;
 use crate::fault::Fault;
 use crate::machine::Machine;
-use crate::paging::PageAccess;
 
 /// The INT3 opcode.
 pub const INT3: u8 = 0xCC;
 
 impl Machine {
-    /// Inserts a tracepoint at `linear`: writes INT3 there (regardless of
-    /// page protection, as [`Machine::patch_code`]) and keeps the byte it
-    /// replaced, which it returns. Inserting at an address that already
-    /// has one returns the original byte kept then and changes nothing.
+    /// The physical address `linear` maps to now (through CR3's tables
+    /// when paging is on), as the host sees it: no TLB fill, no accessed
+    /// bit, CR2 untouched. `None` when the page is not present.
+    pub fn phys_of(&self, linear: u32) -> Option<u32> {
+        if self.cpu.paging() {
+            crate::paging::peek(&self.mem, self.cpu.cr3, linear).ok()
+        } else {
+            Some(linear)
+        }
+    }
+
+    /// Inserts a tracepoint at `linear`, that is at the physical byte it
+    /// maps to now: writes INT3 there (regardless of page protection, as
+    /// [`Machine::patch_code`]) and keeps the byte it replaced, which it
+    /// returns. Inserting where there is one already returns the original
+    /// byte kept then and changes nothing.
     ///
     /// # Errors
     /// The page is not present.
     pub fn insert_tracepoint(&mut self, linear: u32) -> Result<u8, Fault> {
-        if let Some(&original) = self.tracepoints.get(&linear) {
-            return Ok(original);
+        let phys = self
+            .phys_of(linear)
+            .ok_or(Fault::code(crate::fault::vector::PF, 0))?;
+        Ok(self.insert_tracepoint_phys(phys))
+    }
+
+    /// Inserts a tracepoint at physical address `phys` (in any address
+    /// space, on the CPU or not): writes INT3 there and keeps the byte it
+    /// replaced, which it returns. Cached decodes of the page drop.
+    pub fn insert_tracepoint_phys(&mut self, phys: u32) -> u8 {
+        if let Some(&original) = self.tracepoints.get(&phys) {
+            return original;
         }
         let mut byte = [0u8];
-        self.read_code_byte(linear, &mut byte)?;
-        self.patch_code(linear, &[INT3])?;
-        self.tracepoints.insert(linear, byte[0]);
-        Ok(byte[0])
+        self.read_phys(phys, &mut byte);
+        self.write_phys(phys, &[INT3]);
+        self.tracepoints.insert(phys, byte[0]);
+        byte[0]
     }
 
-    /// Removes the tracepoint at `linear`, writing back the byte it
-    /// replaced. Returns that byte, or `None` where there was none.
+    /// Removes the tracepoint at `linear` (the physical byte it maps to
+    /// now), writing back the byte it replaced. Returns that byte, or
+    /// `None` where there was none.
     ///
     /// # Errors
-    /// The page is no longer present (the tracepoint is forgotten anyway).
+    /// The page is not present: nothing is removed (a host that knows the
+    /// frame removes it with [`Machine::remove_tracepoint_phys`]).
     pub fn remove_tracepoint(&mut self, linear: u32) -> Result<Option<u8>, Fault> {
-        let Some(original) = self.tracepoints.remove(&linear) else {
-            return Ok(None);
-        };
-        if self.skip_tracepoint == Some(linear) {
-            self.skip_tracepoint = None;
-        }
-        self.patch_code(linear, &[original])?;
-        Ok(Some(original))
+        let phys = self
+            .phys_of(linear)
+            .ok_or(Fault::code(crate::fault::vector::PF, 0))?;
+        Ok(self.remove_tracepoint_phys(phys))
     }
 
-    /// The original byte of the tracepoint at `linear`, if there is one.
+    /// Removes the tracepoint at physical address `phys`, writing back the
+    /// byte it replaced. Returns that byte, or `None` where there was none.
+    pub fn remove_tracepoint_phys(&mut self, phys: u32) -> Option<u8> {
+        let original = self.tracepoints.remove(&phys)?;
+        if let Some(lin) = self.skip_tracepoint
+            && self.phys_of(lin).is_none_or(|p| p == phys)
+        {
+            self.skip_tracepoint = None;
+        }
+        self.write_phys(phys, &[original]);
+        Some(original)
+    }
+
+    /// The original byte of the tracepoint at `linear` (where it maps to
+    /// now), if there is one.
     pub fn tracepoint(&self, linear: u32) -> Option<u8> {
-        self.tracepoints.get(&linear).copied()
+        self.tracepoint_phys(self.phys_of(linear)?)
+    }
+
+    /// The original byte of the tracepoint at physical address `phys`, if
+    /// there is one.
+    pub fn tracepoint_phys(&self, phys: u32) -> Option<u8> {
+        self.tracepoints.get(&phys).copied()
     }
 
     /// After the #BP of a tracepoint (EIP just past the INT3): moves EIP
@@ -80,18 +129,5 @@ impl Machine {
         let linear = cs.base.wrapping_add(self.cpu.eip);
         self.skip_tracepoint = Some(linear);
         linear
-    }
-
-    /// Reads a byte of code as the host (supervisor, no protection check).
-    fn read_code_byte(&mut self, linear: u32, out: &mut [u8; 1]) -> Result<(), Fault> {
-        let cr2 = self.cpu.cr2;
-        let access = PageAccess {
-            write: false,
-            user: false,
-        };
-        let r = self.translate(linear, access);
-        self.cpu.cr2 = cr2;
-        out[0] = self.mem.read8(r?);
-        Ok(())
     }
 }

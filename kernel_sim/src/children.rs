@@ -195,6 +195,7 @@ impl Process {
             }
         }
         if old.dead {
+            self.trace_process_gone(old.pid);
             old.mem.destroy(&mut self.machine);
         } else {
             let at = self
@@ -275,6 +276,7 @@ impl Process {
             crate::desc::make(self.pcb.tib, PAGE - 1, crate::desc::DATA3, false),
         );
         if let Err(e) = loaded {
+            self.trace_process_gone(pid);
             child.mem.destroy(&mut self.machine);
             return Err(e);
         }
@@ -299,7 +301,6 @@ impl Process {
             .map_err(err)?;
         self.init_info_blocks().map_err(err)?;
         self.set_start_state().map_err(err)?;
-        self.share_tracepoints();
         match self.run_dll_inits(None) {
             Ok(()) => Ok(()),
             Err(
@@ -312,49 +313,6 @@ impl Process {
                 Err(ExecError::Code(ERROR_INIT_ROUTINE_FAILED, module))
             }
             Err(_) => Err(ExecError::Code(ERROR_INIT_ROUTINE_FAILED, name.clone())),
-        }
-    }
-
-    /// A child that loaded a traced module where the traced copy is (the
-    /// same objects at the same addresses, as a program that starts
-    /// itself, or the same DLL first in the arena) gets the tracepoints
-    /// too: its hits are taken and logged with its PID, as OS/2's shared
-    /// code is traced in every process. A copy elsewhere is not traced.
-    fn share_tracepoints(&mut self) {
-        let Some(trace) = self.kernel.trace.as_ref() else {
-            return;
-        };
-        let mut sites = Vec::new();
-        for dto in trace.runtime().dtos() {
-            let name = tdf::module::module_name(&dto.module);
-            let Some(m) = self
-                .pcb
-                .modules
-                .iter()
-                .find(|m| m.name.eq_ignore_ascii_case(name))
-            else {
-                continue;
-            };
-            let here = crate::trace::object_mappings(m);
-            let same = here.len() == dto.objects.len()
-                && here
-                    .iter()
-                    .zip(&dto.objects)
-                    .all(|(a, b)| a.flat_base == b.flat_base && a.selector == b.selector);
-            if same {
-                sites.extend(
-                    dto.tracepoints
-                        .iter()
-                        .filter(|t| t.active)
-                        .map(|t| (t.linear, t.original)),
-                );
-            }
-        }
-        for (linear, original) in sites {
-            let mut b = [0u8];
-            if self.machine.read_linear(linear, &mut b).is_ok() && b[0] == original {
-                let _ = self.machine.patch_code(linear, &[emu::INT3]);
-            }
         }
     }
 
@@ -479,6 +437,7 @@ impl Process {
             }
             self.retire(v, TC_KILLPROCESS, 0);
             let mut p = self.kernel.procs.remove(i);
+            self.trace_process_gone(v);
             p.mem.destroy(&mut self.machine);
         }
         // Codes for a parent that was killed too are nobody's now.

@@ -188,6 +188,7 @@ impl Process {
         if self.kernel.tnf.system.on {
             self.tnf_module_load(idx);
         }
+        self.trace_module_loaded(idx);
         Ok(idx)
     }
 

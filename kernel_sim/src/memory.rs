@@ -328,6 +328,13 @@ impl Memory {
         m.flush_tlb();
     }
 
+    /// The physical address `lin` maps to (present or not), if its page
+    /// is mapped: the byte itself, whether this address space is on the
+    /// CPU or not.
+    pub fn phys(&self, lin: u32) -> Option<u32> {
+        self.pages.get(&(lin >> 12)).map(|f| f | (lin & 0xFFF))
+    }
+
     /// Is the page of `lin` mapped (present or not)?
     pub fn is_mapped(&self, lin: u32) -> bool {
         self.pages.contains_key(&(lin >> 12))

@@ -605,7 +605,7 @@ impl emu::TrapHandler for TraceHits<'_> {
             .kernel
             .trace
             .as_ref()
-            .is_some_and(|t| t.runtime().is_tracepoint(at));
+            .is_some_and(|t| t.runtime().is_tracepoint(machine, at));
         if !ours || self.kernel.systable.zap_at(at).is_some() {
             return false;
         }

@@ -168,10 +168,14 @@ fn an_unselected_major_or_a_bad_opcode_is_refused_before_the_run() {
         .err()
         .unwrap();
     assert!(err.contains("opcode mismatch"), "{err}");
-    assert_eq!(
-        p.trace_apply("NOSUCH", &file, None, None),
-        Err(TraceError::NoModule("NOSUCH".into()))
-    );
+    // A module no process has loaded waits for its first load; this run
+    // never loads it, and the report says so.
+    let dto = p.trace_apply("NOSUCH", &file, None, None).unwrap();
+    assert_eq!(p.run(), Outcome::Exited(0));
+    let report = p.trace_report().unwrap();
+    assert_eq!(report.dtos[dto].module, "NOSUCH");
+    assert!(report.dtos[dto].pids.is_empty(), "never loaded");
+    assert_eq!(report.dtos[dto].tracepoints[0].hits, 0);
 }
 
 #[test]

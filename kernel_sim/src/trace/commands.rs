@@ -15,9 +15,9 @@ use stda::savefile::SaveFile;
 use stda::spool::SpoolOptions;
 
 use super::dto::DtoSpec;
+use super::guest::ObjectMapping;
 use super::select::{Selection, split_apply_operand, split_operand};
 use super::system::{Report, SystemTrace, TraceError, object_mappings};
-use crate::loading::LoadedModule;
 use crate::process::Process;
 
 /// What to trace in one run, as TRACE and DTRACE commands would say it.
@@ -113,28 +113,70 @@ impl Process {
         self.kernel.trace.as_mut()
     }
 
-    /// The loaded module `name`, once the system trace is on.
-    fn traced_module(&self, name: &str) -> Result<&LoadedModule, TraceError> {
+    /// Applies a DTO for the module `target`: into the running process's
+    /// copy if it has one (a tracepoint that cannot go in fails the
+    /// command, and nothing is applied), then into every other live
+    /// process's copy, and from then on into each copy loaded
+    /// (`trace/loads.rs`). A module no process has loaded yet is traced
+    /// from its first load.
+    fn trace_insert(&mut self, spec: &DtoSpec, target: &str) -> Result<usize, TraceError> {
+        let trace = self.kernel.trace.as_mut().ok_or(TraceError::NotStarted)?;
+        let runtime = trace.runtime_mut();
+        let index = match self
+            .pcb
+            .modules
+            .iter()
+            .find(|m| m.name.eq_ignore_ascii_case(target))
+        {
+            Some(m) => {
+                let mem = &self.pcb.mem;
+                runtime.apply_in(
+                    &mut self.machine,
+                    spec,
+                    target,
+                    (self.pcb.pid, object_mappings(m)),
+                    &|l| mem.phys(l),
+                )?
+            }
+            None => runtime.define(spec, target),
+        };
+        for pcb in &self.kernel.procs {
+            if pcb.dead {
+                continue;
+            }
+            for m in pcb
+                .modules
+                .iter()
+                .filter(|m| m.name.eq_ignore_ascii_case(target))
+            {
+                let mem = &pcb.mem;
+                let objects = object_mappings(m);
+                if let Err(why) =
+                    runtime.attach(&mut self.machine, index, pcb.pid, objects, &|l| mem.phys(l))
+                {
+                    runtime.refuse(index, pcb.pid, why);
+                }
+            }
+        }
+        Ok(index)
+    }
+
+    /// The objects of the running process's module `name`, if it has
+    /// loaded it (none: the DTO waits for a load).
+    fn loaded_objects(&self, name: &str) -> Result<Vec<ObjectMapping>, TraceError> {
         if self.kernel.trace.is_none() {
             return Err(TraceError::NotStarted);
         }
-        self.module(name)
-            .ok_or_else(|| TraceError::NoModule(name.to_string()))
+        Ok(self.module(name).map(object_mappings).unwrap_or_default())
     }
 
-    /// Applies a DTO.
-    fn trace_insert(&mut self, spec: &DtoSpec) -> Result<usize, TraceError> {
-        let trace = self.kernel.trace.as_mut().ok_or(TraceError::NotStarted)?;
-        Ok(trace.runtime_mut().apply(&mut self.machine, spec)?)
-    }
-
-    /// DTRACE APPLY: the tracepoints of a trace program file into `module`.
-    /// `major` and `id` override the file's (`/m=`, `/i=`). Returns the
-    /// DTO's index.
+    /// DTRACE APPLY: the tracepoints of a trace program file into `module`
+    /// (in every process that loads it; see [`crate::trace`]). `major` and
+    /// `id` override the file's (`/m=`, `/i=`). Returns the DTO's index.
     ///
     /// # Errors
-    /// [`TraceError`] when there is no trace, the module is missing or a
-    /// tracepoint fails.
+    /// [`TraceError`] when there is no trace, or a tracepoint fails in the
+    /// running process's copy of the module.
     pub fn trace_apply(
         &mut self,
         module: &str,
@@ -142,19 +184,21 @@ impl Process {
         major: Option<u16>,
         id: Option<u32>,
     ) -> Result<usize, TraceError> {
-        let loaded = self.traced_module(module)?;
-        let spec =
-            DtoSpec::from_trace_program(file, &loaded.name, object_mappings(loaded), major, id)?;
-        self.trace_insert(&spec)
+        let objects = self.loaded_objects(module)?;
+        let name = self
+            .module(module)
+            .map_or_else(|| module.to_ascii_uppercase(), |m| m.name.clone());
+        let spec = DtoSpec::from_trace_program(file, &name, objects, major, id)?;
+        self.trace_insert(&spec, module)
     }
 
     /// TRACE ON: the tracepoints of `tdf` that `selection` takes, into the
-    /// module the TDF names (or `module` when given). Returns the DTO's
-    /// index.
+    /// module the TDF names (or `module` when given), in every process
+    /// that loads it. Returns the DTO's index.
     ///
     /// # Errors
-    /// [`TraceError`] when there is no trace, the module is missing or a
-    /// tracepoint fails.
+    /// [`TraceError`] when there is no trace, a program does not verify or
+    /// a tracepoint fails in the running process's copy of the module.
     pub fn trace_on(
         &mut self,
         tdf: &tdf::Tdf,
@@ -162,10 +206,11 @@ impl Process {
         module: Option<&str>,
     ) -> Result<usize, TraceError> {
         let named = String::from_utf8_lossy(&tdf.module).into_owned();
-        let name = module.unwrap_or(tdf::module::module_name(&named));
-        let loaded = self.traced_module(name)?;
-        let spec = DtoSpec::from_tdf(tdf, selection, object_mappings(loaded))?;
-        self.trace_insert(&spec)
+        let name = module
+            .unwrap_or(tdf::module::module_name(&named))
+            .to_string();
+        let spec = DtoSpec::from_tdf(tdf, selection, self.loaded_objects(&name)?)?;
+        self.trace_insert(&spec, &name)
     }
 
     /// TRACE OFF for one DTO: its tracepoints come out and TRACE OFF is

@@ -6,11 +6,20 @@
 //! variables, the log limit, the DTO id, and an error count. [`DtoSpec`] is
 //! the definition handed to [`super::DynamicTrace::apply`]; it is built from
 //! a DTRACE trace program file here, or from a TDF by the TRACE command.
+//!
+//! A DTO belongs to the module, not to an address: every copy of the module
+//! that a process loads is an [`Instance`] of it, with the tracepoints
+//! inserted at that copy's addresses, and every instance shares the DTO's
+//! variables, statistics, error count and log limit (as OS/2's one module
+//! table entry, with its code shared by every process that uses it, would).
 
 use rpn_vm::source::TraceProgramFile;
 use rpn_vm::{DEFAULT_LOGMAX, Program};
 
+use std::collections::BTreeMap;
+
 use super::guest::ObjectMapping;
+use super::runtime::ApplyError;
 
 /// One tracepoint to insert.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,14 +117,17 @@ impl DtoSpec {
     }
 }
 
-/// A tracepoint as inserted, with its statistics.
+/// A tracepoint of an applied DTO, with its statistics, which count the
+/// hits of every instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActiveTracepoint {
     /// The definition.
     pub spec: TracepointSpec,
-    /// Linear address of the INT3.
+    /// Linear address of the INT3 in the first instance (0 while the
+    /// module has not been loaded); each instance's is in its
+    /// [`Instance::sites`].
     pub linear: u32,
-    /// The byte the INT3 replaced.
+    /// The byte the INT3 replaced in the first instance.
     pub original: u8,
     /// Times the tracepoint was hit.
     pub hits: u64,
@@ -123,8 +135,38 @@ pub struct ActiveTracepoint {
     pub logged: u64,
     /// Cycles its hits cost in all (trap, dispatch, program, single-step).
     pub cycles: u64,
-    /// Whether the tracepoint is still inserted (Remove takes it out).
+    /// Whether the tracepoint is still inserted (Remove and TRACE OFF take
+    /// it out of every instance, and later loads do not insert it).
     pub active: bool,
+}
+
+/// Where one tracepoint is in one instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Site {
+    /// Linear address of the INT3 in the instance's process.
+    pub linear: u32,
+    /// Physical address of that byte (the key the CPU and the runtime
+    /// find the tracepoint by).
+    pub phys: u32,
+    /// The byte the INT3 replaced.
+    pub original: u8,
+    /// Whether the INT3 is there now.
+    pub inserted: bool,
+}
+
+/// One copy of the traced module with the tracepoints in it: the copy a
+/// process loaded (a program, or a DLL that every process loads at its
+/// own addresses here).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    /// The process that loaded the copy (0: the address space on the CPU
+    /// when [`super::DynamicTrace::apply`] was called outside a kernel).
+    pub pid: u16,
+    /// The copy's objects, numbered from 1: what `Push OXS` and `Push
+    /// OXF` give at its hits.
+    pub objects: Vec<ObjectMapping>,
+    /// Per tracepoint, in definition order: where it is in this copy.
+    pub sites: Vec<Site>,
 }
 
 /// An applied DTO.
@@ -132,24 +174,40 @@ pub struct ActiveTracepoint {
 pub struct Dto {
     /// Module name.
     pub module: String,
+    /// The module name loads are matched against (case-insensitive): the
+    /// name without path or extension that TRACE ON or DTRACE APPLY was
+    /// given.
+    pub target: String,
     /// DTO id.
     pub id: u32,
-    /// The variables, zero when applied.
+    /// The variables, zero when applied, shared by every instance.
     pub vars: Vec<u32>,
     /// Log limit.
     pub logmax: usize,
-    /// Objects, numbered from 1.
+    /// Objects of the first instance, numbered from 1 (empty while the
+    /// module has not been loaded).
     pub objects: Vec<ObjectMapping>,
     /// Tracepoints, in definition order.
     pub tracepoints: Vec<ActiveTracepoint>,
     /// Hits that ended in error (a variable index out of range).
     pub errors: u64,
+    /// The copies with the tracepoints in them now, by the PID of their
+    /// process and the flat base of their first object. A process's go
+    /// when it ends.
+    pub instances: BTreeMap<(u16, u32), Instance>,
+    /// Every process an instance was inserted in, in order, each once
+    /// (this stays when instances go).
+    pub pids: Vec<u16>,
+    /// Loads of the module that could not take the tracepoints (the copy
+    /// is not traced): the PID and why.
+    pub refused: Vec<(u16, ApplyError)>,
 }
 
 impl Dto {
-    pub(crate) fn new(spec: &DtoSpec) -> Dto {
+    pub(crate) fn new(spec: &DtoSpec, target: &str) -> Dto {
         Dto {
             module: spec.module.clone(),
+            target: target.to_string(),
             id: spec.id,
             vars: vec![0; spec.vars as usize],
             logmax: if spec.logmax == 0 {
@@ -157,10 +215,30 @@ impl Dto {
             } else {
                 spec.logmax
             },
-            objects: spec.objects.clone(),
-            tracepoints: Vec::new(),
+            objects: Vec::new(),
+            tracepoints: spec
+                .tracepoints
+                .iter()
+                .map(|tp| ActiveTracepoint {
+                    spec: tp.clone(),
+                    linear: 0,
+                    original: 0,
+                    hits: 0,
+                    logged: 0,
+                    cycles: 0,
+                    active: true,
+                })
+                .collect(),
             errors: 0,
+            instances: BTreeMap::new(),
+            pids: Vec::new(),
+            refused: Vec::new(),
         }
+    }
+
+    /// Whether a module called `name` is this DTO's.
+    pub fn traces(&self, name: &str) -> bool {
+        name.eq_ignore_ascii_case(&self.target)
     }
 }
 

@@ -23,13 +23,16 @@ mod dto;
 mod event;
 pub mod fine;
 mod guest;
+mod loads;
 mod runtime;
 pub mod select;
 pub mod statics;
 mod system;
 
 pub use commands::TraceCommands;
-pub use dto::{ActiveTracepoint, Dto, DtoSpec, SpecError, TdfSpecError, TracepointSpec};
+pub use dto::{
+    ActiveTracepoint, Dto, DtoSpec, Instance, Site, SpecError, TdfSpecError, TracepointSpec,
+};
 pub use event::{Dispatch, Next, TrapKind};
 pub use guest::{GuestView, ObjectMapping};
 pub use runtime::{ApplyError, DISPATCH_CYCLES, DynamicTrace, INT3, IRET_CYCLES, TRAP_CYCLES};

@@ -28,6 +28,16 @@
 //! returns its cost in [`Dispatch::cycles`]; the totals are kept per
 //! tracepoint.
 //!
+//! Instances: a DTO is the module's, and each copy of the module a process
+//! loads is an instance of it ([`super::Instance`]), with the tracepoints
+//! inserted at that copy's addresses ([`DynamicTrace::attach`], which the
+//! kernel calls at every load of a traced module and at TRACE ON for the
+//! copies already loaded). Tracepoints are found by the physical address
+//! of their byte, as the CPU keeps them ([`Emu::insert_tracepoint_phys`]):
+//! the same linear address in two processes is two tracepoints, of two
+//! instances, and a hit's record carries the PID of the process that hit
+//! it. When a process ends, its instances go ([`DynamicTrace::detach`]).
+//!
 //! Programs are compiled to native code when applied ([`rpn_vm::jit`]) and
 //! run by the interpreter where they cannot be; both give the same outcome
 //! and cycles, so the trace does not depend on which ran
@@ -40,9 +50,10 @@ use rpn_vm::jit::Compiled;
 use rpn_vm::{Hit, HitOutcome, Interpreter};
 use stda::{RecordFlags, RecordIn, Timestamp, TraceBuffer};
 
-use super::dto::{ActiveTracepoint, Dto, DtoSpec};
+use super::dto::{Dto, DtoSpec, Instance, Site, TracepointSpec};
 use super::event::{Dispatch, Next, TrapKind};
 use super::guest::GuestView;
+use super::guest::ObjectMapping;
 
 /// Cycles of an INT3 or #DB trap through a 386 interrupt gate at the same
 /// privilege level.
@@ -107,6 +118,9 @@ pub enum ApplyError {
     },
 }
 
+/// Where a tracepoint is: its DTO, its index there, and the instance.
+type SiteKey = (usize, usize, (u16, u32));
+
 /// The runtime: applied DTOs, the address map, the step in flight.
 #[derive(Debug)]
 pub struct DynamicTrace {
@@ -115,7 +129,8 @@ pub struct DynamicTrace {
     native: Vec<Vec<Option<Compiled>>>,
     /// Whether DTOs applied from now on get native code.
     native_enabled: bool,
-    by_address: BTreeMap<u32, (usize, usize)>,
+    /// Physical address of each inserted INT3: whose it is.
+    by_phys: BTreeMap<u32, SiteKey>,
     interp: Interpreter,
     overhead_cycles: u64,
 }
@@ -126,7 +141,7 @@ impl Default for DynamicTrace {
             dtos: Vec::new(),
             native: Vec::new(),
             native_enabled: true,
-            by_address: BTreeMap::new(),
+            by_phys: BTreeMap::new(),
             interp: Interpreter::new(),
             overhead_cycles: 0,
         }
@@ -164,38 +179,164 @@ impl DynamicTrace {
         self.overhead_cycles
     }
 
-    /// Whether an active tracepoint is at linear address `linear`.
+    /// Whether an active tracepoint is at linear address `linear` of the
+    /// address space on the CPU.
     #[inline]
-    pub fn is_tracepoint(&self, linear: u32) -> bool {
-        self.by_address.contains_key(&linear)
+    pub fn is_tracepoint(&self, emu: &Emu, linear: u32) -> bool {
+        !self.by_phys.is_empty()
+            && emu
+                .phys_of(linear)
+                .is_some_and(|p| self.by_phys.contains_key(&p))
     }
 
-    /// Inserts the tracepoints of `spec` (DosDynamicTrace / DTRACE APPLY).
-    /// Returns the DTO's index.
+    /// Inserts the tracepoints of `spec` (DosDynamicTrace / DTRACE APPLY)
+    /// into the address space on the CPU, at `spec.objects`. Returns the
+    /// DTO's index. The instance's PID is 0; the kernel uses
+    /// [`DynamicTrace::define`] and [`DynamicTrace::attach`] instead.
     ///
     /// # Errors
     /// [`ApplyError`] for the first tracepoint that cannot be inserted; then
-    /// nothing is patched.
+    /// nothing is patched and no DTO is added.
     pub fn apply(&mut self, emu: &mut Emu, spec: &DtoSpec) -> Result<usize, ApplyError> {
-        let mut dto = Dto::new(spec);
+        let specs = spec.tracepoints.iter().map(|tp| (tp, true));
+        let sites = self.plan(emu, specs, &spec.objects, &|l| emu.phys_of(l))?;
+        let index = self.define(spec, tdf::module::module_name(&spec.module));
+        self.commit(emu, index, 0, spec.objects.clone(), sites);
+        Ok(index)
+    }
+
+    /// Adds the DTO of `spec` for the module called `target` with its
+    /// first instance: the copy process `pid` loaded, at `objects`, with
+    /// `phys` giving the physical address of a linear one there. Returns
+    /// the DTO's index.
+    ///
+    /// # Errors
+    /// [`ApplyError`] for the first tracepoint that cannot be inserted; then
+    /// nothing is patched and no DTO is added.
+    pub fn apply_in(
+        &mut self,
+        emu: &mut Emu,
+        spec: &DtoSpec,
+        target: &str,
+        (pid, objects): (u16, Vec<ObjectMapping>),
+        phys: &dyn Fn(u32) -> Option<u32>,
+    ) -> Result<usize, ApplyError> {
+        let specs = spec.tracepoints.iter().map(|tp| (tp, true));
+        let sites = self.plan(emu, specs, &objects, phys)?;
+        let index = self.define(spec, target);
+        self.commit(emu, index, pid, objects, sites);
+        Ok(index)
+    }
+
+    /// Adds the DTO of `spec` with no instance yet: its tracepoints go into
+    /// each copy of the module called `target` that [`DynamicTrace::attach`]
+    /// is given. Returns its index.
+    pub fn define(&mut self, spec: &DtoSpec, target: &str) -> usize {
+        let dto = Dto::new(spec, target);
+        let native = if self.native_enabled {
+            Compiled::new_many(dto.tracepoints.iter().map(|tp| &tp.spec.program))
+        } else {
+            dto.tracepoints.iter().map(|_| None).collect()
+        };
+        self.native.push(native);
+        self.dtos.push(dto);
+        self.dtos.len() - 1
+    }
+
+    /// Inserts DTO `index`'s active tracepoints into a copy of its module
+    /// that process `pid` has loaded with `objects`; `phys` gives the
+    /// physical address of a linear one in that process (which need not
+    /// be the one on the CPU). A copy that has them already is left alone.
+    ///
+    /// # Errors
+    /// [`ApplyError`] for the first tracepoint that cannot be inserted
+    /// there; then nothing is patched in that copy.
+    pub fn attach(
+        &mut self,
+        emu: &mut Emu,
+        index: usize,
+        pid: u16,
+        objects: Vec<ObjectMapping>,
+        phys: &dyn Fn(u32) -> Option<u32>,
+    ) -> Result<(), ApplyError> {
+        let Some(dto) = self.dtos.get(index) else {
+            return Ok(());
+        };
+        let key = (pid, objects.first().map_or(0, |o| o.flat_base));
+        if dto.instances.contains_key(&key) {
+            return Ok(());
+        }
+        let specs = dto.tracepoints.iter().map(|tp| (&tp.spec, tp.active));
+        let sites = self.plan(emu, specs, &objects, phys)?;
+        self.commit(emu, index, pid, objects, sites);
+        Ok(())
+    }
+
+    /// Records that process `pid` loaded DTO `index`'s module but the
+    /// tracepoints could not go into that copy, and why.
+    pub fn refuse(&mut self, index: usize, pid: u16, why: ApplyError) {
+        if let Some(dto) = self.dtos.get_mut(index) {
+            dto.refused.push((pid, why));
+        }
+    }
+
+    /// Process `pid` ended: its instances go, their bytes written back
+    /// (their frames are about to be freed and may hold other code next).
+    pub fn detach(&mut self, emu: &mut Emu, pid: u16) {
+        for dto in &mut self.dtos {
+            let gone: Vec<(u16, u32)> = dto
+                .instances
+                .range((pid, 0)..=(pid, u32::MAX))
+                .map(|(k, _)| *k)
+                .collect();
+            for key in gone {
+                if let Some(instance) = dto.instances.remove(&key) {
+                    for site in instance.sites.iter().filter(|s| s.inserted) {
+                        emu.remove_tracepoint_phys(site.phys);
+                        self.by_phys.remove(&site.phys);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where `specs` go in a copy with `objects`, checked: nothing is
+    /// changed.
+    fn plan<'s>(
+        &self,
+        emu: &Emu,
+        specs: impl Iterator<Item = (&'s TracepointSpec, bool)>,
+        objects: &[ObjectMapping],
+        phys: &dyn Fn(u32) -> Option<u32>,
+    ) -> Result<Vec<Site>, ApplyError> {
         let mut planned: BTreeMap<u32, u16> = BTreeMap::new();
-        for tp in &spec.tracepoints {
+        let mut sites = Vec::new();
+        for (tp, active) in specs {
             let minor = tp.minor;
             let object = tp
                 .object
                 .checked_sub(1)
-                .and_then(|i| spec.objects.get(i as usize))
+                .and_then(|i| objects.get(i as usize))
                 .ok_or(ApplyError::NoSuchObject {
                     minor,
                     object: tp.object,
                 })?;
             let linear = object.flat_base.wrapping_add(tp.offset);
-            if self.by_address.contains_key(&linear) || planned.insert(linear, minor).is_some() {
+            if !active {
+                sites.push(Site {
+                    linear,
+                    phys: 0,
+                    original: 0,
+                    inserted: false,
+                });
+                continue;
+            }
+            let at = phys(linear).ok_or(ApplyError::Unreadable { minor, linear })?;
+            if self.by_phys.contains_key(&at) || planned.insert(at, minor).is_some() {
                 return Err(ApplyError::DuplicateAddress { minor, linear });
             }
             let mut byte = [0u8];
-            emu.read_linear(linear, &mut byte)
-                .map_err(|_| ApplyError::Unreadable { minor, linear })?;
+            emu.read_phys(at, &mut byte);
             let found = byte[0];
             if let Some(expected) = tp.opcode.filter(|&e| e != found) {
                 return Err(ApplyError::OpcodeMismatch {
@@ -212,55 +353,82 @@ impl DynamicTrace {
                     opcode: found,
                 });
             }
-            dto.tracepoints.push(ActiveTracepoint {
-                spec: tp.clone(),
+            sites.push(Site {
                 linear,
+                phys: at,
                 original: found,
-                hits: 0,
-                logged: 0,
-                cycles: 0,
-                active: true,
+                inserted: true,
             });
         }
-        for tp in &dto.tracepoints {
-            // Checked readable above; inserting fails only on a page that
-            // is not present, which read_linear would have reported.
-            emu.insert_tracepoint(tp.linear)
-                .map_err(|_| ApplyError::Unreadable {
-                    minor: tp.spec.minor,
-                    linear: tp.linear,
-                })?;
-        }
-        let index = self.dtos.len();
-        for (i, tp) in dto.tracepoints.iter().enumerate() {
-            self.by_address.insert(tp.linear, (index, i));
-        }
-        let native = if self.native_enabled {
-            Compiled::new_many(dto.tracepoints.iter().map(|tp| &tp.spec.program))
-        } else {
-            dto.tracepoints.iter().map(|_| None).collect()
-        };
-        self.native.push(native);
-        self.dtos.push(dto);
-        emu.intercept(vector::BP, true);
-        emu.intercept(vector::DB, true);
-        Ok(index)
+        Ok(sites)
     }
 
-    /// Removes every tracepoint of DTO `index`, restoring the original bytes
-    /// (DTRACE REMOVE). Its statistics and variables stay readable.
+    /// Inserts planned `sites` as an instance of DTO `index`.
+    fn commit(
+        &mut self,
+        emu: &mut Emu,
+        index: usize,
+        pid: u16,
+        objects: Vec<ObjectMapping>,
+        sites: Vec<Site>,
+    ) {
+        let key = (pid, objects.first().map_or(0, |o| o.flat_base));
+        for (t, site) in sites.iter().enumerate().filter(|(_, s)| s.inserted) {
+            emu.insert_tracepoint_phys(site.phys);
+            self.by_phys.insert(site.phys, (index, t, key));
+        }
+        let dto = &mut self.dtos[index];
+        if dto.pids.is_empty() {
+            dto.objects = objects.clone();
+            for (tp, site) in dto.tracepoints.iter_mut().zip(&sites) {
+                tp.linear = site.linear;
+                tp.original = site.original;
+            }
+        }
+        if !dto.pids.contains(&pid) {
+            dto.pids.push(pid);
+        }
+        dto.instances.insert(
+            key,
+            Instance {
+                pid,
+                objects,
+                sites,
+            },
+        );
+        emu.intercept(vector::BP, true);
+        emu.intercept(vector::DB, true);
+    }
+
+    /// Removes every tracepoint of DTO `index` from every instance,
+    /// restoring the original bytes (DTRACE REMOVE, TRACE OFF). Its
+    /// statistics and variables stay readable.
     pub fn remove(&mut self, emu: &mut Emu, index: usize) {
-        let Some(dto) = self.dtos.get_mut(index) else {
+        let Some(n) = self.dtos.get(index).map(|d| d.tracepoints.len()) else {
             return;
         };
-        for tp in dto.tracepoints.iter_mut().filter(|tp| tp.active) {
-            remove_one(emu, &mut self.by_address, tp);
+        for t in 0..n {
+            self.remove_one(emu, index, t);
         }
+    }
+
+    /// Takes tracepoint `t` of DTO `d` out of every instance.
+    fn remove_one(&mut self, emu: &mut Emu, d: usize, t: usize) {
+        let dto = &mut self.dtos[d];
+        for instance in dto.instances.values_mut() {
+            if let Some(site) = instance.sites.get_mut(t).filter(|s| s.inserted) {
+                emu.remove_tracepoint_phys(site.phys);
+                self.by_phys.remove(&site.phys);
+                site.inserted = false;
+            }
+        }
+        dto.tracepoints[t].active = false;
     }
 
     /// Offers a trap of the guest to the runtime. `trace` receives the
-    /// record when the tracepoint logs one, stamped `now`; `pid` goes into
-    /// it. The answer carries the hit's cost for the kernel's clock.
+    /// record when the tracepoint logs one, stamped `now`; `pid` (the
+    /// process that hit it) goes into it. The answer carries the hit's
+    /// cost for the kernel's clock.
     pub fn on_trap(
         &mut self,
         emu: &mut Emu,
@@ -287,12 +455,12 @@ impl DynamicTrace {
             .sreg(SegReg::Cs)
             .base
             .wrapping_add(cpu.eip.wrapping_sub(1));
-        let Some(&(d, t)) = self.by_address.get(&linear) else {
+        let Some(&(d, t, key)) = emu.phys_of(linear).and_then(|p| self.by_phys.get(&p)) else {
             return Dispatch::NOT_OURS;
         };
         // The trap frame is the CPU itself: the program reads registers
         // where it needs them, and changes none.
-        let protected = cpu.protected();
+        let protected = emu.cpu().protected();
         let dto = &mut self.dtos[d];
         let tp = &mut dto.tracepoints[t];
         let hit = Hit {
@@ -300,7 +468,11 @@ impl DynamicTrace {
             minor: tp.spec.minor,
             logmax: dto.logmax,
         };
-        let mut guest = GuestView::new(emu, &dto.objects);
+        let objects = dto
+            .instances
+            .get(&key)
+            .map_or(&dto.objects[..], |i| &i.objects[..]);
+        let mut guest = GuestView::new(emu, objects);
         let result = match &self.native[d][t] {
             Some(native) => native.run(&mut self.interp, &mut guest, &mut dto.vars, hit),
             None => self
@@ -344,7 +516,8 @@ impl DynamicTrace {
         // runs next, out of line: nothing is patched or flushed.
         emu.resume_at_tracepoint();
         if remove {
-            remove_one(emu, &mut self.by_address, tp);
+            // The tracepoint is the module's: it leaves every instance.
+            self.remove_one(emu, d, t);
             return Dispatch::resume(cost);
         }
         if sysdump {
@@ -361,14 +534,4 @@ impl DynamicTrace {
     fn on_single_step(&mut self, _emu: &mut Emu) -> Dispatch {
         Dispatch::NOT_OURS
     }
-}
-
-fn remove_one(
-    emu: &mut Emu,
-    by_address: &mut BTreeMap<u32, (usize, usize)>,
-    tp: &mut ActiveTracepoint,
-) {
-    let _ = emu.remove_tracepoint(tp.linear);
-    by_address.remove(&tp.linear);
-    tp.active = false;
 }

@@ -31,9 +31,6 @@ pub enum TraceError {
     /// No trace buffer: [`crate::Process::trace_start`] was not called.
     #[error("the system trace is not configured (no trace buffer)")]
     NotStarted,
-    /// No loaded module has that name.
-    #[error("module {0} is not loaded")]
-    NoModule(String),
     /// The trace program file lacks a major code or an address.
     #[error("{0}")]
     Spec(#[from] SpecError),
@@ -140,6 +137,12 @@ pub struct DtoReport {
     pub errors: u64,
     /// The tracepoints, in definition order.
     pub tracepoints: Vec<TracepointReport>,
+    /// Every process the tracepoints went into (its copy of the module),
+    /// in order; empty when no process loaded the module.
+    pub pids: Vec<u16>,
+    /// Copies of the module the tracepoints could not go into: the PID of
+    /// the process and why.
+    pub refused: Vec<(u16, String)>,
 }
 
 /// The state of the system trace, for the commands that show it.
@@ -435,6 +438,12 @@ fn dto_report(dto: &Dto) -> DtoReport {
                 logged: tp.logged,
                 cycles: tp.cycles,
             })
+            .collect(),
+        pids: dto.pids.clone(),
+        refused: dto
+            .refused
+            .iter()
+            .map(|(pid, why)| (*pid, why.to_string()))
             .collect(),
     }
 }
