@@ -21,7 +21,11 @@
 //!   tracepoint hits once they are due, since only hits change the buffer.
 //! * `--query` and `--getvars`: `DTRACE QUERY` and `GETVARS` after the run:
 //!   each DTO with its id, its tracepoints' hits, records and cycles, and
-//!   its variables.
+//!   its variables; `in processes:` lists the PIDs whose copies of the
+//!   module took the tracepoints when that is not the first process alone
+//!   (a traced program run as a child, a DLL in several processes).
+//!   After any traced run, a module that was never loaded, and a copy that
+//!   could not take the tracepoints, are named on stderr.
 //! * `--export FILE`, `--svg FILE`, `--follow`: the views of the run
 //!   (`runviews`); `--save FILE` also writes the fine-time sidecar
 //!   `FILE.idx`.
@@ -165,6 +169,17 @@ pub fn finish(opts: &TraceOptions, process: &mut Process, root: &Path) -> Result
     if let Some(e) = &report.spool_error {
         eprintln!("os2trace: {e}");
     }
+    for dto in &report.dtos {
+        let module = crate::util::escape_controls(&dto.module);
+        if dto.pids.is_empty() && dto.refused.is_empty() {
+            eprintln!(
+                "os2trace: module {module} was never loaded: none of its tracepoints went in"
+            );
+        }
+        for (pid, why) in &dto.refused {
+            eprintln!("os2trace: process {pid}'s copy of {module} is not traced: {why}");
+        }
+    }
     stopped?;
     if let Some((t, dir)) = &report.spool {
         println!(
@@ -216,6 +231,17 @@ pub fn finish(opts: &TraceOptions, process: &mut Process, root: &Path) -> Result
                 dto.errors
             );
             if opts.query {
+                // The processes whose copies of the module took the
+                // tracepoints, unless that is the first process alone.
+                if dto.pids != [1] {
+                    let pids: Vec<String> = dto.pids.iter().map(u16::to_string).collect();
+                    let pids = if pids.is_empty() {
+                        "none".to_string()
+                    } else {
+                        pids.join(" ")
+                    };
+                    println!("  in processes: {pids}");
+                }
                 for tp in &dto.tracepoints {
                     println!(
                         "  minor {:04X} major {:04X} at {:04X}:{:08X} {}: {} hits, {} records, {} cycles",

@@ -233,3 +233,85 @@ fn the_default_limits_and_the_messages_of_a_limit() {
         "{err}"
     );
 }
+
+/// A traced program that CMD.EXE runs (`/C`) is traced in the child: its
+/// TDFs (the EXE's and its DLL's) go into the copies the child loads, the
+/// records are formatted as when the program runs alone but with the
+/// child's PID, QUERY names the process, and two runs write the same
+/// TRACEGET file. A TDF whose module never loads is named on stderr.
+#[test]
+fn a_program_run_by_cmd_is_traced_in_the_child() {
+    let dir = prepared();
+    for tsf in ["TPDLL32", "DLLCAL32", "HELLO16"] {
+        let map = format!("/M={tsf}.MAP");
+        text(&os2trace(
+            dir.path(),
+            &["trcust", &format!("{tsf}.TSF"), &map],
+        ));
+    }
+    let run = |program: &[&str], save: &str| {
+        let mut args = vec![
+            "run",
+            "--root",
+            ".",
+            "--trace",
+            "DLLCAL32",
+            "--trace",
+            "TPDLL32",
+            "--tracefmt",
+            "--save",
+            save,
+            "--query",
+        ];
+        args.extend_from_slice(program);
+        os2trace(dir.path(), &args)
+    };
+    let alone = text(&run(&["DLLCAL32.EXE"], "A.SAV"));
+    let child = text(&run(&["C:\\OS2\\CMD.EXE", "/C", "DLLCAL32"], "C.SAV"));
+    let formatted = |out: &str| -> Vec<String> {
+        out.lines()
+            .skip_while(|l| !l.starts_with("    1  "))
+            .take_while(|l| !l.starts_with("DTO "))
+            .map(String::from)
+            .collect()
+    };
+    let (alone_lines, child_lines) = (formatted(&alone), formatted(&child));
+    assert_eq!(alone_lines.len(), child_lines.len(), "{child}");
+    assert_eq!(
+        child_lines
+            .iter()
+            .filter(|l| l.contains(" PID=0002 "))
+            .count(),
+        9,
+        "{child}"
+    );
+    for (a, c) in alone_lines.iter().zip(&child_lines) {
+        // TPDLL32's initialization returns to a thunk in the system
+        // region, wherever CMD.EXE's start left the next free one.
+        if a.starts_with("   ret=") {
+            assert_eq!(a[15..], c[15..]);
+            continue;
+        }
+        assert_eq!(a.replace(" PID=0001 ", " PID=0002 "), *c);
+    }
+    assert!(
+        child.contains("DTO 1: module TPDLL32.DLL id 0 vars 0 errors 0\n  in processes: 2\n"),
+        "{child}"
+    );
+    assert!(!alone.contains("in processes"), "{alone}");
+    let again = text(&run(&["C:\\OS2\\CMD.EXE", "/C", "DLLCAL32"], "D.SAV"));
+    assert_eq!(again, child);
+    let saved = |f: &str| std::fs::read(dir.path().join(f)).unwrap();
+    assert_eq!(saved("C.SAV"), saved("D.SAV"));
+    // HELLO16 never runs: said on stderr, and the run still succeeds.
+    let out = os2trace(
+        dir.path(),
+        &["run", "--root", ".", "--trace", "HELLO16", "DLLCAL32.EXE"],
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("module HELLO16.EXE was never loaded: none of its tracepoints went in"),
+        "{err}"
+    );
+}
