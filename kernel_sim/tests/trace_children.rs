@@ -288,3 +288,54 @@ fn a_copy_whose_bytes_differ_is_refused_and_runs_untraced() {
     assert!(why.contains("opcode mismatch"), "{why}");
     assert_eq!(report.dtos[0].tracepoints[0].hits, 1, "the parent's hit");
 }
+
+/// DosLoadModule brings a traced DLL in while the program runs: its copy
+/// is traced from its initialization on; DosFreeModule takes the copy
+/// out, and the copy a second DosLoadModule brings in (at another
+/// address, the freed one's memory staying reserved) is traced anew.
+#[test]
+fn a_dll_loaded_at_run_time_is_traced_and_freeing_it_forgets_its_copy() {
+    let mut c = Code::new();
+    for _ in 0..2 {
+        load_module(&mut c, b"TPDLL32", DATA + 0x420);
+        c.push(PFN).push(0).push(3).push_mem(HMOD);
+        c.call("DOSCALLS", 321, 16);
+        c.c.extend([0xFF, 0x15]);
+        c.c.extend(PFN.to_le_bytes());
+        // DosFreeModule(hmod)
+        c.push_mem(HMOD);
+        c.call("DOSCALLS", 322, 4);
+        store_eax(&mut c, RC + 12);
+    }
+    c.load_eax(RC + 12);
+    let parent = c.exit_eax();
+    let files = [("T.EXE", parent)];
+    let (o, _, records, stda, mut p) = traced(&files, "T.EXE", &[]);
+    assert_eq!(o, Outcome::Exited(0), "DosFreeModule succeeded");
+    let got: Vec<(u16, u8, u16)> = records.iter().map(|r| (r.0, r.1, r.2)).collect();
+    assert_eq!(
+        got,
+        [(1, 0xC3, 1), (1, 0xC3, 4), (1, 0xC3, 1), (1, 0xC3, 4)],
+        "init and GetCount in each copy"
+    );
+    let eip = |r: &Rec| u32::from_le_bytes(r.3[..4].try_into().unwrap());
+    assert_ne!(eip(&records[1]), eip(&records[3]), "two copies, two places");
+    let dto = &p.system_trace().unwrap().runtime().dtos()[1];
+    assert!(dto.instances.is_empty(), "both copies were freed");
+    assert_eq!(dto.pids, [1]);
+    // Nothing of the freed copies is a tracepoint any more: their bytes
+    // are the DLL's own again.
+    let offset = testprogs::tpdll32()
+        .unwrap()
+        .symbol("GetCount")
+        .unwrap()
+        .offset;
+    for r in [&records[1], &records[3]] {
+        let at = eip(r) - 1;
+        assert_eq!(p.machine().tracepoint(at), None);
+        let mut byte = [0u8];
+        p.read_guest(at, &mut byte).unwrap();
+        assert_ne!(byte[0], 0xCC, "GetCount+{offset:#x}");
+    }
+    assert_eq!(traced(&files, "T.EXE", &[]).3, stda);
+}

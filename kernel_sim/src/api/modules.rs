@@ -256,6 +256,10 @@ impl Process {
         for &t in order.iter().rev() {
             self.run_term_now(t)?;
         }
+        // Traced copies are traced no more (`trace/loads.rs`).
+        for &g in &gone {
+            self.trace_module_freed(g);
+        }
         Ok(NO_ERROR)
     }
 

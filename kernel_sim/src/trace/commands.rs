@@ -126,7 +126,7 @@ impl Process {
             .pcb
             .modules
             .iter()
-            .find(|m| m.name.eq_ignore_ascii_case(target))
+            .find(|m| !m.freed && m.name.eq_ignore_ascii_case(target))
         {
             Some(m) => {
                 let mem = &self.pcb.mem;
@@ -147,7 +147,7 @@ impl Process {
             for m in pcb
                 .modules
                 .iter()
-                .filter(|m| m.name.eq_ignore_ascii_case(target))
+                .filter(|m| !m.freed && m.name.eq_ignore_ascii_case(target))
             {
                 let mem = &pcb.mem;
                 let objects = object_mappings(m);

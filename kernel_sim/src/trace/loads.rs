@@ -27,9 +27,10 @@
 //! - Inserting happens when the module and everything it imports are
 //!   loaded and fixed up, before any of its code runs (a DLL's
 //!   initialization routine included).
-//! - DosFreeModule unloads nothing here, so a copy stays traced until
-//!   its process ends; then its instances go and their INT3s with them,
-//!   before the process's frames can hold anything else.
+//! - A copy stays traced until DosFreeModule frees it (after its
+//!   termination routine, which is traced, has run) or its process ends;
+//!   then its instances go and their INT3s with them, before the frames
+//!   can hold anything else. A copy loaded again is a new instance.
 
 use super::system::object_mappings;
 use crate::process::Process;
@@ -60,6 +61,19 @@ impl Process {
                 runtime.refuse(d, pid, why);
             }
         }
+    }
+
+    /// Module `index` of the running process was freed (DosFreeModule):
+    /// its copy is traced no more.
+    pub(crate) fn trace_module_freed(&mut self, index: usize) {
+        let (Some(trace), Some(module)) = (self.kernel.trace.as_mut(), self.pcb.modules.get(index))
+        else {
+            return;
+        };
+        let first = module.objects.first().map_or(0, |o| o.base);
+        trace
+            .runtime_mut()
+            .detach_copy(&mut self.machine, self.pcb.pid, first);
     }
 
     /// Process `pid` is ending and its address space goes: its copies of

@@ -300,6 +300,20 @@ impl DynamicTrace {
         }
     }
 
+    /// Process `pid`'s copy of a module whose first object is at
+    /// `first_base` was unloaded (DosFreeModule): its instances go, their
+    /// bytes written back.
+    pub fn detach_copy(&mut self, emu: &mut Emu, pid: u16, first_base: u32) {
+        for dto in &mut self.dtos {
+            if let Some(instance) = dto.instances.remove(&(pid, first_base)) {
+                for site in instance.sites.iter().filter(|s| s.inserted) {
+                    emu.remove_tracepoint_phys(site.phys);
+                    self.by_phys.remove(&site.phys);
+                }
+            }
+        }
+    }
+
     /// Where `specs` go in a copy with `objects`, checked: nothing is
     /// changed.
     fn plan<'s>(
