@@ -150,6 +150,9 @@ pub struct JitStats {
     pub entries: u64,
     /// Guest instructions retired in host code.
     pub instructions: u64,
+    /// Of the entries, those made straight from the end of another block
+    /// (chained, without going back to the run loop).
+    pub chained: u64,
 }
 
 impl Machine {

@@ -115,7 +115,7 @@ pub(crate) fn tag_of(sel: u16, cpl: u8) -> u32 {
 }
 
 /// The host code's check of a segment register holding `s` (see
-/// `Machine::seg_checks`): its read and write offset ranges (as
+/// `Machine::seg_check`): its read and write offset ranges (as
 /// `Segment::contains` and, where `typed`, `Segment::permits`) and base.
 pub(crate) fn seg_check_of(s: &Segment, typed: bool) -> SegCheck {
     // Offsets whose first byte is inside the limit (as u64: an
