@@ -649,7 +649,8 @@ fn machine(s: Setup, body: &[Gen], (count, bad_at): (u16, u16), jit: bool) -> Ma
 }
 
 /// The benchmark's far-call loop (16-bit, CPL 0): the same outcome with
-/// the tier on and off, and the tier runs nearly all of it.
+/// the tier on and off, and the tier runs nearly all of it, block to
+/// block.
 #[test]
 fn far_call_loop_runs_natively() {
     let body = [(7u8, 1u8, 0u32)];
@@ -672,6 +673,9 @@ fn far_call_loop_runs_natively() {
     assert!(a.halted(), "ran {n} times, {:?}", a.cpu());
     let st = a.jit_stats();
     assert!(st.instructions > 2000 * 8, "{st:?}");
+    // The far CALL's block goes into the routine's, whose far RET goes
+    // back into the loop's: most entries are chained.
+    assert!(st.chained > st.entries / 2, "{st:?}");
 }
 
 /// A case's budget for one run from the drawn pair: `.0 * 7`
