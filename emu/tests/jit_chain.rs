@@ -64,7 +64,7 @@ fn emit(a: &mut CodeAssembler, g: Gen) {
         9 => a.inc(d),
         10 => a.dec(d),
         11 => a.neg(d),
-        12 => a.shl(d, (v % 32) as u32),
+        12 => a.shl(d, v % 32),
         13 => a.mov(m, d),
         14 => a.add(d, m),
         15 => a.add(m, d),
@@ -237,7 +237,7 @@ proptest! {
         if a.jit_stats().chained > 0 {
             CHAINED.fetch_add(1, Relaxed);
         }
-        if c % 5000 == 0 {
+        if c.is_multiple_of(5000) {
             eprintln!("jit_chain: {c} cases, {} chained", CHAINED.load(Relaxed));
         }
     }
