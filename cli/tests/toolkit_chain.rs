@@ -231,4 +231,50 @@ fn one_makefile_builds_dumps_maps_customizes_and_runs_then_os2trace_traces_it() 
         traced.contains("\n   greeting\n   says Hello from the chain..\n"),
         "{traced}"
     );
+
+    // NMAKE runs the program again (its `run` target, through CMD.EXE),
+    // traced: HELLO is a child of a child, and its copy takes the
+    // tracepoints; the record has its PID and formats the same way.
+    let out = os2trace(
+        root,
+        &[
+            "run",
+            "--root",
+            ".",
+            "--env",
+            "DPATH=C:\\",
+            "--trace",
+            "HELLO.TDF",
+            "--tracefmt",
+            "--query",
+            "NMAKE.EXE",
+            "/NOLOGO",
+            "run",
+        ],
+    );
+    let nmake = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{nmake}");
+    let line = nmake
+        .lines()
+        .find(|l| l.contains("MAJ=00C6 MIN=0001"))
+        .unwrap_or_else(|| panic!("HELLO's record in:\n{nmake}"));
+    let pid = line
+        .split("PID=")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    assert_ne!(pid, "0001", "{line}");
+    assert!(
+        nmake.contains(&format!(
+            "  in processes: {}\n",
+            u16::from_str_radix(pid, 16).unwrap()
+        )),
+        "{nmake}"
+    );
+    assert!(
+        nmake.contains("\n   greeting\n   says Hello from the chain..\n"),
+        "{nmake}"
+    );
 }
