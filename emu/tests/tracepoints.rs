@@ -12,7 +12,9 @@
 //! the patched byte, self-modifying code over a tracepoint, a guest that
 //! single-steps through one, removal at a hit, a stop at a hit (SysDump),
 //! two tracepoints in one block, a tracepoint in a native hot loop; in
-//! real mode, 16- and 32-bit protected mode, and with paging.
+//! real mode, 16- and 32-bit protected mode, and with paging. One more
+//! case shows tracepoints belong to physical memory: two page directories
+//! mapping one linear page to two frames have their own.
 
 mod common;
 
@@ -663,4 +665,73 @@ fn remove_and_sysdump_at_a_hit() {
     let r = same_four_ways(|| prot_machine(&c), &tps[..1], stop, false);
     assert_eq!(r.end, "stopped");
     assert_eq!(r.eip, tps[0], "stopped on the traced instruction");
+}
+
+/// Tracepoints are physical: with two page directories that map the
+/// code's linear page to two frames, one inserted through the first is
+/// not in the second, whose own INT3 there stays the guest's; one
+/// inserted by physical address into the second (not on the CPU) is hit
+/// when the second is loaded.
+#[test]
+fn each_address_space_has_its_own_tracepoints() {
+    const PD2: u32 = 0x10_2000;
+    const PT2: u32 = 0x10_3000;
+    const FRAME2: u32 = 0x20_0000;
+    // inc esi; hlt
+    let code = [0x46, 0xF4];
+    let mut m = paged_machine(&code);
+    let pd1 = m.cpu().cr3;
+    m.write_phys(PD2, &(PT2 | 7).to_le_bytes());
+    for p in 0..1024u32 {
+        let frame = if p == PROT >> 12 { FRAME2 } else { p << 12 };
+        m.write_phys(PT2 + p * 4, &(frame | 7).to_le_bytes());
+    }
+    let at2 = FRAME2 | (PROT & 0xFFF);
+    m.write_phys(at2, &code);
+    m.intercept(vector::BP, true);
+    let start = |m: &mut Machine, pd: u32| {
+        let c = m.cpu_mut_flush_tlb();
+        c.cr3 = pd;
+        c.eip = PROT;
+        c.gpr[Gpr::Esi] = 0;
+        m.set_halted(false);
+    };
+    let limits = Limits {
+        instructions: Some(100),
+        cycles: None,
+    };
+    assert_eq!(m.insert_tracepoint(PROT).unwrap(), 0x46);
+    assert_eq!(m.phys_of(PROT), Some(PROT));
+    // The second space: its byte is its own, no tracepoint.
+    start(&mut m, PD2);
+    assert_eq!(m.phys_of(PROT), Some(at2));
+    assert_eq!(m.tracepoint(PROT), None);
+    assert_eq!(m.run(limits), Exit::Halted);
+    assert_eq!(m.cpu().gpr[Gpr::Esi], 1, "no hit");
+    // A guest INT3 of its own there is the guest's: #BP, EIP after it.
+    m.write_phys(at2, &[0xCC]);
+    start(&mut m, PD2);
+    assert!(matches!(m.run(limits), Exit::Exception { fault, .. } if fault.vector == vector::BP));
+    assert_eq!(m.cpu().eip, PROT + 1);
+    m.write_phys(at2, &[0x46]);
+    // The first space: the tracepoint, then the original instruction.
+    start(&mut m, pd1);
+    assert!(matches!(m.run(limits), Exit::Exception { fault, .. } if fault.vector == vector::BP));
+    assert_eq!(m.resume_at_tracepoint(), PROT);
+    assert_eq!(m.run(limits), Exit::Halted);
+    assert_eq!(m.cpu().gpr[Gpr::Esi], 1);
+    // Inserted by physical address into the second while the first runs.
+    assert_eq!(m.insert_tracepoint_phys(at2), 0x46);
+    assert_eq!(m.tracepoint_phys(at2), Some(0x46));
+    start(&mut m, PD2);
+    assert!(matches!(m.run(limits), Exit::Exception { fault, .. } if fault.vector == vector::BP));
+    // Removing the first space's leaves the second's.
+    start(&mut m, pd1);
+    assert_eq!(m.remove_tracepoint(PROT).unwrap(), Some(0x46));
+    assert_eq!(m.tracepoint_phys(at2), Some(0x46));
+    assert_eq!(m.run(limits), Exit::Halted);
+    assert_eq!(m.remove_tracepoint_phys(at2), Some(0x46));
+    start(&mut m, PD2);
+    assert_eq!(m.run(limits), Exit::Halted);
+    assert_eq!(m.cpu().gpr[Gpr::Esi], 1);
 }
