@@ -6,7 +6,10 @@
 //! - **One machine.** Every process runs in the one emulated machine with
 //!   its own page directory and LDT ([`crate::memory::Memory::child`]);
 //!   the GDT, the thunk page, the clock, the sandbox, the semaphore table
-//!   and the system trace are the system's. A process switch is a thread
+//!   and the system trace are the system's. A traced module the child
+//!   loads gets the tracepoints at its copy's addresses as it loads,
+//!   before its DLLs' initialization runs (`trace/loads.rs`); its hits
+//!   are logged with its PID. A process switch is a thread
 //!   switch that also loads CR3 and the LDT.
 //! - **Scheduling.** Processes share the threads' round robin
 //!   (`threads.rs`): when the running thread blocks or its quantum ends,
@@ -42,8 +45,9 @@
 //!   `Process::sem_owner`); a process that ends frees the mutexes its
 //!   threads held, and the next owner gets ERROR_SEM_OWNER_DIED.
 //! - **The end of a process** (after its exit list, `exitlist.rs`):
-//!   its opens of 32-bit and 16-bit system semaphores are closed (those
-//!   nobody else has open go), its access to shared memory goes (an
+//!   its copies of traced modules leave the trace before its frames are
+//!   freed; its opens of 32-bit and 16-bit system semaphores are closed
+//!   (those nobody else has open go), its access to shared memory goes (an
 //!   object nobody else has goes, its frames freed), and its handle
 //!   table is closed (files; a pipe's last write end gives its reader
 //!   end of file). A killed process's are released the same way.

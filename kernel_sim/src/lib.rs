@@ -31,13 +31,17 @@
 //! `Process` stays the public handle of the running system, and the run
 //! is its first process's.
 //!
-//! Tracepoints and processes: TRACE ON and APPLY patch the modules of
-//! the process that loaded them; a child that loads a traced module at
-//! the same place (a program that starts itself, the same DLL first in
-//! the arena) gets the tracepoints too; records of every process go to
-//! the one buffer with their PID. Known limits: a copy of a traced
-//! module placed elsewhere in a child is not traced, and a DTO removed
-//! while a child runs is restored only in the process that removes it.
+//! Tracepoints and processes: a DTO is the module's, not an address's
+//! (`trace/loads.rs`). TRACE ON and APPLY insert its tracepoints into
+//! every copy of the module a live process has loaded, and the kernel
+//! inserts them into each copy loaded later (a child's program and DLLs,
+//! at whatever addresses they land; DosLoadModule), each copy an
+//! instance with its own addresses, found by the physical address of its
+//! INT3. Records of every process go to the one buffer with their PID
+//! (and the sidecar has the TID); a copy goes out of the trace when
+//! DosFreeModule frees it or its process ends, and TRACE OFF or a
+//! program's Remove takes a tracepoint out of every copy. A module no
+//! process has loaded yet is traced from its first load.
 //!
 //! Entry points:
 //! - [`Process::new`] with a [`ProcessConfig`] (sandbox root, program path

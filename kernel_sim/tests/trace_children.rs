@@ -30,6 +30,17 @@ const ASYNC_RESULT: u32 = 2;
 /// A record as (PID, major, minor, data).
 type Rec = (u16, u8, u16, Vec<u8>);
 
+/// A traced run: how it ended, its console, the buffer's records and
+/// bytes, the (PID, TID) of each sidecar entry, and the system.
+struct Traced {
+    outcome: Outcome,
+    console: String,
+    records: Vec<Rec>,
+    stda: Vec<u8>,
+    sidecar: Vec<(u16, u16)>,
+    p: Process,
+}
+
 /// The bytes `s` at `addr` (whole dwords, zero-padded).
 fn bytes(c: &mut Code, addr: u32, s: &[u8]) {
     for (i, ch) in s.chunks(4).enumerate() {
@@ -78,12 +89,8 @@ fn load_module(c: &mut Code, dll: &[u8], at: u32) {
 
 /// A sandbox with TPDLL32, DLLCAL32, their trace program files and
 /// `extra` files; `program` run there with both trace program files
-/// applied: (outcome, console, records, the STDA's bytes, the process).
-fn traced(
-    extra: &[(&str, Vec<u8>)],
-    program: &str,
-    args: &[&str],
-) -> (Outcome, String, Vec<Rec>, Vec<u8>, Process) {
+/// applied.
+fn traced(extra: &[(&str, Vec<u8>)], program: &str, args: &[&str]) -> Traced {
     let dir = tempfile::tempdir().unwrap();
     let dll = testprogs::tpdll32().unwrap();
     let exe = testprogs::dllcal32().unwrap();
@@ -109,6 +116,8 @@ fn traced(
     };
     p.trace_commands(&commands).unwrap();
     let outcome = p.run();
+    let side = p.system_trace().unwrap().sidecar();
+    let sidecar = side.entries.iter().map(|e| (e.pid, e.tid)).collect();
     let snap = p.system_trace_mut().unwrap().buffer_mut().get_stda();
     let records = Stda::parse(&snap.stda)
         .unwrap()
@@ -116,7 +125,14 @@ fn traced(
         .into_iter()
         .map(|r| (r.pid, r.major, r.minor, r.data))
         .collect();
-    (outcome, out.text(), records, snap.stda, p)
+    Traced {
+        outcome,
+        console: out.text(),
+        records,
+        stda: snap.stda,
+        sidecar,
+        p,
+    }
 }
 
 /// The records of process `pid`, without it, TPDLL32's init record's
@@ -139,7 +155,11 @@ fn of(records: &[Rec], pid: u16) -> Vec<(u8, u16, Vec<u8>)> {
 
 /// What DLLCAL32 logs when it runs as the first process.
 fn alone() -> Vec<(u8, u16, Vec<u8>)> {
-    let (o, _, records, _, _) = traced(&[], "DLLCAL32.EXE", &[]);
+    let Traced {
+        outcome: o,
+        records,
+        ..
+    } = traced(&[], "DLLCAL32.EXE", &[]);
     assert_eq!(o, Outcome::Exited(0));
     assert!(records.iter().all(|r| r.0 == 1));
     assert_eq!(records.len(), 9, "{records:?}");
@@ -150,7 +170,14 @@ fn alone() -> Vec<(u8, u16, Vec<u8>)> {
 fn a_program_that_cmd_runs_is_traced_in_the_child_with_its_pid() {
     let want = alone();
     let run = || traced(&[], "C:\\OS2\\CMD.EXE", &["/C", "DLLCAL32"]);
-    let (o, console, records, stda, p) = run();
+    let Traced {
+        outcome: o,
+        console,
+        records,
+        stda,
+        sidecar,
+        p,
+    } = run();
     assert_eq!(o, Outcome::Exited(0));
     assert!(console.starts_with("DLLCAL32 calls TPDLL32"), "{console}");
     // CMD.EXE (PID 1) is no traced module: every record is the child's.
@@ -161,11 +188,14 @@ fn a_program_that_cmd_runs_is_traced_in_the_child_with_its_pid() {
     assert_eq!(report.dtos[0].pids, [2]);
     assert_eq!(report.dtos[1].pids, [2]);
     assert!(report.dtos.iter().all(|d| d.refused.is_empty()));
+    // The sidecar has each record's process and thread: the child's
+    // thread 1.
+    assert_eq!(sidecar, vec![(2, 1); records.len()]);
     // The child has ended: its copies are traced no more, and nothing of
     // them is left in the runtime.
     let dtos = p.system_trace().unwrap().runtime().dtos();
     assert!(dtos.iter().all(|d| d.instances.is_empty()));
-    assert_eq!(run().3, stda, "the same buffer on every run");
+    assert_eq!(run().stda, stda, "the same buffer on every run");
 }
 
 #[test]
@@ -183,12 +213,18 @@ fn a_child_started_synchronously_or_asynchronously_is_traced_with_its_pid() {
         c.c.extend((RES + 4).to_le_bytes());
         let parent = c.exit_eax();
         let files = [("T.EXE", parent)];
-        let (o, _, records, stda, p) = traced(&files, "T.EXE", &[]);
+        let Traced {
+            outcome: o,
+            records,
+            stda,
+            p,
+            ..
+        } = traced(&files, "T.EXE", &[]);
         assert_eq!(o, Outcome::Exited(0), "flag {flag}");
         assert!(records.iter().all(|r| r.0 == 2), "{records:?}");
         assert_eq!(of(&records, 2), want, "flag {flag}");
         assert_eq!(p.trace_report().unwrap().dtos[1].pids, [2]);
-        assert_eq!(traced(&files, "T.EXE", &[]).3, stda, "flag {flag}");
+        assert_eq!(traced(&files, "T.EXE", &[]).stda, stda, "flag {flag}");
     }
 }
 
@@ -213,7 +249,13 @@ fn a_dll_loaded_by_two_processes_at_two_addresses_is_traced_in_both() {
     let parent = c.exit_eax();
     let other = testprogs::tnfdll32().unwrap();
     let files = [("T.EXE", parent), ("TNFDLL32.DLL", other.bytes.clone())];
-    let (o, _, records, stda, p) = traced(&files, "T.EXE", &[]);
+    let Traced {
+        outcome: o,
+        records,
+        stda,
+        p,
+        ..
+    } = traced(&files, "T.EXE", &[]);
     assert_eq!(o, Outcome::Exited(0));
     // The parent's own hits: TPDLL32's initialization and GetCount.
     let mine: Vec<(u8, u16)> = records
@@ -250,7 +292,7 @@ fn a_dll_loaded_by_two_processes_at_two_addresses_is_traced_in_both() {
     let dto = &p.system_trace().unwrap().runtime().dtos()[1];
     let pids: Vec<u16> = dto.instances.values().map(|i| i.pid).collect();
     assert_eq!(pids, [1]);
-    assert_eq!(traced(&files, "T.EXE", &[]).3, stda);
+    assert_eq!(traced(&files, "T.EXE", &[]).stda, stda);
 }
 
 #[test]
@@ -310,7 +352,13 @@ fn a_dll_loaded_at_run_time_is_traced_and_freeing_it_forgets_its_copy() {
     c.load_eax(RC + 12);
     let parent = c.exit_eax();
     let files = [("T.EXE", parent)];
-    let (o, _, records, stda, mut p) = traced(&files, "T.EXE", &[]);
+    let Traced {
+        outcome: o,
+        records,
+        stda,
+        mut p,
+        ..
+    } = traced(&files, "T.EXE", &[]);
     assert_eq!(o, Outcome::Exited(0), "DosFreeModule succeeded");
     let got: Vec<(u16, u8, u16)> = records.iter().map(|r| (r.0, r.1, r.2)).collect();
     assert_eq!(
@@ -337,5 +385,5 @@ fn a_dll_loaded_at_run_time_is_traced_and_freeing_it_forgets_its_copy() {
         p.read_guest(at, &mut byte).unwrap();
         assert_ne!(byte[0], 0xCC, "GetCount+{offset:#x}");
     }
-    assert_eq!(traced(&files, "T.EXE", &[]).3, stda);
+    assert_eq!(traced(&files, "T.EXE", &[]).stda, stda);
 }

@@ -3,7 +3,10 @@
 //! OS/2 single-steps (warp-debug-dtrace.txt §1.3.3) and the emulator runs
 //! out of line at the same cost.
 //!
-//! * [`DtoSpec`] / [`Dto`]: a module's tracepoints, variables and limits;
+//! * [`DtoSpec`] / [`Dto`]: a module's tracepoints, variables and limits,
+//!   with an [`Instance`] per copy of the module a process has loaded
+//!   (inserted at every load and taken out at unload and process end,
+//!   `loads.rs`);
 //! * [`DynamicTrace`]: applies DTOs to the emulated machine and handles the
 //!   #BP and #DB exits they cause, logging into a [`stda::TraceBuffer`];
 //! * [`TrapKind`] / [`Dispatch`]: the trap the kernel offers, and the answer
