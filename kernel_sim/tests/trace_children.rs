@@ -155,11 +155,17 @@ fn of(records: &[Rec], pid: u16) -> Vec<(u8, u16, Vec<u8>)> {
 
 /// What DLLCAL32 logs when it runs as the first process.
 fn alone() -> Vec<(u8, u16, Vec<u8>)> {
+    alone_with(&[])
+}
+
+/// What DLLCAL32 logs when it runs as the first process, with `extra`
+/// files in the sandbox.
+fn alone_with(extra: &[(&str, Vec<u8>)]) -> Vec<(u8, u16, Vec<u8>)> {
     let Traced {
         outcome: o,
         records,
         ..
-    } = traced(&[], "DLLCAL32.EXE", &[]);
+    } = traced(extra, "DLLCAL32.EXE", &[]);
     assert_eq!(o, Outcome::Exited(0));
     assert!(records.iter().all(|r| r.0 == 1));
     assert_eq!(records.len(), 9, "{records:?}");
@@ -230,7 +236,15 @@ fn a_child_started_synchronously_or_asynchronously_is_traced_with_its_pid() {
 
 #[test]
 fn a_dll_loaded_by_two_processes_at_two_addresses_is_traced_in_both() {
-    let want = alone();
+    // GetCount also logs its copy's object 1 (Push OXF): each instance
+    // has its own objects.
+    let rpn = testprogs::tpdll32().unwrap().rpn.replace(
+        "  Push EIP\n  Log DN,1\n",
+        "  Push EIP\n  Log DN,1\n  Push OXF,1\n  Log DN,1\n",
+    );
+    assert_eq!(rpn.matches("Push OXF").count(), 1, "{rpn}");
+    let rpn = ("TPDLL32.RPN", rpn.into_bytes());
+    let want = alone_with(std::slice::from_ref(&rpn));
     // The parent loads TNFDLL32 and then TPDLL32 (so TPDLL32 is lower in
     // the DLL arena than in a process that loads it first), calls its
     // GetCount, then runs DLLCAL32 twice, one after the other.
@@ -248,7 +262,11 @@ fn a_dll_loaded_by_two_processes_at_two_addresses_is_traced_in_both() {
     c.c.push(0x58);
     let parent = c.exit_eax();
     let other = testprogs::tnfdll32().unwrap();
-    let files = [("T.EXE", parent), ("TNFDLL32.DLL", other.bytes.clone())];
+    let files = [
+        ("T.EXE", parent),
+        ("TNFDLL32.DLL", other.bytes.clone()),
+        rpn,
+    ];
     let Traced {
         outcome: o,
         records,
@@ -271,15 +289,17 @@ fn a_dll_loaded_by_two_processes_at_two_addresses_is_traced_in_both() {
     let get_count = testprogs::tpdll32().unwrap();
     let offset = get_count.symbol("GetCount").unwrap().offset;
     let base = p.module("TPDLL32").unwrap().objects[0].base;
-    let eips: Vec<(u16, u32)> = records
+    let dword = |d: &[u8]| u32::from_le_bytes(d.try_into().unwrap());
+    let eips: Vec<(u16, u32, u32)> = records
         .iter()
         .filter(|r| (r.1, r.2) == (0xC3, 4))
-        .map(|r| (r.0, u32::from_le_bytes(r.3[..4].try_into().unwrap())))
+        .map(|r| (r.0, dword(&r.3[..4]), dword(&r.3[4..8])))
         .collect();
-    assert_eq!(eips[0], (1, base + offset + 1), "the parent's copy");
+    assert_eq!(eips[0], (1, base + offset + 1, base), "the parent's copy");
     let child = eips[1].1;
     assert_ne!(child, eips[0].1, "the copies are at different addresses");
-    assert_eq!(eips[1..], [(2, child), (3, child)]);
+    let child_base = child - offset - 1;
+    assert_eq!(eips[1..], [(2, child, child_base), (3, child, child_base)]);
     let report = p.trace_report().unwrap();
     assert_eq!(report.dtos[1].pids, [1, 2, 3]);
     let tp = report.dtos[1]
