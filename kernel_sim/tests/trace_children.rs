@@ -1,6 +1,7 @@
 //! The dynamic trace across processes (issue 12, item 4, with the trace
 //! facility): a DTO is the module's, so a traced program run as a child
-//! (by CMD.EXE /C, by DosExecPgm synchronously or asynchronously) and a
+//! (by CMD.EXE /C, by DosExecPgm synchronously or asynchronously, by
+//! DosStartSession), a DLL loaded and freed at run time, and a
 //! traced DLL loaded by several processes at different addresses are
 //! traced in every copy, each hit logged into the one system trace
 //! buffer with the PID of the process that hit it.
@@ -405,5 +406,43 @@ fn a_dll_loaded_at_run_time_is_traced_and_freeing_it_forgets_its_copy() {
         p.read_guest(at, &mut byte).unwrap();
         assert_ne!(byte[0], 0xCC, "GetCount+{offset:#x}");
     }
+    assert_eq!(traced(&files, "T.EXE", &[]).stda, stda);
+}
+
+/// A program DosStartSession starts (a child session, in the one
+/// machine) is traced in its process like any other child.
+#[test]
+fn a_program_started_as_a_session_is_traced_with_its_pid() {
+    const SD: u32 = DATA + 0x100;
+    let want = alone();
+    let mut c = Code::new();
+    bytes(&mut c, NAME, b"DLLCAL32.EXE\0");
+    // STARTDATA: Length 32, Related, FgBg 0, TraceOpt 0, no title,
+    // PgmName, no inputs, no termination queue or environment, the
+    // default type.
+    for (at, v) in [(0, 32 | (1 << 16)), (4, 0), (8, 0), (12, NAME)] {
+        c.store(SD + at, v);
+    }
+    for at in [16, 20, 24, 28] {
+        c.store(SD + at, 0);
+    }
+    c.push(RC + 4).push(RC + 8).push(SD);
+    c.call("SESMGR", 37, 12);
+    store_eax(&mut c, RC);
+    // DosSleep(500): the session runs to its end meanwhile.
+    c.push(500);
+    c.call("DOSCALLS", 229, 4);
+    c.load_eax(RC);
+    let parent = c.exit_eax();
+    let files = [("T.EXE", parent)];
+    let Traced {
+        outcome,
+        records,
+        stda,
+        ..
+    } = traced(&files, "T.EXE", &[]);
+    assert_eq!(outcome, Outcome::Exited(0), "DosStartSession succeeded");
+    assert!(records.iter().all(|r| r.0 == 2), "{records:?}");
+    assert_eq!(of(&records, 2), want);
     assert_eq!(traced(&files, "T.EXE", &[]).stda, stda);
 }
