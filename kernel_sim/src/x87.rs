@@ -24,17 +24,60 @@
 //! - The transcendental instructions (FSIN, FCOS, FSINCOS, FPTAN, FPATAN,
 //!   F2XM1, FYL2X, FYL2XP1) and FXTRACT compute in f64 with Rust's
 //!   functions; C2 (argument out of range) is never set.
-//! - Not emulated (still #UD): FBLD/FBSTP, FSAVE/FRSTOR/FSTENV/FLDENV and
-//!   the P6 FCOMI family.
+//! - **Tags** are abridged in the machine's `fpu_tags` (FNINIT, run by
+//!   the machine, empties them; loads push a register into use, pops and
+//!   FFREE take it out), so FSAVE and FSTENV store a real tag word: empty,
+//!   zero, special (NaN, infinity) or valid, from each register's value.
+//! - **FSAVE/FNSAVE, FRSTOR, FSTENV/FNSTENV, FLDENV** use the
+//!   protected-mode layouts (OS/2 programs run in protected mode): 14-
+//!   and 94-byte images with a 16-bit operand size, 28 and 108 with a
+//!   32-bit one; the registers follow the environment as ST(0)..ST(7) in
+//!   the 80-bit format. The 32-bit environment's reserved upper halves
+//!   are stored as 0. FSAVE then initializes the unit as FNINIT does;
+//!   FSTENV masks every exception. The instruction and data pointers and
+//!   the opcode are those of the last instruction emulated here that is
+//!   not one of these four (the machine's own x87 instructions, FNINIT
+//!   among them, leave them as they were; FSAVE clears them); an
+//!   instruction without a memory operand keeps the data pointer.
+//! - **FBLD/FBSTP**: 18-digit packed BCD. FBLD is exact up to 2^53 and
+//!   rounds to nearest above; FBSTP rounds by RC and stores the BCD
+//!   indefinite (`FFFF C000 0000 0000 0000`) for a NaN or a value of more
+//!   than 18 digits.
+//! - **FCOMI, FCOMIP, FUCOMI, FUCOMIP** set ZF, PF, CF (all three when
+//!   unordered) and clear OF, SF, AF and C1; **FCMOVcc** test CF, ZF, PF.
+//! - **80-bit memory operands** (FLD/FSTP m80, FSAVE images): storing is
+//!   exact (every double is an extended value); loading is exact for
+//!   every extended value a double holds and rounds to nearest otherwise
+//!   (twice in double's subnormal range); NaNs keep their sign and the
+//!   top 52 bits of their payload, made quiet; pseudo-NaNs,
+//!   pseudo-infinities and unnormals load as the indefinite. No crate
+//!   for 80-bit arithmetic is used: the registers stay `f64` (see
+//!   Precision); a soft-float extended type would change every result's
+//!   rounding, which the programs run here have not needed.
 
 use iced_x86::{Decoder, DecoderOptions, Instruction, MemorySize, Mnemonic as M, OpKind, Register};
 
 use crate::process::Process;
 
-/// One thread's registers (physical order; ST(i) is `regs[(top + i) & 7]`).
+/// One thread's registers (physical order; ST(i) is `regs[(top + i) & 7]`)
+/// and the pointers to its last emulated instruction.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Regs {
     regs: [f64; 8],
+    last: Pointers,
+}
+
+/// What FSTENV and FSAVE store of the last non-control instruction: its
+/// address (offset and CS selector), its opcode (the low 3 bits of the
+/// ESC byte and the ModR/M byte) and its memory operand (offset and
+/// selector).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Pointers {
+    fip: u32,
+    fcs: u16,
+    fop: u16,
+    fdp: u32,
+    fds: u16,
 }
 
 const C0: u16 = 1 << 8;
@@ -64,20 +107,26 @@ pub(crate) fn emulate(p: &mut Process) -> bool {
     }
     let tid = p.current_tid();
     let mut regs = p.pcb.x87.get(&tid).copied().unwrap_or_default();
-    let mut sw = p.machine.cpu().fpu_sw;
-    let cw = p.machine.cpu().fpu_cw;
+    let cpu = p.machine.cpu();
     let mut f = Fpu {
         regs: &mut regs,
-        sw: &mut sw,
-        cw,
+        sw: cpu.fpu_sw,
+        cw: cpu.fpu_cw,
+        tags: cpu.fpu_tags,
     };
+    if !is_control(insn.mnemonic()) {
+        f.regs.last = pointers(p, &insn, &bytes, cs.selector, eip);
+    }
     if step(p, &insn, &mut f).is_none() {
         return false;
     }
+    let (sw, cw, tags) = (f.sw, f.cw, f.tags);
     p.pcb.x87.insert(tid, regs);
     let next = eip.wrapping_add(insn.len() as u32);
     let cpu = p.machine.cpu_mut_flush_tlb();
     cpu.fpu_sw = sw;
+    cpu.fpu_cw = cw;
+    cpu.fpu_tags = tags;
     let next = if cs.big() { next } else { next & 0xFFFF };
     p.machine.set_eip(next);
     true
@@ -85,16 +134,18 @@ pub(crate) fn emulate(p: &mut Process) -> bool {
 
 struct Fpu<'a> {
     regs: &'a mut Regs,
-    sw: &'a mut u16,
+    sw: u16,
     cw: u16,
+    /// Abridged tags: bit `i` set when physical register `i` is in use.
+    tags: u8,
 }
 
 impl Fpu<'_> {
     fn top(&self) -> usize {
-        usize::from((*self.sw >> 11) & 7)
+        usize::from((self.sw >> 11) & 7)
     }
     fn set_top(&mut self, t: usize) {
-        *self.sw = (*self.sw & !(7 << 11)) | (((t & 7) as u16) << 11);
+        self.sw = (self.sw & !(7 << 11)) | (((t & 7) as u16) << 11);
     }
     fn st(&self, i: usize) -> f64 {
         self.regs.regs[(self.top() + i) & 7]
@@ -107,13 +158,40 @@ impl Fpu<'_> {
         let t = (self.top() + 7) & 7;
         self.set_top(t);
         self.regs.regs[t] = v;
+        self.tags |= 1 << t;
     }
     fn pop(&mut self) {
-        let t = self.top() + 1;
-        self.set_top(t);
+        let t = self.top();
+        self.tags &= !(1 << t);
+        self.set_top(t + 1);
     }
     fn set_cc(&mut self, cc: u16) {
-        *self.sw = (*self.sw & !(C0 | C1 | C2 | C3)) | cc;
+        self.sw = (self.sw & !(C0 | C1 | C2 | C3)) | cc;
+    }
+    /// As FNINIT after FSAVE: the control word's default, status and
+    /// pointers cleared, every register empty (their values kept).
+    fn init(&mut self) {
+        self.cw = 0x037F;
+        self.sw = 0;
+        self.tags = 0;
+        self.regs.last = Pointers::default();
+    }
+    /// The full tag word: per physical register 00 valid, 01 zero, 10
+    /// special (NaN, infinity), 11 empty.
+    fn tag_word(&self) -> u16 {
+        (0..8).fold(0u16, |w, i| {
+            let v = self.regs.regs[i];
+            let t = if self.tags & (1 << i) == 0 {
+                3
+            } else if v == 0.0 {
+                1
+            } else if !v.is_finite() {
+                2
+            } else {
+                0
+            };
+            w | (t << (2 * i))
+        })
     }
     /// Rounds by the control word's RC field.
     fn round(&self, v: f64) -> f64 {
@@ -168,6 +246,231 @@ fn address(p: &Process, insn: &Instruction) -> Option<u32> {
     Some(addr as u32)
 }
 
+/// FSTENV, FLDENV, FSAVE and FRSTOR: the control instructions that
+/// leave the instruction and data pointers as they were.
+fn is_control(m: M) -> bool {
+    matches!(
+        m,
+        M::Fnsave | M::Fsave | M::Frstor | M::Fnstenv | M::Fstenv | M::Fldenv
+    )
+}
+
+/// The pointers of instruction `insn` at `cs:eip` (`bytes` its bytes).
+fn pointers(p: &Process, insn: &Instruction, bytes: &[u8], cs: u16, eip: u32) -> Pointers {
+    // The opcode: the ESC byte's low 3 bits and the byte after it.
+    let esc = bytes.iter().position(|b| (0xD8..=0xDF).contains(b));
+    let fop = esc.map_or(0, |i| {
+        (u16::from(bytes[i] & 7) << 8) | u16::from(bytes.get(i + 1).copied().unwrap_or(0))
+    });
+    let mut ptr = Pointers {
+        fip: eip,
+        fcs: cs,
+        fop,
+        ..p.pcb
+            .x87
+            .get(&p.current_tid())
+            .map(|r| r.last)
+            .unwrap_or_default()
+    };
+    let mem = (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory);
+    if mem && let Some(lin) = address(p, insn) {
+        let sreg = match insn.memory_segment() {
+            Register::ES => emu::SegReg::Es,
+            Register::CS => emu::SegReg::Cs,
+            Register::SS => emu::SegReg::Ss,
+            Register::FS => emu::SegReg::Fs,
+            Register::GS => emu::SegReg::Gs,
+            _ => emu::SegReg::Ds,
+        };
+        let seg = p.machine.cpu().sreg(sreg);
+        ptr.fdp = lin.wrapping_sub(seg.base);
+        ptr.fds = seg.selector;
+    }
+    ptr
+}
+
+/// FSTENV / FSAVE: the environment (14 bytes with a 16-bit operand
+/// size, 28 with a 32-bit one, in the protected-mode layouts) and, for
+/// FSAVE, ST(0) to ST(7) as 80-bit values after it.
+fn save_state(p: &mut Process, insn: &Instruction, f: &Fpu<'_>) -> Option<()> {
+    let at = address(p, insn)?;
+    let (wide, regs) = match insn.memory_size() {
+        MemorySize::FpuEnv14 => (false, false),
+        MemorySize::FpuEnv28 => (true, false),
+        MemorySize::FpuState94 => (false, true),
+        MemorySize::FpuState108 => (true, true),
+        _ => return None,
+    };
+    let l = &f.regs.last;
+    let mut b = Vec::with_capacity(108);
+    if wide {
+        for v in [
+            u32::from(f.cw),
+            u32::from(f.sw),
+            u32::from(f.tag_word()),
+            l.fip,
+            u32::from(l.fcs) | (u32::from(l.fop & 0x7FF) << 16),
+            l.fdp,
+            u32::from(l.fds),
+        ] {
+            b.extend(v.to_le_bytes());
+        }
+    } else {
+        for v in [
+            f.cw,
+            f.sw,
+            f.tag_word(),
+            l.fip as u16,
+            l.fcs,
+            l.fdp as u16,
+            l.fds,
+        ] {
+            b.extend(v.to_le_bytes());
+        }
+    }
+    if regs {
+        for i in 0..8 {
+            b.extend(to_ext(f.st(i)));
+        }
+    }
+    p.write_mem(at, &b).then_some(())
+}
+
+/// FLDENV / FRSTOR: the inverse of [`save_state`]. The tag word says
+/// which registers are empty (11) and which hold a value (anything else:
+/// the kind is the value's own).
+fn restore_state(p: &mut Process, insn: &Instruction, f: &mut Fpu<'_>) -> Option<()> {
+    let at = address(p, insn)?;
+    let size = insn.memory_size();
+    let (wide, regs) = match size {
+        MemorySize::FpuEnv14 => (false, false),
+        MemorySize::FpuEnv28 => (true, false),
+        MemorySize::FpuState94 => (false, true),
+        MemorySize::FpuState108 => (true, true),
+        _ => return None,
+    };
+    let b = p.read_mem(at, size.size() as u32)?;
+    let w = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
+    let d = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+    let (env, last) = if wide {
+        let sel_op = d(16);
+        (
+            [w(0), w(4), w(8)],
+            Pointers {
+                fip: d(12),
+                fcs: sel_op as u16,
+                fop: ((sel_op >> 16) & 0x7FF) as u16,
+                fdp: d(20),
+                fds: w(24),
+            },
+        )
+    } else {
+        (
+            [w(0), w(2), w(4)],
+            Pointers {
+                fip: u32::from(w(6)),
+                fcs: w(8),
+                fop: 0,
+                fdp: u32::from(w(10)),
+                fds: w(12),
+            },
+        )
+    };
+    // Bit 6 of the control word reads as 1, as FLDCW leaves it.
+    f.cw = env[0] | 0x40;
+    f.sw = env[1];
+    f.tags = (0..8).fold(0u8, |t, i| {
+        t | if (env[2] >> (2 * i)) & 3 == 3 {
+            0
+        } else {
+            1 << i
+        }
+    });
+    f.regs.last = last;
+    if regs {
+        let base = if wide { 28 } else { 14 };
+        for i in 0..8 {
+            let v = from_ext(&b[base + 10 * i..base + 10 * i + 10]);
+            f.set_st(i, v);
+        }
+    }
+    Some(())
+}
+
+/// An 18-digit packed BCD integer (FBLD's operand): nine bytes of two
+/// digits each, the low digit in the low nibble, then the sign in bit 7
+/// of the tenth. A nibble above 9 (undefined on a real x87) counts with
+/// its value.
+fn from_bcd(b: &[u8]) -> f64 {
+    let n = b[..9].iter().rev().fold(0u64, |n, &x| {
+        n * 100 + u64::from(x >> 4) * 10 + u64::from(x & 15)
+    });
+    let v = n as f64;
+    if b[9] & 0x80 != 0 { -v } else { v }
+}
+
+/// FBSTP's store of `v` rounded by the control word: the packed BCD
+/// integer, or the BCD indefinite when it has more than 18 digits or is
+/// a NaN (the invalid-operation exception being masked).
+fn to_bcd(f: &Fpu<'_>, v: f64) -> [u8; 10] {
+    let r = f.round(v);
+    if r.is_nan() || r.abs() >= 1e18 {
+        return [0, 0, 0, 0, 0, 0, 0, 0xC0, 0xFF, 0xFF];
+    }
+    let mut n = r.abs() as u64;
+    let mut out = [0u8; 10];
+    for byte in out.iter_mut().take(9) {
+        let lo = (n % 10) as u8;
+        n /= 10;
+        let hi = (n % 10) as u8;
+        n /= 10;
+        *byte = (hi << 4) | lo;
+    }
+    if r.is_sign_negative() {
+        out[9] = 0x80;
+    }
+    out
+}
+
+/// EFLAGS after FCOMI and its kin: ZF, PF and CF as the comparison says
+/// (all three when unordered), OF, SF and AF clear.
+fn comi_flags(eflags: u32, a: f64, b: f64) -> u32 {
+    const CF: u32 = 0x01;
+    const PF: u32 = 0x04;
+    const AF: u32 = 0x10;
+    const ZF: u32 = 0x40;
+    const SF: u32 = 0x80;
+    const OF: u32 = 0x800;
+    let set = if a.is_nan() || b.is_nan() {
+        ZF | PF | CF
+    } else if a < b {
+        CF
+    } else if a > b {
+        0
+    } else {
+        ZF
+    };
+    (eflags & !(CF | PF | AF | ZF | SF | OF)) | set
+}
+
+/// Does FCMOVcc `m` move, with `eflags`?
+fn fcmov_taken(m: M, eflags: u32) -> Option<bool> {
+    let cf = eflags & 0x01 != 0;
+    let pf = eflags & 0x04 != 0;
+    let zf = eflags & 0x40 != 0;
+    Some(match m {
+        M::Fcmovb => cf,
+        M::Fcmove => zf,
+        M::Fcmovbe => cf || zf,
+        M::Fcmovu => pf,
+        M::Fcmovnb => !cf,
+        M::Fcmovne => !zf,
+        M::Fcmovnbe => !cf && !zf,
+        M::Fcmovnu => !pf,
+        _ => return None,
+    })
+}
+
 /// The memory operand as a number.
 fn load(p: &mut Process, insn: &Instruction) -> Option<f64> {
     let at = address(p, insn)?;
@@ -220,12 +523,20 @@ fn from_ext(b: &[u8]) -> f64 {
     let se = u16::from_le_bytes([b[8], b[9]]);
     let sign = if se & 0x8000 != 0 { -1.0 } else { 1.0 };
     let exp = i32::from(se & 0x7FFF);
+    let integer = mant >> 63 != 0;
+    // The invalid encodings of the 387 and later (pseudo-NaNs,
+    // pseudo-infinities, unnormals) load as the indefinite, as with the
+    // invalid-operation exception masked.
+    if (exp == 0x7FFF || exp != 0) && !integer {
+        return f64::from_bits(0xFFF8_0000_0000_0000);
+    }
     if exp == 0x7FFF {
-        return if mant << 1 == 0 {
-            sign * f64::INFINITY
-        } else {
-            f64::NAN
-        };
+        if mant << 1 == 0 {
+            return sign * f64::INFINITY;
+        }
+        // A NaN keeps its sign and the top of its payload, quiet.
+        let frac = ((mant >> 11) & ((1 << 52) - 1)) | (1 << 51);
+        return f64::from_bits((u64::from(se >> 15) << 63) | (0x7FF << 52) | frac);
     }
     if mant == 0 {
         return sign * 0.0;
@@ -248,7 +559,7 @@ fn to_ext(v: f64) -> [u8; 10] {
             if frac == 0 {
                 1 << 63
             } else {
-                (1 << 63) | (frac << 11) | 1
+                (1 << 63) | (frac << 11)
             },
         )
     } else if exp == 0 && frac == 0 {
@@ -429,6 +740,8 @@ fn step(p: &mut Process, insn: &Instruction, f: &mut Fpu<'_>) -> Option<()> {
             f.set_st(i, a);
         }
         M::Ffree | M::Ffreep => {
+            let t = (f.top() + reg(0)?) & 7;
+            f.tags &= !(1 << t);
             if m == M::Ffreep {
                 f.pop();
             }
@@ -472,6 +785,52 @@ fn step(p: &mut Process, insn: &Instruction, f: &mut Fpu<'_>) -> Option<()> {
                 f.push(m);
             }
         }
+        M::Fnsave | M::Fsave => {
+            save_state(p, insn, f)?;
+            f.init();
+        }
+        M::Fnstenv | M::Fstenv => {
+            save_state(p, insn, f)?;
+            // FSTENV then masks every exception.
+            f.cw |= 0x3F;
+        }
+        M::Frstor | M::Fldenv => restore_state(p, insn, f)?,
+        M::Fbld => {
+            let at = address(p, insn)?;
+            let b = p.read_mem(at, 10)?;
+            f.push(from_bcd(&b));
+        }
+        M::Fbstp => {
+            let at = address(p, insn)?;
+            let b = to_bcd(f, f.st(0));
+            if !p.write_mem(at, &b) {
+                return None;
+            }
+            f.pop();
+        }
+        M::Fcomi | M::Fcomip | M::Fucomi | M::Fucomip => {
+            let b = f.st(reg(1)?);
+            let e = comi_flags(p.machine.cpu().eflags, f.st(0), b);
+            *p.machine.eflags_mut() = e;
+            // C1 cleared; C0, C2 and C3 as they were.
+            f.sw &= !C1;
+            if matches!(m, M::Fcomip | M::Fucomip) {
+                f.pop();
+            }
+        }
+        M::Fcmovb
+        | M::Fcmove
+        | M::Fcmovbe
+        | M::Fcmovu
+        | M::Fcmovnb
+        | M::Fcmovne
+        | M::Fcmovnbe
+        | M::Fcmovnu => {
+            if fcmov_taken(m, p.machine.cpu().eflags)? {
+                let v = f.st(reg(1)?);
+                f.set_st(0, v);
+            }
+        }
         M::Fincstp => {
             let t = f.top() + 1;
             f.set_top(t);
@@ -511,13 +870,57 @@ mod tests {
     }
 
     #[test]
+    fn extended_special_encodings() {
+        let ext = |mant: u64, se: u16| {
+            let mut b = mant.to_le_bytes().to_vec();
+            b.extend(se.to_le_bytes());
+            from_ext(&b)
+        };
+        // A quiet NaN keeps its sign and payload top; a signalling one is
+        // made quiet.
+        let q = ext(0xC000_0000_0000_0800, 0xFFFF);
+        assert_eq!(q.to_bits(), 0xFFF8_0000_0000_0001);
+        let s = ext(0x8000_0000_0000_0800, 0x7FFF);
+        assert_eq!(s.to_bits(), 0x7FF8_0000_0000_0001);
+        assert_eq!(ext(1 << 63, 0xFFFF), f64::NEG_INFINITY);
+        // Pseudo-infinity, pseudo-NaN, unnormal: the indefinite.
+        for (m, se) in [(0, 0x7FFF), (1, 0x7FFF), (0x4000_0000_0000_0000, 0x3FFF)] {
+            assert_eq!(ext(m, se).to_bits(), 0xFFF8_0000_0000_0000);
+        }
+        // A NaN stored as extended: the payload shifted, nothing added.
+        assert_eq!(
+            to_ext(f64::from_bits(0x7FF8_0000_0000_0001)),
+            [0, 0x08, 0, 0, 0, 0, 0, 0xC0, 0xFF, 0x7F]
+        );
+        // An extended value a double cannot hold: rounded to nearest.
+        assert_eq!(ext(0xFFFF_FFFF_FFFF_FFFF, 0x3FFF), 2.0);
+    }
+
+    #[test]
+    fn bcd_and_comi() {
+        let f = Fpu {
+            regs: &mut Regs::default(),
+            sw: 0,
+            cw: 0x037F,
+            tags: 0,
+        };
+        let b = to_bcd(&f, 99.5);
+        assert_eq!(b, [0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 0], "nearest even: 100");
+        assert_eq!(from_bcd(&b), 100.0);
+        assert_eq!(to_bcd(&f, f64::NAN)[7..], [0xC0, 0xFF, 0xFF]);
+        assert_eq!(to_bcd(&f, -0.0)[9], 0x80);
+        assert_eq!(comi_flags(0x8D5, 2.0, 1.0), 0);
+        assert_eq!(comi_flags(0, f64::NAN, 1.0), 0x45);
+    }
+
+    #[test]
     fn stack_and_rounding() {
         let mut regs = Regs::default();
-        let mut sw = 0u16;
         let mut f = Fpu {
             regs: &mut regs,
-            sw: &mut sw,
+            sw: 0,
             cw: 0x037F,
+            tags: 0,
         };
         f.push(1.5);
         f.push(2.5);

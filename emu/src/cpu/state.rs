@@ -330,6 +330,11 @@ pub struct CpuState {
     pub fpu_cw: u16,
     /// x87 status word.
     pub fpu_sw: u16,
+    /// x87 register tags, abridged as FXSAVE stores them: bit `i` set
+    /// when physical register `i` holds a value. FNINIT empties them;
+    /// the registers themselves are the kernel's (it emulates the
+    /// arithmetic).
+    pub fpu_tags: u8,
 }
 
 /// CR0 bits.
@@ -387,6 +392,7 @@ impl CpuState {
             cpl: 0,
             fpu_cw: 0x37F,
             fpu_sw: 0,
+            fpu_tags: 0,
         }
     }
 

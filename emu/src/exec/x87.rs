@@ -32,6 +32,7 @@ impl Machine {
             M::Fninit => {
                 self.cpu.fpu_cw = 0x037F;
                 self.cpu.fpu_sw = 0;
+                self.cpu.fpu_tags = 0;
             }
             M::Fnclex => self.cpu.fpu_sw &= 0x7F00,
             M::Fnstsw => {

@@ -126,6 +126,15 @@ pub(super) fn write_state(uc: &mut Uc<'_>, s: &CpuState) -> Result<(), UnicornEr
     wr(uc, X::EIP, s.eip)?;
     wr(uc, X::FPCW, u32::from(s.fpu_cw))?;
     wr(uc, X::FPSW, u32::from(s.fpu_sw))?;
+    // The full tag word: 11 (empty) or 00 (valid) per register.
+    let tags = (0..8).fold(0u32, |w, i| {
+        w | if s.fpu_tags & (1 << i) == 0 {
+            3 << (2 * i)
+        } else {
+            0
+        }
+    });
+    wr(uc, X::FPTAG, tags)?;
     Ok(())
 }
 
@@ -226,6 +235,14 @@ pub(super) fn read_state(uc: &Uc<'_>) -> Result<CpuState, UnicornError> {
     };
     s.fpu_cw = rd(uc, X::FPCW)? as u16;
     s.fpu_sw = rd(uc, X::FPSW)? as u16;
+    let tags = rd(uc, X::FPTAG)?;
+    s.fpu_tags = (0..8).fold(0u8, |b, i| {
+        b | if (tags >> (2 * i)) & 3 == 3 {
+            0
+        } else {
+            1 << i
+        }
+    });
     Ok(s)
 }
 
