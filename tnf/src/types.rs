@@ -99,57 +99,60 @@ pub const SCHED_SLOTS: &[(&str, &str)] = &[
     ("time_base", "tnf_time_base"),
 ];
 
-/// Every built-in type: name, metatype (the type of its type record),
-/// property names, layout. The first entry is the root.
-pub const BUILTINS: &[(&str, &str, &[&str], Def)] = &[
+/// A built-in type: name, metatype (the type of its type record),
+/// property names, layout.
+pub type Builtin = (&'static str, &'static str, &'static [&'static str], Def);
+
+/// A record type: a tagged struct with these slots.
+const fn record(name: &'static str, slots: &'static [(&'static str, &'static str)]) -> Builtin {
     (
-        "tnf_struct_type",
-        "tnf_struct_type",
-        &["tnf_struct", "tnf_tagged"],
-        Def::Struct(STRUCT_TYPE_SLOTS),
-    ),
-    (
-        "tnf_probe_type",
+        name,
         "tnf_struct_type",
         &["tnf_struct", "tnf_tagged"],
-        Def::Struct(PROBE_TYPE_SLOTS),
-    ),
+        Def::Struct(slots),
+    )
+}
+
+/// An inline scalar of `size` bytes, aligned to its size.
+const fn scalar(name: &'static str, size: u32) -> Builtin {
     (
+        name,
         "tnf_scalar_type",
-        "tnf_struct_type",
-        &["tnf_struct", "tnf_tagged"],
-        Def::Struct(SCALAR_TYPE_SLOTS),
-    ),
+        &["tnf_scalar", "tnf_inline"],
+        Def::Scalar(size, size),
+    )
+}
+
+/// A tagged array of `element` with an 8-byte header.
+const fn array(name: &'static str, element: &'static str) -> Builtin {
     (
+        name,
         "tnf_array_type",
-        "tnf_struct_type",
-        &["tnf_struct", "tnf_tagged"],
-        Def::Struct(ARRAY_TYPE_SLOTS),
-    ),
+        &["tnf_array", "tnf_tagged"],
+        Def::Array(element, 8),
+    )
+}
+
+/// A type derived from `base` with no property of its own.
+const fn derived(name: &'static str, base: &'static str) -> Builtin {
     (
+        name,
         "tnf_derived_type",
-        "tnf_struct_type",
-        &["tnf_struct", "tnf_tagged"],
-        Def::Struct(DERIVED_TYPE_SLOTS),
-    ),
-    (
-        "tnf_file_header",
-        "tnf_struct_type",
-        &["tnf_struct", "tnf_tagged"],
-        Def::Struct(FILE_HEADER_SLOTS),
-    ),
-    (
-        "tnf_block_header",
-        "tnf_struct_type",
-        &["tnf_struct", "tnf_tagged"],
-        Def::Struct(BLOCK_HEADER_SLOTS),
-    ),
-    (
-        "tnf_sched_rec",
-        "tnf_struct_type",
-        &["tnf_struct", "tnf_tagged"],
-        Def::Struct(SCHED_SLOTS),
-    ),
+        &["tnf_derived"],
+        Def::Derived(base),
+    )
+}
+
+/// Every built-in type ([`Builtin`]). The first entry is the root.
+pub const BUILTINS: &[Builtin] = &[
+    record("tnf_struct_type", STRUCT_TYPE_SLOTS),
+    record("tnf_probe_type", PROBE_TYPE_SLOTS),
+    record("tnf_scalar_type", SCALAR_TYPE_SLOTS),
+    record("tnf_array_type", ARRAY_TYPE_SLOTS),
+    record("tnf_derived_type", DERIVED_TYPE_SLOTS),
+    record("tnf_file_header", FILE_HEADER_SLOTS),
+    record("tnf_block_header", BLOCK_HEADER_SLOTS),
+    record("tnf_sched_rec", SCHED_SLOTS),
     // property markers
     ("tnf_inline", "tnf_scalar_type", &[], Def::Marker),
     ("tnf_tagged", "tnf_scalar_type", &[], Def::Marker),
@@ -158,91 +161,21 @@ pub const BUILTINS: &[(&str, &str, &[&str], Def)] = &[
     ("tnf_struct", "tnf_scalar_type", &[], Def::Marker),
     ("tnf_derived", "tnf_scalar_type", &[], Def::Marker),
     // scalars
-    (
-        "tnf_char",
-        "tnf_scalar_type",
-        &["tnf_scalar", "tnf_inline"],
-        Def::Scalar(1, 1),
-    ),
-    (
-        "tnf_int8",
-        "tnf_scalar_type",
-        &["tnf_scalar", "tnf_inline"],
-        Def::Scalar(1, 1),
-    ),
-    (
-        "tnf_uint8",
-        "tnf_scalar_type",
-        &["tnf_scalar", "tnf_inline"],
-        Def::Scalar(1, 1),
-    ),
-    (
-        "tnf_int16",
-        "tnf_scalar_type",
-        &["tnf_scalar", "tnf_inline"],
-        Def::Scalar(2, 2),
-    ),
-    (
-        "tnf_uint16",
-        "tnf_scalar_type",
-        &["tnf_scalar", "tnf_inline"],
-        Def::Scalar(2, 2),
-    ),
-    (
-        "tnf_int32",
-        "tnf_scalar_type",
-        &["tnf_scalar", "tnf_inline"],
-        Def::Scalar(4, 4),
-    ),
-    (
-        "tnf_uint32",
-        "tnf_scalar_type",
-        &["tnf_scalar", "tnf_inline"],
-        Def::Scalar(4, 4),
-    ),
-    (
-        "tnf_int64",
-        "tnf_scalar_type",
-        &["tnf_scalar", "tnf_inline"],
-        Def::Scalar(8, 8),
-    ),
-    (
-        "tnf_uint64",
-        "tnf_scalar_type",
-        &["tnf_scalar", "tnf_inline"],
-        Def::Scalar(8, 8),
-    ),
-    (
-        "tnf_float32",
-        "tnf_scalar_type",
-        &["tnf_scalar", "tnf_inline"],
-        Def::Scalar(4, 4),
-    ),
-    (
-        "tnf_float64",
-        "tnf_scalar_type",
-        &["tnf_scalar", "tnf_inline"],
-        Def::Scalar(8, 8),
-    ),
+    scalar("tnf_char", 1),
+    scalar("tnf_int8", 1),
+    scalar("tnf_uint8", 1),
+    scalar("tnf_int16", 2),
+    scalar("tnf_uint16", 2),
+    scalar("tnf_int32", 4),
+    scalar("tnf_uint32", 4),
+    scalar("tnf_int64", 8),
+    scalar("tnf_uint64", 8),
+    scalar("tnf_float32", 4),
+    scalar("tnf_float64", 8),
     // arrays
-    (
-        "tnf_string",
-        "tnf_array_type",
-        &["tnf_array", "tnf_tagged"],
-        Def::Array("tnf_char", 8),
-    ),
-    (
-        "tnf_type_array",
-        "tnf_array_type",
-        &["tnf_array", "tnf_tagged"],
-        Def::Array("tnf_type", 8),
-    ),
-    (
-        "tnf_name_array",
-        "tnf_array_type",
-        &["tnf_array", "tnf_tagged"],
-        Def::Array("tnf_name", 8),
-    ),
+    array("tnf_string", "tnf_char"),
+    array("tnf_type_array", "tnf_type"),
+    array("tnf_name_array", "tnf_name"),
     // derived
     (
         "tnf_opaque",
@@ -256,120 +189,25 @@ pub const BUILTINS: &[(&str, &str, &[&str], Def)] = &[
         &["tnf_derived", "tnf_tagged"],
         Def::Derived("tnf_opaque"),
     ),
-    (
-        "tnf_type",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_tag"),
-    ),
-    (
-        "tnf_probe_event",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_tag"),
-    ),
-    (
-        "tnf_tag_arg",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_tag"),
-    ),
-    (
-        "tnf_element_type",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_tag"),
-    ),
-    (
-        "tnf_derived_base",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_tag"),
-    ),
-    (
-        "tnf_name",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_string"),
-    ),
-    (
-        "tnf_properties",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_type_array"),
-    ),
-    (
-        "tnf_slot_types",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_type_array"),
-    ),
-    (
-        "tnf_slot_names",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_name_array"),
-    ),
-    (
-        "tnf_size",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_uint32"),
-    ),
-    (
-        "tnf_type_size",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_uint32"),
-    ),
-    (
-        "tnf_self_size",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_uint32"),
-    ),
-    (
-        "tnf_header_size",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_uint32"),
-    ),
-    (
-        "tnf_align",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_uint32"),
-    ),
-    (
-        "tnf_time_base",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_int64"),
-    ),
-    (
-        "tnf_time_delta",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_uint32"),
-    ),
-    (
-        "tnf_pid",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_int32"),
-    ),
-    (
-        "tnf_lwpid",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_uint32"),
-    ),
-    (
-        "tnf_thread_id",
-        "tnf_derived_type",
-        &["tnf_derived"],
-        Def::Derived("tnf_uint32"),
-    ),
+    derived("tnf_type", "tnf_tag"),
+    derived("tnf_probe_event", "tnf_tag"),
+    derived("tnf_tag_arg", "tnf_tag"),
+    derived("tnf_element_type", "tnf_tag"),
+    derived("tnf_derived_base", "tnf_tag"),
+    derived("tnf_name", "tnf_string"),
+    derived("tnf_properties", "tnf_type_array"),
+    derived("tnf_slot_types", "tnf_type_array"),
+    derived("tnf_slot_names", "tnf_name_array"),
+    derived("tnf_size", "tnf_uint32"),
+    derived("tnf_type_size", "tnf_uint32"),
+    derived("tnf_self_size", "tnf_uint32"),
+    derived("tnf_header_size", "tnf_uint32"),
+    derived("tnf_align", "tnf_uint32"),
+    derived("tnf_time_base", "tnf_int64"),
+    derived("tnf_time_delta", "tnf_uint32"),
+    derived("tnf_pid", "tnf_int32"),
+    derived("tnf_lwpid", "tnf_uint32"),
+    derived("tnf_thread_id", "tnf_uint32"),
 ];
 
 /// Size and alignment of a slot of the built-in type `name` (a tagged type
