@@ -86,6 +86,14 @@ impl SharedObjects {
     fn at(&mut self, base: u32) -> Option<&mut Shared> {
         self.objects.iter_mut().find(|o| o.base == base)
     }
+
+    /// The base of the object named `name` (upper case).
+    fn named(&self, name: &[u8]) -> Option<u32> {
+        self.objects
+            .iter()
+            .find(|o| o.name.as_deref() == Some(name))
+            .map(|o| o.base)
+    }
 }
 
 /// Check PAG_* access flags (with `extra` allowed too): at least one of
@@ -130,11 +138,7 @@ fn alloc(p: &mut Process, c: &Call) -> ApiResult<()> {
 /// A new object for the running process; its base.
 fn create(p: &mut Process, name: Option<Vec<u8>>, size: u32, flags: u32) -> ApiResult<u32> {
     if let Some(n) = &name
-        && p.kernel
-            .shared_mem
-            .objects
-            .iter()
-            .any(|o| o.name.as_ref() == Some(n))
+        && p.kernel.shared_mem.named(n).is_some()
     {
         return Err(ERROR_ALREADY_EXISTS);
     }
@@ -195,10 +199,7 @@ fn get_shr_seg(p: &mut Process, c: &Call) -> ApiResult<()> {
     let base = p
         .kernel
         .shared_mem
-        .objects
-        .iter()
-        .find(|o| o.name.as_ref() == Some(&name))
-        .map(|o| o.base)
+        .named(&name)
         .ok_or(ERROR_FILE_NOT_FOUND)?;
     let sel = tile_selector(base).ok_or(ERROR_NOT_ENOUGH_MEMORY)?;
     attach(p, base)?;
@@ -238,10 +239,7 @@ fn get_named(p: &mut Process, c: &Call) -> ApiResult<()> {
     let base = p
         .kernel
         .shared_mem
-        .objects
-        .iter()
-        .find(|o| o.name.as_ref() == Some(&name))
-        .map(|o| o.base)
+        .named(&name)
         .ok_or(ERROR_FILE_NOT_FOUND)?;
     attach(p, base)?;
     p.put_u32(c, 0, base)
