@@ -357,28 +357,67 @@ impl Converted {
     }
 }
 
+/// The buffers of UniUconvToUcs and UniUconvFromUcs (uconv, &in,
+/// &inleft, &out, &outleft, &subst): where their pointers and counts
+/// are, and what they were at the call.
+struct Buffers {
+    pin: u32,
+    pinlen: u32,
+    pout: u32,
+    poutlen: u32,
+    psubst: u32,
+    inp: u32,
+    inlen: u32,
+    outp: u32,
+    outlen: u32,
+}
+
+impl Buffers {
+    fn of(p: &mut Process, c: &Call) -> Result<Buffers, Stop> {
+        let (pin, pinlen, pout, poutlen) = (c.l(1), c.l(2), c.l(3), c.l(4));
+        Ok(Buffers {
+            pin,
+            pinlen,
+            pout,
+            poutlen,
+            psubst: c.l(5),
+            inp: rd32(p, pin)?,
+            inlen: rd32(p, pinlen)?,
+            outp: rd32(p, pout)?,
+            outlen: rd32(p, poutlen)?,
+        })
+    }
+
+    /// Stores what `r` produced and moves both buffers on past it:
+    /// `in_size` and `out_size` are the bytes of one input and one
+    /// output unit, `made` the output units.
+    fn finish(
+        &self,
+        p: &mut Process,
+        r: &Converted,
+        (in_size, out_size): (u32, u32),
+        made: u32,
+    ) -> Result<u32, Stop> {
+        write(p, self.outp, &r.produced)?;
+        wr32(p, self.pin, self.inp.wrapping_add(r.consumed * in_size))?;
+        wr32(p, self.pinlen, self.inlen - r.consumed)?;
+        wr32(p, self.pout, self.outp.wrapping_add(made * out_size))?;
+        wr32(p, self.poutlen, self.outlen - made)?;
+        if self.psubst != 0 {
+            wr32(p, self.psubst, r.substitutions)?;
+        }
+        Ok(r.rc)
+    }
+}
+
 fn to_ucs(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let Some(u) = p.pcb.uni.uconv(c.l(0)) else {
         return Ok(ULS_BADOBJECT);
     };
-    let (pin, pinlen, pout, poutlen, psubst) = (c.l(1), c.l(2), c.l(3), c.l(4), c.l(5));
-    let (inp, inlen, outp, outlen) = (
-        rd32(p, pin)?,
-        rd32(p, pinlen)?,
-        rd32(p, pout)?,
-        rd32(p, poutlen)?,
-    );
-    let input = read(p, inp, inlen)?;
-    let r = decode_into(&u, &input, outlen);
-    write(p, outp, &r.produced)?;
-    wr32(p, pin, inp.wrapping_add(r.consumed))?;
-    wr32(p, pinlen, inlen - r.consumed)?;
-    wr32(p, pout, outp.wrapping_add(r.units * 2))?;
-    wr32(p, poutlen, outlen - r.units)?;
-    if psubst != 0 {
-        wr32(p, psubst, r.substitutions)?;
-    }
-    Ok(r.rc)
+    let b = Buffers::of(p, c)?;
+    let input = read(p, b.inp, b.inlen)?;
+    let r = decode_into(&u, &input, b.outlen);
+    b.finish(p, &r, (1, 2), r.units)
 }
 
 /// Convert `input` to at most `room` UniChars.
@@ -417,31 +456,17 @@ fn from_ucs(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let Some(u) = p.pcb.uni.uconv(c.l(0)) else {
         return Ok(ULS_BADOBJECT);
     };
-    let (pin, pinlen, pout, poutlen, psubst) = (c.l(1), c.l(2), c.l(3), c.l(4), c.l(5));
-    let (inp, inlen, outp, outlen) = (
-        rd32(p, pin)?,
-        rd32(p, pinlen)?,
-        rd32(p, pout)?,
-        rd32(p, poutlen)?,
-    );
-    let Some(nbytes) = inlen.checked_mul(2) else {
-        return Err(fault(p, inp, false));
+    let b = Buffers::of(p, c)?;
+    let Some(nbytes) = b.inlen.checked_mul(2) else {
+        return Err(fault(p, b.inp, false));
     };
-    let bytes = read(p, inp, nbytes)?;
+    let bytes = read(p, b.inp, nbytes)?;
     let units: Vec<u16> = bytes
         .chunks_exact(2)
         .map(|b| u16::from_le_bytes([b[0], b[1]]))
         .collect();
-    let r = encode_into(&u, &units, outlen);
-    write(p, outp, &r.produced)?;
-    wr32(p, pin, inp.wrapping_add(r.consumed * 2))?;
-    wr32(p, pinlen, inlen - r.consumed)?;
-    wr32(p, pout, outp.wrapping_add(r.produced.len() as u32))?;
-    wr32(p, poutlen, outlen - r.produced.len() as u32)?;
-    if psubst != 0 {
-        wr32(p, psubst, r.substitutions)?;
-    }
-    Ok(r.rc)
+    let r = encode_into(&u, &units, b.outlen);
+    b.finish(p, &r, (2, 1), r.produced.len() as u32)
 }
 
 /// Convert `units` to at most `room` bytes.
