@@ -41,6 +41,30 @@ pub(crate) struct Frame {
     ret: u32,
 }
 
+/// A bsearch under way: the key, the array (`size`-byte elements), the
+/// comparison function and the interval of elements left, `lo..hi`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Search {
+    key: u32,
+    base: u32,
+    size: u32,
+    cmp: u32,
+    lo: u32,
+    hi: u32,
+}
+
+impl Search {
+    /// The element compared next.
+    fn mid(&self) -> u32 {
+        self.lo + (self.hi - self.lo) / 2
+    }
+
+    /// The address of element `i`.
+    fn element(&self, i: u32) -> u32 {
+        self.base.wrapping_add(i.wrapping_mul(self.size))
+    }
+}
+
 /// What a host call does when the guest function it called returns.
 #[derive(Debug)]
 pub(crate) enum Cont {
@@ -52,16 +76,8 @@ pub(crate) enum Cont {
         size: u32,
         cmp: u32,
     },
-    /// bsearch: the search interval.
-    Bsearch {
-        frame: Frame,
-        key: u32,
-        base: u32,
-        size: u32,
-        cmp: u32,
-        lo: u32,
-        hi: u32,
-    },
+    /// bsearch: the search so far.
+    Bsearch { frame: Frame, search: Search },
     /// exit: the remaining atexit functions, then the end.
     Exit { code: u32 },
     /// A call whose result is the original call's.
@@ -154,26 +170,18 @@ fn resume(p: &mut Process, _c: &Call) -> Result<u32, Stop> {
             let next = sort.step(Some(result as i32));
             qsort_next(p, frame, sort, base, size, cmp, next)
         }
-        Cont::Bsearch {
-            frame,
-            key,
-            base,
-            size,
-            cmp,
-            mut lo,
-            mut hi,
-        } => {
-            let mid = lo + (hi - lo) / 2;
+        Cont::Bsearch { frame, mut search } => {
+            let mid = search.mid();
             let r = result as i32;
             if r == 0 {
-                return Err(finish(p, frame, base.wrapping_add(mid.wrapping_mul(size))));
+                return Err(finish(p, frame, search.element(mid)));
             }
             if r < 0 {
-                hi = mid;
+                search.hi = mid;
             } else {
-                lo = mid + 1;
+                search.lo = mid + 1;
             }
-            bsearch_next(p, frame, key, base, size, cmp, lo, hi)
+            bsearch_next(p, frame, search)
         }
         Cont::Exit { code } => exit_next(p, code),
         Cont::Return { frame } => Err(finish(p, frame, result)),
@@ -359,38 +367,26 @@ pub(super) fn bsearch(p: &mut Process, c: &Call) -> Result<u32, Stop> {
     let size = stack_arg(p, 16)?;
     let cmp = stack_arg(p, 20)?;
     let frame = frame(p)?;
-    bsearch_next(p, frame, key, base, size, cmp, 0, n)
+    let search = Search {
+        key,
+        base,
+        size,
+        cmp,
+        lo: 0,
+        hi: n,
+    };
+    bsearch_next(p, frame, search)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn bsearch_next(
-    p: &mut Process,
-    frame: Frame,
-    key: u32,
-    base: u32,
-    size: u32,
-    cmp: u32,
-    lo: u32,
-    hi: u32,
-) -> Result<u32, Stop> {
-    if lo >= hi {
+/// Compares the key with the middle of what is left (or ends the
+/// search, not found, when nothing is).
+fn bsearch_next(p: &mut Process, frame: Frame, search: Search) -> Result<u32, Stop> {
+    if search.lo >= search.hi {
         return Err(finish(p, frame, 0));
     }
-    let mid = lo + (hi - lo) / 2;
-    let elem = base.wrapping_add(mid.wrapping_mul(size));
-    call_guest(p, frame, cmp, [key, elem, 0], &[], false)?;
-    push(
-        p,
-        Cont::Bsearch {
-            frame,
-            key,
-            base,
-            size,
-            cmp,
-            lo,
-            hi,
-        },
-    );
+    let elem = search.element(search.mid());
+    call_guest(p, frame, search.cmp, [search.key, elem, 0], &[], false)?;
+    push(p, Cont::Bsearch { frame, search });
     Err(Stop::Resumed)
 }
 

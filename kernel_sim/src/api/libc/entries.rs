@@ -7,36 +7,29 @@ use crate::api::{ApiDef, Arg, Call, Conv, Func, Stop};
 
 /// One entry of both DLLs (the module is filled in by [`for_module`]).
 macro_rules! e {
+    // An entry called with `$conv` (the two conventions' shared body).
+    (@call $conv:expr, $o:literal $n:literal [$($a:ident),*] $f:expr) => {
+        ApiDef {
+            module: "",
+            ordinal: $o,
+            name: $n,
+            conv: $conv,
+            args: &[$(Arg::$a),*],
+            func: Some(Func::Raw(|p, c| {
+                let f: crate::api::ApiFn = $f;
+                let r = f(p, c);
+                deliver(p, r)
+            })),
+        }
+    };
     ($o:literal $n:literal data $off:expr) => {
         ApiDef { module: "", ordinal: $o, name: $n, conv: Conv::Data($off), args: &[], func: None }
     };
     ($o:literal $n:literal sys [$($a:ident),*] $f:expr) => {
-        ApiDef {
-            module: "",
-            ordinal: $o,
-            name: $n,
-            conv: Conv::Sys32,
-            args: &[$(Arg::$a),*],
-            func: Some(Func::Raw(|p, c| {
-                let f: crate::api::ApiFn = $f;
-                let r = f(p, c);
-                deliver(p, r)
-            })),
-        }
+        e!(@call Conv::Sys32, $o $n [$($a),*] $f)
     };
     ($o:literal $n:literal [$($a:ident),*] $f:expr) => {
-        ApiDef {
-            module: "",
-            ordinal: $o,
-            name: $n,
-            conv: Conv::Optlink,
-            args: &[$(Arg::$a),*],
-            func: Some(Func::Raw(|p, c| {
-                let f: crate::api::ApiFn = $f;
-                let r = f(p, c);
-                deliver(p, r)
-            })),
-        }
+        e!(@call Conv::Optlink, $o $n [$($a),*] $f)
     };
 }
 

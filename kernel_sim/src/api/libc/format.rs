@@ -816,10 +816,7 @@ pub(crate) fn scanf<S: Sink>(input: &[u8], fmt: &[u8], sink: &mut S) -> Result<u
                     .take_while(|b| !b.is_ascii_whitespace())
                     .count();
                 if !suppress {
-                    let p = sink.next_ptr()?;
-                    let mut v = rest[..n].to_vec();
-                    v.push(0);
-                    sink.put(p, &v)?;
+                    put_string(sink, &rest[..n])?;
                     assigned += 1;
                 }
                 at += n;
@@ -847,10 +844,7 @@ pub(crate) fn scanf<S: Sink>(input: &[u8], fmt: &[u8], sink: &mut S) -> Result<u
                     break;
                 }
                 if !suppress {
-                    let p = sink.next_ptr()?;
-                    let mut v = rest[..n].to_vec();
-                    v.push(0);
-                    sink.put(p, &v)?;
+                    put_string(sink, &rest[..n])?;
                     assigned += 1;
                 }
                 at += n;
@@ -859,6 +853,14 @@ pub(crate) fn scanf<S: Sink>(input: &[u8], fmt: &[u8], sink: &mut S) -> Result<u
         }
     }
     Ok(assigned)
+}
+
+/// Stores `s` and a NUL where the next pointer points.
+fn put_string<S: Sink>(sink: &mut S, s: &[u8]) -> Result<(), S::Err> {
+    let p = sink.next_ptr()?;
+    let mut v = s.to_vec();
+    v.push(0);
+    sink.put(p, &v)
 }
 
 fn put_int<S: Sink>(sink: &mut S, p: u32, v: u64, size: u8) -> Result<(), S::Err> {
