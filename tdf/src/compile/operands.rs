@@ -171,26 +171,10 @@ impl Compiler<'_> {
                     if mask & retep::RM_CV != 0 {
                         offset = to;
                     } else {
-                        let image = self.module()?;
-                        let code: Vec<u8> = (from..to)
-                            .map(|o| image.byte_at(object, o).unwrap_or(0))
-                            .collect();
-                        let c = Criteria {
-                            mask,
-                            pascal: self.opts.retep_pascal,
-                            range: self.opts.retep_range,
-                        };
+                        let code = self.code_bytes(object, from, to)?;
                         let proc_end = p.offset.saturating_add(p.length);
-                        match retep::find_bytes(&code, from, proc_end, c) {
-                            Some(at) => offset = at,
-                            None => {
-                                self.diag(
-                                    Severity::Warning,
-                                    format!("unable to determine return point for {name}"),
-                                );
-                                return Err(super::Stop::Discard);
-                            }
-                        }
+                        let found = retep::find_bytes(&code, from, proc_end, self.criteria(mask));
+                        offset = self.return_point(found, &name)?;
                     }
                 } else if let Some(mask) = retep {
                     let cv = procedure
@@ -203,26 +187,10 @@ impl Compiler<'_> {
                         let Some(end) = end else {
                             return Err(self.error(format!("symbol not found: {name}")));
                         };
-                        let image = self.module()?;
-                        let big = image.is_32bit(object) != Some(false);
-                        let code: Vec<u8> = (start..end)
-                            .map(|o| image.byte_at(object, o).unwrap_or(0))
-                            .collect();
-                        let c = Criteria {
-                            mask,
-                            pascal: self.opts.retep_pascal,
-                            range: self.opts.retep_range,
-                        };
-                        match retep::find(&code, start, big, c) {
-                            Some(at) => offset = at,
-                            None => {
-                                self.diag(
-                                    Severity::Warning,
-                                    format!("unable to determine return point for {name}"),
-                                );
-                                return Err(super::Stop::Discard);
-                            }
-                        }
+                        let big = self.module()?.is_32bit(object) != Some(false);
+                        let code = self.code_bytes(object, start, end)?;
+                        let found = retep::find(&code, start, big, self.criteria(mask));
+                        offset = self.return_point(found, &name)?;
                     }
                 }
                 self.place_at(st, object, offset)
@@ -236,6 +204,36 @@ impl Compiler<'_> {
     }
 
     /// `RETEP[=RET+JMP+...]` after the RETEP word.
+    /// The module's bytes of `object` from `from` to `to` (0 where it has
+    /// none): the code a return point is searched in.
+    fn code_bytes(&mut self, object: u32, from: u32, to: u32) -> Step<Vec<u8>> {
+        let image = self.module()?;
+        Ok((from..to)
+            .map(|o| image.byte_at(object, o).unwrap_or(0))
+            .collect())
+    }
+
+    /// The search criteria of RETEP's `mask` with the run's options.
+    fn criteria(&self, mask: u8) -> Criteria {
+        Criteria {
+            mask,
+            pascal: self.opts.retep_pascal,
+            range: self.opts.retep_range,
+        }
+    }
+
+    /// The return point a search `found`, or (none found) a warning and
+    /// the tracepoint discarded, as TRCUST does.
+    fn return_point(&mut self, found: Option<u32>, name: &str) -> Step<u32> {
+        found.ok_or_else(|| {
+            self.diag(
+                Severity::Warning,
+                format!("unable to determine return point for {name}"),
+            );
+            super::Stop::Discard
+        })
+    }
+
     fn retep_criteria(&mut self) -> Step<u8> {
         if self.peek()? != Token::Punct('=') {
             return Ok(self.opts.retep_mask);
