@@ -69,19 +69,42 @@ impl Prog {
     }
     /// DosExecPgm(OBJ, 32, flag, ARGS, env, RES, NAME), its code at `rc_at`.
     fn exec(&mut self, flag: u32, env: u32, rc_at: u32) -> &mut Prog {
+        self.exec_with(flag, ARGS, env, (RES, NAME), rc_at)
+    }
+    /// DosExecPgm(OBJ, 32, flag, args, env, results, name), its code to
+    /// `rc_at`.
+    fn exec_with(
+        &mut self,
+        flag: u32,
+        args: u32,
+        env: u32,
+        (results, name): (u32, u32),
+        rc_at: u32,
+    ) -> &mut Prog {
         self.api(
             EXEC_PGM,
             &[
                 Imm(OBJ),
                 Imm(32),
                 Imm(flag),
-                Imm(ARGS),
+                Imm(args),
                 Imm(env),
-                Imm(RES),
-                Imm(NAME),
+                Imm(results),
+                Imm(name),
             ],
             rc_at,
         )
+    }
+    /// EAX = the dword at `offset` in the process's PIB
+    /// (DosGetInfoBlocks, its pointers at DATA + 0x20 and + 0x24).
+    fn pib_field(&mut self, offset: u8) -> &mut Prog {
+        self.api(
+            GET_INFO_BLOCKS,
+            &[Imm(DATA + 0x20), Imm(DATA + 0x24)],
+            DATA + 0x28,
+        );
+        self.c.load_eax(DATA + 0x24);
+        self.raw(&[0x8B, 0x40, offset])
     }
     /// DosWrite(1, addr, len, &n).
     fn write(&mut self, addr: u32, len: u32) -> &mut Prog {
@@ -109,14 +132,7 @@ impl Prog {
 /// (found through its PIB) to stdout and exits with `code`.
 fn env_dumper(len: u32, code: u32) -> Vec<u8> {
     let mut p = Prog::new();
-    p.api(
-        GET_INFO_BLOCKS,
-        &[Imm(DATA + 0x20), Imm(DATA + 0x24)],
-        DATA + 0x28,
-    );
-    // mov eax, [DATA+0x24]; mov eax, [eax+0x10] (pib_pchenv)
-    p.c.load_eax(DATA + 0x24);
-    p.raw(&[0x8B, 0x40, 0x10]);
+    p.pib_field(0x10); // pib_pchenv
     p.store_eax(DATA + 0x2C);
     p.api(
         WRITE,
@@ -196,19 +212,7 @@ fn a_null_environment_is_the_parents_and_null_arguments_are_empty() {
     let len = expected.len() as u32;
     let mut p = Prog::new();
     p.bytes(NAME, b"C.EXE\0");
-    p.api(
-        EXEC_PGM,
-        &[
-            Imm(OBJ),
-            Imm(32),
-            Imm(0),
-            Imm(0),
-            Imm(0),
-            Imm(RES),
-            Imm(NAME),
-        ],
-        OUT,
-    );
+    p.exec_with(0, 0, 0, (RES, NAME), OUT);
     let parent = p.report(4, 0);
     let (o, out, _) = run(&[("T.EXE", parent), ("C.EXE", env_dumper(len, 0))]);
     assert_eq!(o, Outcome::Exited(0));
@@ -339,45 +343,9 @@ fn exec_errors_name_the_failing_object() {
     p.c.load_eax(OBJ);
     p.store_eax(OUT + 16);
     // A bad name pointer, a bad RESULTCODES pointer, an unknown flag.
-    p.api(
-        EXEC_PGM,
-        &[
-            Imm(OBJ),
-            Imm(32),
-            Imm(0),
-            Imm(0),
-            Imm(0),
-            Imm(RES),
-            Imm(0x0BAD_0000),
-        ],
-        OUT + 20,
-    );
-    p.api(
-        EXEC_PGM,
-        &[
-            Imm(OBJ),
-            Imm(32),
-            Imm(0),
-            Imm(0),
-            Imm(0),
-            Imm(0x0BAD_0000),
-            Imm(NAME),
-        ],
-        OUT + 24,
-    );
-    p.api(
-        EXEC_PGM,
-        &[
-            Imm(OBJ),
-            Imm(32),
-            Imm(7),
-            Imm(0),
-            Imm(0),
-            Imm(RES),
-            Imm(NAME),
-        ],
-        OUT + 28,
-    );
+    p.exec_with(0, 0, 0, (RES, 0x0BAD_0000), OUT + 20);
+    p.exec_with(0, 0, 0, (0x0BAD_0000, NAME), OUT + 24);
+    p.exec_with(7, 0, 0, (RES, NAME), OUT + 28);
     let parent = p.report(32, 0);
     // D.EXE imports MISSING.1.
     let mut d = Code::new();
@@ -748,14 +716,8 @@ fn mutex_owners_are_threads_of_a_process() {
 #[test]
 fn a_childs_copy_of_a_traced_module_at_the_same_place_is_traced() {
     let mut p = Prog::new();
-    p.api(
-        GET_INFO_BLOCKS,
-        &[Imm(DATA + 0x20), Imm(DATA + 0x24)],
-        DATA + 0x28,
-    );
-    // mov eax, [DATA+0x24]; mov eax, [eax+4] (pib_ulppid); test eax, eax
-    p.c.load_eax(DATA + 0x24);
-    p.raw(&[0x8B, 0x40, 0x04, 0x85, 0xC0]);
+    p.pib_field(0x04); // pib_ulppid
+    p.raw(&[0x85, 0xC0]); // test eax, eax
     let skip = p.c.jcc(common::JNZ, None);
     p.bytes(NAME, b"T.EXE\0").bytes(ARGS, b"T.EXE\0\0");
     p.exec(0, 0, OUT);

@@ -22,6 +22,28 @@ fn store(code: &mut Vec<u8>, at: u32, bytes: &[u8]) {
     }
 }
 
+/// `c`, then MSG.`ordinal` called with each argument list in turn
+/// (pushed last first, 28 bytes removed after), its return code stored
+/// at RC + 4n, then DosExit(1, 0): the LX program.
+fn calls_program<const N: usize>(mut c: Vec<u8>, ordinal: u32, calls_args: &[[u32; N]]) -> Vec<u8> {
+    let mut calls = Vec::new();
+    for (n, args) in calls_args.iter().enumerate() {
+        for a in args.iter().rev() {
+            c.push(0x68);
+            c.extend(a.to_le_bytes());
+        }
+        calls.push((c.len() as u32, "MSG", ordinal));
+        c.extend([0xE8, 0, 0, 0, 0]);
+        c.extend([0x83, 0xC4, 28]);
+        c.push(0xA3);
+        c.extend((RC + 4 * n as u32).to_le_bytes());
+    }
+    c.extend([0x6A, 0x00, 0x6A, 0x01]);
+    calls.push((c.len() as u32, "DOSCALLS", 234));
+    c.extend([0xE8, 0, 0, 0, 0]);
+    common::lx_program(&c, &calls)
+}
+
 /// Sets up the strings, then calls DosInsertMessage once per argument
 /// list, storing each return code at RC + 4i, and exits.
 fn program(calls_args: &[[u32; 7]]) -> Vec<u8> {
@@ -34,22 +56,7 @@ fn program(calls_args: &[[u32; 7]]) -> Vec<u8> {
     table.extend(0x20108u32.to_le_bytes());
     table.extend(0x7000_0000u32.to_le_bytes());
     store(&mut c, TABLE, &table);
-    let mut calls = Vec::new();
-    for (n, args) in calls_args.iter().enumerate() {
-        for a in args.iter().rev() {
-            c.push(0x68);
-            c.extend(a.to_le_bytes());
-        }
-        calls.push((c.len() as u32, "MSG", 4));
-        c.extend([0xE8, 0, 0, 0, 0]);
-        c.extend([0x83, 0xC4, 28]);
-        c.push(0xA3);
-        c.extend((RC + 4 * n as u32).to_le_bytes());
-    }
-    c.extend([0x6A, 0x00, 0x6A, 0x01]);
-    calls.push((c.len() as u32, "DOSCALLS", 234));
-    c.extend([0xE8, 0, 0, 0, 0]);
-    common::lx_program(&c, &calls)
+    calls_program(c, 4, calls_args)
 }
 
 fn run(bytes: Vec<u8>) -> (Outcome, Vec<u8>) {
@@ -134,23 +141,8 @@ fn get_program_with(calls_args: &[[u32; 8]], name: &[u8], seg: &[u8]) -> Vec<u8>
     store(&mut c, 0x20100, b"ab\0");
     store(&mut c, 0x20120, name);
     store(&mut c, TABLE, &0x20100u32.to_le_bytes());
-    let mut calls = Vec::new();
-    for (n, args) in calls_args.iter().enumerate() {
-        for a in args.iter().rev() {
-            c.push(0x68);
-            c.extend(a.to_le_bytes());
-        }
-        calls.push((c.len() as u32, "MSG", 6));
-        c.extend([0xE8, 0, 0, 0, 0]);
-        // MSG.6 removes the message segment (the stub's argument).
-        c.extend([0x83, 0xC4, 28]);
-        c.push(0xA3);
-        c.extend((RC + 4 * n as u32).to_le_bytes());
-    }
-    c.extend([0x6A, 0x00, 0x6A, 0x01]);
-    calls.push((c.len() as u32, "DOSCALLS", 234));
-    c.extend([0xE8, 0, 0, 0, 0]);
-    common::lx_program(&c, &calls)
+    // MSG.6 removes the message segment (the stub's argument).
+    calls_program(c, 6, calls_args)
 }
 
 fn run_with(bytes: Vec<u8>, files: &[(&str, Vec<u8>)]) -> (Outcome, Vec<u8>) {

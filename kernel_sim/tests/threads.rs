@@ -42,8 +42,10 @@ fn writer(p: &mut Prog) -> u32 {
     at
 }
 
-#[test]
-fn threads_take_turns_in_a_fixed_order_at_each_yield() {
+/// Threads writing A and B with [`writer`] while main writes M with the
+/// same loop, inline, then waits for both: the program and the writer's
+/// address.
+fn yield_program() -> (Vec<u8>, u32) {
     let mut p = Prog::new();
     let f = writer(&mut p);
     p.start_main();
@@ -58,7 +60,13 @@ fn threads_take_turns_in_a_fixed_order_at_each_yield() {
     let rel = f as i32 - (p.here() as i32 + 4);
     p.raw(&rel.to_le_bytes()).raw(&[0x83, 0xC4, 0x04]);
     p.wait(DATA + 0x20, 0, 0, 1).wait(DATA + 0x24, 0, 0, 2);
-    let (o, text, _) = run(p.finish());
+    (p.finish(), f)
+}
+
+#[test]
+fn threads_take_turns_in_a_fixed_order_at_each_yield() {
+    let (exe, _) = yield_program();
+    let (o, text, _) = run(exe);
     assert_eq!(o, Outcome::Exited(0));
     assert_eq!(text, "MABMABMAB");
 }
@@ -215,22 +223,10 @@ fn the_last_thread_ending_ends_the_process_with_its_code() {
 /// ebx`): each hit logs the character its thread writes. Returns (the
 /// STDA buffer, the sidecar's TIDs, console).
 fn traced_yield_run() -> (Vec<u8>, Vec<u16>, String) {
-    let mut p = Prog::new();
-    let f = writer(&mut p);
+    let (exe, f) = yield_program();
     let writer_offset = f - 0x10000;
-    p.start_main();
-    p.c.store(DATA + 0x10, u32::from(b'A'))
-        .store(DATA + 0x14, u32::from(b'B'))
-        .store(DATA + 0x18, u32::from(b'M'));
-    p.create(DATA + 0x20, f, DATA + 0x10)
-        .create(DATA + 0x24, f, DATA + 0x14);
-    p.c.push(DATA + 0x18);
-    p.raw(&[0xE8]);
-    let rel = f as i32 - (p.here() as i32 + 4);
-    p.raw(&rel.to_le_bytes()).raw(&[0x83, 0xC4, 0x04]);
-    p.wait(DATA + 0x20, 0, 0, 1).wait(DATA + 0x24, 0, 0, 2);
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), p.finish()).unwrap();
+    std::fs::write(dir.path().join("T.EXE"), exe).unwrap();
     let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
     cfg.max_instructions = Some(5_000_000);
     let mut proc = Process::new(cfg).unwrap();
