@@ -34,14 +34,7 @@ fn paged(code: &[u8]) -> emu::Machine {
 }
 
 fn fault(m: &mut emu::Machine) -> Fault {
-    m.intercept(vector::PF, true);
-    match m.run(Limits {
-        instructions: Some(100),
-        cycles: None,
-    }) {
-        Exit::Exception { fault, .. } => fault,
-        other => panic!("expected #PF, got {other:?}"),
-    }
+    run_to_fault(m, vector::PF, 100)
 }
 
 #[test]

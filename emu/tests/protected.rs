@@ -9,14 +9,7 @@ use emu::{Exit, Fault, Gpr, Limits, SegReg, flags, vector};
 use iced_x86::code_asm::*;
 
 fn run_fault(m: &mut emu::Machine, v: u8) -> Fault {
-    m.intercept(v, true);
-    match m.run(Limits {
-        instructions: Some(1000),
-        cycles: None,
-    }) {
-        Exit::Exception { fault, .. } => fault,
-        other => panic!("expected exception {v}, got {other:?}"),
-    }
+    run_to_fault(m, v, 1000)
 }
 
 #[test]

@@ -113,3 +113,16 @@ pub fn set_int_gate(m: &mut Machine, v: u8, off: u32, dpl: u8) {
     let g = gate(CODE32, off, 0x8E | (dpl << 5), 0);
     m.write_phys(IDT + 8 * u32::from(v), &g.to_le_bytes());
 }
+
+/// Runs `m` (at most `instructions`) until exception `v`, intercepted:
+/// the fault (a panic if the run ends otherwise).
+pub fn run_to_fault(m: &mut Machine, v: u8, instructions: u64) -> emu::Fault {
+    m.intercept(v, true);
+    match m.run(emu::Limits {
+        instructions: Some(instructions),
+        cycles: None,
+    }) {
+        emu::Exit::Exception { fault, .. } => fault,
+        other => panic!("expected exception {v}, got {other:?}"),
+    }
+}
