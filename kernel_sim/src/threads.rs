@@ -706,6 +706,22 @@ impl Process {
         }
     }
 
+    /// The lowest thread ID no live thread has, for a new thread (an
+    /// ended thread holding it is collected; `current` still points at
+    /// the running thread).
+    pub(crate) fn take_free_tid(&mut self) -> u32 {
+        let tid = (1..).find(|&id| self.pcb.threads.iter().all(|t| t.tid != id || !t.live()));
+        let tid = tid.unwrap_or(u32::MAX);
+        self.pcb.threads.retain(|t| t.tid != tid);
+        self.pcb.current = self
+            .pcb
+            .threads
+            .iter()
+            .position(|t| t.cpu.is_none())
+            .unwrap_or(0);
+        tid
+    }
+
     /// DosCreateThread's work: a thread that starts at `entry` with
     /// `param` on a stack of `stack_size` bytes; its TID.
     pub(crate) fn create_thread(
@@ -724,26 +740,8 @@ impl Process {
             .alloc_tiled(total, RegionKind::Mem)
             .map_err(|_| ERROR_NOT_ENOUGH_MEMORY)?;
         let (top, tib) = (base + stack, base + stack);
-        // Collect an ended thread whose ID is needed.
-        let tid = (1..).find(|&id| self.pcb.threads.iter().all(|t| t.tid != id || !t.live()));
-        let tid = tid.unwrap_or(u32::MAX);
-        self.pcb.threads.retain(|t| t.tid != tid);
-        self.pcb.current = self
-            .pcb
-            .threads
-            .iter()
-            .position(|t| t.cpu.is_none())
-            .unwrap_or(0);
-        let tib2 = tib + 0x40;
-        let mut block = Vec::new();
-        for x in [u32::MAX, base, top, tib2, 20, tid] {
-            block.extend(x.to_le_bytes());
-        }
-        block.resize(0x40, 0);
-        for x in [tid, 0x200] {
-            block.extend(x.to_le_bytes());
-        }
-        block.extend([20, 0, 0, 0]);
+        let tid = self.take_free_tid();
+        let block = tib_bytes(tid, tib, (base, top));
         let ret = THUNK_BASE
             + 4 * self
                 .kernel
@@ -784,3 +782,18 @@ impl Process {
 
 /// Threads a process may have at once (OS/2's default THREADS=).
 pub const MAX_THREADS: usize = 256;
+
+/// The TIB of thread `tid` at `tib` (its TIB2 at +0x40: the TID, priority
+/// 0x200) for a stack from `stack_lo` to `top`: the bytes to write.
+pub(crate) fn tib_bytes(tid: u32, tib: u32, (stack_lo, top): (u32, u32)) -> Vec<u8> {
+    let mut block = Vec::new();
+    for x in [u32::MAX, stack_lo, top, tib + 0x40, 20, tid] {
+        block.extend(x.to_le_bytes());
+    }
+    block.resize(0x40, 0);
+    for x in [tid, 0x200] {
+        block.extend(x.to_le_bytes());
+    }
+    block.extend([20, 0, 0, 0]);
+    block
+}

@@ -78,31 +78,9 @@ impl Process {
         let tib = self
             .alloc_tiled(PAGE, RegionKind::Mem)
             .map_err(|_| ERROR_NOT_ENOUGH_MEMORY)?;
-        let tid = (1..)
-            .find(|&id| {
-                self.pcb
-                    .threads
-                    .iter()
-                    .all(|t| t.tid != id || matches!(t.state, State::Ended(_)))
-            })
-            .unwrap_or(u32::MAX);
-        self.pcb.threads.retain(|t| t.tid != tid);
-        self.pcb.current = self
-            .pcb
-            .threads
-            .iter()
-            .position(|t| t.cpu.is_none())
-            .unwrap_or(0);
+        let tid = self.take_free_tid();
         let stack_lo = self.selector_to_linear(ss, 0, 1).unwrap_or(top);
-        let mut block = Vec::new();
-        for x in [u32::MAX, stack_lo, top, tib + 0x40, 20, tid] {
-            block.extend(x.to_le_bytes());
-        }
-        block.resize(0x40, 0);
-        for x in [tid, 0x200] {
-            block.extend(x.to_le_bytes());
-        }
-        block.extend([20, 0, 0, 0]);
+        let block = crate::threads::tib_bytes(tid, tib, (stack_lo, top));
         let _ = self.machine.write_linear(tib, &block);
         // The new thread's registers: the caller's, with CS:IP and SS:SP
         // loaded through the descriptor tables.
