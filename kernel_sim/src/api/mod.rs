@@ -36,6 +36,17 @@
 /// CONV is a [`Conv`] variant (`Far16`, `Sys32`), ARGS are [`Arg`]
 /// variants in declaration order.
 macro_rules! api {
+    // An entry with an implementation (the two kinds' shared body).
+    (@entry $m:literal $o:literal $n:literal $conv:ident [$($a:ident),*] $func:expr) => {
+        $crate::api::ApiDef {
+            module: $m,
+            ordinal: $o,
+            name: $n,
+            conv: $crate::api::Conv::$conv,
+            args: &[$($crate::api::Arg::$a),*],
+            func: Some($func),
+        }
+    };
     ($m:literal $o:literal $n:literal value $v:expr) => {
         $crate::api::ApiDef {
             module: $m,
@@ -47,24 +58,10 @@ macro_rules! api {
         }
     };
     ($m:literal $o:literal $n:literal $conv:ident [$($a:ident),*] raw $f:expr) => {
-        $crate::api::ApiDef {
-            module: $m,
-            ordinal: $o,
-            name: $n,
-            conv: $crate::api::Conv::$conv,
-            args: &[$($crate::api::Arg::$a),*],
-            func: Some($crate::api::Func::Raw($f)),
-        }
+        api!(@entry $m $o $n $conv [$($a),*] $crate::api::Func::Raw($f))
     };
     ($m:literal $o:literal $n:literal $conv:ident [$($a:ident),*] $f:expr) => {
-        $crate::api::ApiDef {
-            module: $m,
-            ordinal: $o,
-            name: $n,
-            conv: $crate::api::Conv::$conv,
-            args: &[$($crate::api::Arg::$a),*],
-            func: Some($crate::api::Func::Code($f)),
-        }
+        api!(@entry $m $o $n $conv [$($a),*] $crate::api::Func::Code($f))
     };
 }
 
