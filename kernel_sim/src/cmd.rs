@@ -187,13 +187,7 @@ pub(crate) fn step(p: &mut Process, _c: &Call) -> Result<u32, Stop> {
     }
     loop {
         if let Some(pid) = p.shell().drain.pop() {
-            return Err(Stop::Block(Wait::Child {
-                pid,
-                tree: false,
-                pres: results_at(p),
-                ppid: 0,
-                wide: true,
-            }));
+            return Err(wait_child(p, pid));
         }
         let Some((join, line, late)) = next_command(p)? else {
             let code = p.shell().errorlevel;
@@ -210,16 +204,22 @@ pub(crate) fn step(p: &mut Process, _c: &Call) -> Result<u32, Stop> {
             Flow::Exit(code) => return Err(Stop::Exit(code)),
             Flow::Wait(pid) => {
                 p.shell().waiting = Some(pid);
-                return Err(Stop::Block(Wait::Child {
-                    pid,
-                    tree: false,
-                    pres: results_at(p),
-                    ppid: 0,
-                    wide: true,
-                }));
+                return Err(wait_child(p, pid));
             }
         }
     }
+}
+
+/// CMD.EXE blocks until child `pid` ends, its RESULTCODES to
+/// [`results_at`].
+fn wait_child(p: &Process, pid: u16) -> Stop {
+    Stop::Block(Wait::Child {
+        pid,
+        tree: false,
+        pres: results_at(p),
+        ppid: 0,
+        wide: true,
+    })
 }
 
 /// Where a child's RESULTCODES go: the bottom of CMD.EXE's stack object.
