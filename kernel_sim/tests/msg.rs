@@ -59,16 +59,10 @@ fn program(calls_args: &[[u32; 7]]) -> Vec<u8> {
     calls_program(c, 4, calls_args)
 }
 
+/// Runs a program: the outcome and the 512 bytes at RC.
 fn run(bytes: Vec<u8>) -> (Outcome, Vec<u8>) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
-    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
-    cfg.max_instructions = Some(1_000_000);
-    let mut p = Process::new(cfg).unwrap();
-    let o = p.run();
-    let mut mem = vec![0u8; 512];
-    p.read_guest(RC, &mut mem).unwrap();
-    (o, mem)
+    const _: () = assert!(RC == common::DATA);
+    common::threaded::run_reading_within(bytes, 512, 1_000_000)
 }
 
 fn u32_at(mem: &[u8], lin: u32) -> u32 {

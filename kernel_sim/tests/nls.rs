@@ -3,20 +3,12 @@
 
 mod common;
 
-use kernel_sim::{Outcome, Process, ProcessConfig};
+use kernel_sim::Outcome;
 
 /// Runs a program; returns the outcome and the 256 bytes at 0x20000
 /// (the start of the stack object, used as scratch memory).
 fn run(bytes: Vec<u8>) -> (Outcome, Vec<u8>) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
-    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
-    cfg.max_instructions = Some(100_000);
-    let mut p = Process::new(cfg).unwrap();
-    let o = p.run();
-    let mut mem = vec![0u8; 256];
-    p.read_guest(0x20000, &mut mem).unwrap();
-    (o, mem)
+    common::threaded::run_reading_within(bytes, 256, 100_000)
 }
 
 fn push(c: &mut Vec<u8>, v: u32) {

@@ -5,19 +5,11 @@
 mod common;
 
 use common::{Code, DATA};
-use kernel_sim::{Outcome, Process, ProcessConfig};
+use kernel_sim::Outcome;
 
 /// Runs a program; returns the outcome and the 512 bytes at DATA.
 fn run(bytes: Vec<u8>) -> (Outcome, Vec<u8>) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
-    let mut cfg = ProcessConfig::new(dir.path(), "T.EXE");
-    cfg.max_instructions = Some(1_000_000);
-    let mut p = Process::new(cfg).unwrap();
-    let o = p.run();
-    let mut mem = vec![0u8; 512];
-    p.read_guest(DATA, &mut mem).unwrap();
-    (o, mem)
+    common::threaded::run_reading_within(bytes, 512, 1_000_000)
 }
 
 /// Store bytes at `at` (dword by dword, zero-padded).

@@ -116,10 +116,19 @@ impl Prog {
 /// Runs a program (5,000,000 instructions at most): how it ended and the
 /// `len` bytes at DATA.
 pub fn run_reading(bytes: Vec<u8>, len: usize) -> (kernel_sim::Outcome, Vec<u8>) {
+    run_reading_within(bytes, len, 5_000_000)
+}
+
+/// [`run_reading`] with at most `max_insns` instructions.
+pub fn run_reading_within(
+    bytes: Vec<u8>,
+    len: usize,
+    max_insns: u64,
+) -> (kernel_sim::Outcome, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("T.EXE"), bytes).unwrap();
     let mut cfg = kernel_sim::ProcessConfig::new(dir.path(), "T.EXE");
-    cfg.max_instructions = Some(5_000_000);
+    cfg.max_instructions = Some(max_insns);
     let mut p = kernel_sim::Process::new(cfg).unwrap();
     let o = p.run();
     let mut mem = vec![0u8; len];
