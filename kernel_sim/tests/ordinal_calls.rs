@@ -3,7 +3,9 @@
 //! does its job at its new ordinal, and the ordinals they left stop the
 //! program with the right name.
 
-use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+mod common;
+
+use kernel_sim::{Outcome, Process, ProcessConfig};
 
 fn run(program: &testprogs::Program) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
@@ -11,12 +13,7 @@ fn run(program: &testprogs::Program) -> Outcome {
     let mut cfg = ProcessConfig::new(dir.path(), program.file_name);
     cfg.max_instructions = Some(1_000_000);
     let mut p = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    common::capture_console(&mut p);
     p.run()
 }
 

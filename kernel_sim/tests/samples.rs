@@ -1,8 +1,10 @@
 //! The real OS/2 programs in shared/samples run in the emulator.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+use kernel_sim::{Outcome, Process, ProcessConfig};
 
 fn sample(rel: &str) -> PathBuf {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/samples")).join(rel)
@@ -20,12 +22,7 @@ fn setup(rel: &str, name: &str) -> (tempfile::TempDir, ProcessConfig) {
 
 fn run(cfg: ProcessConfig) -> (Outcome, String, Process) {
     let mut p = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    let out = common::capture_console(&mut p);
     let o = p.run();
     (o, out.text(), p)
 }

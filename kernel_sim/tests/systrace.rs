@@ -2,8 +2,10 @@
 //! static selection (by major, then minors) honoured, and TRACEFMT
 //! formatting them with the TFF of a TSF's @STATIC tracepoints.
 
+mod common;
+
 use kernel_sim::trace::TraceCommands;
-use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+use kernel_sim::{Outcome, Process, ProcessConfig};
 use stda::{RecordFlags, Stda, tracefmt};
 
 /// A logged record: major, minor, flags, data.
@@ -17,12 +19,7 @@ fn run(statics: Option<&[&str]>) -> (Outcome, Vec<Logged>, tempfile::TempDir) {
     let mut cfg = ProcessConfig::new(dir.path(), "SYSTRC16.EXE");
     cfg.max_instructions = Some(1_000_000);
     let mut p = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    common::capture_console(&mut p);
     if let Some(ops) = statics {
         let commands = TraceCommands {
             traces: ops.iter().map(|s| s.to_string()).collect(),

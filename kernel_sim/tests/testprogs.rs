@@ -4,7 +4,7 @@
 
 mod common;
 
-use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+use kernel_sim::{Outcome, Process, ProcessConfig};
 
 fn run(programs: &[testprogs::Program]) -> (Outcome, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -15,12 +15,7 @@ fn run(programs: &[testprogs::Program]) -> (Outcome, String, tempfile::TempDir) 
     let mut cfg = ProcessConfig::new(dir.path(), exe);
     cfg.max_instructions = Some(10_000_000);
     let mut p = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    let out = common::capture_console(&mut p);
     let o = p.run();
     (o, out.text(), dir)
 }
@@ -199,12 +194,7 @@ fn run_args(p: testprogs::Program, args: &[&str]) -> (Outcome, String) {
     cfg.args = args.iter().map(|s| s.to_string()).collect();
     cfg.max_instructions = Some(1_000_000);
     let mut proc = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    proc.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    let out = common::capture_console(&mut proc);
     (proc.run(), out.text())
 }
 

@@ -1,6 +1,8 @@
 //! Dynamic trace in a running OS/2 process: a trace program applied to a
 //! real sample module logs what the program passes to the system.
 
+mod common;
+
 use std::path::Path;
 
 use kernel_sim::trace::{TraceCommands, TraceError};
@@ -14,12 +16,7 @@ fn process(sample: &str, name: &str) -> (tempfile::TempDir, Process, ConsoleBuff
     let mut cfg = ProcessConfig::new(dir.path(), name);
     cfg.max_instructions = Some(10_000_000);
     let mut p = Process::new(cfg).unwrap();
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    let out = common::capture_console(&mut p);
     (dir, p, out)
 }
 

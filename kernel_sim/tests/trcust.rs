@@ -1,11 +1,13 @@
 //! IBM's TRCUST.EXE runs unmodified on every case of the TRCUST corpus
 //! (skipped unless OS2TK_DIR names an OS/2 toolkit with bin/trcust.exe).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use kernel_sim::{ConsoleBuffer, Outcome, Process, ProcessConfig};
+use kernel_sim::{Outcome, Process, ProcessConfig};
 
 fn shared(rel: &str) -> PathBuf {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared")).join(rel)
@@ -64,12 +66,7 @@ fn run_case(exe: &Path, case: &Path) -> Result<(), String> {
     cfg.args = args.split_whitespace().map(String::from).collect();
     cfg.max_instructions = Some(2_000_000_000);
     let mut p = Process::new(cfg).map_err(|e| e.to_string())?;
-    let out = ConsoleBuffer::new();
-    p.set_console(
-        Box::new(out.clone()),
-        Box::new(out.clone()),
-        Box::new(std::io::empty()),
-    );
+    let out = common::capture_console(&mut p);
     let outcome = p.run();
     let want_exit: u32 = std::fs::read_to_string(case.join("exit"))
         .unwrap()
@@ -182,12 +179,7 @@ fn trcust_on_testprogs_dlls() {
         cfg.args = vec![dll.tsf_file_name(), format!("/M={}", dll.map_file_name())];
         cfg.max_instructions = Some(2_000_000_000);
         let mut p = Process::new(cfg).unwrap();
-        let out = ConsoleBuffer::new();
-        p.set_console(
-            Box::new(out.clone()),
-            Box::new(out.clone()),
-            Box::new(std::io::empty()),
-        );
+        let out = common::capture_console(&mut p);
         assert_eq!(p.run(), Outcome::Exited(0), "{}", out.text());
         let tdf = dir.path().join(format!("{}.TDF", dll.name));
         let tff = dir.path().join(format!("TRC{:04X}.TFF", dll.major));
