@@ -83,13 +83,34 @@ fn emit_all(a: &mut CodeAssembler, ops: &[Gen]) {
     }
 }
 
-/// The blocks of a case: ops of each part, the Jcc's condition, and how
-/// often (a mask of EDI) the subroutine stores into [`PATCH`] (0: never).
+/// The blocks of a case: ops of each part, the Jcc's condition, how
+/// often (a mask of EDI) the subroutine stores into [`PATCH`] (0: never),
+/// and the forms of the main loop's CALL and JMP (relative, through a
+/// register, through memory at [`POINTERS`]).
 #[derive(Clone, Debug)]
 struct Shape {
     parts: [Vec<Gen>; 8],
     cc: u8,
     smc_mask: u32,
+    forms: u8,
+}
+
+/// Pointers to [`SUBS`] and [`AWAY`] for the indirect CALL and JMP.
+const POINTERS: i32 = DATA + 0x200;
+
+/// A near CALL or JMP to `target` in the form `form` picks, through
+/// register `reg` (which it loads first) or the pointer at `ptr`.
+fn branch(a: &mut CodeAssembler, call: bool, target: u64, form: u8, ptr: i32) {
+    let reg = W32[usize::from(form / 3 % 6)];
+    let r = match (form % 3, call) {
+        (0, true) => a.call(target),
+        (0, false) => a.jmp(target),
+        (1, true) => a.mov(reg, target as i32).and_then(|()| a.call(reg)),
+        (1, false) => a.mov(reg, target as i32).and_then(|()| a.jmp(reg)),
+        (_, true) => a.call(dword_ptr(ptr)),
+        (_, false) => a.jmp(dword_ptr(ptr)),
+    };
+    r.expect("encodable");
 }
 
 /// The three pieces of code (at [`MAIN`], [`SUBS`], [`AWAY`]).
@@ -101,7 +122,7 @@ fn program(s: &Shape) -> [Vec<u8>; 3] {
         let mut skip = a.create_label();
         a.set_label(&mut top).unwrap();
         emit_all(a, a_ops);
-        a.call(SUBS).unwrap();
+        branch(a, true, SUBS, s.forms % 18, POINTERS);
         emit_all(a, b_ops);
         match s.cc % 4 {
             0 => a.jc(skip),
@@ -112,7 +133,7 @@ fn program(s: &Shape) -> [Vec<u8>; 3] {
         .unwrap();
         emit_all(a, c_ops);
         a.set_label(&mut skip).unwrap();
-        a.jmp(AWAY).unwrap();
+        branch(a, false, AWAY, s.forms / 18 % 14, POINTERS + 4);
     });
     // The way back from AWAY.
     let back = MAIN + 0x400;
@@ -164,6 +185,8 @@ fn machines(s: &Shape, gpr: [u32; 8], fl: u32, n: u32, hot: u16) -> (Machine, Ma
     for m in [&mut a, &mut b] {
         m.write_phys(SUBS as u32, &subs);
         m.write_phys(AWAY as u32, &away);
+        m.write_phys(POINTERS as u32, &(SUBS as u32).to_le_bytes());
+        m.write_phys(POINTERS as u32 + 4, &(AWAY as u32).to_le_bytes());
         m.set_jit_threshold(hot);
     }
     (a, b)
@@ -182,11 +205,13 @@ fn shape() -> impl Strategy<Value = Shape> {
         [ops(), ops(), ops(), ops(), ops(), ops(), ops(), ops()],
         any::<u8>(),
         prop_oneof![Just(0u32), Just(1), Just(7), Just(31)],
+        any::<u8>(),
     )
-        .prop_map(|(parts, cc, smc_mask)| Shape {
+        .prop_map(|(parts, cc, smc_mask, forms)| Shape {
             parts,
             cc,
             smc_mask,
+            forms,
         })
 }
 
@@ -244,9 +269,9 @@ proptest! {
 }
 
 /// A fixed case: every block of the loop is translated and chained (CALL,
-/// RET, Jcc, JMP), and the result is the one computed by hand.
-#[test]
-fn calls_returns_and_jumps_are_chained() {
+/// RET, Jcc, JMP, in the `forms` given), and the result is the one
+/// computed by hand.
+fn chained_by_hand(forms: u8) {
     let mut parts: [Vec<Gen>; 8] = Default::default();
     // `add ebx, eax` in the subroutine and `inc ecx` at the way back.
     parts[4] = vec![(2, 3, 0, 0)];
@@ -255,18 +280,34 @@ fn calls_returns_and_jumps_are_chained() {
         parts,
         cc: 1,
         smc_mask: 0,
+        forms,
     };
     let (mut a, mut b) = machines(&s, [0; 8], 0, 1000, 8);
     run_both(&mut a, &mut b, Limits::default(), 1);
     let st = a.jit_stats();
     assert!(st.chained > 3 * 900, "{st:?}");
-    assert!(st.instructions > 7 * 900, "{st:?}");
+    // All but the first passes in the tier, the indirect forms included.
+    let total = a.instructions();
+    assert!(st.instructions * 100 > total * 98, "{st:?} of {total}");
     // EAX += 0x12345678 per pass, EBX sums EAX before each add.
     let k = 0x1234_5678u32;
     let sum = (0..1000u32).fold(0u32, |s, i| s.wrapping_add(k.wrapping_mul(i)));
     assert_eq!(a.cpu().gpr[Gpr::Ebx], sum);
     assert_eq!(a.cpu().gpr[Gpr::Ecx], 1000);
     assert_eq!(a.cpu().gpr[Gpr::Eax], k.wrapping_mul(1000));
+}
+
+#[test]
+fn calls_returns_and_jumps_are_chained() {
+    chained_by_hand(0);
+}
+
+/// CALL through EDX and JMP through memory; CALL through memory and JMP
+/// through ESI.
+#[test]
+fn indirect_calls_and_jumps_are_chained() {
+    chained_by_hand(7 + 18 * 2);
+    chained_by_hand(2 + 18 * 13);
 }
 
 /// The subroutine stores EDI into the ADD at AWAY every eighth pass: the
@@ -281,6 +322,7 @@ fn store_into_a_chained_block_retires_it() {
         parts,
         cc: 1,
         smc_mask: 7,
+        forms: 0,
     };
     let n = 1000u32;
     let (mut a, mut b) = machines(&s, [0; 8], 0, n, 4);

@@ -42,7 +42,7 @@ use super::native::{
     OFF_FLAGS, OFF_GPR, OFF_INDEX, OFF_LOADED, OFF_PAGING, OFF_RAM, OFF_RMASK, OFF_SCRATCH,
     OFF_SEGS, OFF_SEL, OFF_TLB, OFF_WMASK, SEG_BASE, SEG_RHI, SEG_RLO, SEG_SIZE, SEG_WHI, SEG_WLO,
 };
-use super::select::{End, Far, Mem, Op, Plan, Reg, SelSrc, Src, Str, StrKind};
+use super::select::{End, Far, IndSrc, Mem, Op, Plan, Reg, SelSrc, Src, Str, StrKind};
 use crate::cpu::SegReg;
 use crate::paging::RIGHT_SUP_READ;
 use iced_x86::code_asm::asm_traits::*;
@@ -279,6 +279,52 @@ pub(crate) fn instructions(plan: &Plan) -> Result<CodeAssembler, EmitError> {
                 move_sp(&mut a, stack, i32::from(stack.size) + imm)?;
                 a.mov(dword_ptr(r11 + OFF_EIP), r12d)?;
             }
+            if save {
+                a.push(r15)?;
+                a.popfq()?;
+            }
+            a.mov(dword_ptr(r11 + OFF_EXIT), EXIT_NEXT)?;
+            a.jmp(epilogue)?;
+            sides.push((i, side, save));
+        }
+        End::Ind { src, call } => {
+            // The target (past the CS limit: the interpreter's #GP), kept
+            // in the State while the CALL's stack slot is checked, then
+            // an exit at it with the cost of a pass.
+            let i = plan.ops.len();
+            let save = save_at(i);
+            let side = a.create_label();
+            if save {
+                a.pushfq()?;
+                a.pop(r15)?;
+            }
+            let wide = plan.code32;
+            match src {
+                IndSrc::Reg(r) if wide => a.mov(r12d, GUEST[usize::from(r)])?,
+                IndSrc::Reg(r) => a.movzx(r12d, GUEST16[usize::from(r)])?,
+                IndSrc::Mem(mem) => {
+                    check(&mut a, mem, false, side)?;
+                    if wide {
+                        a.mov(r12d, dword_ptr(r13 + r14))?;
+                    } else {
+                        a.movzx(r12d, word_ptr(r13 + r14))?;
+                    }
+                }
+            }
+            a.cmp(r12d, dword_ptr(r11 + OFF_CS_LIMIT))?;
+            a.ja(side)?;
+            if let Some(stack) = call {
+                a.mov(dword_ptr(r11 + OFF_SCRATCH), r12d)?;
+                check(&mut a, stack, true, side)?;
+                if stack.size == 4 {
+                    a.mov(dword_ptr(r13 + r14), plan.next_eip as i32)?;
+                } else {
+                    a.mov(word_ptr(r13 + r14), i32::from(plan.next_eip as u16 as i16))?;
+                }
+                move_sp(&mut a, stack, -i32::from(stack.size))?;
+                a.mov(r12d, dword_ptr(r11 + OFF_SCRATCH))?;
+            }
+            a.mov(dword_ptr(r11 + OFF_EIP), r12d)?;
             if save {
                 a.push(r15)?;
                 a.popfq()?;

@@ -1,6 +1,7 @@
 //! The native tier (x86-64 hosts only): hot straight runs of 32- or 16-bit
 //! code (MOV, ALU, INC/DEC/NEG/NOT, MOVZX/MOVSX on registers and memory
-//! operands, LEA, PUSH/POP, relative jumps, near CALL/RET, MOVS/STOS/LODS)
+//! operands, LEA, PUSH/POP, relative jumps, near CALL/RET, near JMP/CALL
+//! through a register or memory, MOVS/STOS/LODS)
 //! are translated to host code and run there, with exactly the registers,
 //! EFLAGS, EIP, cycles, instruction counts and memory the interpreter would
 //! produce; a block may end in REP MOVS/STOS/LODS, whose chunks [`rep`]
@@ -71,10 +72,11 @@
 //! a retired one. The chain in Rust removes most of that cost with none of
 //! the patching: the far-call bench (three blocks per loop, each ending in
 //! a far CALL, a far RET or a Jcc) runs about 25% faster.
-//! Returns (near and far) find their target by the same lookup as direct
-//! jumps: the block table is direct-mapped by linear address and code
-//! size, with the plan checked against CS's size and mode, so it is the
-//! target cache, dropped with the table.
+//! Returns (near and far) and JMP/CALL through a register or memory find
+//! their target by the same lookup as direct jumps: the block table is
+//! direct-mapped by linear address and code size, with the plan checked
+//! against CS's size and mode, so it is the target cache, dropped with the
+//! table.
 
 mod cache;
 mod desc;

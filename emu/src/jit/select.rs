@@ -455,6 +455,24 @@ pub(crate) enum End {
     /// of it from Rust when every element's access passes the checks up
     /// front (see `super::rep`); otherwise the interpreter runs it.
     Rep(Str),
+    /// JMP or CALL r/m of the code size (near, indirect): the target from
+    /// a register or memory, checked against CS's limit; a CALL then
+    /// pushes `Plan::next_eip`. The exit has the target.
+    Ind {
+        /// Where the target is.
+        src: IndSrc,
+        /// CALL: the stack slot written (JMP: None).
+        call: Option<Mem>,
+    },
+}
+
+/// Where the target of an [`End::Ind`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IndSrc {
+    /// A general register of the code size (guest number).
+    Reg(u8),
+    /// A memory operand of the code size.
+    Mem(Mem),
 }
 
 /// A selected block: what to translate and what the interpreter would have
@@ -521,7 +539,8 @@ impl Plan {
             | End::Ret { .. }
             | End::Rep(_)
             | End::Far(_)
-            | End::LoadSs(_) => false,
+            | End::LoadSs(_)
+            | End::Ind { .. } => false,
         }
     }
     /// The branch target, if the block ends in a branch with one.
@@ -530,7 +549,12 @@ impl Plan {
             End::Jcc { target, .. } | End::Jmp { target } | End::Call { target, .. } => {
                 Some(target)
             }
-            End::Fall | End::Ret { .. } | End::Rep(_) | End::Far(_) | End::LoadSs(_) => None,
+            End::Fall
+            | End::Ret { .. }
+            | End::Rep(_)
+            | End::Far(_)
+            | End::LoadSs(_)
+            | End::Ind { .. } => None,
         }
     }
 }
@@ -736,6 +760,34 @@ fn classify(
         } else {
             Far::JmpM { mem }
         })));
+    }
+    // JMP or CALL r/m of the code size.
+    let (jmp_rm, call_rm) = if code32 {
+        (Code::Jmp_rm32, Code::Call_rm32)
+    } else {
+        (Code::Jmp_rm16, Code::Call_rm16)
+    };
+    if !has66 && (insn.code() == jmp_rm || insn.code() == call_rm) {
+        let n: u8 = if code32 { 4 } else { 2 };
+        let src = if has_mem {
+            IndSrc::Mem(mem_sized(insn, code32 != has67, n)?)
+        } else {
+            match reg0()? {
+                Reg::R32(r) if code32 && !has67 => IndSrc::Reg(r),
+                Reg::R16(r) if !code32 && !has67 => IndSrc::Reg(r),
+                _ => return None,
+            }
+        };
+        let call = (insn.code() == call_rm).then_some(Mem {
+            seg: SegReg::Ss,
+            base: Some(4),
+            index: None,
+            scale: 1,
+            disp: u32::from(n).wrapping_neg(),
+            addr32: stack32,
+            size: n,
+        });
+        return Some(Kind::End(End::Ind { src, call }));
     }
     if has_mem && m != M::Lea {
         let mem = mem_operand(insn, code32 != has67)?;
@@ -1087,7 +1139,8 @@ fn flag_use(k: &Kind) -> (u32, u32) {
             | End::Ret { .. }
             | End::Rep(_)
             | End::Far(_)
-            | End::LoadSs(_),
+            | End::LoadSs(_)
+            | End::Ind { .. },
         ) => (0, 0),
         Kind::End(End::Jcc { cc, .. }) => {
             let r = match cc {
@@ -1186,7 +1239,12 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
             Kind::End(ref end) => {
                 matches!(
                     end,
-                    End::Rep(_) | End::Far(Far::CallM { .. } | Far::JmpM { .. })
+                    End::Rep(_)
+                        | End::Far(Far::CallM { .. } | Far::JmpM { .. })
+                        | End::Ind {
+                            src: IndSrc::Mem(_),
+                            ..
+                        }
                 )
             }
         };
@@ -1281,6 +1339,17 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                     plan.segs |= 1 << SegReg::Ss as u8;
                     plan.stack32 = Some(stack32);
                 }
+                if let End::Ind { src, call } = end {
+                    // (Also for the CS limit the host code compares with.)
+                    plan.mem = true;
+                    if let IndSrc::Mem(mem) = src {
+                        plan.segs |= 1 << mem.seg as u8;
+                    }
+                    if call.is_some() {
+                        plan.segs |= 1 << SegReg::Ss as u8;
+                        plan.stack32 = Some(stack32);
+                    }
+                }
                 if let End::Rep(s) = end {
                     plan.df = Some(df);
                     plan.segs |= (1 << s.src.seg as u8) | (1 << s.dst.seg as u8);
@@ -1305,6 +1374,56 @@ mod tests {
             stack32: true,
             df: false,
         }
+    }
+
+    #[test]
+    fn indirect_jumps_and_calls() {
+        let ind = |bytes: &[u8], code32: bool| {
+            let src = Source {
+                bytes,
+                eip: 0x100,
+                code32,
+                stack32: code32,
+                df: false,
+            };
+            select(src, |_| false).map(|p| (p.insns, p.end, p.mem, p.segs, p.stack32))
+        };
+        let ss = 1 << SegReg::Ss as u8;
+        let ds = 1 << SegReg::Ds as u8;
+        // inc eax; jmp ecx
+        let (n, end, mem, segs, stack) = ind(&[0x40, 0xFF, 0xE1], true).expect("block");
+        assert_eq!((n, mem, segs, stack), (2, true, 0, None));
+        assert_eq!(
+            end,
+            End::Ind {
+                src: IndSrc::Reg(1),
+                call: None
+            }
+        );
+        // call [ebx+8]: a memory target and the stack
+        let (_, end, _, segs, stack) = ind(&[0xFF, 0x53, 0x08], true).expect("block");
+        let End::Ind {
+            src: IndSrc::Mem(m),
+            call: Some(slot),
+        } = end
+        else {
+            panic!("{end:?}")
+        };
+        assert_eq!((m.base, m.disp, m.size, m.seg), (Some(3), 8, 4, SegReg::Ds));
+        assert_eq!(
+            (slot.size, slot.disp, segs, stack),
+            (4, (-4i32) as u32, ds | ss, Some(true))
+        );
+        // 16-bit: call si, jmp word [es:bx]
+        let (_, end, _, _, _) = ind(&[0xFF, 0xD6], false).expect("block");
+        assert!(matches!(end, End::Ind { src: IndSrc::Reg(6), call: Some(s) } if s.size == 2));
+        let (_, end, _, segs, _) = ind(&[0x26, 0xFF, 0x27], false).expect("block");
+        assert!(matches!(end, End::Ind { src: IndSrc::Mem(m), call: None } if m.seg == SegReg::Es));
+        assert_eq!(segs, 1 << SegReg::Es as u8);
+        // not of the code size (0x66), or far: not taken
+        assert!(ind(&[0x66, 0xFF, 0xE1], true).is_none());
+        assert!(ind(&[0x66, 0xFF, 0xE1], false).is_none());
+        assert!(ind(&[0xFF, 0x2B], true).is_none_or(|(_, e, ..)| !matches!(e, End::Ind { .. })));
     }
 
     #[test]
