@@ -579,3 +579,37 @@ fn generated_modules_use_every_construct() {
         "{chains} {lists} {ne_chains}"
     );
 }
+
+#[test]
+fn a_non_resident_table_without_a_description_round_trips() {
+    // LINK386 writes an LX DLL with no DESCRIPTION statement with a
+    // non-resident table that is its exports' names alone: the first
+    // entry is a name (ordinal 1), not the description.
+    let mut m = Module::new_lx("TERMDLL");
+    m.flags = 0x8200;
+    m.add_object(0x2005, 4, &[0xC3, 0, 0, 0]);
+    m.add_export(
+        "X",
+        EntryPoint::Entry32 {
+            object: 1,
+            offset: 0,
+        },
+    );
+    m.resident_names.clear();
+    m.description = Some(String::new());
+    m.nonresident_names = vec![Name {
+        name: "HELLO".into(),
+        ordinal: 1,
+    }];
+    let bytes = write(&m).unwrap();
+    let table = b"\x05HELLO\x01\x00\x00";
+    assert!(
+        bytes.windows(table.len()).any(|w| w == table),
+        "the names alone"
+    );
+    let back = parse(&bytes).unwrap();
+    assert_eq!(back.description.as_deref(), Some(""));
+    assert_eq!(back.nonresident_names, m.nonresident_names);
+    assert_eq!(back.export("HELLO").map(|e| e.ordinal), Some(1));
+    assert_eq!(write(&back).unwrap(), bytes);
+}

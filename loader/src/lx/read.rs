@@ -338,7 +338,8 @@ fn read_objects(
 }
 
 /// Reads a name table: the first name and the (name, ordinal) pairs after
-/// it. Stops at a zero length byte or at `end`.
+/// it. Stops at a zero length byte or at `end`. A first entry whose
+/// ordinal is not 0 is a name, and the first name is then empty.
 pub(crate) fn read_names(
     input: &Bytes<'_>,
     at: u64,
@@ -359,9 +360,13 @@ pub(crate) fn read_names(
         }
         let (name, next) = input.pstring(pos, WHAT)?;
         let ordinal = input.u16(next, WHAT)?;
-        if first.is_none() {
+        // The first entry is the module name or description (ordinal 0);
+        // LINK386 writes a non-resident table without a DESCRIPTION
+        // statement as the names alone, the first one with its ordinal.
+        if first.is_none() && ordinal == 0 {
             first = Some(name);
         } else {
+            first.get_or_insert_with(String::new);
             names.push(Name { name, ordinal });
         }
         pos = next + 2;

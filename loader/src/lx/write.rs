@@ -197,16 +197,22 @@ pub(crate) fn pstring(out: &mut Output, s: &str, what: &'static str) -> WResult<
     Ok(())
 }
 
-/// A name table: first name with ordinal 0, the names, a zero byte.
+/// A name table: the first name with ordinal 0 (left out when it is
+/// empty and names follow), the names, a zero byte.
 pub(crate) fn write_names(out: &mut Output, first: &str, names: &[Name]) -> WResult<()> {
-    if first.is_empty() && !names.is_empty() {
+    // An empty first name with names after it: the table is the names
+    // alone (as LINK386 writes a non-resident table with no
+    // description), which reads back the same.
+    let named = !first.is_empty() || names.is_empty();
+    if named {
+        pstring(out, first, "name table")?;
+        out.u16(0);
+    } else if names[0].ordinal == 0 {
         return Err(WriteError::new(
             "name table",
-            "an empty first name ends the table",
+            "with no first name, the first name's ordinal cannot be 0",
         ));
     }
-    pstring(out, first, "name table")?;
-    out.u16(0);
     for n in names {
         if n.name.is_empty() {
             return Err(WriteError::new("name table", "empty names end the table"));
