@@ -12,7 +12,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{os2trace, stdout as text};
-use loader::{Address, Module, SourceKind, Target};
+use loader::{Address, Module};
+use testprogs::bare::lx_program as lx;
 
 fn prepared() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -49,36 +50,6 @@ fn entries(dir: &Path) -> Vec<String> {
         .collect();
     v.sort();
     v
-}
-
-/// An LX program TESTLX (code at object 1, a 16 KB stack object at
-/// 0x20000); `calls` are (offset of an E8 call, module, ordinal).
-fn lx(code: &[u8], calls: &[(u32, &str, u32)]) -> Vec<u8> {
-    let mut m = Module::new_lx("TESTLX");
-    m.add_object(0x2005, code.len() as u32, code);
-    m.add_object(0x2003, 0x4000, &[]);
-    m.start = Some(Address {
-        object: 1,
-        offset: 0,
-    });
-    m.stack = Some(Address {
-        object: 2,
-        offset: 0x4000,
-    });
-    m.stack_size = 0x4000;
-    for &(off, module, ordinal) in calls {
-        let mi = m.import_module(module);
-        m.add_fixup(
-            1,
-            off + 1,
-            SourceKind::Rel32,
-            Target::ImportOrdinal {
-                module: mi,
-                ordinal,
-            },
-        );
-    }
-    loader::write(&m).unwrap()
 }
 
 #[test]

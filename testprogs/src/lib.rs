@@ -130,6 +130,7 @@
 //! the module docs of [`hello16`](mod@hello16) and the others describe
 //! their code.
 
+pub mod bare;
 mod codeview;
 mod error;
 mod hll;
