@@ -69,13 +69,7 @@ fn write_protection_386_and_wp() {
 
 #[test]
 fn user_access_to_supervisor_page() {
-    let ring0 = asm(32, 0x2000, |a| {
-        a.push(DATA3 as i32).unwrap();
-        a.push(0x7000).unwrap();
-        a.push(CODE3 as i32).unwrap();
-        a.push(0x2100).unwrap();
-        a.retf().unwrap();
-    });
+    let ring0 = retf_to_ring3();
     let mut m = paged(&ring0);
     // mov eax,[ss:0x8000] (DS was nulled by the RETF to ring 3)
     m.write_phys(0x2100, &[0x36, 0xA1, 0x00, 0x80, 0, 0]);

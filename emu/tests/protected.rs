@@ -90,13 +90,7 @@ fn segment_load_errors_carry_the_selector() {
 /// TSS stack switch, and out again by RETF.
 #[test]
 fn call_gate_switches_stacks_and_returns() {
-    let ring0 = asm(32, 0x2000, |a| {
-        a.push(DATA3 as i32).unwrap();
-        a.push(0x7000).unwrap();
-        a.push(CODE3 as i32).unwrap();
-        a.push(0x2100).unwrap();
-        a.retf().unwrap();
-    });
+    let ring0 = retf_to_ring3();
     let mut m = prot_machine(&ring0);
     // Ring 3 at 0x2100: call far GATE:0 ; hlt (privileged -> #GP at CPL 3).
     let mut ring3 = vec![0x9A, 0, 0, 0, 0];

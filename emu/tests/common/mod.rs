@@ -126,3 +126,15 @@ pub fn run_to_fault(m: &mut Machine, v: u8, instructions: u64) -> emu::Fault {
         other => panic!("expected exception {v}, got {other:?}"),
     }
 }
+
+/// Ring-0 code at 0x2000 that goes to ring 3 by RETF: CODE3:0x2100,
+/// the stack DATA3:0x7000.
+pub fn retf_to_ring3() -> Vec<u8> {
+    asm(32, 0x2000, |a| {
+        a.push(DATA3 as i32).unwrap();
+        a.push(0x7000).unwrap();
+        a.push(CODE3 as i32).unwrap();
+        a.push(0x2100).unwrap();
+        a.retf().unwrap();
+    })
+}
