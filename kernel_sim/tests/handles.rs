@@ -65,6 +65,19 @@ fn a_duplicate_shares_the_position_and_can_replace_stdout() {
     assert_eq!(console, "");
 }
 
+/// DosEnumAttribute(reftype, file, entry, DATA + 0x80, 64, &count at
+/// DATA + 0x40, level).
+fn enum_attribute(c: &mut Code, reftype: u32, file: u32, entry: u32, level: u32) -> &mut Code {
+    c.push(level)
+        .push(DATA + 0x40)
+        .push(64)
+        .push(DATA + 0x80)
+        .push(entry)
+        .push(file)
+        .push(reftype)
+        .call("DOSCALLS", 372, 28)
+}
+
 #[test]
 fn disks_extended_attributes_and_signals() {
     let mut c = Code::new();
@@ -72,49 +85,17 @@ fn disks_extended_attributes_and_signals() {
     c.push(4).call("DOSCALLS", 220, 4).expect(15, 2);
     c.open_t_dat().expect(0, 3);
     // DosEnumAttribute(ENUMEA_REFTYPE_PATH, "T.DAT", 1, buf, 64, &count, 1)
-    c.store(DATA + 0x40, 7)
-        .push(1)
-        .push(DATA + 0x40)
-        .push(64)
-        .push(DATA + 0x80)
-        .push(1)
-        .push(DATA)
-        .push(1)
-        .call("DOSCALLS", 372, 28)
-        .expect(0, 4);
+    c.store(DATA + 0x40, 7);
+    enum_attribute(&mut c, 1, DATA, 1, 1).expect(0, 4);
     c.load_eax(DATA + 0x40).expect(0, 5);
     // By handle; level 2; entry 0; a missing file.
-    c.store(DATA + 0x40, 7)
-        .push(1)
-        .push(DATA + 0x40)
-        .push(64)
-        .push(DATA + 0x80)
-        .push(1)
-        .push(H)
-        .push(0)
-        .call("DOSCALLS", 372, 28)
-        .expect(0, 6);
+    c.store(DATA + 0x40, 7);
+    enum_attribute(&mut c, 0, H, 1, 1).expect(0, 6);
     for (level, entry, rc) in [(2, 1, 124), (1, 0, 87)] {
-        c.push(level)
-            .push(DATA + 0x40)
-            .push(64)
-            .push(DATA + 0x80)
-            .push(entry)
-            .push(DATA)
-            .push(1)
-            .call("DOSCALLS", 372, 28)
-            .expect(rc, 7);
+        enum_attribute(&mut c, 1, DATA, entry, level).expect(rc, 7);
     }
     c.store(DATA, u32::from_le_bytes(*b"NONE"));
-    c.push(1)
-        .push(DATA + 0x40)
-        .push(64)
-        .push(DATA + 0x80)
-        .push(1)
-        .push(DATA)
-        .push(1)
-        .call("DOSCALLS", 372, 28)
-        .expect(2, 8);
+    enum_attribute(&mut c, 1, DATA, 1, 1).expect(2, 8);
     c.push(4).call("DOSCALLS", 418, 4).expect(0, 9);
     c.push(2).call("DOSCALLS", 418, 4);
     let (o, _, _) = run(c.exit_eax());

@@ -98,6 +98,21 @@ fn records(p: &mut Prog, recs: &[(u32, u32)]) {
     }
 }
 
+/// Two semaphores made with `create` (DosCreateEventSem or
+/// DosCreateMutexSem) at H1 and H2, and a muxwait of `kind` at MUX on
+/// both (`users` their user values), the calls tagged 1 to 3.
+fn sems_and_mux(p: &mut Prog, create: u32, users: (u32, u32), kind: u32) {
+    p.api(create, &[Imm(0), Imm(H1), Imm(0), Imm(0)], 0, 1);
+    p.api(create, &[Imm(0), Imm(H2), Imm(0), Imm(0)], 0, 2);
+    records(p, &[(H1, users.0), (H2, users.1)]);
+    p.api(
+        CREATE_MUX,
+        &[Imm(0), Imm(MUX), Imm(2), Imm(RECS), Imm(kind)],
+        0,
+        3,
+    );
+}
+
 #[test]
 fn wait_any_returns_the_first_posted_and_wait_all_waits_for_every_one() {
     let mut p = Prog::new();
@@ -112,15 +127,7 @@ fn wait_any_returns_the_first_posted_and_wait_all_waits_for_every_one() {
     p.api(POST_EVENT, &[Mem(H1)], 0, 0x51);
     p.ret0();
     p.start_main();
-    p.api(CREATE_EVENT, &[Imm(0), Imm(H1), Imm(0), Imm(0)], 0, 1);
-    p.api(CREATE_EVENT, &[Imm(0), Imm(H2), Imm(0), Imm(0)], 0, 2);
-    records(&mut p, &[(H1, 100), (H2, 200)]);
-    p.api(
-        CREATE_MUX,
-        &[Imm(0), Imm(MUX), Imm(2), Imm(RECS), Imm(DCMW_WAIT_ANY)],
-        0,
-        3,
-    );
+    sems_and_mux(&mut p, CREATE_EVENT, (100, 200), DCMW_WAIT_ANY);
     // Nothing posted yet: a zero timeout times out.
     p.api(WAIT_MUX, &[Mem(MUX), Imm(0), Imm(USER)], 640, 4);
     p.thread(DATA + 0x20, poster);
@@ -164,15 +171,7 @@ fn wait_all_on_mutexes_takes_them_all_at_once() {
     p.api(RELEASE_MUTEX, &[Mem(H2)], 0, 0x51);
     p.ret0();
     p.start_main();
-    p.api(CREATE_MUTEX, &[Imm(0), Imm(H1), Imm(0), Imm(0)], 0, 1);
-    p.api(CREATE_MUTEX, &[Imm(0), Imm(H2), Imm(0), Imm(0)], 0, 2);
-    records(&mut p, &[(H1, 7), (H2, 8)]);
-    p.api(
-        CREATE_MUX,
-        &[Imm(0), Imm(MUX), Imm(2), Imm(RECS), Imm(DCMW_WAIT_ALL)],
-        0,
-        3,
-    );
+    sems_and_mux(&mut p, CREATE_MUTEX, (7, 8), DCMW_WAIT_ALL);
     p.thread(DATA + 0x20, holder);
     p.sleep(1);
     p.api(WAIT_MUX, &[Mem(MUX), Imm(FOREVER), Imm(USER)], 0, 4);
