@@ -64,15 +64,18 @@
 //! - A block is a [`Code`] (address, length, epoch). [`Arena::call`] runs
 //!   it only if its epoch is the arena's; chunks are unmapped or reused
 //!   only by [`Arena::reset`] (or a failed `mprotect`, which resets),
-//!   which starts a new epoch, so a call never reaches memory that is
-//!   unmapped or holds other bytes. Epochs are unique in the process, so
-//!   one machine's block is refused by another machine's arena.
+//!   which starts a new epoch, or after their arena is dropped (a
+//!   dropped arena's chunks may serve a later arena, which runs only the
+//!   blocks it wrote there itself), so a call never reaches memory that
+//!   is unmapped or holds other bytes. Epochs are unique in the process,
+//!   so one machine's block is refused by another machine's arena.
 
 #![allow(unsafe_code)]
 
 use crate::paging::NativeEntry;
 use memmap2::{Mmap, MmapMut};
 use std::mem::offset_of;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A segment register as the host code checks it: the offsets an access
@@ -365,6 +368,15 @@ const ALIGN: usize = 16;
 /// only ever run by the arena (and reset) that wrote it.
 static EPOCHS: AtomicU64 = AtomicU64::new(1);
 
+/// Shared-size chunks of dropped arenas, for the next arenas of the
+/// process: a host process that runs many short guest programs (a bench,
+/// a test suite, a parent and its children) maps and faults in its chunks
+/// once, not once per machine (a memfd, its size, two mappings, their
+/// page faults and unmapping cost as much as a few translations).
+static SPARE: Mutex<Vec<Chunk>> = Mutex::new(Vec::new());
+/// Chunks [`SPARE`] keeps at most.
+const SPARE_MAX: usize = 4;
+
 /// One chunk of the arena. On Linux, a memfd mapped twice, read+write
 /// for copying blocks in and read+exec for running them (no `mprotect`
 /// per block); elsewhere, or if that fails, one anonymous mapping,
@@ -379,8 +391,15 @@ struct Chunk {
 
 impl Chunk {
     /// A chunk of `len` bytes: a double mapping where there is one, else
-    /// a single one.
+    /// a single one; a spare one of a dropped arena if there is one of
+    /// that size and kind.
     fn new(len: usize, double: bool) -> std::io::Result<Chunk> {
+        if len == CHUNK
+            && let Ok(mut spare) = SPARE.lock()
+            && let Some(i) = spare.iter().rposition(|c| c.rw.is_some() == double)
+        {
+            return Ok(spare.swap_remove(i));
+        }
         #[cfg(target_os = "linux")]
         if double && let Ok(c) = Chunk::double(len) {
             return Ok(c);
@@ -479,6 +498,23 @@ impl Default for Arena {
     }
 }
 
+impl Drop for Arena {
+    /// Keep the chunks of the shared size for the next arena (see
+    /// [`SPARE`]). Their bytes stay, but no block can reach them: a
+    /// [`Code`] runs only in the arena of its epoch, which is gone, and an
+    /// arena that takes a chunk writes every block it runs there itself.
+    fn drop(&mut self) {
+        let Ok(mut spare) = SPARE.lock() else {
+            return;
+        };
+        for c in self.chunks.drain(..) {
+            if spare.len() < SPARE_MAX && c.len() == CHUNK && c.rx.is_some() {
+                spare.push(c);
+            }
+        }
+    }
+}
+
 /// A translated block: where its host code is in an [`Arena`].
 #[derive(Debug)]
 pub(crate) struct Code {
@@ -492,10 +528,9 @@ impl Arena {
     /// read+write and read+exec.
     #[cfg(test)]
     pub fn single_mapped() -> Arena {
-        Arena {
-            double: false,
-            ..Arena::default()
-        }
+        let mut a = Arena::default();
+        a.double = false;
+        a
     }
 
     /// Bytes mapped so far in this epoch.

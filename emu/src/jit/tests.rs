@@ -246,6 +246,29 @@ fn blocks_across_chunks(mut arena: native::Arena) {
 }
 
 #[test]
+fn a_dropped_arenas_chunk_serves_the_next_arena_with_its_own_blocks() {
+    let (plan, e) = add_inc();
+    // `dec eax; jnz self` in the first arena, filling part of its chunk.
+    let src = select::Source {
+        bytes: &[0x48, 0x75, 0xFD],
+        eip: 0x100,
+        code32: true,
+        stack32: true,
+        df: false,
+    };
+    let other = emit::emit(&select::select(src, |_| false).expect("eligible")).expect("emit");
+    let mut one = native::Arena::default();
+    for _ in 0..100 {
+        one.put(&other).expect("map");
+    }
+    drop(one);
+    // The next arena (likely on the same chunk) runs what it put there.
+    let mut two = native::Arena::default();
+    let c = two.put(&e).expect("map");
+    assert_eq!(call_block(&two, &c, &plan, 1, 2, 0).0[0], 4);
+}
+
+#[test]
 #[should_panic(expected = "a retired block was called")]
 fn arena_refuses_a_retired_block() {
     let (plan, e) = add_inc();
