@@ -441,6 +441,18 @@ pub(crate) fn assemble(a: &CodeAssembler) -> Result<Vec<u8>, EmitError> {
         if i.is_ip_rel_memory_operand() {
             return Err(EmitError::Branch);
         }
+        #[cfg(debug_assertions)]
+        let start = out.len();
+        if super::encode::encode(i, &mut out) {
+            #[cfg(debug_assertions)]
+            {
+                let mut iced = Encoder::new(64);
+                let r = iced.encode(i, 0);
+                debug_assert!(r.is_ok(), "{i}: the fast path took what iced refuses");
+                debug_assert_eq!(out[start..], iced.take_buffer(), "{i}");
+            }
+            continue;
+        }
         enc.set_buffer(out);
         let r = enc.encode(i, 0);
         out = enc.take_buffer();

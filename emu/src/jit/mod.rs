@@ -27,6 +27,7 @@
 //!
 //! - [`select`]: which instructions a block takes and what one pass costs.
 //! - [`emit`]: host code for a block (flags kept live in host RFLAGS).
+//! - [`encode`]: the fast path of encoding the emitter's instructions.
 //! - [`cache`]: the block table, heat counts and retirement by page
 //!   generation.
 //! - [`desc`]: the descriptor cache of segment loads and far transfers.
@@ -81,6 +82,7 @@
 mod cache;
 mod desc;
 mod emit;
+mod encode;
 mod native;
 mod rep;
 mod select;
