@@ -297,7 +297,7 @@ impl Machine {
         let _ = on;
     }
     /// How many times the native tier sees an address start an
-    /// instruction before it translates the block there (128 by default;
+    /// instruction before it translates the block there (32 by default;
     /// at least 1). Results are the same for any value; tests lower it so
     /// that short loops exercise the tier. Nothing where the tier is
     /// absent.

@@ -330,8 +330,8 @@ fn eip_past_the_cs_limit_faults_without_touching_paging() {
 }
 
 /// A start address is translated on its threshold-th execution, not
-/// before: the hot loop's 200 passes make its body hot at 128 (the
-/// default) but not at 250; at 1 every start address that runs is
+/// before: the hot loop's 200 passes make its body hot at 128 (or
+/// less) but not at 250; at 1 every start address that runs is
 /// translated at once (the code around the loop too). The results are
 /// the same each time.
 #[test]

@@ -17,14 +17,17 @@
 use super::native::{ARENA_CAP, Arena, Code, Emitted, Guest, State};
 use super::select::Plan;
 
-/// Executions of a start address before it is translated. A translation
-/// (selection, emission, the copy) costs about as much as interpreting
-/// 300 to 400 instructions, and a typical block saves a few tens of
-/// nanoseconds per entry, so it pays after a hundred or two entries;
-/// code that ran this often is likely to run about as often again.
-/// (With 32, IBM's TRCUST on a small TSF translated 73 blocks that ran
-/// 85 times each on average, and the run was slower with the tier on.)
-pub(crate) const HOT: u16 = 128;
+/// Executions of a start address before it is translated. Measured in
+/// host instructions (callgrind) over whole runs: IBM's TRCUST on the
+/// largest corpus TSF (41,000 guest instructions, no address run more
+/// than about 230 times), LOOP16 and LOOP32 of testprogs. A translation
+/// costs about 70,000 host instructions, an interpreted guest instruction
+/// about 640, an entry into a block about 700. With 128 the hot blocks
+/// had only some 65 entries left to repay their translation: the run
+/// loop of the TRCUST run took 5% more than the interpreter's, LOOP16's
+/// 7% less, LOOP32's 51% less. With 32 (blocks chained): 3%, 22% and
+/// 58% less; 16 did about as well, 64 worse.
+pub(crate) const HOT: u16 = 32;
 
 /// Block slots: enough that a real program's hot blocks (IBM's TRCUST
 /// keeps about 1,100 live) rarely evict each other.
