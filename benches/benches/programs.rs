@@ -5,6 +5,15 @@
 //! the guest instructions of one run, so the elements/s read as
 //! instructions per second. Nothing external is needed.
 //!
+//! A run is timed from `Process::new` to its exit: loading and running.
+//! The process is dropped after the clock stops, because its teardown
+//! (the host directory of the system's programs, removed on a busy file
+//! system) took milliseconds of waiting that neither tier touches and
+//! that swamped the rest (about 3 ms of a 3.5 ms HELLO16 run).
+//!
+//! Most testprogs programs run a few dozen instructions, far below the
+//! tier's heat threshold: with them the two tiers must take the same time
+//! (the tier costs nothing until code is hot); LOOP16 and LOOP32 get hot.
 //! With OS2TK_DIR set, group `trcust` runs IBM's TRCUST.EXE the same two
 //! ways: on the largest TSF of the TRCUST corpus (../shared/formats), and
 //! on a generated TSF of 5,000 tracepoints over a generated module of
@@ -14,7 +23,9 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kernel_sim::{Outcome, Process, ProcessConfig};
 use std::fmt::Write as _;
+use std::hint::black_box;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// Load `file` from `dir` with `args`, the native tier on or off.
 fn process_with(dir: &Path, file: &str, args: &[String], jit: bool) -> Process {
@@ -36,13 +47,34 @@ fn process(dir: &Path, file: &str, jit: bool) -> Process {
 }
 
 /// Run to the end; the guest instructions it took.
-fn run(mut p: Process) -> u64 {
+fn run(p: Process) -> u64 {
+    finish(p).1
+}
+
+/// Run to the end: the process (to drop) and the guest instructions it
+/// took.
+fn finish(mut p: Process) -> (Process, u64) {
     let outcome = p.run();
     assert!(
         matches!(outcome, Outcome::Exited(_)),
         "did not exit: {outcome:?}"
     );
-    p.machine().instructions()
+    let n = p.machine().instructions();
+    (p, n)
+}
+
+/// Time `iters` whole runs (load and run, see the crate doc) of the
+/// processes `make` loads; each is dropped after its clock stops.
+fn timed(iters: u64, mut make: impl FnMut() -> Process) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let start = Instant::now();
+        let (p, n) = finish(make());
+        total += start.elapsed();
+        black_box(n);
+        drop(p);
+    }
+    total
 }
 
 fn bench(c: &mut Criterion) {
@@ -61,7 +93,7 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Elements(n));
         for (tier, jit) in [("interp", false), ("jit", true)] {
             g.bench_function(format!("{tier}/{}", program.name), |b| {
-                b.iter(|| run(process(dir.path(), file, jit)))
+                b.iter_custom(|iters| timed(iters, || process(dir.path(), file, jit)))
             });
         }
     }
@@ -199,7 +231,7 @@ fn bench_trcust(c: &mut Criterion) {
         g.throughput(Throughput::Elements(n));
         for (tier, jit) in [("interp", false), ("jit", true)] {
             g.bench_function(format!("{tier}/{what}"), |b| {
-                b.iter(|| run(process_with(dir, "TRCUST.EXE", args, jit)))
+                b.iter_custom(|iters| timed(iters, || process_with(dir, "TRCUST.EXE", args, jit)))
             });
         }
     }
