@@ -106,6 +106,21 @@ impl Prog {
         self.c.load_eax(DATA + 0x24);
         self.raw(&[0x8B, 0x40, offset])
     }
+    /// DosWaitChild(action, option, &RES, &ended at `ended`, pid), its
+    /// code to `rc_at`.
+    fn wait_child(
+        &mut self,
+        (action, option): (u32, u32),
+        ended: u32,
+        pid: Arg,
+        rc_at: u32,
+    ) -> &mut Prog {
+        self.api(
+            WAIT_CHILD,
+            &[Imm(action), Imm(option), Imm(RES), Imm(ended), pid],
+            rc_at,
+        )
+    }
     /// DosWrite(1, addr, len, &n).
     fn write(&mut self, addr: u32, len: u32) -> &mut Prog {
         self.api(
@@ -228,42 +243,18 @@ fn an_asynchronous_child_is_waited_for_with_its_pid_and_codes() {
     p.exec(2, 0, OUT).c.load_eax(RES);
     p.store_eax(OUT + 4);
     // DCWW_NOWAIT before the child ran: not complete.
-    p.api(
-        WAIT_CHILD,
-        &[Imm(0), Imm(1), Imm(RES), Imm(OUT + 12), Mem(OUT + 4)],
-        OUT + 8,
-    );
+    p.wait_child((0, 1), OUT + 12, Mem(OUT + 4), OUT + 8);
     // DCWW_WAIT for it.
-    p.api(
-        WAIT_CHILD,
-        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 16), Mem(OUT + 4)],
-        OUT + 20,
-    );
+    p.wait_child((0, 0), OUT + 16, Mem(OUT + 4), OUT + 20);
     p.c.load_eax(RES);
     p.store_eax(OUT + 24).c.load_eax(RES + 4);
     p.store_eax(OUT + 28);
     // No child left: any child, then that PID again.
-    p.api(
-        WAIT_CHILD,
-        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 12), Imm(0)],
-        OUT + 32,
-    );
-    p.api(
-        WAIT_CHILD,
-        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 12), Mem(OUT + 4)],
-        OUT + 36,
-    );
+    p.wait_child((0, 0), OUT + 12, Imm(0), OUT + 32);
+    p.wait_child((0, 0), OUT + 12, Mem(OUT + 4), OUT + 36);
     // Bad action, bad option.
-    p.api(
-        WAIT_CHILD,
-        &[Imm(2), Imm(0), Imm(RES), Imm(OUT + 12), Imm(0)],
-        OUT + 40,
-    );
-    p.api(
-        WAIT_CHILD,
-        &[Imm(0), Imm(2), Imm(RES), Imm(OUT + 12), Imm(0)],
-        OUT + 44,
-    );
+    p.wait_child((2, 0), OUT + 12, Imm(0), OUT + 40);
+    p.wait_child((0, 2), OUT + 12, Imm(0), OUT + 44);
     let parent = p.report(48, 0);
     let (o, out, _) = run(&[("T.EXE", parent), ("C.EXE", printer(b"child\r\n", 42))]);
     assert_eq!(o, Outcome::Exited(0));
@@ -288,11 +279,7 @@ fn an_exec_async_childs_codes_are_not_collected_by_a_wait_for_any_child() {
     p.exec(1, 0, OUT);
     // Wait for any child: the one child has no result to give, and once
     // it has ended there is nothing left to wait for.
-    p.api(
-        WAIT_CHILD,
-        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 12), Imm(0)],
-        OUT + 4,
-    );
+    p.wait_child((0, 0), OUT + 12, Imm(0), OUT + 4);
     let parent = p.report(8, 0);
     let (o, out, _) = run(&[("T.EXE", parent), ("C.EXE", printer(b"c", 5))]);
     assert_eq!(o, Outcome::Exited(0));
@@ -309,11 +296,7 @@ fn dos_kill_process_ends_a_running_child_with_tc_killprocess() {
     // Let the child spin for a while (DosSleep 50 ms).
     p.c.push(50).call("DOSCALLS", 229, 4);
     p.api(KILL_PROCESS, &[Imm(1), Mem(OUT + 4)], OUT + 8);
-    p.api(
-        WAIT_CHILD,
-        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 40), Mem(OUT + 4)],
-        OUT + 12,
-    );
+    p.wait_child((0, 0), OUT + 40, Mem(OUT + 4), OUT + 12);
     p.c.load_eax(RES);
     p.store_eax(OUT + 16);
     // Killed and collected: no such process; itself: not a descendant;
@@ -411,11 +394,7 @@ fn parent_and_child_interleave_the_same_way_every_time() {
     let back = top as i32 - (whole.c.c.len() as i32 + 4);
     whole.raw(&back.to_le_bytes());
     // Wait for the child before ending.
-    whole.api(
-        WAIT_CHILD,
-        &[Imm(0), Imm(0), Imm(RES), Imm(OUT + 12), Imm(0)],
-        OUT + 4,
-    );
+    whole.wait_child((0, 0), OUT + 12, Imm(0), OUT + 4);
     let parent = whole.exit(0);
     let child = looper(b'c', 20).exit(0);
     let first = run(&[("T.EXE", parent.clone()), ("C.EXE", child.clone())]);
@@ -562,11 +541,7 @@ fn dcwa_processtree_waits_for_the_grandchildren_too() {
         p.bytes(NAME, b"C.EXE\0").bytes(ARGS, b"C.EXE\0\0");
         p.exec(2, 0, OUT).c.load_eax(RES);
         p.store_eax(OUT + 4);
-        p.api(
-            WAIT_CHILD,
-            &[Imm(action), Imm(0), Imm(RES), Imm(OUT + 8), Mem(OUT + 4)],
-            OUT,
-        );
+        p.wait_child((action, 0), OUT + 8, Mem(OUT + 4), OUT);
         p.bytes(DATA + 0x100, b"r");
         p.write(DATA + 0x100, 1);
         p.exit(0)
