@@ -152,6 +152,8 @@ impl Process {
         let mut ex = ex;
         while !self.pcb.exit_list.is_empty() {
             let r = self.pcb.exit_list.remove(0);
+            // (A termination routine may have added one.)
+            ex.in_dll_term = false;
             if self.enter_exit_routine(r, &ex) {
                 self.pcb.exiting = Some(ex);
                 return Ok(());
