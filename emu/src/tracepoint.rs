@@ -34,6 +34,7 @@
 use crate::cpu::SegReg;
 use crate::fault::Fault;
 use crate::machine::Machine;
+use crate::paging::PageAccess;
 
 /// The INT3 opcode.
 pub const INT3: u8 = 0xCC;
@@ -48,6 +49,22 @@ impl Machine {
         } else {
             Some(linear)
         }
+    }
+
+    /// The physical address of the code byte at `linear` at a trap: as
+    /// [`Machine::phys_of`], through the TLB, where the page of an
+    /// instruction just run is (a miss walks the tables and fills it, as
+    /// the fetch would have). CR2 is untouched.
+    #[inline]
+    pub fn code_phys(&mut self, linear: u32) -> Option<u32> {
+        let cr2 = self.cpu.cr2;
+        let access = PageAccess {
+            write: false,
+            user: false,
+        };
+        let phys = self.translate(linear, access).ok();
+        self.cpu.cr2 = cr2;
+        phys
     }
 
     /// Inserts a tracepoint at `linear`, that is at the physical byte it

@@ -118,8 +118,9 @@ pub enum ApplyError {
     },
 }
 
-/// Where a tracepoint is: its DTO, its index there, and the instance.
-type SiteKey = (usize, usize, (u16, u32));
+/// Where a tracepoint is: its DTO, its index there, and the copy (an
+/// index into [`DynamicTrace::copies`]).
+type SiteKey = (usize, usize, usize);
 
 /// The runtime: applied DTOs, the address map, the step in flight.
 #[derive(Debug)]
@@ -131,6 +132,10 @@ pub struct DynamicTrace {
     native_enabled: bool,
     /// Physical address of each inserted INT3: whose it is.
     by_phys: BTreeMap<u32, SiteKey>,
+    /// The objects of every instance ever inserted, in order (what a hit
+    /// of that copy shows its program); never shrinks, so a
+    /// [`SiteKey`] stays valid.
+    copies: Vec<Vec<ObjectMapping>>,
     interp: Interpreter,
     overhead_cycles: u64,
 }
@@ -142,6 +147,7 @@ impl Default for DynamicTrace {
             native: Vec::new(),
             native_enabled: true,
             by_phys: BTreeMap::new(),
+            copies: Vec::new(),
             interp: Interpreter::new(),
             overhead_cycles: 0,
         }
@@ -180,12 +186,12 @@ impl DynamicTrace {
     }
 
     /// Whether an active tracepoint is at linear address `linear` of the
-    /// address space on the CPU.
+    /// address space on the CPU (at a trap there: the page is in the TLB).
     #[inline]
-    pub fn is_tracepoint(&self, emu: &Emu, linear: u32) -> bool {
+    pub fn is_tracepoint(&self, emu: &mut Emu, linear: u32) -> bool {
         !self.by_phys.is_empty()
             && emu
-                .phys_of(linear)
+                .code_phys(linear)
                 .is_some_and(|p| self.by_phys.contains_key(&p))
     }
 
@@ -387,9 +393,11 @@ impl DynamicTrace {
         sites: Vec<Site>,
     ) {
         let key = (pid, objects.first().map_or(0, |o| o.flat_base));
+        let copy = self.copies.len();
+        self.copies.push(objects.clone());
         for (t, site) in sites.iter().enumerate().filter(|(_, s)| s.inserted) {
             emu.insert_tracepoint_phys(site.phys);
-            self.by_phys.insert(site.phys, (index, t, key));
+            self.by_phys.insert(site.phys, (index, t, copy));
         }
         let dto = &mut self.dtos[index];
         if dto.pids.is_empty() {
@@ -469,7 +477,7 @@ impl DynamicTrace {
             .sreg(SegReg::Cs)
             .base
             .wrapping_add(cpu.eip.wrapping_sub(1));
-        let Some(&(d, t, key)) = emu.phys_of(linear).and_then(|p| self.by_phys.get(&p)) else {
+        let Some(&(d, t, copy)) = emu.code_phys(linear).and_then(|p| self.by_phys.get(&p)) else {
             return Dispatch::NOT_OURS;
         };
         // The trap frame is the CPU itself: the program reads registers
@@ -482,11 +490,7 @@ impl DynamicTrace {
             minor: tp.spec.minor,
             logmax: dto.logmax,
         };
-        let objects = dto
-            .instances
-            .get(&key)
-            .map_or(&dto.objects[..], |i| &i.objects[..]);
-        let mut guest = GuestView::new(emu, objects);
+        let mut guest = GuestView::new(emu, &self.copies[copy]);
         let result = match &self.native[d][t] {
             Some(native) => native.run(&mut self.interp, &mut guest, &mut dto.vars, hit),
             None => self
