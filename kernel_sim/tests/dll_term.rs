@@ -549,3 +549,45 @@ fn a_killed_process_runs_its_dll_terminations() {
     assert_eq!(o, Outcome::Exited(0));
     assert_eq!(tags(&recs), ["TRMA0", "CHLD", "TRMA1", "MAIN"]);
 }
+
+#[test]
+fn an_exit_routine_a_termination_routine_adds_runs_after_it() {
+    // TRMY's termination adds an exit-list routine of its own; it runs
+    // next, and its EXLST_EXIT ends it (nothing after it runs).
+    let mut x = Code::new();
+    record(&mut x, b"TRMY");
+    // cmp dword [esp+8], 1; jne done
+    x.c.extend([0x83, 0x7C, 0x24, 0x08, 0x01, 0x75]);
+    let jne = x.c.len();
+    x.c.push(0);
+    // call $+5; pop eax; add eax, (routine - here); push eax
+    x.c.extend([0xE8, 0, 0, 0, 0, 0x58, 0x05]);
+    let base = x.c.len() - 2;
+    let add_at = x.c.len();
+    x.c.extend([0; 4]);
+    x.c.push(0x50);
+    x.push(1).call("DOSCALLS", 296, 8);
+    let done = x.c.len();
+    x.c[jne] = (done - jne - 1) as u8;
+    ret_eax(&mut x, 1);
+    let routine = x.c.len();
+    x.c[add_at..add_at + 4].copy_from_slice(&((routine - base) as u32).to_le_bytes());
+    record(&mut x, b"EXIT");
+    x.push(0).push(3).call("DOSCALLS", 296, 8);
+    record(&mut x, b"BAD!");
+    ret_eax(&mut x, 0);
+    let files = vec![
+        (
+            "TRMA.DLL",
+            plain_dll("TRMA", INIT_INSTANCE | TERM_INSTANCE, &[], 1),
+        ),
+        ("TRMY.DLL", dll("TRMY", TERM_INSTANCE, &["TRMA"], &x)),
+        ("MAIN.EXE", main_program(&["TRMY"], false, End::Return(4))),
+    ];
+    let (o, recs, _p, _dir) = run(&files);
+    assert_eq!(o, Outcome::Exited(4));
+    assert_eq!(
+        tags(&recs),
+        ["TRMA0", "TRMY0", "MAIN", "TRMY1", "EXIT", "TRMA1"]
+    );
+}
