@@ -55,11 +55,11 @@
 //! plan's conditions and its page generation; the budgets; the mapping of
 //! a start on another linear page), and carries what holds from block to
 //! block in a [`Link`]: the guest registers stay in the host state (copied
-//! in and out once per chain) and the segment checks are made again only
-//! for the registers a block loaded. Everything else (a side exit, a REP,
-//! a spent budget, a missing or stale entry) ends the chain, and the run
-//! loop's `jit_run` then does the full work (heat, translation,
-//! retirement). A retired block is never entered: the generation of its
+//! in and out once per chain) and a segment register's check is made
+//! only when a block uses it and it changed (or was never made).
+//! Everything else (a side exit, a REP, a spent budget, a missing or
+//! stale entry) ends the chain, and the run loop's `jit_run` then does the
+//! full work (heat, translation, retirement). A retired block is never entered: the generation of its
 //! page is compared before every entry, chained or not, and a store into
 //! code leaves the block that makes it (side exit), so the next entry sees
 //! the new generation.
@@ -268,6 +268,7 @@ impl Machine {
         let mut link = Link {
             st: native::State {
                 dtag: desc::tag_of(0, self.cpu.cpl),
+                segs: [DENY; 6],
                 ..native::State::default()
             },
             stale: 0x3F,
@@ -392,16 +393,17 @@ impl Machine {
         st.loaded = 0;
         let guest = if b.plan.mem {
             let user = self.cpu.cpl == 3;
-            // Every register's own check (a block's memory operands use
-            // only theirs), made again only for those that changed: in
-            // place, as a copy of the whole array is a call to memcpy.
-            if link.stale != 0 {
+            // The checks of the registers the block uses, made where they
+            // are out of date (in place: a copy of the whole array is a
+            // call to memcpy); see `Link` for the others.
+            let todo = link.stale & b.plan.segs;
+            if todo != 0 {
                 for i in 0..6 {
-                    if link.stale & (1 << i) != 0 {
+                    if todo & (1 << i) != 0 {
                         st.segs[i] = self.seg_check(i);
                     }
                 }
-                link.stale = 0;
+                link.stale &= !todo;
             }
             st.paging = u32::from(self.cpu.paging());
             st.cs_limit = self.cpu.seg[SegReg::Cs].limit;
@@ -502,9 +504,12 @@ impl Machine {
         }
         self.cpu.eip = st.eip;
         if st.loaded != 0 || st.exit == emit::EXIT_FAR {
+            // (A loaded register's check is the one the host code wrote,
+            // made again anyway; CS's denies until it is.)
             link.stale |= st.loaded as u8;
             if st.exit == emit::EXIT_FAR {
                 link.stale |= 1 << SegReg::Cs as u8;
+                link.st.segs[SegReg::Cs as usize] = DENY;
             }
             let st = &link.st;
             self.jit_apply_segments(st, real);
@@ -659,15 +664,30 @@ impl Machine {
 
 /// What a chain of blocks carries from one to the next: the host state,
 /// whose registers are the guest's from the chain's start to its end (the
-/// caller copies them in and out once) and whose segment checks are made
-/// again only for the registers a block loaded and for CS after a far
-/// transfer; its other input fields are set for each block.
+/// caller copies them in and out once), and whose other input fields are
+/// set for each block but the segment checks: those are made for the
+/// registers a block's memory operands use (`Plan::segs`) when out of
+/// date (at the chain's start, after a block loaded the register, for CS
+/// after a far transfer). A check in `st.segs` is always the register's
+/// own or [`DENY`], so a register a block uses without its bit in
+/// `Plan::segs` could only make the host code leave early, never pass an
+/// access the interpreter would not.
 struct Link {
     st: native::State,
     /// A bit per register (`SegReg as u8`) whose check in `st.segs` is
     /// out of date.
     stale: u8,
 }
+
+/// A segment register check that allows no access.
+const DENY: native::SegCheck = native::SegCheck {
+    rlo: 1,
+    rhi: 0,
+    wlo: 1,
+    whi: 0,
+    base: 0,
+    _pad: 0,
+};
 
 /// What running a block allows next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
