@@ -8,7 +8,8 @@
 //!   spec selects (minors and ranges, groups with types, types); the module
 //!   is the one the TDF names.
 //! * `--apply FILE.rpn[@MODULE]`: `DTRACE APPLY` of a trace program file to
-//!   a loaded module (default: the file's `name=`).
+//!   a module (default: the file's `name=`), in every process that loads
+//!   it.
 //! * `--tracebuf KB` (1..63, default 4) and `--old-format`: the buffer.
 //! * `--save FILE`: `TRACEGET`, the buffer as a TRACEFMT save file after
 //!   the run.
@@ -44,11 +45,13 @@ use stda::{Stda, StdaFormat, tracefmt};
 pub struct TraceOptions {
     /// TRACE ON for the tracepoints of a TDF that the spec selects
     /// (minors 1,2-10; groups FS,TK:PRE+POST; types). A bare NAME finds
-    /// NAME.TDF in the current directory or the root.
+    /// NAME.TDF in the current directory or the root. The tracepoints go
+    /// into every copy of the TDF's module that a process loads (the
+    /// program, a child it runs, a DLL in several processes).
     #[arg(long = "trace", value_name = "TDF[(spec)]")]
     pub traces: Vec<String>,
-    /// DTRACE APPLY of a trace program file (`.RPN` assumed) to a loaded
-    /// module (default: the file's name=).
+    /// DTRACE APPLY of a trace program file (`.RPN` assumed) to a module
+    /// (default: the file's name=), in every process that loads it.
     #[arg(long = "apply", value_name = "FILE[@MODULE]")]
     pub applies: Vec<String>,
     /// The system trace buffer's size in KB (1..63, default 4).
