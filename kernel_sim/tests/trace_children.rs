@@ -446,3 +446,58 @@ fn a_program_started_as_a_session_is_traced_with_its_pid() {
     assert_eq!(of(&records, 2), want);
     assert_eq!(traced(&files, "T.EXE", &[]).stda, stda);
 }
+
+/// A child's threads hit its copy's tracepoint each with its own TID in
+/// the sidecar, all with the child's PID in the records.
+#[test]
+fn a_childs_threads_hit_its_copy_with_their_tids() {
+    use common::threaded::Prog;
+    let mut c = Prog::new();
+    // The traced function: nop; xor eax, eax; ret.
+    let f = c.here();
+    c.raw(&[0x90]);
+    c.ret0();
+    c.start_main();
+    c.thread(DATA + 0x10, f);
+    let at = c.here();
+    c.raw(&[0xE8]).raw(&f.wrapping_sub(at + 5).to_le_bytes());
+    c.wait(DATA + 0x10, 0, 0, 0xC1);
+    let child = c.finish();
+    let run = || {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("C.EXE"), &child).unwrap();
+        let mut cfg = ProcessConfig::new(dir.path(), "C:\\OS2\\CMD.EXE");
+        cfg.args = vec!["/C".into(), "C.EXE".into()];
+        cfg.max_instructions = Some(1_000_000);
+        let mut p = Process::new(cfg).unwrap();
+        let _out = common::capture_console(&mut p);
+        let src = format!(
+            "major=0xC9\nminor=2\nobject=1\noffset={}\nopcode=0x90\nPush W,7\nLog WN,1\n",
+            f - 0x10000
+        );
+        let file = rpn_vm::parse("t.rpn", &src).unwrap();
+        p.trace_start(stda::StdaFormat::New, 4).unwrap();
+        p.trace_apply("TESTLX", &file, None, None).unwrap();
+        assert_eq!(p.run(), Outcome::Exited(0));
+        let trace = p.system_trace_mut().unwrap();
+        let side: Vec<(u16, u16)> = trace
+            .sidecar()
+            .entries
+            .iter()
+            .map(|e| (e.pid, e.tid))
+            .collect();
+        let snap = trace.buffer_mut().get_stda();
+        let pids: Vec<u16> = Stda::parse(&snap.stda)
+            .unwrap()
+            .records()
+            .iter()
+            .map(|r| r.pid)
+            .collect();
+        (pids, side, snap.stda)
+    };
+    let (pids, mut side, stda) = run();
+    assert_eq!(pids, [2, 2]);
+    side.sort_unstable();
+    assert_eq!(side, [(2, 1), (2, 2)], "thread 1 and thread 2 of PID 2");
+    assert_eq!(run().2, stda);
+}
