@@ -400,3 +400,70 @@ fn trace_on_selections_by_minor_group_and_type() {
     let none = DtoSpec::from_tdf(&tdf, &Selection::parse("MEM", &tdf).unwrap(), vec![]).unwrap();
     assert!(none.tracepoints.is_empty());
 }
+
+/// A DTO is the module's: a second copy of the code (another address
+/// space's, here other physical memory at the same linear address) is a
+/// second instance; Remove at a hit in one copy takes the tracepoint out
+/// of both, TRACE OFF (`remove`) and a process's end (`detach`) restore
+/// every byte they inserted.
+#[test]
+fn remove_and_trace_off_take_a_tracepoint_out_of_every_copy() {
+    const OTHER: u32 = 0x4_0000;
+    let code = [0xB9, 0x03, 0x00, 0x40, 0xE2, 0xFD, 0xF4];
+    let byte = |m: &Machine, at: u32| {
+        let mut b = [0u8];
+        m.read_phys(at, &mut b);
+        b[0]
+    };
+    let objects = vec![ObjectMapping {
+        selector: 0x1000,
+        flat_base: CODE_BASE,
+    }];
+    let twice = |m: &mut Machine, rt: &mut DynamicTrace, src: &str| {
+        m.write_phys(CODE_BASE + OTHER, &code);
+        let d = rt.define(&spec(src), "TEST");
+        rt.attach(m, d, 1, objects.clone(), &|l| Some(l)).unwrap();
+        rt.attach(m, d, 2, objects.clone(), &|l| Some(l + OTHER))
+            .unwrap();
+        assert_eq!(byte(m, CODE_BASE + 3), 0xCC);
+        assert_eq!(byte(m, CODE_BASE + OTHER + 3), 0xCC);
+        assert_eq!(rt.dtos()[d].pids, [1, 2]);
+        d
+    };
+    // Remove at a hit in the first copy: both copies are themselves again.
+    let mut m = machine(&code);
+    let mut rt = DynamicTrace::new();
+    let mut buf = TraceBuffer::new(StdaFormat::New, 4).unwrap();
+    let d = twice(
+        &mut m,
+        &mut rt,
+        "major=1\nminor=1\nobject=1\noffset=3\nRemove\n",
+    );
+    run(&mut m, &mut rt, &mut buf);
+    assert_eq!(rt.dtos()[d].tracepoints[0].hits, 1);
+    assert_eq!(byte(&m, CODE_BASE + 3), 0x40);
+    assert_eq!(byte(&m, CODE_BASE + OTHER + 3), 0x40, "the other copy too");
+    assert_eq!(m.tracepoint_phys(CODE_BASE + OTHER + 3), None);
+    // TRACE OFF, and the end of the second copy's process.
+    let mut m = machine(&code);
+    let mut rt = DynamicTrace::new();
+    let d = twice(&mut m, &mut rt, "major=1\nminor=1\nobject=1\noffset=3\n");
+    rt.detach(&mut m, 2);
+    assert_eq!(byte(&m, CODE_BASE + OTHER + 3), 0x40);
+    assert_eq!(byte(&m, CODE_BASE + 3), 0xCC, "the first copy stays");
+    assert_eq!(rt.dtos()[d].instances.len(), 1);
+    rt.remove(&mut m, d);
+    assert_eq!(byte(&m, CODE_BASE + 3), 0x40);
+    assert!(!rt.dtos()[d].tracepoints[0].active);
+    // A copy loaded after TRACE OFF gets nothing.
+    rt.attach(&mut m, d, 3, objects, &|l| Some(l + OTHER))
+        .unwrap();
+    assert_eq!(byte(&m, CODE_BASE + OTHER + 3), 0x40);
+    assert_eq!(rt.dtos()[d].pids, [1, 2]);
+    let left: Vec<(u16, bool)> = rt.dtos()[d]
+        .instances
+        .values()
+        .map(|i| (i.pid, i.sites.iter().any(|s| s.inserted)))
+        .collect();
+    assert_eq!(left, [(1, false)], "the first copy, with nothing in it");
+}

@@ -252,7 +252,9 @@ impl DynamicTrace {
     /// Inserts DTO `index`'s active tracepoints into a copy of its module
     /// that process `pid` has loaded with `objects`; `phys` gives the
     /// physical address of a linear one in that process (which need not
-    /// be the one on the CPU). A copy that has them already is left alone.
+    /// be the one on the CPU). A copy that has them already is left alone,
+    /// and so is every copy once none of the DTO's tracepoints is active
+    /// (TRACE OFF, Remove).
     ///
     /// # Errors
     /// [`ApplyError`] for the first tracepoint that cannot be inserted
@@ -269,7 +271,7 @@ impl DynamicTrace {
             return Ok(());
         };
         let key = (pid, objects.first().map_or(0, |o| o.flat_base));
-        if dto.instances.contains_key(&key) {
+        if dto.instances.contains_key(&key) || !dto.tracepoints.iter().any(|t| t.active) {
             return Ok(());
         }
         let specs = dto.tracepoints.iter().map(|tp| (&tp.spec, tp.active));
