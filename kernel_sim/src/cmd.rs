@@ -1,7 +1,7 @@
 //! The built-in command processor, CMD.EXE, written in Rust.
 //!
 //! The system directory `C:\OS2` (a host temporary directory the sandbox
-//! shows there, `fs.rs`) holds `CMD.EXE`: a small LX program built here
+//! shows there, made the first time a path reaches it, `fs.rs`) holds `CMD.EXE`: a small LX program built here
 //! ([`image`]) whose code calls `CMDSHELL.1` (CmdStep) in a loop. That
 //! call is this interpreter. So CMD.EXE is a real process: DosExecPgm
 //! starts it, it has a PID, its own handles and environment, and it

@@ -26,6 +26,7 @@ use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use crate::rc::*;
 
@@ -43,7 +44,47 @@ pub const MAX_DISK_WRITE: u64 = 256 << 20;
 #[derive(Clone, Debug)]
 pub struct Sandbox {
     root: PathBuf,
-    system: Option<PathBuf>,
+    system: Option<SystemDir>,
+}
+
+/// The host directory behind `C:\OS2`.
+#[derive(Clone, Debug)]
+enum SystemDir {
+    /// A directory the caller made ([`Sandbox::with_system_dir`]).
+    Given(PathBuf),
+    /// The file system's own: a host temporary directory holding CMD.EXE,
+    /// made the first time a path reaches `C:\OS2` (or the root's
+    /// CMD.EXE), so a run that never does costs no host directory. `None`
+    /// inside once making it failed: then there is no `C:\OS2`, as
+    /// before the lazy form. Removed when the last clone goes.
+    Lazy(Arc<OnceLock<Option<tempfile::TempDir>>>),
+}
+
+impl SystemDir {
+    /// The host directory, made now if it is the lazy one's first use.
+    fn path(&self) -> Option<&Path> {
+        match self {
+            SystemDir::Given(dir) => Some(dir),
+            SystemDir::Lazy(cell) => cell.get_or_init(make_system_dir).as_ref().map(|d| d.path()),
+        }
+    }
+
+    /// The host directory if it exists already (never makes it).
+    fn made(&self) -> Option<&Path> {
+        match self {
+            SystemDir::Given(dir) => Some(dir),
+            SystemDir::Lazy(cell) => cell.get()?.as_ref().map(|d| d.path()),
+        }
+    }
+}
+
+/// A host temporary directory with the system's programs (CMD.EXE).
+fn make_system_dir() -> Option<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("os2trace-os2-")
+        .tempdir()
+        .ok()
+        .filter(|d| fs::write(d.path().join("CMD.EXE"), crate::cmd::image()).is_ok())
 }
 
 /// What a path resolves to.
@@ -74,8 +115,21 @@ impl Sandbox {
     /// Show the host directory `dir` as `C:\OS2` (unless the root has an
     /// `OS2` entry of its own).
     pub fn with_system_dir(mut self, dir: &Path) -> Sandbox {
-        self.system = Some(dir.to_path_buf());
+        self.system = Some(SystemDir::Given(dir.to_path_buf()));
         self
+    }
+
+    /// The file system's own `C:\OS2` (CMD.EXE), in a host temporary
+    /// directory made on first use (see [`FileSystem::system_dir`]).
+    fn with_own_system_dir(mut self) -> Sandbox {
+        self.system = Some(SystemDir::Lazy(Arc::default()));
+        self
+    }
+
+    /// The host directory behind `C:\OS2` if it exists now: the file
+    /// system's own is made only when a path first reaches it.
+    pub fn system_dir(&self) -> Option<&Path> {
+        self.system.as_ref()?.made()
     }
 
     /// The host root directory.
@@ -125,8 +179,10 @@ impl Sandbox {
     /// command processor along PATH, and the default PATH is `C:\`.
     fn root_program(&self, name: &str) -> Option<PathBuf> {
         let sys = self.system.as_ref()?;
-        (name.eq_ignore_ascii_case("CMD.EXE") && Self::find_in(&self.root, name).is_none())
-            .then(|| sys.join("CMD.EXE"))
+        if !name.eq_ignore_ascii_case("CMD.EXE") || Self::find_in(&self.root, name).is_some() {
+            return None;
+        }
+        Some(sys.path()?.join("CMD.EXE"))
     }
 
     /// Find `name` in the host directory `dir` ignoring case.
@@ -167,8 +223,9 @@ impl Sandbox {
         if let (Some(sys), Some(first)) = (&self.system, comps.first())
             && first.eq_ignore_ascii_case("OS2")
             && Self::find_in(&self.root, "OS2").is_none()
+            && let Some(sys) = sys.path()
         {
-            host = sys.clone();
+            host = sys.to_path_buf();
             os2.push_str("\\OS2");
             skip = 1;
         }
@@ -257,8 +314,6 @@ pub(crate) struct FileSystem {
     stamps: HashMap<(u64, u64), Stamps>,
     /// Bytes written to host files so far (see [`MAX_DISK_WRITE`]).
     pub written: u64,
-    /// The host directory behind `C:\OS2`, removed with the file system.
-    _system: Option<tempfile::TempDir>,
 }
 
 /// One process's files: its current directory, open handles, their limit
@@ -371,25 +426,24 @@ pub fn wild_match(pattern: &str, name: &str) -> bool {
 impl FileSystem {
     /// The file system with `root` as drive C:.
     pub fn new(root: &Path) -> std::io::Result<FileSystem> {
-        let mut sandbox = Sandbox::new(root)?;
-        // The system's programs (CMD.EXE); without a host temporary
-        // directory there are none, and the rest works as before.
-        let system = tempfile::Builder::new()
-            .prefix("os2trace-os2-")
-            .tempdir()
-            .ok()
-            .filter(|d| std::fs::write(d.path().join("CMD.EXE"), crate::cmd::image()).is_ok());
-        if let Some(d) = &system {
-            sandbox = sandbox.with_system_dir(d.path());
-        }
+        // The system's programs (CMD.EXE) are in a host temporary
+        // directory made the first time a path reaches them: making and
+        // removing it costs more than a short run. Without one there are
+        // none, and the rest works as before.
+        let sandbox = Sandbox::new(root)?.with_own_system_dir();
         Ok(FileSystem {
             sandbox,
             now: (0, 0),
             boot: (0, 0),
             stamps: HashMap::new(),
             written: 0,
-            _system: system,
         })
+    }
+
+    /// The host directory behind `C:\OS2` if a path has reached it so far
+    /// (it is removed with the file system).
+    pub fn system_dir(&self) -> Option<&Path> {
+        self.sandbox.system_dir()
     }
 
     /// The (date, time) the guest sees for a file: when it was written in

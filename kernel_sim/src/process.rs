@@ -433,6 +433,13 @@ impl Process {
         self.kernel.executed
     }
 
+    /// The host directory behind `C:\OS2` (the built-in CMD.EXE) if the
+    /// run has reached it so far: it is made on first use, and removed
+    /// when the process is dropped.
+    pub fn system_dir(&self) -> Option<&std::path::Path> {
+        self.kernel.fs.system_dir()
+    }
+
     /// The file system together with the running process's file table,
     /// as a file API call sees them.
     pub(crate) fn files(&mut self) -> Files<'_> {

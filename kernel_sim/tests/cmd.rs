@@ -251,9 +251,84 @@ fn cmd_exe_is_found_where_programs_look_for_it() {
     cfg.max_instructions = Some(10_000_000);
     let mut p = Process::new(cfg).unwrap();
     let _out = common::capture_console(&mut p);
+    assert_eq!(p.system_dir(), None, "not made before a path reaches it");
     assert_eq!(p.run(), Outcome::Exited(3));
     // The sandbox's own CMD.EXE, if it has one, is that one.
     assert!(!dir.path().join("CMD.EXE").exists());
+    // The exec made the system directory; it goes with the process.
+    let system = p.system_dir().expect("C:\\OS2 was reached").to_path_buf();
+    assert!(system.join("CMD.EXE").is_file());
+    drop(p);
+    assert!(!system.exists(), "{} is left behind", system.display());
+}
+
+/// Store `bytes` at `at` (padded with zeros to dwords).
+fn store_bytes(c: &mut Code, at: u32, bytes: &[u8]) {
+    for (i, ch) in bytes.chunks(4).enumerate() {
+        let mut d = [0u8; 4];
+        d[..ch.len()].copy_from_slice(ch);
+        c.store(at + 4 * i as u32, u32::from_le_bytes(d));
+    }
+}
+
+#[test]
+fn the_system_directory_is_made_only_when_a_path_reaches_it() {
+    // A run that never names C:\OS2 (nor CMD.EXE) leaves none.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("HELLO.EXE"), hello(b"hi\r\n")).unwrap();
+    std::fs::create_dir(dir.path().join("SUB")).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "HELLO.EXE");
+    cfg.max_instructions = Some(1_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    let out = common::capture_console(&mut p);
+    assert_eq!(p.run(), Outcome::Exited(0));
+    assert_eq!(out.text(), "hi\r\n");
+    assert_eq!(p.system_dir(), None);
+
+    // DosQueryPathInfo("C:\OS2\CMD.EXE") and DosFindFirst("C:\os2\*")
+    // see CMD.EXE, of the same size; the program exits with that size.
+    let mut c = Code::new();
+    store_bytes(&mut c, DATA + 0x200, b"C:\\OS2\\CMD.EXE\0");
+    store_bytes(&mut c, DATA + 0x210, b"C:\\os2\\*\0");
+    // DosQueryPathInfo(name, FIL_STANDARD, DATA+0x240, 24)
+    c.push(24).push(DATA + 0x240).push(1).push(DATA + 0x200);
+    c.call("DOSCALLS", 223, 16).expect(0, 0xE1);
+    // DosFindFirst(pattern, &hdir (HDIR_CREATE), normal files,
+    // DATA+0x300, 0x100, &count (1), FIL_STANDARD)
+    c.store(DATA + 0x220, 0xFFFF_FFFF).store(DATA + 0x224, 1);
+    c.push(1)
+        .push(DATA + 0x224)
+        .push(0x100)
+        .push(DATA + 0x300)
+        .push(0)
+        .push(DATA + 0x220)
+        .push(DATA + 0x210);
+    c.call("DOSCALLS", 264, 28).expect(0, 0xE2);
+    c.load_eax(DATA + 0x224).expect(1, 0xE3);
+    // FILEFINDBUF3: cbFile at 16, cchName at 28, achName at 29.
+    c.load_eax(DATA + 0x300 + 16)
+        .sub_eax(DATA + 0x240 + 12)
+        .expect(0, 0xE4);
+    c.load_eax(DATA + 0x300 + 28)
+        .expect(u32::from_le_bytes(*b"\x07CMD"), 0xE5);
+    c.load_eax(DATA + 0x300 + 32)
+        .expect(u32::from_le_bytes(*b".EXE"), 0xE6);
+    c.load_eax(DATA + 0x240 + 12);
+    std::fs::write(dir.path().join("Q.EXE"), c.exit_eax()).unwrap();
+    let mut cfg = ProcessConfig::new(dir.path(), "Q.EXE");
+    cfg.max_instructions = Some(1_000_000);
+    let mut p = Process::new(cfg).unwrap();
+    let _out = common::capture_console(&mut p);
+    assert_eq!(p.system_dir(), None);
+    let outcome = p.run();
+    let system = p.system_dir().expect("C:\\OS2 was reached").to_path_buf();
+    let size = std::fs::metadata(system.join("CMD.EXE")).unwrap().len();
+    assert!(size > 0xFF, "a size no error tag can be");
+    assert_eq!(outcome, Outcome::Exited(size as u32));
+    // Nothing of it is in the sandbox, and it goes with the process.
+    assert!(!dir.path().join("OS2").exists());
+    drop(p);
+    assert!(!system.exists(), "{} is left behind", system.display());
 }
 
 #[test]
