@@ -7,9 +7,13 @@
 //!
 //! A run is timed from `Process::new` to its exit: loading and running.
 //! The process is dropped after the clock stops, because its teardown
-//! (the host directory of the system's programs, removed on a busy file
-//! system) took milliseconds of waiting that neither tier touches and
-//! that swamped the rest (about 3 ms of a 3.5 ms HELLO16 run).
+//! can wait on the host file system, which neither tier touches: it
+//! removed the host directory of the system's programs (`C:\OS2`), about
+//! 3 ms of a 3.5 ms HELLO16 run on a busy file system. That directory is
+//! now made only when a run reaches `C:\OS2`, which no testprogs program
+//! does, so neither its making nor its removal is in these runs. FILEIO16
+//! and FILEIO32 replace a host file each run, and their times follow the
+//! host's disk.
 //!
 //! Most testprogs programs run a few dozen instructions, far below the
 //! tier's heat threshold: with them the two tiers must take the same time
