@@ -422,6 +422,15 @@ impl Memory {
         self.regions.get(&base)
     }
 
+    /// The base of the region holding `lin`.
+    pub fn region_base_of(&self, lin: u32) -> Option<u32> {
+        self.regions
+            .range(..=lin)
+            .next_back()
+            .filter(|(b, r)| lin - **b < r.size)
+            .map(|(&b, _)| b)
+    }
+
     /// Release a region and unmap its pages.
     pub fn release(&mut self, m: &mut Machine, base: u32) -> Option<Region> {
         let r = self.regions.remove(&base)?;

@@ -23,6 +23,15 @@
 //!   per-process termination (module flag 0x40000000) whose entry object
 //!   is 32-bit and that succeeds is queued for its termination
 //!   (`exitlist.rs`); a 16-bit entry has none, as the LX format says.
+//! - An NE DLL's routine (16-bit) is called far as OS/2 1.x does: AX and DI the module handle, CX the
+//!   heap size, DS the automatic data, ES 0, returning AX (0 = failure).
+//!   It always runs on a 16-bit stack: the caller's when that is 16-bit,
+//!   else the tiled 16:16 alias of the 32-bit caller's flat stack (a
+//!   32-bit program's start, or DosLoadModule from 32-bit code), moved to
+//!   the top of the tile below when less than 1 KB is left in this one
+//!   and the stack reaches there. A 32-bit routine called from a 16-bit
+//!   stack gets that stack's flat address. The caller's registers come
+//!   back as they were, also when a routine cannot be entered.
 
 use emu::{Gpr, SegReg};
 use loader::Format;
@@ -34,6 +43,10 @@ use crate::memory::RegionKind;
 use crate::process::Process;
 use crate::run::TrapHook;
 use crate::thunks::Slot;
+
+/// The least room a 16-bit initialization routine gets in the tile of a
+/// 32-bit caller's stack (see [`Process::init_stack`]).
+const MIN_STACK16: u32 = 0x400;
 
 /// LX module flag: per-process library termination.
 pub(crate) const LX_TERM_INSTANCE: u32 = 0x4000_0000;
@@ -236,23 +249,27 @@ impl Process {
             };
             let ret_slot = self.kernel.thunks.special(Slot::InitReturn);
             self.machine.add_host_call(THUNK_BASE + 4 * ret_slot);
-            let d = &self.kernel.desc;
-            let mut ok;
-            let lx = lm.module.format == Format::Lx;
+            // The convention follows the format: an LX entry is entered
+            // as 32-bit even in a 16-bit object (`tests/dll_term.rs`).
+            let entry32 = lm.module.format == Format::Lx;
             // Library termination is for 32-bit entries only (LX §3.3),
             // and modelled for per-process termination (`exitlist.rs`).
-            let terminates = lx && o.bits32 && lm.module.flags & LX_TERM_INSTANCE != 0;
-            if lx {
+            let terminates = o.bits32 && entry32 && lm.module.flags & LX_TERM_INSTANCE != 0;
+            let mut ok = self.init_stack(entry32);
+            let d = &self.kernel.desc;
+            if entry32 {
                 // The library entry registers of the LX format (its §3.3).
                 let esp = self.machine.cpu().gpr[Gpr::Esp];
                 *self.machine.gpr_mut() = [0; 8];
                 self.machine.gpr_mut()[Gpr::Esp] = esp;
-                ok = d.load(&mut self.machine, SegReg::Cs, FLAT_CS)
+                ok = ok
+                    && d.load(&mut self.machine, SegReg::Cs, FLAT_CS)
                     && d.load(&mut self.machine, SegReg::Ds, FLAT_DS)
                     && d.load(&mut self.machine, SegReg::Es, FLAT_DS)
                     && d.load(&mut self.machine, SegReg::Fs, TIB_SEL)
                     && d.load(&mut self.machine, SegReg::Gs, 0);
-                ok &= self.push32(0)
+                ok = ok
+                    && self.push32(0)
                     && self.push32(u32::from(lm.handle))
                     && self.push32(THUNK_BASE + 4 * ret_slot);
                 self.machine.set_eip(o.base.wrapping_add(start.offset));
@@ -262,10 +279,11 @@ impl Process {
                     .auto_data
                     .and_then(|a| lm.object(a))
                     .map_or(0, |o| o.selector);
-                ok = d.load(&mut self.machine, SegReg::Cs, o.selector)
+                ok = ok
+                    && d.load(&mut self.machine, SegReg::Cs, o.selector)
                     && d.load(&mut self.machine, SegReg::Ds, ds)
                     && d.load(&mut self.machine, SegReg::Es, 0);
-                ok &= self.push16(THUNK_CS) && self.push16((4 * ret_slot) as u16);
+                ok = ok && self.push16(THUNK_CS) && self.push16((4 * ret_slot) as u16);
                 self.machine.set_eip(start.offset & 0xFFFF);
                 let gpr = self.machine.gpr_mut();
                 gpr[Gpr::Eax] = u32::from(lm.handle);
@@ -273,6 +291,7 @@ impl Process {
                 gpr[Gpr::Ecx] = lm.module.heap_size & 0xFFFF;
             }
             if !ok {
+                *self.machine.cpu_mut_flush_tlb() = saved;
                 return Err(Outcome::InitFailed {
                     module: lm.name.clone(),
                     outcome: Box::new(Outcome::HostError(
@@ -283,12 +302,12 @@ impl Process {
             let outcome = self.run_loop(hook.as_mut().map(|h| &mut **h as &mut dyn TrapHook));
             *self.machine.cpu_mut_flush_tlb() = saved;
             match outcome {
-                Outcome::Returned(v) if lx && v != 0 => {
+                Outcome::Returned(v) if entry32 && v != 0 => {
                     if terminates {
                         self.pcb.terms.push(mi);
                     }
                 }
-                Outcome::Returned(v) if !lx && v & 0xFFFF != 0 => {}
+                Outcome::Returned(v) if !entry32 && v & 0xFFFF != 0 => {}
                 // A limit of the whole run ends it as such.
                 Outcome::InstructionLimit(_)
                 | Outcome::TimeLimit(_)
@@ -303,5 +322,46 @@ impl Process {
             }
         }
         Ok(())
+    }
+
+    /// Put SS:ESP where an initialization routine of a 32-bit
+    /// (`bits32`) or 16-bit entry runs: below the stack in use, flat for
+    /// a 32-bit entry; for a 16-bit one that stack itself when it is
+    /// 16-bit, else the tiled 16:16 alias of the flat one (the thunk
+    /// OS/2 makes for a 32-bit caller), moved to the top of the tile
+    /// below when fewer than [`MIN_STACK16`] bytes are left in this one.
+    /// False when the stack has no such form.
+    fn init_stack(&mut self, bits32: bool) -> bool {
+        let ss = *self.machine.cpu().sreg(SegReg::Ss);
+        let esp = self.machine.cpu().gpr[Gpr::Esp];
+        if ss.big() == bits32 {
+            return true;
+        }
+        let sp = if ss.big() { esp } else { esp & 0xFFFF };
+        let top = ss.base.wrapping_add(sp);
+        let d = &self.kernel.desc;
+        if bits32 {
+            self.machine.gpr_mut()[Gpr::Esp] = top;
+            return d.load(&mut self.machine, SegReg::Ss, FLAT_DS);
+        }
+        // The tile below only when it is the same stack's.
+        let mut candidates = Vec::with_capacity(2);
+        let lower = top & !0xFFFF;
+        let base = self.pcb.mem.region_base_of(top.wrapping_sub(1));
+        if top & 0xFFFF < MIN_STACK16 && base.is_some_and(|b| b < lower) {
+            candidates.push(lower);
+        }
+        candidates.push(top);
+        for t in candidates {
+            let Some(sel) = tile_selector(t.wrapping_sub(1)) else {
+                continue;
+            };
+            if d.load(&mut self.machine, SegReg::Ss, sel) {
+                // SP 0 is the top of a whole tile.
+                self.machine.gpr_mut()[Gpr::Esp] = t.wrapping_sub(tile_base(sel)) & 0xFFFF;
+                return true;
+            }
+        }
+        false
     }
 }

@@ -4,7 +4,12 @@
 //!
 //! Decisions: system DLLs have handles `0x8000 + i` (their index in
 //! [`crate::api::SYSTEM_DLLS`]), and their procedure addresses are thunk
-//! slots; a loaded DLL's initialization routine runs inside DosLoadModule.
+//! slots; a loaded DLL's initialization routine runs inside DosLoadModule
+//! (a 16-bit one on a 16-bit stack, `startup.rs`). A DLL that does not
+//! load is ERROR_MOD_NOT_FOUND; one whose routine (or a routine of a DLL
+//! it brought in) fails, faults or cannot be entered is
+//! ERROR_INIT_ROUTINE_FAILED; either way the buffer gets the module's
+//! name and what was loaded is forgotten.
 //!
 //! DosFreeModule, as OS/2 documents it:
 //! - Each DosLoadModule of a DLL (a new one or one already loaded) is a
@@ -123,10 +128,16 @@ impl Process {
             stem.clone()
         };
         let before = self.pcb.modules.len();
-        let loaded = self
-            .load_dll(&target, 0)
-            .map_err(drop)
-            .and_then(|_| self.run_dll_inits(None).map_err(drop));
+        // A module that does not load is ERROR_MOD_NOT_FOUND; an
+        // initialization routine that fails (or faults, or cannot be
+        // entered) is ERROR_INIT_ROUTINE_FAILED, naming that module.
+        let loaded = match self.load_dll(&target, 0) {
+            Err(_) => Err((ERROR_MOD_NOT_FOUND, stem.clone())),
+            Ok(_) => self.run_dll_inits(None).map_err(|o| match o {
+                Outcome::InitFailed { module, .. } => (ERROR_INIT_ROUTINE_FAILED, module),
+                _ => (ERROR_INIT_ROUTINE_FAILED, stem.clone()),
+            }),
+        };
         if loaded.is_err() {
             // Forget what was half loaded (its memory stays reserved).
             self.pcb.modules.truncate(before);
@@ -138,14 +149,14 @@ impl Process {
                 self.add_load_ref(h);
                 Ok(h)
             }
-            Err(_) => {
+            Err((rc, module)) => {
                 let cb = if c.far16 { u32::from(c.w(1)) } else { c.l(1) };
-                let mut failed = crate::process::latin1(&stem);
+                let mut failed = crate::process::latin1(&module);
                 failed.push(0);
                 if c.l(0) != 0 && cb as usize >= failed.len() {
                     let _ = self.put_bytes(c, 0, &failed);
                 }
-                Err(ERROR_MOD_NOT_FOUND)
+                Err(rc)
             }
         }
     }
