@@ -282,7 +282,7 @@ fn a_program_run_by_cmd_is_traced_in_the_child() {
             .iter()
             .filter(|l| l.contains(" PID=0002 "))
             .count(),
-        9,
+        10,
         "{child}"
     );
     for (a, c) in alone_lines.iter().zip(&child_lines) {

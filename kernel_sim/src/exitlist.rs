@@ -42,19 +42,20 @@
 //! DLL termination (the LX format's §3.3, and "all DosExitList routines
 //! are called before DLL termination routines"):
 //! - After the last exit-list routine, thread 1 calls the termination
-//!   routine of each LX DLL with per-process termination (module flag
-//!   0x40000000) whose entry object is 32-bit and whose
+//!   routine of each LX DLL whose entry object is 32-bit and whose
 //!   initialization succeeded, in the reverse of the order their
 //!   initialization ran (a DLL ends before the DLLs it imports). Each
 //!   gets the library termination registers: EAX to EBP zero but ESP,
 //!   CS/DS/ES/SS flat, FS the TIB, GS 0, interrupts on, on the initial
 //!   stack as above, with `[ESP]` a kernel return address, `[ESP+4]` the
 //!   module handle and `[ESP+8]` 1.
-//! - Global termination (the flag clear) is not modelled: OS/2 calls
-//!   such a routine once, when the last process using the DLL frees it;
-//!   here every process has its own instance of each DLL
-//!   (`children.rs`), and the recorded traces of the sample DLLs (global
-//!   initialization and termination) stay as they were.
+//! - Per-process termination (module flag 0x40000000) and global
+//!   termination (the flag clear) both run here. OS/2 calls a global
+//!   routine once, when the last process using the DLL frees it; here
+//!   every process has its own instance of each DLL (`children.rs`),
+//!   initialized when that process loads it, so the process's end is the
+//!   last use of its instance, as it is on OS/2 for a DLL one process
+//!   uses.
 //! - 16-bit DLLs (NE, or an LX entry in a 16-bit object) have no
 //!   termination; they use DosExitList.
 //! - What a routine returns is not looked at (the process is ending).

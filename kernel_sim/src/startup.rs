@@ -19,10 +19,10 @@
 //!   program. A DLL that DosLoadModule loads runs its routine at once.
 //!   An LX DLL's routine gets the library entry registers of the LX
 //!   format (its §3.3): EAX to EBP zero but ESP, CS/DS/ES flat, FS the
-//!   TIB, GS 0, and `[ESP+4]` the module handle, `[ESP+8]` 0. One with
-//!   per-process termination (module flag 0x40000000) whose entry object
-//!   is 32-bit and that succeeds is queued for its termination
-//!   (`exitlist.rs`); a 16-bit entry has none, as the LX format says.
+//!   TIB, GS 0, and `[ESP+4]` the module handle, `[ESP+8]` 0. One whose
+//!   entry object is 32-bit and that succeeds is queued for its
+//!   termination, per-process or global (`exitlist.rs`); a 16-bit entry
+//!   has none, as the LX format says.
 //! - An NE DLL's routine (16-bit) is called far as OS/2 1.x does: AX and DI the module handle, CX the
 //!   heap size, DS the automatic data, ES 0, returning AX (0 = failure).
 //!   It always runs on a 16-bit stack: the caller's when that is 16-bit,
@@ -47,9 +47,6 @@ use crate::thunks::Slot;
 /// The least room a 16-bit initialization routine gets in the tile of a
 /// 32-bit caller's stack (see [`Process::init_stack`]).
 const MIN_STACK16: u32 = 0x400;
-
-/// LX module flag: per-process library termination.
-pub(crate) const LX_TERM_INSTANCE: u32 = 0x4000_0000;
 
 fn load_err(module: &str, reason: impl Into<String>) -> KernelError {
     KernelError::Load {
@@ -252,9 +249,10 @@ impl Process {
             // The convention follows the format: an LX entry is entered
             // as 32-bit even in a 16-bit object (`tests/dll_term.rs`).
             let entry32 = lm.module.format == Format::Lx;
-            // Library termination is for 32-bit entries only (LX §3.3),
-            // and modelled for per-process termination (`exitlist.rs`).
-            let terminates = o.bits32 && entry32 && lm.module.flags & LX_TERM_INSTANCE != 0;
+            // Library termination is for 32-bit entries only (LX §3.3);
+            // global and per-process termination both end this process's
+            // instance of the DLL (`exitlist.rs`).
+            let terminates = o.bits32 && entry32;
             let mut ok = self.init_stack(entry32);
             let d = &self.kernel.desc;
             if entry32 {

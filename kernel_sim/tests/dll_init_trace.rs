@@ -80,7 +80,8 @@ fn a_tracepoint_on_dll_initterm_sees_its_system_arguments() {
     let handle = u32::from(p.module("TPDLL32").unwrap().handle);
     assert_eq!(p.run(), Outcome::Exited(0));
     let (hits, records) = hits_and_records(&mut p);
-    assert_eq!(hits[0], 1, "_DLL_InitTerm ran once, traced: {hits:?}");
+    // Initialization, then (global) termination as the process ends.
+    assert_eq!(hits[0], 2, "_DLL_InitTerm ran twice, traced: {hits:?}");
     let (major, minor, data) = &records[0];
     assert_eq!((*major, *minor), (0xC3, 1));
     // 12 bytes of memory at ESP (a 3-byte length header first): _System
@@ -88,6 +89,12 @@ fn a_tracepoint_on_dll_initterm_sees_its_system_arguments() {
     assert_eq!(data[..3], [0, 12, 0]);
     assert_eq!(data[7..11], handle.to_le_bytes());
     assert_eq!(data[11..15], 0u32.to_le_bytes());
+    let term = records
+        .iter()
+        .rfind(|r| (r.0, r.1) == (0xC3, 1))
+        .expect("the termination's record");
+    assert_eq!(term.2[7..11], handle.to_le_bytes());
+    assert_eq!(term.2[11..15], 1u32.to_le_bytes(), "1: termination");
 }
 
 #[test]

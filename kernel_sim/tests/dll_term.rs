@@ -231,8 +231,8 @@ fn three_dlls() -> Vec<(&'static str, Vec<u8>)> {
             "TRMB.DLL",
             plain_dll("TRMB", INIT_INSTANCE | TERM_INSTANCE, &["TRMA"], 1),
         ),
-        // Global initialization and termination: initialized, but no
-        // termination (modelled for per-process termination only).
+        // Global initialization and termination: this process's instance
+        // is initialized and terminated as the per-process ones are.
         ("TRMC.DLL", plain_dll("TRMC", 0, &[], 1)),
     ]
 }
@@ -251,7 +251,9 @@ fn terminations_run_after_the_exit_list_in_reverse_initialization_order() {
         assert_eq!(o, Outcome::Exited(7));
         assert_eq!(
             tags(&recs),
-            ["TRMA0", "TRMB0", "TRMC0", "MAIN", "EXIT", "TRMB1", "TRMA1"]
+            [
+                "TRMA0", "TRMB0", "TRMC0", "MAIN", "EXIT", "TRMC1", "TRMB1", "TRMA1"
+            ]
         );
     }
 }
@@ -283,7 +285,7 @@ fn a_termination_routine_gets_the_lx_library_termination_registers() {
         .iter()
         .filter(|r| r.tag.starts_with("TRM") && r.args[2] == 1)
         .collect();
-    assert_eq!(terms.len(), 2);
+    assert_eq!(terms.len(), 3);
     for r in terms {
         assert_eq!(r.regs[3], 0x24000 - 12, "{r:?}");
     }
@@ -300,7 +302,9 @@ fn a_fault_ends_the_process_after_its_dlls_terminate() {
     assert!(matches!(o, Outcome::GuestFault { vector: 14, .. }), "{o:?}");
     assert_eq!(
         tags(&recs),
-        ["TRMA0", "TRMB0", "TRMC0", "MAIN", "EXIT", "TRMB1", "TRMA1"]
+        [
+            "TRMA0", "TRMB0", "TRMC0", "MAIN", "EXIT", "TRMC1", "TRMB1", "TRMA1"
+        ]
     );
 }
 
@@ -421,12 +425,12 @@ fn dos_free_module_runs_the_termination_of_what_it_frees() {
     files.push(("MAIN.EXE", exe(&["TRMC"], &c)));
     let (o, recs, _p, _dir) = run(&files);
     assert_eq!(o, Outcome::Exited(0));
-    // TRMB brings TRMA; freeing TRMB frees both, TRMB first (TRMC has
-    // global termination: none).
+    // TRMB brings TRMA; freeing TRMB frees both, TRMB first. TRMC, an
+    // import of the program, ends with the process.
     assert_eq!(
         tags(&recs),
         [
-            "TRMC0", "TRMA0", "TRMB0", "MAIN", "MAIN", "TRMB1", "TRMA1", "MAIN"
+            "TRMC0", "TRMA0", "TRMB0", "MAIN", "MAIN", "TRMB1", "TRMA1", "MAIN", "TRMC1"
         ]
     );
     // Inside DosFreeModule the routine runs on the caller's stack, below

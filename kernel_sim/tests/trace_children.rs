@@ -169,7 +169,8 @@ fn alone_with(extra: &[(&str, Vec<u8>)]) -> Vec<(u8, u16, Vec<u8>)> {
     } = traced(extra, "DLLCAL32.EXE", &[]);
     assert_eq!(o, Outcome::Exited(0));
     assert!(records.iter().all(|r| r.0 == 1));
-    assert_eq!(records.len(), 9, "{records:?}");
+    // Nine records, and TPDLL32's global termination as the process ends.
+    assert_eq!(records.len(), 10, "{records:?}");
     of(&records, 1)
 }
 
@@ -276,13 +277,14 @@ fn a_dll_loaded_by_two_processes_at_two_addresses_is_traced_in_both() {
         ..
     } = traced(&files, "T.EXE", &[]);
     assert_eq!(o, Outcome::Exited(0));
-    // The parent's own hits: TPDLL32's initialization and GetCount.
+    // The parent's own hits: TPDLL32's initialization, GetCount and its
+    // termination as the parent ends.
     let mine: Vec<(u8, u16)> = records
         .iter()
         .filter(|r| r.0 == 1)
         .map(|r| (r.1, r.2))
         .collect();
-    assert_eq!(mine, [(0xC3, 1), (0xC3, 4)]);
+    assert_eq!(mine, [(0xC3, 1), (0xC3, 4), (0xC3, 1)]);
     // Each child's copy is traced as if it ran alone.
     assert_eq!(of(&records, 2), want);
     assert_eq!(of(&records, 3), want);
@@ -384,11 +386,18 @@ fn a_dll_loaded_at_run_time_is_traced_and_freeing_it_forgets_its_copy() {
     let got: Vec<(u16, u8, u16)> = records.iter().map(|r| (r.0, r.1, r.2)).collect();
     assert_eq!(
         got,
-        [(1, 0xC3, 1), (1, 0xC3, 4), (1, 0xC3, 1), (1, 0xC3, 4)],
-        "init and GetCount in each copy"
+        [
+            (1, 0xC3, 1),
+            (1, 0xC3, 4),
+            (1, 0xC3, 1),
+            (1, 0xC3, 1),
+            (1, 0xC3, 4),
+            (1, 0xC3, 1)
+        ],
+        "init, GetCount and termination (in DosFreeModule) in each copy"
     );
     let eip = |r: &Rec| u32::from_le_bytes(r.3[..4].try_into().unwrap());
-    assert_ne!(eip(&records[1]), eip(&records[3]), "two copies, two places");
+    assert_ne!(eip(&records[1]), eip(&records[4]), "two copies, two places");
     let dto = &p.system_trace().unwrap().runtime().dtos()[1];
     assert!(dto.instances.is_empty(), "both copies were freed");
     assert_eq!(dto.pids, [1]);
@@ -399,7 +408,7 @@ fn a_dll_loaded_at_run_time_is_traced_and_freeing_it_forgets_its_copy() {
         .symbol("GetCount")
         .unwrap()
         .offset;
-    for r in [&records[1], &records[3]] {
+    for r in [&records[1], &records[4]] {
         let at = eip(r) - 1;
         assert_eq!(p.machine().tracepoint(at), None);
         let mut byte = [0u8];
