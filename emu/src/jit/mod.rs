@@ -203,31 +203,10 @@ impl Machine {
             }
             return false;
         };
-        let p = &b.plan;
-        let limit = u64::from(cs.limit);
-        // (The key already has the code size; the plan's EIPs depend on it.)
-        if p.code32 != code32
-            || p.stack32
-                .is_some_and(|b| b != self.cpu.seg[SegReg::Ss].big())
-            || p.df.is_some_and(|d| d != (fl & DF != 0))
-            || p.last_byte > limit
-            || p.target().is_some_and(|t| u64::from(t) > limit)
-            || (p.prot && (self.cpu.v86() || p.real == self.cpu.protected()))
-        {
+        let prot = b.plan.prot;
+        let Some(budget) = self.passes_for(&b.plan, code32, fl, cs.limit, istop, cstop) else {
             return false;
-        }
-        let prot = p.prot;
-        let pass_max = p.body_cycles + if p.target().is_some() { TAKEN_EXTRA } else { 0 };
-        let mut budget = if p.self_loop() { u64::MAX } else { 1 };
-        if let Some(s) = istop {
-            budget = budget.min(s.saturating_sub(self.steps) / p.insns);
-        }
-        if let Some(c) = cstop {
-            budget = budget.min(c.saturating_sub(self.cycles) / pass_max);
-        }
-        if budget == 0 {
-            return false;
-        }
+        };
         if generation != self.icache.generation(phys >> 12) {
             self.jit.cache.remove(k);
             return false;
@@ -244,6 +223,43 @@ impl Machine {
         }
         let page = (lin >> 12, phys >> 12);
         self.jit_chain(k, eip, budget, page, prot, istop, cstop)
+    }
+
+    /// How many passes of block `p` may run here: `None` when the block
+    /// does not fit the CPU's state (code and stack size, DF, the CS limit,
+    /// the mode) or the instruction and cycle budgets leave no whole pass
+    /// (a pass charged at its taken-branch cost). The key already has the
+    /// code size; the plan's EIPs depend on it.
+    #[inline]
+    fn passes_for(
+        &self,
+        p: &select::Plan,
+        code32: bool,
+        fl: u32,
+        cs_limit: u32,
+        istop: Option<u64>,
+        cstop: Option<u64>,
+    ) -> Option<u64> {
+        let limit = u64::from(cs_limit);
+        if p.code32 != code32
+            || p.stack32
+                .is_some_and(|b| b != self.cpu.seg[SegReg::Ss].big())
+            || p.df.is_some_and(|d| d != (fl & DF != 0))
+            || p.last_byte > limit
+            || p.target().is_some_and(|t| u64::from(t) > limit)
+            || (p.prot && (self.cpu.v86() || p.real == self.cpu.protected()))
+        {
+            return None;
+        }
+        let pass_max = p.body_cycles + if p.target().is_some() { TAKEN_EXTRA } else { 0 };
+        let mut budget = if p.self_loop() { u64::MAX } else { 1 };
+        if let Some(s) = istop {
+            budget = budget.min(s.saturating_sub(self.steps) / p.insns);
+        }
+        if let Some(c) = cstop {
+            budget = budget.min(c.saturating_sub(self.cycles) / pass_max);
+        }
+        (budget > 0).then_some(budget)
     }
 
     /// Run the checked block for `k`, then, while each block leaves at a
@@ -336,28 +352,9 @@ impl Machine {
         let e = self.jit.cache.get(k, eip)?;
         let (phys, generation) = (e.phys, e.generation);
         let b = e.block.as_deref()?;
-        let p = &b.plan;
-        let limit = u64::from(cs.limit);
-        if p.code32 != code32
-            || p.stack32
-                .is_some_and(|b| b != self.cpu.seg[SegReg::Ss].big())
-            || p.df.is_some_and(|d| d != (fl & DF != 0))
-            || p.last_byte > limit
-            || p.target().is_some_and(|t| u64::from(t) > limit)
-            || (p.prot && (self.cpu.v86() || p.real == self.cpu.protected()))
-        {
-            return None;
-        }
-        let prot = p.prot;
-        let pass_max = p.body_cycles + if p.target().is_some() { TAKEN_EXTRA } else { 0 };
-        let mut budget = if p.self_loop() { u64::MAX } else { 1 };
-        if let Some(s) = istop {
-            budget = budget.min(s.saturating_sub(self.steps) / p.insns);
-        }
-        if let Some(c) = cstop {
-            budget = budget.min(c.saturating_sub(self.cycles) / pass_max);
-        }
-        if budget == 0 || generation != self.icache.generation(phys >> 12) {
+        let prot = b.plan.prot;
+        let budget = self.passes_for(&b.plan, code32, fl, cs.limit, istop, cstop)?;
+        if generation != self.icache.generation(phys >> 12) {
             return None;
         }
         if self.cpu.paging() && *page != (lin >> 12, phys >> 12) {
