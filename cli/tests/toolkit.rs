@@ -23,13 +23,7 @@ fn skip(why: &str) {
 }
 
 fn toolkit() -> Option<PathBuf> {
-    match std::env::var_os("OS2TK_DIR").map(PathBuf::from) {
-        Some(d) if d.join("bin/exehdr.exe").exists() => Some(d),
-        _ => {
-            skip("OS2TK_DIR is not set (or has no bin/exehdr.exe)");
-            None
-        }
-    }
+    common::toolkit_having("exehdr.exe")
 }
 
 /// Copies toolkit files (`bin/x.exe`, ...) into `root` under the given

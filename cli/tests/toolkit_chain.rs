@@ -15,22 +15,12 @@
 
 mod common;
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use common::os2trace;
 
 fn toolkit() -> Option<PathBuf> {
-    match std::env::var_os("OS2TK_DIR").map(PathBuf::from) {
-        Some(d) if d.join("bin/nmake.exe").exists() => Some(d),
-        _ => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "OS2TK_DIR is not set (or has no bin/nmake.exe): skipped"
-            );
-            None
-        }
-    }
+    common::toolkit_having("nmake.exe")
 }
 
 const HELLO_ASM: &str = "\

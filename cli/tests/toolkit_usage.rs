@@ -18,7 +18,6 @@
 
 mod common;
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use common::os2trace;
@@ -159,16 +158,7 @@ const TOOLS: &[(&str, &[&str], &str, i32)] = &[
 ];
 
 fn toolkit() -> Option<PathBuf> {
-    match std::env::var_os("OS2TK_DIR").map(PathBuf::from) {
-        Some(d) if d.join("bin/exehdr.exe").exists() => Some(d),
-        _ => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "OS2TK_DIR is not set (or has no bin/exehdr.exe): skipped"
-            );
-            None
-        }
-    }
+    common::toolkit_having("exehdr.exe")
 }
 
 #[test]

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// Runs `os2trace ARGS` in `dir`.
@@ -60,4 +60,19 @@ pub fn os2trace_limited(dir: &Path, args: &[&str], limit_kb: u64) -> Output {
         .args(args)
         .output()
         .expect("runs sh")
+}
+
+/// IBM's toolkit from OS2TK_DIR, when it has `bin/TOOL`; else `None`,
+/// with a skip notice printed (whole, through the locked stderr).
+pub fn toolkit_having(tool: &str) -> Option<PathBuf> {
+    match std::env::var_os("OS2TK_DIR").map(PathBuf::from) {
+        Some(d) if d.join("bin").join(tool).exists() => Some(d),
+        _ => {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "OS2TK_DIR is not set (or has no bin/{tool}): skipped"
+            );
+            None
+        }
+    }
 }
