@@ -486,3 +486,197 @@ fn fast_encoder_matches_iceds() {
     }
     assert!(taken_total > 0);
 }
+
+/// Guest opcodes (with their 0x0F or prefix bytes) the generated blocks of
+/// `emitted_code_is_unchanged` draw from: the forms the tier takes, and a
+/// few it refuses (which end a block).
+const GOLDEN_OPCODES: &[&[u8]] = &[
+    &[0x00],
+    &[0x01],
+    &[0x02],
+    &[0x03],
+    &[0x08],
+    &[0x09],
+    &[0x0A],
+    &[0x0B],
+    &[0x10],
+    &[0x11],
+    &[0x12],
+    &[0x13],
+    &[0x18],
+    &[0x19],
+    &[0x1A],
+    &[0x1B],
+    &[0x20],
+    &[0x21],
+    &[0x22],
+    &[0x23],
+    &[0x28],
+    &[0x29],
+    &[0x2A],
+    &[0x2B],
+    &[0x30],
+    &[0x31],
+    &[0x32],
+    &[0x33],
+    &[0x38],
+    &[0x39],
+    &[0x3A],
+    &[0x3B],
+    &[0x04],
+    &[0x05],
+    &[0x24],
+    &[0x25],
+    &[0x3C],
+    &[0x3D],
+    &[0x80],
+    &[0x81],
+    &[0x83],
+    &[0x84],
+    &[0x85],
+    &[0x88],
+    &[0x89],
+    &[0x8A],
+    &[0x8B],
+    &[0x8C],
+    &[0x8D],
+    &[0x8E],
+    &[0xA8],
+    &[0xA9],
+    &[0xB0],
+    &[0xB4],
+    &[0xB8],
+    &[0xBB],
+    &[0xC6],
+    &[0xC7],
+    &[0xF6],
+    &[0xF7],
+    &[0xFE],
+    &[0xFF],
+    &[0x40],
+    &[0x43],
+    &[0x4D],
+    &[0x50],
+    &[0x53],
+    &[0x58],
+    &[0x5E],
+    &[0x06],
+    &[0x07],
+    &[0x0E],
+    &[0x16],
+    &[0x17],
+    &[0x1E],
+    &[0x1F],
+    &[0x0F, 0xA0],
+    &[0x0F, 0xA1],
+    &[0x0F, 0xB6],
+    &[0x0F, 0xB7],
+    &[0x0F, 0xBE],
+    &[0x0F, 0xBF],
+    &[0x0F, 0xB2],
+    &[0x0F, 0xB4],
+    &[0x0F, 0xB5],
+    &[0xC4],
+    &[0xC5],
+    &[0xA4],
+    &[0xA5],
+    &[0xAA],
+    &[0xAB],
+    &[0xAC],
+    &[0xAD],
+    &[0xF3, 0xA4],
+    &[0xF3, 0xA5],
+    &[0xF3, 0xAB],
+    &[0xF3, 0xAA],
+    &[0xF3, 0xAD],
+    &[0x74],
+    &[0x75],
+    &[0x7C],
+    &[0x0F, 0x85],
+    &[0xEB],
+    &[0xE9],
+    &[0xE8],
+    &[0xC3],
+    &[0xC2],
+    &[0xCB],
+    &[0xCA],
+    &[0x9A],
+    &[0xEA],
+    &[0x26],
+    &[0x2E],
+    &[0x36],
+    &[0x3E],
+    &[0x64],
+    &[0x65],
+    &[0x66],
+    &[0x67],
+    &[0x90],
+    &[0x99],
+    &[0xCC],
+    &[0xF4],
+];
+
+/// The host code of some 4,000 generated blocks (opcodes from
+/// [`GOLDEN_OPCODES`] with random operand bytes, in 16- and 32-bit code),
+/// as FNV-1a hashes recorded before the emitter's assembler was replaced:
+/// a change to any block's bytes shows here with the block's guest code.
+/// `OS2TRACE_BLESS=1` rewrites the file.
+#[test]
+fn emitted_code_is_unchanged() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/jit/emit_golden.txt");
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let fnv = |b: &[u8]| {
+        b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+            (h ^ u64::from(x)).wrapping_mul(0x100_0000_01b3)
+        })
+    };
+    let mut lines = Vec::new();
+    let mut tries = 0;
+    while lines.len() < 4000 {
+        tries += 1;
+        assert!(tries < 1_000_000, "too few blocks selected");
+        let mut code = Vec::new();
+        for _ in 0..1 + next() % 6 {
+            let op = GOLDEN_OPCODES[(next() % GOLDEN_OPCODES.len() as u64) as usize];
+            code.extend_from_slice(op);
+            code.extend_from_slice(&next().to_le_bytes()[..6]);
+        }
+        let r = next();
+        let src = select::Source {
+            bytes: &code,
+            eip: 0x100,
+            code32: r & 1 != 0,
+            stack32: r & 2 != 0,
+            df: r & 4 != 0,
+        };
+        let Some(mut plan) = select::select(src, |_| false) else {
+            continue;
+        };
+        plan.real = r & 8 != 0;
+        let Ok(e) = emit::emit(&plan) else {
+            continue;
+        };
+        let taken = (plan.last_byte + 1 - 0x100) as usize;
+        let guest: String = code[..taken].iter().map(|b| format!("{b:02x}")).collect();
+        lines.push(format!("{:016x} {:x} {guest}", fnv(e.bytes()), r & 15));
+    }
+    let got = lines.join("\n") + "\n";
+    if std::env::var_os("OS2TRACE_BLESS").is_some() {
+        std::fs::write(path, &got).expect("write the golden file");
+        return;
+    }
+    let want = std::fs::read_to_string(path).expect("the golden file");
+    for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+        assert_eq!(
+            g, w,
+            "block {i}: host code differs (hash, mode bits, guest bytes)"
+        );
+    }
+    assert_eq!(got.lines().count(), want.lines().count());
+}
