@@ -1,5 +1,5 @@
-//! Translation of a selected block into x86-64 host code with iced-x86's
-//! `CodeAssembler`.
+//! Translation of a selected block into x86-64 host code, written with
+//! [`asm`](super::asm).
 //!
 //! Guest registers live in host registers for the whole block (EAX→EAX,
 //! ECX→R9D, EDX→EDX, EBX→EBX, ESP→R8D, EBP→EBP, ESI→ESI, EDI→EDI, with
@@ -35,6 +35,8 @@
 //! epilogue. A block whose branch targets its own start loops back to the
 //! body while the budget lasts.
 
+use super::asm::regs::*;
+use super::asm::{Asm, AsmError, Gp, Label, MemOp, Opnd, byte_ptr, dword_ptr, qword_ptr, word_ptr};
 use super::native::{
     DE_CHECK, DE_FRAME, DE_KINDS, DE_LIMIT, DE_SHIFT, DE_TAG, DE_TLB_OFF, DE_TLB_TAG, DK_CODE,
     DK_DATA, DK_NO_READ, DK_RET, DK_STACK, Emitted, NE_PHYS, NE_RIGHTS, NE_TAG, OFF_BUDGET,
@@ -45,9 +47,7 @@ use super::native::{
 use super::select::{End, Far, IndSrc, Mem, Op, Plan, Reg, SelSrc, Src, Str, StrKind};
 use crate::cpu::SegReg;
 use crate::paging::RIGHT_SUP_READ;
-use iced_x86::code_asm::asm_traits::*;
-use iced_x86::code_asm::*;
-use iced_x86::{Code, ConditionCode, Encoder, IcedError, Mnemonic as M, OpKind};
+use iced_x86::{ConditionCode, Mnemonic as M};
 
 /// The block looped back until its budget ran out (EIP = its start).
 pub(crate) const EXIT_BUDGET: u32 = 0;
@@ -65,22 +65,22 @@ pub(crate) const EXIT_REP: u32 = 4;
 pub(crate) const EXIT_FAR: u32 = 5;
 
 /// The host register of each guest register.
-const GUEST: [AsmRegister32; 8] = [eax, r9d, edx, ebx, r8d, ebp, esi, edi];
+const GUEST: [Gp; 8] = [eax, r9d, edx, ebx, r8d, ebp, esi, edi];
 /// The same as 64-bit registers (for addresses).
-const GUEST64: [AsmRegister64; 8] = [rax, r9, rdx, rbx, r8, rbp, rsi, rdi];
+const GUEST64: [Gp; 8] = [rax, r9, rdx, rbx, r8, rbp, rsi, rdi];
 /// Their 16-bit parts.
-const GUEST16: [AsmRegister16; 8] = [ax, r9w, dx, bx, r8w, bp, si, di];
+const GUEST16: [Gp; 8] = [ax, r9w, dx, bx, r8w, bp, si, di];
 /// AL, CL, DL, BL.
-const GUEST_LO8: [AsmRegister8; 4] = [al, r9b, dl, bl];
+const GUEST_LO8: [Gp; 4] = [al, r9b, dl, bl];
 /// AH, CH (none: refused), DH, BH.
-const GUEST_HI8: [Option<AsmRegister8>; 4] = [Some(ah), None, Some(dh), Some(bh)];
+const GUEST_HI8: [Option<Gp>; 4] = [Some(ah), None, Some(dh), Some(bh)];
 
 /// A guest register operand as the host sees it.
 #[derive(Clone, Copy)]
 enum Host {
-    R32(AsmRegister32),
-    R16(AsmRegister16),
-    R8(AsmRegister8),
+    R32(Gp),
+    R16(Gp),
+    R8(Gp),
 }
 
 fn host(r: Reg) -> Result<Host, EmitError> {
@@ -97,45 +97,23 @@ fn host(r: Reg) -> Result<Host, EmitError> {
 pub(crate) enum EmitError {
     /// The assembler refused an instruction.
     #[error("assembler: {0}")]
-    Asm(#[from] IcedError),
+    Asm(#[from] AsmError),
     /// A two-operand op with operands of different sizes.
     #[error("operand sizes differ")]
     Sizes,
-    /// A branch this block's assembly does not encode (a label never
-    /// set, a rel8 out of range, an unexpected branch form).
-    #[error("branch not encodable")]
-    Branch,
     /// Guest CH, which has no host register here.
     #[error("no host register for CH")]
     NoHostRegister,
 }
 
-/// Have iced build its encoder tables (about a millisecond, once per
-/// process, on the first instruction assembled) on another thread, so a
-/// short run's first translation need not wait for all of it. Nothing
-/// depends on it: the tables are built once, by whichever thread needs
-/// them first, and the others wait.
-pub(crate) fn warm_up() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = std::thread::Builder::new()
-            .name("jit-warm-up".into())
-            .spawn(|| {
-                if let Ok(mut e) = Encoder::try_new(64) {
-                    let _ = e.encode(&iced_x86::Instruction::with(Code::Nopd), 0);
-                }
-            });
-    });
-}
-
 /// Host code for `plan`.
 pub(crate) fn emit(plan: &Plan) -> Result<Emitted, EmitError> {
-    Ok(Emitted::from_emitter(assemble(&instructions(plan)?)?))
+    Ok(Emitted::from_emitter(instructions(plan)?.finish()?))
 }
 
 /// The host instructions for `plan`, branches to labels not yet encoded.
-pub(crate) fn instructions(plan: &Plan) -> Result<CodeAssembler, EmitError> {
-    let mut a = CodeAssembler::new(64)?;
+pub(crate) fn instructions(plan: &Plan) -> Result<Asm, EmitError> {
+    let mut a = Asm::default();
     let mut top = a.create_label();
     let mut epilogue = a.create_label();
     let mut epilogue_regs = a.create_label();
@@ -399,83 +377,8 @@ pub(crate) fn instructions(plan: &Plan) -> Result<CodeAssembler, EmitError> {
     Ok(a)
 }
 
-/// The bytes of `a`'s instructions, in one encoding pass: every branch
-/// to a label takes its rel32 form (JRCXZ has only rel8), so sizes are
-/// known without iterating, and the branches are patched once all labels
-/// have offsets. (iced's `BlockEncoder` encodes each instruction twice
-/// and boxes it, which made translation cost more than the code saved.)
-pub(crate) fn assemble(a: &CodeAssembler) -> Result<Vec<u8>, EmitError> {
-    let ins = a.instructions();
-    let mut enc = Encoder::try_with_capacity(64, ins.len() * 6)?;
-    let mut out = enc.take_buffer();
-    // (label id, its offset) and (branch's field position, label id, end
-    // of the branch, rel8?)
-    let mut labels: Vec<(u64, usize)> = Vec::new();
-    let mut fixups: Vec<(usize, u64, usize, bool)> = Vec::new();
-    for i in ins {
-        if i.ip() != 0 {
-            labels.push((i.ip(), out.len()));
-        }
-        if i.op0_kind() == OpKind::NearBranch64 {
-            let target = i.near_branch64();
-            let (head, rel8): (&[u8], bool) = if i.code() == Code::Jrcxz_rel8_64 {
-                (&[0xE3], true)
-            } else if i.is_jmp_short_or_near() {
-                (&[0xE9], false)
-            } else if i.is_jcc_short_or_near() {
-                let cc = i.condition_code() as u8;
-                if cc == 0 {
-                    return Err(EmitError::Branch);
-                }
-                out.extend_from_slice(&[0x0F, 0x7F + cc]);
-                (&[], false)
-            } else {
-                return Err(EmitError::Branch);
-            };
-            out.extend_from_slice(head);
-            let at = out.len();
-            out.extend_from_slice(if rel8 { &[0][..] } else { &[0; 4][..] });
-            fixups.push((at, target, out.len(), rel8));
-            continue;
-        }
-        if i.is_ip_rel_memory_operand() {
-            return Err(EmitError::Branch);
-        }
-        #[cfg(debug_assertions)]
-        let start = out.len();
-        if super::encode::encode(i, &mut out) {
-            #[cfg(debug_assertions)]
-            {
-                let mut iced = Encoder::new(64);
-                let r = iced.encode(i, 0);
-                debug_assert!(r.is_ok(), "{i}: the fast path took what iced refuses");
-                debug_assert_eq!(out[start..], iced.take_buffer(), "{i}");
-            }
-            continue;
-        }
-        enc.set_buffer(out);
-        let r = enc.encode(i, 0);
-        out = enc.take_buffer();
-        r?;
-    }
-    labels.sort_unstable();
-    for (at, target, end, rel8) in fixups {
-        let Ok(k) = labels.binary_search_by_key(&target, |&(id, _)| id) else {
-            return Err(EmitError::Branch);
-        };
-        let rel = labels[k].1 as i64 - end as i64;
-        if rel8 {
-            out[at] = i8::try_from(rel).map_err(|_| EmitError::Branch)? as u8;
-        } else {
-            let rel = i32::try_from(rel).map_err(|_| EmitError::Branch)?;
-            out[at..at + 4].copy_from_slice(&rel.to_le_bytes());
-        }
-    }
-    Ok(out)
-}
-
 /// Callee-saved host registers the block uses, pushed in this order.
-const SAVED: [AsmRegister64; 6] = [rbx, rbp, r12, r13, r14, r15];
+const SAVED: [Gp; 6] = [rbx, rbp, r12, r13, r14, r15];
 
 /// Does `op` set all six status flags without reading any?
 fn overwrites_flags(op: &Op) -> bool {
@@ -512,20 +415,14 @@ fn flags_live_after(plan: &Plan, i: usize) -> bool {
 
 /// Check the access to `mem` and leave its host address's offset from R13
 /// in R14, or jump to `side`. Clobbers RCX, R10 and the flags.
-fn check(a: &mut CodeAssembler, mem: Mem, write: bool, side: CodeLabel) -> Result<(), IcedError> {
+fn check(a: &mut Asm, mem: Mem, write: bool, side: Label) -> Result<(), AsmError> {
     check_plus(a, mem, 0, write, side)
 }
 
 /// [`check`] of the access `extra` bytes past `mem`'s offset, added after
 /// the 16-bit wrap of 16-bit addressing (as the interpreter reads the
 /// selector word of a far pointer, at `ea + n`, unwrapped).
-fn check_plus(
-    a: &mut CodeAssembler,
-    mem: Mem,
-    extra: u32,
-    write: bool,
-    side: CodeLabel,
-) -> Result<(), IcedError> {
+fn check_plus(a: &mut Asm, mem: Mem, extra: u32, write: bool, side: Label) -> Result<(), AsmError> {
     let mut paged = a.create_label();
     let mut done = a.create_label();
     let n = u32::from(mem.size);
@@ -611,19 +508,19 @@ fn check_plus(
 
 /// Count one pass and go round again, or leave through `exhausted` when
 /// the budget is spent (flags untouched).
-fn loop_back(a: &mut CodeAssembler, top: CodeLabel, exhausted: CodeLabel) -> Result<(), IcedError> {
+fn loop_back(a: &mut Asm, top: Label, exhausted: Label) -> Result<(), AsmError> {
     a.lea(rcx, qword_ptr(rcx - 1))?;
     a.jrcxz(exhausted)?;
     a.jmp(top)
 }
 
-fn exit(a: &mut CodeAssembler, kind: u32, eip: u32, epilogue: CodeLabel) -> Result<(), IcedError> {
+fn exit(a: &mut Asm, kind: u32, eip: u32, epilogue: Label) -> Result<(), AsmError> {
     a.mov(dword_ptr(r11 + OFF_EXIT), kind)?;
     a.mov(dword_ptr(r11 + OFF_EIP), eip)?;
     a.jmp(epilogue)
 }
 
-fn emit_op(a: &mut CodeAssembler, op: &Op, mem: Option<Mem>) -> Result<(), EmitError> {
+fn emit_op(a: &mut Asm, op: &Op, mem: Option<Mem>) -> Result<(), EmitError> {
     // The checked guest operand: RAM at R13 + R14.
     let at = |size: u8| {
         let m = r13 + r14;
@@ -788,7 +685,7 @@ fn emit_op(a: &mut CodeAssembler, op: &Op, mem: Option<Mem>) -> Result<(), EmitE
 
 /// Add `delta` to guest ESI (6) or EDI (7), or to SI or DI alone with
 /// 16-bit addressing (no flags).
-fn step(a: &mut CodeAssembler, reg: usize, addr32: bool, delta: i32) -> Result<(), IcedError> {
+fn step(a: &mut Asm, reg: usize, addr32: bool, delta: i32) -> Result<(), AsmError> {
     let (r32, r64, r16) = (GUEST[reg], GUEST64[reg], GUEST16[reg]);
     if addr32 {
         a.lea(r32, qword_ptr(r64 + delta))
@@ -799,7 +696,7 @@ fn step(a: &mut CodeAssembler, reg: usize, addr32: bool, delta: i32) -> Result<(
 }
 
 /// Add `delta` to ESP, or to SP alone for a 16-bit stack (no flags).
-fn move_sp(a: &mut CodeAssembler, stack: Mem, delta: i32) -> Result<(), IcedError> {
+fn move_sp(a: &mut Asm, stack: Mem, delta: i32) -> Result<(), AsmError> {
     if stack.addr32 {
         a.lea(r8d, qword_ptr(r8 + delta))
     } else {
@@ -809,19 +706,7 @@ fn move_sp(a: &mut CodeAssembler, stack: Mem, delta: i32) -> Result<(), IcedErro
 }
 
 /// MOV or a two-operand ALU op on host operands of one size.
-fn bin<D, S>(a: &mut CodeAssembler, m: M, d: D, s: S) -> Result<(), IcedError>
-where
-    CodeAssembler: CodeAsmMov<D, S>
-        + CodeAsmAdd<D, S>
-        + CodeAsmAdc<D, S>
-        + CodeAsmSub<D, S>
-        + CodeAsmSbb<D, S>
-        + CodeAsmAnd<D, S>
-        + CodeAsmOr<D, S>
-        + CodeAsmXor<D, S>
-        + CodeAsmCmp<D, S>
-        + CodeAsmTest<D, S>,
-{
+fn bin(a: &mut Asm, m: M, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Result<(), AsmError> {
     match m {
         M::Mov => a.mov(d, s),
         M::Add => a.add(d, s),
@@ -838,18 +723,7 @@ where
 
 /// MOV or a two-operand ALU op from memory into a host register (there
 /// is no TEST r,m; selection gives TEST m,r instead).
-fn load<D>(a: &mut CodeAssembler, m: M, d: D, s: AsmMemoryOperand) -> Result<(), IcedError>
-where
-    CodeAssembler: CodeAsmMov<D, AsmMemoryOperand>
-        + CodeAsmAdd<D, AsmMemoryOperand>
-        + CodeAsmAdc<D, AsmMemoryOperand>
-        + CodeAsmSub<D, AsmMemoryOperand>
-        + CodeAsmSbb<D, AsmMemoryOperand>
-        + CodeAsmAnd<D, AsmMemoryOperand>
-        + CodeAsmOr<D, AsmMemoryOperand>
-        + CodeAsmXor<D, AsmMemoryOperand>
-        + CodeAsmCmp<D, AsmMemoryOperand>,
-{
+fn load(a: &mut Asm, m: M, d: Gp, s: MemOp) -> Result<(), AsmError> {
     match m {
         M::Mov => a.mov(d, s),
         M::Add => a.add(d, s),
@@ -864,10 +738,7 @@ where
 }
 
 /// INC, DEC, NEG or NOT on a host register or memory operand.
-fn unary<D>(a: &mut CodeAssembler, m: M, d: D) -> Result<(), IcedError>
-where
-    CodeAssembler: CodeAsmInc<D> + CodeAsmDec<D> + CodeAsmNeg<D> + CodeAsmNot<D>,
-{
+fn unary(a: &mut Asm, m: M, d: impl Into<Opnd>) -> Result<(), AsmError> {
     match m {
         M::Inc => a.inc(d),
         M::Dec => a.dec(d),
@@ -901,27 +772,11 @@ fn negate(cc: ConditionCode) -> ConditionCode {
 }
 
 /// Jcc to `l` (`None` never jumps; selection never produces it).
-fn jcc(a: &mut CodeAssembler, cc: ConditionCode, l: CodeLabel) -> Result<(), IcedError> {
-    use ConditionCode as C;
-    match cc {
-        C::o => a.jo(l),
-        C::no => a.jno(l),
-        C::b => a.jb(l),
-        C::ae => a.jae(l),
-        C::e => a.je(l),
-        C::ne => a.jne(l),
-        C::be => a.jbe(l),
-        C::a => a.ja(l),
-        C::s => a.js(l),
-        C::ns => a.jns(l),
-        C::p => a.jp(l),
-        C::np => a.jnp(l),
-        C::l => a.jl(l),
-        C::ge => a.jge(l),
-        C::le => a.jle(l),
-        C::g => a.jg(l),
-        C::None => Ok(()),
+fn jcc(a: &mut Asm, cc: ConditionCode, l: Label) -> Result<(), AsmError> {
+    if cc == ConditionCode::None {
+        return Ok(());
     }
+    a.jcc(cc, l)
 }
 
 /// Offset in the `State` of segment register `seg`'s selector.
@@ -935,7 +790,7 @@ fn sel_off(seg: SegReg) -> i32 {
 /// descriptor's page is not in the TLB at the frame it was read from with
 /// a supervisor read that hits (the interpreter would walk the tables).
 /// Clobbers R12, R14 and the flags.
-fn desc_lookup(a: &mut CodeAssembler, kind: u32, side: CodeLabel) -> Result<(), IcedError> {
+fn desc_lookup(a: &mut Asm, kind: u32, side: Label) -> Result<(), AsmError> {
     let mut done = a.create_label();
     a.mov(r10d, r12d)?;
     a.shr(r10d, 3)?;
@@ -971,12 +826,12 @@ fn desc_lookup(a: &mut CodeAssembler, kind: u32, side: CodeLabel) -> Result<(), 
 /// `State::loaded`). `flags`: save the guest's flags first, restore them
 /// after.
 fn load_seg(
-    a: &mut CodeAssembler,
+    a: &mut Asm,
     (seg, real): (SegReg, bool),
     src: SelSrc,
-    side: CodeLabel,
+    side: Label,
     (save, restore): (bool, bool),
-) -> Result<(), IcedError> {
+) -> Result<(), AsmError> {
     if save {
         a.pushfq()?;
         a.pop(r15)?;
@@ -1006,18 +861,18 @@ fn load_seg(
 /// `State::far_sel` as soon as they are known (a side exit rewrites the
 /// one and ignores the other).
 fn far_transfer(
-    a: &mut CodeAssembler,
+    a: &mut Asm,
     far: Far,
     (next, real): (u32, bool),
-    side: CodeLabel,
+    side: Label,
     save: bool,
-    epilogue: CodeLabel,
-) -> Result<(), IcedError> {
+    epilogue: Label,
+) -> Result<(), AsmError> {
     if save {
         a.pushfq()?;
         a.pop(r15)?;
     }
-    let load = |a: &mut CodeAssembler, n: u8| {
+    let load = |a: &mut Asm, n: u8| {
         if n == 4 {
             a.mov(r12d, dword_ptr(r13 + r14))
         } else {
@@ -1129,7 +984,7 @@ fn far_transfer(
 /// Load data segment register `seg` from the cache entry at R10 (found
 /// by [`desc_lookup`]): its check and selector into the `State`, and its
 /// bit in `State::loaded`. Clobbers R12 and the flags.
-fn commit_seg(a: &mut CodeAssembler, seg: SegReg) -> Result<(), IcedError> {
+fn commit_seg(a: &mut Asm, seg: SegReg) -> Result<(), AsmError> {
     let at = OFF_SEGS + SEG_SIZE * seg as i32;
     for k in 0..3 {
         a.mov(r12, qword_ptr(r10 + (DE_CHECK + 8 * k)))?;
@@ -1145,9 +1000,9 @@ fn commit_seg(a: &mut CodeAssembler, seg: SegReg) -> Result<(), IcedError> {
 /// without the 16-bit wrap), the selector goes through the cache, then
 /// the register gets the offset.
 fn load_far(
-    a: &mut CodeAssembler,
+    a: &mut Asm,
     (seg, dst, mem, real): (SegReg, Reg, Mem, bool),
-    side: CodeLabel,
+    side: Label,
     (save, restore): (bool, bool),
 ) -> Result<(), EmitError> {
     if save {
@@ -1187,12 +1042,7 @@ fn load_kind(seg: SegReg) -> u32 {
 /// [`commit_seg`]; `side` on a miss), in real mode as the interpreter
 /// does there (selector, base = selector * 16; the limit and type checks
 /// stay). Clobbers R10, R12, R14 and the flags.
-fn commit_load(
-    a: &mut CodeAssembler,
-    seg: SegReg,
-    real: bool,
-    side: CodeLabel,
-) -> Result<(), IcedError> {
+fn commit_load(a: &mut Asm, seg: SegReg, real: bool, side: Label) -> Result<(), AsmError> {
     if !real {
         desc_lookup(a, load_kind(seg), side)?;
         return commit_seg(a, seg);

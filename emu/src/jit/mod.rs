@@ -27,7 +27,7 @@
 //!
 //! - [`select`]: which instructions a block takes and what one pass costs.
 //! - [`emit`]: host code for a block (flags kept live in host RFLAGS).
-//! - [`encode`]: the fast path of encoding the emitter's instructions.
+//! - [`asm`]: the x86-64 assembler the emitter writes with.
 //! - [`cache`]: the block table, heat counts and retirement by page
 //!   generation.
 //! - [`desc`]: the descriptor cache of segment loads and far transfers.
@@ -79,10 +79,10 @@
 //! against CS's size and mode, so it is the target cache, dropped with the
 //! table.
 
+mod asm;
 mod cache;
 mod desc;
 mod emit;
-mod encode;
 mod native;
 mod rep;
 mod select;
@@ -113,7 +113,6 @@ pub(crate) struct Jit {
 
 impl Default for Jit {
     fn default() -> Self {
-        emit::warm_up();
         Jit {
             enabled: true,
             cache: Cache::default(),
@@ -742,5 +741,7 @@ fn mem_offset(m: select::Mem, gpr: &[u32; 8]) -> u32 {
     if m.addr32 { o } else { o & 0xFFFF }
 }
 
+#[cfg(test)]
+mod asm_tests;
 #[cfg(test)]
 mod tests;
