@@ -182,7 +182,10 @@ impl Add<i32> for Gp {
 impl Sub<i32> for Gp {
     type Output = Addr;
     fn sub(self, d: i32) -> Addr {
-        Addr::from(self) + d.wrapping_neg()
+        Addr {
+            disp: d.wrapping_neg(),
+            ..Addr::from(self)
+        }
     }
 }
 impl Add<Gp> for Gp {
