@@ -306,6 +306,29 @@ enum Field {
     Digit(u8),
 }
 
+/// One instruction's bytes (at most 12 here; room for an 8-byte write
+/// past them).
+#[derive(Default)]
+struct Insn {
+    b: [u8; 24],
+    n: usize,
+}
+
+impl Insn {
+    fn push(&mut self, x: u8) {
+        self.b[self.n] = x;
+        self.n += 1;
+    }
+    /// The low `len` bytes of `v`, little-endian.
+    fn le(&mut self, v: i64, len: u8) {
+        self.b[self.n..self.n + 8].copy_from_slice(&v.to_le_bytes());
+        self.n += usize::from(len);
+    }
+    fn bytes(&self) -> &[u8] {
+        &self.b[..self.n]
+    }
+}
+
 /// A branch target, set with [`Asm::set_label`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Label(usize);
@@ -500,29 +523,33 @@ impl Asm {
         if rex != 0 && high {
             return Err(AsmError::Operands("AH..BH with a REX prefix"));
         }
+        // Built in place, then appended at once: a push per byte into the
+        // vector was most of an instruction's cost.
+        let mut b = Insn::default();
         if p66 {
-            self.out.push(0x66);
+            b.push(0x66);
         }
         if rex != 0 {
-            self.out.push(rex);
+            b.push(rex);
         }
         if op > 0xFF {
-            self.out.push((op >> 8) as u8);
+            b.push((op >> 8) as u8);
         }
-        self.out.push(op as u8);
-        self.out.push(md | (reg_bits << 3) | rm_bits);
+        b.push(op as u8);
+        b.push(md | (reg_bits << 3) | rm_bits);
         if let Some(sib) = sib {
-            self.out.push(sib);
+            b.push(sib);
         }
-        self.out
-            .extend_from_slice(&disp.to_le_bytes()[..usize::from(disp_len as u8)]);
-        self.imm(imm, imm_len);
+        b.le(i64::from(disp), disp_len as u8);
+        b.le(imm, imm_len);
+        self.out.extend_from_slice(b.bytes());
         Ok(())
     }
 
     fn imm(&mut self, v: i64, len: u8) {
-        self.out
-            .extend_from_slice(&v.to_le_bytes()[..usize::from(len)]);
+        let mut b = Insn::default();
+        b.le(v, len);
+        self.out.extend_from_slice(b.bytes());
     }
 
     /// The prefixes of an operand size: (0x66, REX.W).
