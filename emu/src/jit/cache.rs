@@ -20,14 +20,21 @@ use super::select::Plan;
 /// Executions of a start address before it is translated. Measured in
 /// host instructions (callgrind) over whole runs: IBM's TRCUST on the
 /// largest corpus TSF (41,000 guest instructions, no address run more
-/// than about 230 times), LOOP16 and LOOP32 of testprogs. A translation
-/// costs about 70,000 host instructions, an interpreted guest instruction
-/// about 640, an entry into a block about 700. With 128 the hot blocks
-/// had only some 65 entries left to repay their translation: the run
-/// loop of the TRCUST run took 5% more than the interpreter's, LOOP16's
-/// 7% less, LOOP32's 51% less. With 32 (blocks chained): 3%, 22% and
-/// 58% less; 16 did about as well, 64 worse.
-pub(crate) const HOT: u16 = 32;
+/// than about 230 times), LOOP16 and LOOP32 of testprogs. Then a
+/// translation cost about 70,000 host instructions, an interpreted guest
+/// instruction about 640, an entry into a block about 700. With 128 the
+/// hot blocks had only some 65 entries left to repay their translation:
+/// the run loop of the TRCUST run took 5% more than the interpreter's,
+/// LOOP16's 7% less, LOOP32's 51% less. With 32 (blocks chained): 3%,
+/// 22% and 58% less; 16 did about as well, 64 worse.
+///
+/// Since the emitter writes its own bytes (`asm`), a translation costs
+/// about 33,000 host instructions, which moved the best value down.
+/// Whole runs (load included), host instructions against the
+/// interpreter's: TRCUST corpus (10 runs) 8: -2.0%, 12: -4.9%, 16: -6.8%,
+/// 24: -6.2%, 32: -5.7%, 64: -2.7%; LOOP16 (50 runs) 16: -5.7%, 32:
+/// -5.3%; LOOP32 16: -17.4%, 32: -17.1%.
+pub(crate) const HOT: u16 = 16;
 
 /// Block slots: enough that a real program's hot blocks (IBM's TRCUST
 /// keeps about 1,100 live) rarely evict each other.
