@@ -70,12 +70,17 @@ fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel) {
         23 => a.dec(d),
         24 => a.neg(d),
         25 => a.not(d),
-        // Not taken by the tier: the interpreter runs these mid-block.
-        26 => match v % 5 {
+        // Not taken by the tier (the interpreter runs these mid-block),
+        // and the shifts by one, which it takes (AF kept).
+        26 => match v % 9 {
             0 => a.stc(),
             1 => a.clc(),
             2 => a.cmc(),
             3 => a.shl(d, 1),
+            4 => a.shr(d, 1),
+            5 => a.sar(d, 1),
+            6 => a.shl(d, 5),
+            7 => a.sar(R16[usize::from(x % 7)], 1),
             _ => a.add(al, ch),
         },
         27 => match v % 3 {
@@ -87,13 +92,23 @@ fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel) {
         // 16- and 8-bit forms and LEA.
         30 => {
             let (d16, s16) = (R16[usize::from(x % 7)], R16[usize::from(y % 8)]);
-            match v % 6 {
+            match v % 10 {
                 0 => a.add(d16, s16),
                 1 => a.adc(d16, i32::from(i as i16)),
                 2 => a.sbb(d16, s16),
                 3 => a.mov(d16, i32::from(v as i16)),
                 4 => a.neg(d16),
-                _ => a.xor(d16, s16),
+                5 => a.xor(d16, s16),
+                // CBW and kin, XCHG (not of the loop counter EDI).
+                6 => match (v >> 4) % 4 {
+                    0 => a.cbw(),
+                    1 => a.cwde(),
+                    2 => a.cwd(),
+                    _ => a.cdq(),
+                },
+                7 => a.xchg(d, R32[usize::from(y % 7)]),
+                8 => a.xchg(d16, R16[usize::from(y % 7)]),
+                _ => a.shr(R16[usize::from(x % 7)], 1),
             }
         }
         31 if k & 64 != 0 => {

@@ -782,6 +782,49 @@ impl Asm {
             _ => Err(AsmError::Operands("shr")),
         }
     }
+    pub fn sar(&mut self, d: Gp, n: impl Into<Opnd>) -> Res {
+        match n.into() {
+            Opnd::Imm(n) => self.shift(7, d, n),
+            _ => Err(AsmError::Operands("sar")),
+        }
+    }
+
+    /// XCHG of two registers of one size: `90+r` when the second is the
+    /// accumulator (as iced picks), else `86/87 /r`.
+    pub fn xchg(&mut self, d: Gp, s: Gp) -> Res {
+        if d.size != s.size {
+            return Err(AsmError::Operands("xchg"));
+        }
+        if s.size > 1 && s.num == 0 {
+            if d.size == 2 {
+                self.out.push(0x66);
+            }
+            if d.size == 8 || d.num >= 8 {
+                self.out
+                    .push(0x40 | if d.size == 8 { 8 } else { 0 } | u8::from(d.num >= 8));
+            }
+            self.out.push(0x90 + (d.num & 7));
+            return Ok(());
+        }
+        self.sized(d.size, 0x86, Field::Reg(s), Rm::Reg(d), 0, 0)
+    }
+
+    pub fn cbw(&mut self) -> Res {
+        self.out.extend_from_slice(&[0x66, 0x98]);
+        Ok(())
+    }
+    pub fn cwde(&mut self) -> Res {
+        self.out.push(0x98);
+        Ok(())
+    }
+    pub fn cwd(&mut self) -> Res {
+        self.out.extend_from_slice(&[0x66, 0x99]);
+        Ok(())
+    }
+    pub fn cdq(&mut self) -> Res {
+        self.out.push(0x99);
+        Ok(())
+    }
 
     /// INC (FE/FF /0), DEC (/1), NOT (F6/F7 /2), NEG (/3).
     fn unary(&mut self, op8: u16, digit: u8, d: Opnd) -> Res {

@@ -322,21 +322,48 @@ fn extensions_lea_shifts_and_stack_ops_encode_as_iceds() {
         };
         same(&format!("lea {d:?}, {m:?}"), (a, ra), (c, rc));
 
-        // SHL/SHR r32/r64, imm
+        // SHL/SHR/SAR r, imm
         let n = [1u32, 0, 3, 4, 12, 18, 31][r.next(7) as usize];
-        let gsize = [4u8, 8][r.next(2) as usize];
+        let gsize = [1u8, 2, 4, 8][r.next(4) as usize];
         let (g, gi) = reg(r, gsize);
-        let left = r.next(2) == 0;
+        let how = r.next(3);
         let (mut a, mut c) = pair();
-        let ra = if left { a.shl(g, n) } else { a.shr(g, n) };
-        let rc = match (gi, left) {
-            (I::R32(g), true) => c.shl(g, n),
-            (I::R32(g), false) => c.shr(g, n),
-            (I::R64(g), true) => c.shl(g, n),
-            (I::R64(g), false) => c.shr(g, n),
+        let ra = match how {
+            0 => a.shl(g, n),
+            1 => a.shr(g, n),
+            _ => a.sar(g, n),
+        };
+        macro_rules! sh {
+            ($g:expr) => {
+                match how {
+                    0 => c.shl($g, n),
+                    1 => c.shr($g, n),
+                    _ => c.sar($g, n),
+                }
+            };
+        }
+        let rc = match gi {
+            I::R8(g) => sh!(g),
+            I::R16(g) => sh!(g),
+            I::R32(g) => sh!(g),
+            I::R64(g) => sh!(g),
             _ => unreachable!(),
         };
-        same(&format!("shift {g:?} {n}"), (a, ra), (c, rc));
+        same(&format!("shift {how} {g:?} {n}"), (a, ra), (c, rc));
+
+        // XCHG r, r
+        let xsize = [1u8, 2, 4, 8][r.next(4) as usize];
+        let ((x, xi), (y, yi)) = (reg(r, xsize), reg(r, xsize));
+        let (mut a, mut c) = pair();
+        let ra = a.xchg(x, y);
+        let rc = match (xi, yi) {
+            (I::R8(x), I::R8(y)) => c.xchg(x, y),
+            (I::R16(x), I::R16(y)) => c.xchg(x, y),
+            (I::R32(x), I::R32(y)) => c.xchg(x, y),
+            (I::R64(x), I::R64(y)) => c.xchg(x, y),
+            _ => unreachable!(),
+        };
+        same(&format!("xchg {x:?}, {y:?}"), (a, ra), (c, rc));
 
         // BT r64, r64; PUSH/POP r64 and qword memory.
         let ((x, xi), (y, yi)) = (reg(r, 8), reg(r, 8));
@@ -357,6 +384,23 @@ fn extensions_lea_shifts_and_stack_ops_encode_as_iceds() {
         let ra = a.push(q).and_then(|_| a.pop(q));
         let rc = c.push(qi).and_then(|_| c.pop(qi));
         same(&format!("push/pop {q:?}"), (a, ra), (c, rc));
+    }
+}
+
+#[test]
+fn sign_extensions_encode_as_iceds() {
+    type Pair = (Asm, CodeAssembler);
+    let forms: [(fn(&mut Pair) -> (bool, bool), &str); 4] = [
+        (|(a, c)| (a.cbw().is_ok(), c.cbw().is_ok()), "cbw"),
+        (|(a, c)| (a.cwde().is_ok(), c.cwde().is_ok()), "cwde"),
+        (|(a, c)| (a.cwd().is_ok(), c.cwd().is_ok()), "cwd"),
+        (|(a, c)| (a.cdq().is_ok(), c.cdq().is_ok()), "cdq"),
+    ];
+    for (f, what) in forms {
+        let mut p = pair();
+        assert_eq!(f(&mut p), (true, true), "{what}");
+        let (a, mut c) = p;
+        assert_eq!(a.bytes(), &c.assemble(0).expect("iced")[..], "{what}");
     }
 }
 

@@ -46,6 +46,7 @@ use super::native::{
 };
 use super::select::{End, Far, IndSrc, Mem, Op, Plan, Reg, SelSrc, Src, Str, StrKind};
 use crate::cpu::SegReg;
+use crate::cpu::flags::AF;
 use crate::paging::RIGHT_SUP_READ;
 use iced_x86::{ConditionCode, Mnemonic as M};
 
@@ -576,6 +577,40 @@ fn emit_op(a: &mut Asm, op: &Op, mem: Option<Mem>) -> Result<(), EmitError> {
             }
         }
         Op::UnaryMem { m, .. } => unary(a, m, at(mem.ok_or(EmitError::Sizes)?.size)),
+        Op::Shift { m, dst } => {
+            // The host's AF after a shift is undefined; the guest's is
+            // unchanged: AF is put back from the flags before it (the
+            // others from after it), whoever wrote it.
+            let d = match host(dst)? {
+                Host::R32(d) | Host::R16(d) | Host::R8(d) => d,
+            };
+            a.pushfq()?;
+            a.pop(r12)?;
+            match m {
+                M::Shl => a.shl(d, 1)?,
+                M::Shr => a.shr(d, 1)?,
+                _ => a.sar(d, 1)?,
+            }
+            a.pushfq()?;
+            a.pop(r10)?;
+            a.xor(r12, r10)?;
+            a.and(r12d, AF as i32)?;
+            a.xor(r10, r12)?;
+            a.push(r10)?;
+            a.popfq()
+        }
+        Op::Widen { m } => match m {
+            M::Cbw => a.cbw(),
+            M::Cwde => a.cwde(),
+            M::Cwd => a.cwd(),
+            _ => a.cdq(),
+        },
+        Op::Xchg { a: x, b: y } => match (host(x)?, host(y)?) {
+            (Host::R32(x), Host::R32(y))
+            | (Host::R16(x), Host::R16(y))
+            | (Host::R8(x), Host::R8(y)) => a.xchg(x, y),
+            _ => return Err(EmitError::Sizes),
+        },
         Op::Push { src, stack } => {
             let p = at(stack.size);
             match (src, stack.size) {

@@ -46,7 +46,7 @@
 //! exit before each op must report.
 
 use crate::cpu::SegReg;
-use crate::cpu::flags::{CF, OF, PF, SF, STATUS, ZF};
+use crate::cpu::flags::{AF, CF, OF, PF, SF, STATUS, ZF};
 use crate::cycles::base_cycles;
 use iced_x86::{
     Code, ConditionCode, Decoder, DecoderOptions, Instruction, Mnemonic as M, OpKind, Register,
@@ -149,6 +149,28 @@ pub(crate) enum Op {
         m: M,
         /// The operand.
         dst: Reg,
+    },
+    /// SHL (SAL), SHR or SAR `dst` by one (a count whose low five bits
+    /// are 1): the only count whose OF every x86 defines as the
+    /// interpreter computes it. AF stays the guest's (the interpreter
+    /// leaves it; the host's is undefined).
+    Shift {
+        /// SHL, SHR or SAR.
+        m: M,
+        /// The operand.
+        dst: Reg,
+    },
+    /// CBW, CWDE, CWD or CDQ (EAX and EDX are the host's own).
+    Widen {
+        /// The mnemonic.
+        m: M,
+    },
+    /// XCHG of two registers of one size (no flags).
+    Xchg {
+        /// The first operand.
+        a: Reg,
+        /// The second.
+        b: Reg,
     },
     /// LEA r32 of `disp + base + index << shift` (32-bit address).
     Lea {
@@ -365,6 +387,8 @@ impl Op {
             | Op::Load { m, .. }
             | Op::Store { m, .. }
             | Op::UnaryMem { m, .. } => Some(m),
+            // (None of these touches AF.)
+            Op::Shift { .. } | Op::Widen { .. } | Op::Xchg { .. } => None,
             Op::Lea { .. }
             | Op::Push { .. }
             | Op::Pop { .. }
@@ -992,6 +1016,27 @@ fn classify(
                 disp: insn.memory_displacement32(),
             }))
         }
+        M::Shl | M::Sal | M::Shr | M::Sar
+            if insn.op_count() == 2
+                && matches!(insn.op1_kind(), OpKind::Immediate8)
+                && insn.immediate8() & 0x1F == 1 =>
+        {
+            let dst = reg0()?;
+            let m = if m == M::Sal { M::Shl } else { m };
+            (sized(dst) && encodable(&[dst])).then_some(Kind::Op(Op::Shift { m, dst }))
+        }
+        // (The mnemonic already says the operand size.)
+        M::Cbw | M::Cwde | M::Cwd | M::Cdq => Some(Kind::Op(Op::Widen { m })),
+        M::Xchg if insn.op_count() == 2 && insn.op1_kind() == OpKind::Register => {
+            let a = reg0()?;
+            let b = Reg::of(insn.op1_register())?;
+            let same = std::mem::discriminant(&a) == std::mem::discriminant(&b)
+                || matches!(
+                    (a, b),
+                    (Reg::Lo8(_) | Reg::Hi8(_), Reg::Lo8(_) | Reg::Hi8(_))
+                );
+            (same && sized(a) && encodable(&[a, b])).then_some(Kind::Op(Op::Xchg { a, b }))
+        }
         _ if has66 => None,
         M::Jmp if insn.code() == jmp_short || insn.code() == jmp_near => {
             Some(Kind::End(End::Jmp {
@@ -1120,8 +1165,11 @@ fn flag_use(k: &Kind) -> (u32, u32) {
             M::Adc | M::Sbb => (CF, STATUS),
             _ => (0, STATUS),
         },
+        Kind::Op(Op::Shift { .. }) => (0, STATUS & !AF),
         Kind::Op(
             Op::Lea { .. }
+            | Op::Widen { .. }
+            | Op::Xchg { .. }
             | Op::LoadX { .. }
             | Op::Push { .. }
             | Op::Pop { .. }

@@ -146,6 +146,20 @@ fn each_op_matches_the_interpreter() {
     codes.push(vec![0x8D, 0x1C, 0x9D, 0, 0, 0, 0x80]); // lea ebx, [ebx*4+0x80000000]
     codes.push(vec![0x8D, 0x05, 0x78, 0x56, 0x34, 0x12]); // lea eax, [0x12345678]
     codes.push(vec![0x8D, 0x5B, 0xFF]); // lea ebx, [ebx-1]
+    // Shifts by one (the AF of an earlier writer survives them), CBW and
+    // kin, XCHG.
+    for sh in [0xE0, 0xE8, 0xF8, 0xF0] {
+        codes.push(vec![0xD1, sh]); // shl/shr/sar/sal eax, 1
+        codes.push(vec![0xD0, sh + 4]); // ... ah, 1
+        codes.push(vec![0x66, 0xD1, sh + 3]); // ... bx, 1
+        codes.push(vec![0xC1, sh + 3, 0x21]); // ... ebx, 33 (masked to 1)
+        codes.push(vec![0x01, 0xD8, 0xD1, sh]); // add eax, ebx; ... eax, 1
+        codes.push(vec![0x24, 0x0F, 0xD0, sh + 3]); // and al, 15; ... bl, 1
+    }
+    codes.push(vec![0x98, 0x66, 0x98, 0x99, 0x66, 0x99]); // cwde; cbw; cdq; cwd
+    codes.push(vec![
+        0x87, 0xD8, 0x93, 0x86, 0xE3, 0x66, 0x87, 0xC3, 0x86, 0xC1,
+    ]); // xchg
     // An ADC/SBB chain after a flag writer.
     codes.push(vec![0x01, 0xD8, 0x11, 0xC3, 0x19, 0xD8, 0x11, 0xD8]);
     let mut m = interpreter();
