@@ -390,7 +390,9 @@ fn extensions_lea_shifts_and_stack_ops_encode_as_iceds() {
 #[test]
 fn sign_extensions_encode_as_iceds() {
     type Pair = (Asm, CodeAssembler);
-    let forms: [(fn(&mut Pair) -> (bool, bool), &str); 4] = [
+    /// Both assemblers' call, and whether each took it.
+    type Form = fn(&mut Pair) -> (bool, bool);
+    let forms: [(Form, &str); 4] = [
         (|(a, c)| (a.cbw().is_ok(), c.cbw().is_ok()), "cbw"),
         (|(a, c)| (a.cwde().is_ok(), c.cwde().is_ok()), "cwde"),
         (|(a, c)| (a.cwd().is_ok(), c.cwd().is_ok()), "cwd"),
