@@ -143,7 +143,14 @@ fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel) {
 }
 
 fn jcc(a: &mut CodeAssembler, v: u32, l: CodeLabel) -> Result<(), iced_x86::IcedError> {
-    match v % 16 {
+    match v % 21 {
+        // (JECXZ in 16-bit code and JCXZ in 32-bit code need 0x67, which
+        // the tier does not take.)
+        16 => a.loop_(l),
+        17 => a.loope(l),
+        18 => a.loopne(l),
+        19 => a.jcxz(l),
+        20 => a.jecxz(l),
         0 => a.jo(l),
         1 => a.jno(l),
         2 => a.jb(l),
@@ -177,7 +184,12 @@ fn program(bits: u32, body1: &[Gen], mid: &[Gen], body2: &[Gen], n2: u32, close:
             }
             a.set_label(&mut labels[body.len()]).unwrap();
             // The loop's closing branch in a few shapes.
-            match close % 3 {
+            match close % 4 {
+                3 => {
+                    // LOOPNE back: while CX/ECX and EDI last.
+                    a.dec(edi).unwrap();
+                    a.loopne(head).unwrap();
+                }
                 0 => {
                     a.dec(edi).unwrap();
                     a.jne(head).unwrap();
@@ -420,4 +432,67 @@ fn sixteen_bit_loop_in_real_mode() {
         },
         10_000,
     );
+}
+
+/// LOOP, LOOPE, LOOPNE and JCXZ end blocks in host code (as self loops
+/// and as forward branches), in 16- and 32-bit code, with the count and
+/// flags as the interpreter leaves them, also under budgets that stop
+/// mid-loop.
+#[test]
+fn loop_instructions_run_natively() {
+    for bits in [16u32, 32] {
+        let code = asm(bits, if bits == 32 { 0x2000 } else { 0x100 }, |a| {
+            let mut l1 = a.create_label();
+            let mut l2 = a.create_label();
+            let mut l3 = a.create_label();
+            let mut done = a.create_label();
+            a.mov(ecx, 200).unwrap();
+            a.set_label(&mut l1).unwrap();
+            a.add(eax, ecx).unwrap();
+            a.loop_(l1).unwrap();
+            // ECX is 0: JCXZ/JECXZ is taken.
+            if bits == 32 {
+                a.jecxz(l2).unwrap();
+            } else {
+                a.jcxz(l2).unwrap();
+            }
+            a.hlt().unwrap();
+            a.set_label(&mut l2).unwrap();
+            a.mov(ecx, 150).unwrap();
+            a.set_label(&mut l3).unwrap();
+            a.inc(ebx).unwrap();
+            a.cmp(ebx, 100).unwrap();
+            a.loopne(l3).unwrap();
+            a.mov(ecx, 90).unwrap();
+            a.set_label(&mut done).unwrap();
+            a.dec(edx).unwrap();
+            a.test(edx, 0x0F).unwrap();
+            a.loope(done).unwrap();
+            a.hlt().unwrap();
+        });
+        let mut gpr = [0; 8];
+        gpr[Gpr::Esp] = 0x8000;
+        gpr[Gpr::Edx] = 0x1000;
+        let (mut a, mut b) = pair_in(bits, &code, gpr, 0);
+        run_both(&mut a, &mut b, Limits::default(), 1);
+        assert!(
+            a.jit_stats().instructions > 500,
+            "{bits}: {:?}",
+            a.jit_stats()
+        );
+        assert_eq!(a.cpu().gpr[Gpr::Eax], 200 * 201 / 2, "{bits}");
+        assert_eq!(a.cpu().gpr[Gpr::Ebx], 100, "{bits}");
+        for stop in [37u64, 301, 402, 555] {
+            let (mut a, mut b) = pair_in(bits, &code, gpr, 0);
+            run_both(
+                &mut a,
+                &mut b,
+                Limits {
+                    instructions: Some(stop),
+                    cycles: Some(stop * 9),
+                },
+                10_000,
+            );
+        }
+    }
 }

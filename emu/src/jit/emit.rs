@@ -44,7 +44,7 @@ use super::native::{
     OFF_FLAGS, OFF_GPR, OFF_INDEX, OFF_LOADED, OFF_PAGING, OFF_RAM, OFF_RMASK, OFF_SCRATCH,
     OFF_SEGS, OFF_SEL, OFF_TLB, OFF_WMASK, SEG_BASE, SEG_RHI, SEG_RLO, SEG_SIZE, SEG_WHI, SEG_WLO,
 };
-use super::select::{End, Far, IndSrc, Mem, Op, Plan, Reg, SelSrc, Src, Str, StrKind};
+use super::select::{End, Far, IndSrc, LoopKind, Mem, Op, Plan, Reg, SelSrc, Src, Str, StrKind};
 use crate::cpu::SegReg;
 use crate::cpu::flags::AF;
 use crate::paging::RIGHT_SUP_READ;
@@ -213,6 +213,19 @@ pub(crate) fn instructions(plan: &Plan) -> Result<Asm, EmitError> {
         End::Jcc { cc, .. } => {
             jcc(&mut a, cc, taken)?;
             a.jmp(next)?;
+        }
+        End::Loop { kind, .. } => {
+            let mut back = a.create_label();
+            loop_end(
+                &mut a,
+                kind,
+                plan.code32,
+                (if self_loop { back } else { taken }, next),
+            )?;
+            if self_loop {
+                a.set_label(&mut back)?;
+                loop_back(&mut a, top, exhausted)?;
+            }
         }
         End::Jmp { .. } if self_loop => loop_back(&mut a, top, exhausted)?,
         End::Jmp { .. } => a.jmp(taken)?,
@@ -513,6 +526,50 @@ fn loop_back(a: &mut Asm, top: Label, exhausted: Label) -> Result<(), AsmError> 
     a.lea(rcx, qword_ptr(rcx - 1))?;
     a.jrcxz(exhausted)?;
     a.jmp(top)
+}
+
+/// LOOP, LOOPE, LOOPNE or JCXZ with a count register of 32 bits
+/// (`wide`, ECX = R9D) or 16 (CX): to `taken` when the branch is taken,
+/// else to `next`, with the flags untouched (the zero test goes through
+/// JRCXZ, RCX and the count swapped around it).
+fn loop_end(
+    a: &mut Asm,
+    kind: LoopKind,
+    wide: bool,
+    (taken, next): (Label, Label),
+) -> Result<(), AsmError> {
+    if kind != LoopKind::Jcxz {
+        if wide {
+            a.lea(r9d, qword_ptr(r9 - 1))?;
+        } else {
+            a.lea(r10d, qword_ptr(r9 - 1))?;
+            a.mov(r9w, r10w)?;
+        }
+    }
+    if wide {
+        a.mov(r10d, r9d)?;
+    } else {
+        a.movzx(r10d, r9w)?;
+    }
+    let mut zero = a.create_label();
+    a.xchg(rcx, r10)?;
+    a.jrcxz(zero)?;
+    a.xchg(rcx, r10)?;
+    match kind {
+        LoopKind::Loop => a.jmp(taken)?,
+        LoopKind::Loope => {
+            a.jne(next)?;
+            a.jmp(taken)?;
+        }
+        LoopKind::Loopne => {
+            a.je(next)?;
+            a.jmp(taken)?;
+        }
+        LoopKind::Jcxz => a.jmp(next)?,
+    }
+    a.set_label(&mut zero)?;
+    a.xchg(rcx, r10)?;
+    a.jmp(if kind == LoopKind::Jcxz { taken } else { next })
 }
 
 fn exit(a: &mut Asm, kind: u32, eip: u32, epilogue: Label) -> Result<(), AsmError> {

@@ -448,6 +448,14 @@ pub(crate) enum End {
         /// Branch target (an EIP).
         target: u32,
     },
+    /// LOOP, LOOPE, LOOPNE (CX or ECX, by the code size, counted down
+    /// first) or JCXZ/JECXZ to `target` (else `Plan::next_eip`).
+    Loop {
+        /// Which one.
+        kind: LoopKind,
+        /// Branch target (an EIP).
+        target: u32,
+    },
     /// An unconditional relative JMP.
     Jmp {
         /// Branch target (an EIP).
@@ -488,6 +496,19 @@ pub(crate) enum End {
         /// CALL: the stack slot written (JMP: None).
         call: Option<Mem>,
     },
+}
+
+/// The branch of an [`End::Loop`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LoopKind {
+    /// LOOP: taken while the count is not zero.
+    Loop,
+    /// LOOPE: and ZF is set.
+    Loope,
+    /// LOOPNE: and ZF is clear.
+    Loopne,
+    /// JCXZ/JECXZ: taken when the count is zero (which it leaves).
+    Jcxz,
 }
 
 /// Where the target of an [`End::Ind`] is.
@@ -557,7 +578,9 @@ impl Plan {
     /// The block's branch jumps back to its own first instruction.
     pub fn self_loop(&self) -> bool {
         match self.end {
-            End::Jcc { target, .. } | End::Jmp { target } => target == self.start_eip,
+            End::Jcc { target, .. } | End::Loop { target, .. } | End::Jmp { target } => {
+                target == self.start_eip
+            }
             End::Fall
             | End::Call { .. }
             | End::Ret { .. }
@@ -570,9 +593,10 @@ impl Plan {
     /// The branch target, if the block ends in a branch with one.
     pub fn target(&self) -> Option<u32> {
         match self.end {
-            End::Jcc { target, .. } | End::Jmp { target } | End::Call { target, .. } => {
-                Some(target)
-            }
+            End::Jcc { target, .. }
+            | End::Loop { target, .. }
+            | End::Jmp { target }
+            | End::Call { target, .. } => Some(target),
             End::Fall
             | End::Ret { .. }
             | End::Rep(_)
@@ -1043,6 +1067,19 @@ fn classify(
                 target: rel_target(),
             }))
         }
+        // (Without 0x67 the count register is the code size's.)
+        M::Loop | M::Loope | M::Loopne | M::Jcxz | M::Jecxz if insn.op0_kind() == near => {
+            let kind = match m {
+                M::Loop => LoopKind::Loop,
+                M::Loope => LoopKind::Loope,
+                M::Loopne => LoopKind::Loopne,
+                _ => LoopKind::Jcxz,
+            };
+            Some(Kind::End(End::Loop {
+                kind,
+                target: rel_target(),
+            }))
+        }
         _ if insn.is_jcc_short_or_near() && insn.op0_kind() == near => Some(Kind::End(End::Jcc {
             cc: insn.condition_code(),
             target: rel_target(),
@@ -1190,6 +1227,10 @@ fn flag_use(k: &Kind) -> (u32, u32) {
             | End::LoadSs(_)
             | End::Ind { .. },
         ) => (0, 0),
+        Kind::End(End::Loop { kind, .. }) => match kind {
+            LoopKind::Loope | LoopKind::Loopne => (ZF, 0),
+            LoopKind::Loop | LoopKind::Jcxz => (0, 0),
+        },
         Kind::End(End::Jcc { cc, .. }) => {
             let r = match cc {
                 C::o | C::no => OF,
