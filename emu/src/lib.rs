@@ -39,8 +39,9 @@
 //! - x87: only the probe subset (see `exec::x87`): FNINIT, FNCLEX, FNSTSW,
 //!   FNSTCW, FLDCW, FNOP, FSETPM/FNENI/FNDISI, WAIT. CR0.EM/TS give #NM.
 //! - Native tier (`jit`, x86-64 hosts): hot straight runs of 16- and
-//!   32-bit ALU/MOV code on registers and memory, PUSH/POP, near CALL/RET
-//!   and MOVS/STOS/LODS (a REP one ends a block) are translated to host
+//!   32-bit ALU/MOV code on registers and memory, PUSH/POP, shifts by one,
+//!   CBW and kin, XCHG of registers, LOOP/JCXZ, near CALL/RET and
+//!   MOVS/STOS/LODS (a REP one ends a block) are translated to host
 //!   code (self-loops loop there) with the same registers, EFLAGS, EIP,
 //!   cycles, memory, faults and budget stops as the interpreter;
 //!   [`Machine::set_jit`] turns it off, [`Machine::jit_stats`] counts it.

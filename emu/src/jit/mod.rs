@@ -1,7 +1,9 @@
 //! The native tier (x86-64 hosts only): hot straight runs of 32- or 16-bit
 //! code (MOV, ALU, INC/DEC/NEG/NOT, MOVZX/MOVSX on registers and memory
-//! operands, LEA, PUSH/POP, relative jumps, near CALL/RET, near JMP/CALL
-//! through a register or memory, MOVS/STOS/LODS)
+//! operands, LEA, PUSH/POP, SHL/SHR/SAR of a register by one, CBW/CWDE/
+//! CWD/CDQ, XCHG of registers, relative jumps, LOOP/LOOPE/LOOPNE/JCXZ,
+//! near CALL/RET, near JMP/CALL through a register or memory,
+//! MOVS/STOS/LODS)
 //! are translated to host code and run there, with exactly the registers,
 //! EFLAGS, EIP, cycles, instruction counts and memory the interpreter would
 //! produce; a block may end in REP MOVS/STOS/LODS, whose chunks [`rep`]
