@@ -34,14 +34,21 @@ pub(crate) struct Decoded {
 }
 
 // Size checks on the hot structs (as iced-x86 does): the cache holds
-// SLOTS of these, so growing one shows up here rather than in a bench.
+// up to SLOTS of these, so growing one shows up here rather than in a bench.
 const _: () = assert!(size_of::<Decoded>() == 56);
 const _: () = assert!(size_of::<Slot>() == 72);
 
 const SLOTS: usize = 1 << 15;
-/// The extra slot that holds an uncacheable decode for one step.
+/// The slot number of the scratch slot, which holds an uncacheable decode
+/// for one step.
 const SCRATCH: usize = SLOTS;
+/// The table grows to a power of two of slots, at least this many.
+const MIN_SLOTS: usize = 1 << 6;
+/// Physical pages in the 4 GB space.
 const PAGES: usize = 1 << 20;
+/// The page-generation table grows to a power of two of pages, at least
+/// this many.
+const MIN_PAGES: usize = 1 << 10;
 
 #[derive(Clone, Copy)]
 struct Slot {
@@ -52,24 +59,9 @@ struct Slot {
     d: Decoded,
 }
 
-/// The cache: a direct-mapped table indexed by the low linear address bits.
-/// Invalidating a physical page bumps its generation, which makes every
-/// entry decoded from it stale in O(1).
-#[derive(Clone)]
-pub(crate) struct ICache {
-    slots: Vec<Slot>,
-    page_gen: Vec<u32>,
-    /// Misses (decodes), for tests and tuning.
-    pub misses: u64,
-    /// Something was inserted since the last clear: a clear of an empty
-    /// cache costs nothing (the kernel registers hundreds of host calls,
-    /// each a clear of 2 MB of slots, before its first instruction).
-    filled: bool,
-}
-
-impl Default for ICache {
+impl Default for Slot {
     fn default() -> Self {
-        let empty = Slot {
+        Slot {
             key: 0,
             generation: 0,
             d: Decoded {
@@ -81,14 +73,41 @@ impl Default for ICache {
                 addr32: false,
                 uncacheable: false,
             },
-        };
-        ICache {
-            slots: vec![empty; SLOTS + 1],
-            page_gen: vec![0; PAGES],
-            misses: 0,
-            filled: false,
         }
     }
+}
+
+/// The cache: a direct-mapped table indexed by the low linear address bits.
+/// Invalidating a physical page bumps its generation, which makes every
+/// entry decoded from it stale in O(1).
+///
+/// Nothing big is made up front (a small program's whole run is shorter
+/// than clearing 2 MB of slots and 4 MB of generations). `slots` is a
+/// prefix of the table of [`SLOTS`]: a slot past its end is empty, and an
+/// insert there first grows it to a power of two of slots that holds it.
+/// Entries go to the same slots, and evict the same entries, as in the
+/// whole table, so what is decoded again is the same; only a program
+/// with code at high slot numbers (linear addresses modulo 32 KB) pays
+/// for the whole table.
+///
+/// The generation table likewise covers the pages up to the highest one
+/// an entry was decoded from or invalidated; a page beyond it has
+/// generation 0, what it would have had in a table of all 2^20 pages.
+/// Every stored entry's page is inside it (insert grows it first), so a
+/// hit indexes it without a check.
+#[derive(Clone, Default)]
+pub(crate) struct ICache {
+    /// The first slots of the table.
+    slots: Vec<Slot>,
+    /// Slot [`SCRATCH`].
+    scratch: Slot,
+    page_gen: Vec<u32>,
+    /// Misses (decodes), for tests and tuning.
+    pub misses: u64,
+    /// Something was inserted since the last clear: a clear of an empty
+    /// cache costs nothing (the kernel registers hundreds of host calls,
+    /// each a clear, before its first instruction).
+    filled: bool,
 }
 
 /// The cache key of a linear address in 16- or 32-bit code.
@@ -102,7 +121,8 @@ impl ICache {
     #[inline]
     pub fn lookup(&self, k: u64) -> Option<usize> {
         let i = (k as usize) & (SLOTS - 1);
-        let s = &self.slots[i];
+        // Past the end of `slots`: an empty slot.
+        let s = self.slots.get(i)?;
         if s.key == k && s.generation == self.page_gen[(s.d.phys >> 12) as usize] {
             Some(i)
         } else {
@@ -113,32 +133,74 @@ impl ICache {
     /// The entry in slot `i` (from `lookup` or `insert`).
     #[inline]
     pub fn at(&self, i: usize) -> &Decoded {
-        &self.slots[i].d
+        // Of those, only the scratch slot is past the end of `slots`.
+        match self.slots.get(i) {
+            Some(s) => &s.d,
+            None => &self.scratch.d,
+        }
     }
 
     /// Store a decode and return its slot (the scratch slot, never found
     /// by `lookup`, for an uncacheable one).
     pub fn insert(&mut self, k: u64, d: Decoded) -> usize {
         self.filled = true;
-        let generation = self.page_gen[(d.phys >> 12) as usize];
-        let (i, key) = if d.uncacheable {
-            (SCRATCH, 0)
-        } else {
-            ((k as usize) & (SLOTS - 1), k)
+        let page = (d.phys >> 12) as usize;
+        self.cover(page);
+        let generation = self.page_gen[page];
+        if d.uncacheable {
+            self.scratch = Slot {
+                key: 0,
+                generation,
+                d,
+            };
+            return SCRATCH;
+        }
+        let i = (k as usize) & (SLOTS - 1);
+        if i >= self.slots.len() {
+            self.grow(i);
+        }
+        self.slots[i] = Slot {
+            key: k,
+            generation,
+            d,
         };
-        self.slots[i] = Slot { key, generation, d };
         i
     }
+
+    /// Make `slots` hold slot `i`.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, i: usize) {
+        let len = (i + 1).next_power_of_two().clamp(MIN_SLOTS, SLOTS);
+        self.slots.resize(len, Slot::default());
+    }
+
+    /// Make the generation table hold `page` (new pages at 0).
+    #[inline]
+    fn cover(&mut self, page: usize) {
+        if page >= self.page_gen.len() {
+            self.cover_more(page);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn cover_more(&mut self, page: usize) {
+        let len = (page + 1).next_power_of_two().clamp(MIN_PAGES, PAGES);
+        self.page_gen.resize(len, 0);
+    }
+
     /// The generation of physical page `page` (bumped by every write to
     /// it while it holds cached code).
     #[inline]
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub fn generation(&self, page: u32) -> u32 {
-        self.page_gen[page as usize]
+        self.page_gen.get(page as usize).copied().unwrap_or(0)
     }
     /// Drop every entry decoded from physical page `page`.
     #[inline]
     pub fn invalidate_page(&mut self, page: u32) {
+        self.cover(page as usize);
         let g = &mut self.page_gen[page as usize];
         *g = g.wrapping_add(1);
     }
@@ -149,9 +211,112 @@ impl ICache {
         self.slots.iter_mut().for_each(|s| s.key = 0);
     }
     pub fn len(&self) -> usize {
-        self.slots[..SLOTS]
+        self.slots
             .iter()
             .filter(|s| s.key != 0 && self.lookup(s.key).is_some())
             .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(phys: u32, uncacheable: bool) -> Decoded {
+        Decoded {
+            insn: Instruction::default(),
+            phys,
+            cycles: 1,
+            hostcall: false,
+            tracepoint: false,
+            uncacheable,
+            addr32: true,
+        }
+    }
+
+    #[test]
+    fn an_empty_cache_allocates_nothing_and_misses() {
+        let c = ICache::default();
+        assert_eq!(c.slots.capacity(), 0);
+        assert_eq!(c.page_gen.capacity(), 0);
+        assert_eq!(c.lookup(key(0x1_7FFF, true)), None);
+        assert_eq!(c.generation(0xF_FFFF), 0);
+        assert_eq!(c.len(), 0);
+    }
+
+    #[test]
+    fn entries_hit_until_their_page_is_invalidated() {
+        let mut c = ICache::default();
+        let (k1, k2) = (key(0x1_0010, true), key(0x2_0020, false));
+        let i1 = c.insert(k1, decoded(0x35_0010, false));
+        let i2 = c.insert(k2, decoded(0xFFFF_FFF0, false));
+        assert_eq!((i1, i2), (0x10, 0x20));
+        assert_eq!(c.slots.len(), MIN_SLOTS, "low slots: a small table");
+        assert_eq!(c.page_gen.len(), PAGES);
+        assert_eq!(c.lookup(k1), Some(i1));
+        assert_eq!(c.lookup(k2), Some(i2));
+        assert_eq!(c.at(i2).phys, 0xFFFF_FFF0);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.lookup(key(0x1_0010, false)), None, "other code size");
+        c.invalidate_page(0x350);
+        assert_eq!(c.lookup(k1), None);
+        assert_eq!(c.lookup(k2), Some(i2));
+        assert_eq!(c.generation(0x350), 1);
+        c.clear();
+        assert_eq!(c.lookup(k2), None);
+        assert_eq!(c.len(), 0);
+    }
+
+    #[test]
+    fn the_table_grows_to_hold_a_high_slot_keeping_its_entries() {
+        let mut c = ICache::default();
+        let (k1, k2) = (key(0x1_0010, true), key(0x1_4410, true));
+        let i1 = c.insert(k1, decoded(0x1010, false));
+        assert_eq!(c.page_gen.len(), MIN_PAGES);
+        let i2 = c.insert(k2, decoded(0x2410, false));
+        assert_eq!(i2, 0x4410);
+        assert_eq!(c.slots.len(), 0x8000);
+        assert_eq!(c.lookup(k1), Some(i1));
+        assert_eq!(c.lookup(k2), Some(i2));
+        assert_eq!(c.at(i2).phys, 0x2410);
+        // A key 32 KB away takes the same slot, as in the whole table.
+        let k3 = key(0x1_C410, true);
+        assert_eq!(c.lookup(k3), None);
+        assert_eq!(c.insert(k3, decoded(0x3410, false)), i2);
+        assert_eq!(c.lookup(k2), None);
+        assert_eq!(c.len(), 2);
+    }
+
+    #[test]
+    fn a_page_beyond_the_table_keeps_its_generation() {
+        let mut c = ICache::default();
+        // Invalidated before anything was decoded from it: the bump
+        // stands, and a later decode records it.
+        c.invalidate_page(0x8_0000);
+        c.invalidate_page(0x8_0000);
+        assert_eq!(c.generation(0x8_0000), 2);
+        assert_eq!(c.generation(0x8_0001), 0);
+        let k = key(0x5000, true);
+        let i = c.insert(k, decoded(0x8000_0123, false));
+        assert_eq!(c.lookup(k), Some(i));
+        c.invalidate_page(0x8_0000);
+        assert_eq!(c.lookup(k), None);
+    }
+
+    #[test]
+    fn uncacheable_decodes_use_the_scratch_slot() {
+        let mut c = ICache::default();
+        let k = key(0x1FFF, true);
+        let i = c.insert(k, decoded(0x1FFF, true));
+        assert_eq!(i, SCRATCH);
+        assert_eq!(c.at(i).phys, 0x1FFF);
+        assert_eq!(c.lookup(k), None);
+        assert_eq!(c.len(), 0);
+        assert_eq!(c.slots.len(), 0, "no table for it");
+        // With a table, the scratch slot is still apart from it.
+        let k2 = key(0x1_7FF0, true);
+        let i2 = c.insert(k2, decoded(0x7FF0, false));
+        assert_eq!(c.at(i).phys, 0x1FFF);
+        assert_eq!(c.at(i2).phys, 0x7FF0);
     }
 }
