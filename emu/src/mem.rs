@@ -150,10 +150,27 @@ impl PhysMem {
         }
     }
 
-    /// Copy bytes in.
+    /// Copy bytes in (wrapping at 4 GB), with what [`PhysMem::write8`]
+    /// does for each byte: a page at a time, one code-page check per page
+    /// (the first byte's clears the mark, so the others would find none)
+    /// and one copy where the page's bytes are all plain RAM.
     pub fn write_bytes(&mut self, addr: u32, data: &[u8]) {
-        for (i, b) in data.iter().enumerate() {
-            self.write8(addr.wrapping_add(i as u32), *b);
+        let mut done = 0;
+        while done < data.len() {
+            let at = addr.wrapping_add(done as u32);
+            let n = ((0x1000 - (at & 0xFFF)) as usize).min(data.len() - done);
+            let chunk = &data[done..done + n];
+            // `fast` of the chunk's last byte covers every byte before it
+            // (the chunk does not wrap: it stays in one page).
+            if self.fast(at + (n as u32 - 1)) {
+                self.note_write(at);
+                self.ram[at as usize..at as usize + n].copy_from_slice(chunk);
+            } else {
+                for (i, b) in chunk.iter().enumerate() {
+                    self.write8(at + i as u32, *b);
+                }
+            }
+            done += n;
         }
     }
 

@@ -167,15 +167,32 @@ impl Machine {
     }
 
     /// Host: write guest memory at a linear address (supervisor access, so
-    /// on a 386 read-only pages are writable unless CR0.WP).
+    /// on a 386 read-only pages are writable unless CR0.WP; page faults are
+    /// returned, CR2 is left untouched).
+    ///
+    /// One translation per page, as a byte-by-byte write would have: after
+    /// the first byte's write translation (A and D set, or the fault) the
+    /// page's other bytes hit the TLB entry it left. The bytes before a
+    /// faulting page are written.
     pub fn write_linear(&mut self, lin: u32, data: &[u8]) -> Result<(), Fault> {
         let cr2 = self.cpu.cr2;
+        let access = PageAccess {
+            write: true,
+            user: false,
+        };
         let mut r = Ok(());
-        for (i, b) in data.iter().enumerate() {
-            if let Err(f) = self.lin_write(lin.wrapping_add(i as u32), 1, u32::from(*b), false) {
-                r = Err(f);
-                break;
+        let mut done = 0;
+        while done < data.len() {
+            let at = lin.wrapping_add(done as u32);
+            let n = ((0x1000 - (at & 0xFFF)) as usize).min(data.len() - done);
+            match self.translate(at, access) {
+                Ok(p) => self.mem.write_bytes(p, &data[done..done + n]),
+                Err(f) => {
+                    r = Err(f);
+                    break;
+                }
             }
+            done += n;
         }
         self.cpu.cr2 = cr2;
         r

@@ -272,3 +272,34 @@ fn xadd_same_register() {
     assert_eq!(m.run(Limits::default()), Exit::Halted);
     assert_eq!(m.cpu().gpr[Gpr::Edx] & 0xFFFF, 16);
 }
+
+/// `write_phys` over ROM and past the end of RAM: RAM bytes are written,
+/// ROM bytes and bytes beyond RAM are dropped, and the address wraps at
+/// 4 GB, as byte writes would.
+#[test]
+fn physical_bulk_writes_skip_rom_and_open_bus() {
+    let mut m = real_machine(&[0xF4]);
+    m.map_rom(0x3800, vec![0xAA; 0x100]);
+    let data: Vec<u8> = (0..0x1400u32).map(|i| (i * 3 + 1) as u8).collect();
+    m.write_phys(0x2E00, &data);
+    let mut got = vec![0u8; 0x1400];
+    m.read_phys(0x2E00, &mut got);
+    for (i, (&g, &d)) in got.iter().zip(&data).enumerate() {
+        let a = 0x2E00 + i;
+        let want = if (0x3800..0x3900).contains(&a) {
+            0xAA
+        } else {
+            d
+        };
+        assert_eq!(g, want, "byte at {a:#x}");
+    }
+    // 1 MB of RAM: the bytes at 0xFFFFFFF8.. are dropped, those at 0..
+    // after the wrap written.
+    m.write_phys(0xFFFF_FFF8, &data[..0x10]);
+    let mut low = [0u8; 8];
+    m.read_phys(0, &mut low);
+    assert_eq!(low, data[8..0x10]);
+    let mut high = [0u8; 8];
+    m.read_phys(0xFFFF_FFF8, &mut high);
+    assert_eq!(high, [0xFF; 8]);
+}

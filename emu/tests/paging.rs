@@ -184,3 +184,133 @@ fn host_reads_across_pages_stop_at_the_missing_page() {
         assert_eq!(r.is_ok(), i < 0x10, "byte {i}");
     }
 }
+
+/// All of RAM (4 MB), for comparing two machines.
+fn ram(m: &emu::Machine) -> Vec<u8> {
+    let mut v = vec![0u8; 4 << 20];
+    m.read_phys(0, &mut v);
+    v
+}
+
+/// `write_linear` of `data` at `lin` on a machine made by `make`, and the
+/// same bytes written one `write_linear` call per byte on a second one:
+/// the result, CR2 and every byte of RAM (data, A and D bits) agree.
+/// Returns the bulk write's result and machine.
+fn bulk_write_agrees(
+    make: impl Fn() -> emu::Machine,
+    lin: u32,
+    data: &[u8],
+) -> (Result<(), Fault>, emu::Machine) {
+    let mut bulk = make();
+    let mut bytes = make();
+    bulk.cpu_mut_flush_tlb().cr2 = 0x1234;
+    bytes.cpu_mut_flush_tlb().cr2 = 0x1234;
+    let r = bulk.write_linear(lin, data);
+    let mut rb = Ok(());
+    for (i, b) in data.iter().enumerate() {
+        rb = bytes.write_linear(lin.wrapping_add(i as u32), &[*b]);
+        if rb.is_err() {
+            break;
+        }
+    }
+    assert_eq!(r, rb, "same result");
+    assert_eq!(bulk.cpu().cr2, 0x1234, "CR2 is the guest's");
+    assert_eq!(bytes.cpu().cr2, 0x1234);
+    assert!(ram(&bulk) == ram(&bytes), "same memory");
+    (r, bulk)
+}
+
+/// The host's `write_linear` writes a page at a time: across remapped
+/// pages, setting A and D in each PTE as byte writes would, and stopping
+/// at the first byte of a page that is not present or (with CR0.WP)
+/// read-only, with the bytes before it written and CR2 untouched.
+#[test]
+fn host_writes_across_pages_match_byte_writes() {
+    let data: Vec<u8> = (0..0x2400u32).map(|i| (i * 13 + 5) as u8).collect();
+    // Linear pages 6 and 7 swap frames; 8 is not present.
+    let swapped = |wp: bool, p8: u32| {
+        move || {
+            let mut m = paged(&[0xF4]);
+            set_pte(&mut m, 6, 0x7007);
+            set_pte(&mut m, 7, 0x6007);
+            set_pte(&mut m, 8, p8);
+            m.flush_tlb();
+            if wp {
+                m.cpu_mut_flush_tlb().cr0 |= 1 << 16;
+            }
+            m
+        }
+    };
+    let (r, m) = bulk_write_agrees(swapped(false, 0x8007), 0x5F00, &data);
+    assert_eq!(r, Ok(()));
+    let mut got = vec![0u8; 0x1000];
+    m.read_phys(0x7000, &mut got);
+    assert_eq!(got, data[0x100..0x1100], "linear page 6 is frame 7");
+    for page in [5, 6, 7, 8] {
+        assert_eq!(pte(&m, page) & 0x60, 0x60, "A and D in PTE {page}");
+    }
+    assert_eq!(pte(&m, 9) & 0x60, 0, "page 9 untouched");
+
+    let (r, m) = bulk_write_agrees(swapped(false, 0x8006), 0x6FF0, &data[..0x1020]);
+    assert_eq!(r, Err(Fault::code(vector::PF, 2)), "not present, write");
+    // Linear 0x6FF0.. is frame 7's last 0x10 bytes, then frame 6, then
+    // the fault at linear 0x8000.
+    let mut got = vec![0u8; 0x1020];
+    m.read_phys(0x7FF0, &mut got[..0x10]);
+    m.read_phys(0x6000, &mut got[0x10..0x1010]);
+    m.read_phys(0x8000, &mut got[0x1010..]);
+    assert_eq!(got[..0x1010], data[..0x1010], "the bytes before the fault");
+    assert!(
+        got[0x1010..].iter().all(|&b| b == 0),
+        "nothing at or after it"
+    );
+    assert_eq!(pte(&m, 8) & 0x60, 0);
+
+    // A read-only page with CR0.WP: #PF(present | write).
+    let (r, _) = bulk_write_agrees(swapped(true, 0x8005), 0x7800, &data[..0x1000]);
+    assert_eq!(r, Err(Fault::code(vector::PF, 3)));
+    // Without WP the supervisor write goes through (the 386 rule).
+    let (r, m) = bulk_write_agrees(swapped(false, 0x8005), 0x7800, &data[..0x1000]);
+    assert_eq!(r, Ok(()));
+    assert_eq!(pte(&m, 8) & 0x60, 0x60);
+}
+
+/// Bulk host writes over cached code drop the stale decodes, through
+/// paging (`write_linear`) and physical memory (`write_phys`), also when
+/// the code page is not the first page of the write.
+#[test]
+fn host_bulk_writes_over_cached_code_invalidate_it() {
+    let mov = |v: u32| {
+        asm(32, 0x2000, |a| {
+            a.mov(eax, v).unwrap();
+            a.hlt().unwrap();
+        })
+    };
+    let mut m = paged(&mov(1));
+    assert_eq!(m.run(Limits::default()), Exit::Halted);
+    assert_eq!(m.cpu().gpr[Gpr::Eax], 1);
+    assert!(m.icache_len() > 0);
+    let run_at_2000 = |m: &mut emu::Machine| {
+        m.set_eip(0x2000);
+        m.set_halted(false);
+        assert_eq!(m.run(Limits::default()), Exit::Halted);
+        m.cpu().gpr[Gpr::Eax]
+    };
+    // Linear write from the page before the code.
+    let mut block = vec![0x90u8; 0x1100];
+    block[0x1000..0x1000 + mov(2).len()].copy_from_slice(&mov(2));
+    m.write_linear(0x1000, &block).unwrap();
+    assert_eq!(run_at_2000(&mut m), 2);
+    // Physical write from the page before the code.
+    block[0x1000..0x1000 + mov(3).len()].copy_from_slice(&mov(3));
+    m.write_phys(0x1000, &block);
+    assert_eq!(run_at_2000(&mut m), 3);
+    // Code in a page the linear write reaches through a remapping:
+    // linear page 9 is frame 2.
+    set_pte(&mut m, 9, 0x2007);
+    m.flush_tlb();
+    let mut block = vec![0x90u8; 0x20];
+    block[0x10..0x10 + mov(4).len()].copy_from_slice(&mov(4));
+    m.write_linear(0x8FF0, &block).unwrap();
+    assert_eq!(run_at_2000(&mut m), 4);
+}
