@@ -71,6 +71,10 @@ const _: () = assert!(size_of::<NativeEntry>() == 16);
 pub struct Tlb {
     entries: Box<[Entry; TLB_SIZE]>,
     native: Box<[NativeEntry; TLB_SIZE]>,
+    /// An entry was filled since the last flush: a flush of an empty TLB
+    /// costs nothing (the kernel flushes after every mapping change while
+    /// it builds a process, before anything was translated).
+    filled: bool,
 }
 
 impl Default for Tlb {
@@ -78,6 +82,7 @@ impl Default for Tlb {
         Tlb {
             entries: Box::new([EMPTY; TLB_SIZE]),
             native: Box::new([NativeEntry::default(); TLB_SIZE]),
+            filled: false,
         }
     }
 }
@@ -92,6 +97,9 @@ pub(crate) struct PageAccess {
 impl Tlb {
     /// Drop every translation.
     pub fn flush(&mut self) {
+        if !std::mem::take(&mut self.filled) {
+            return;
+        }
         self.entries.iter_mut().for_each(|e| *e = EMPTY);
         self.native
             .iter_mut()
@@ -173,6 +181,7 @@ impl Tlb {
         };
         self.entries[slot] = entry;
         self.native[slot] = native_entry(entry, cr0, mem);
+        self.filled = true;
         Ok(entry.phys | (lin & 0xFFF))
     }
 }
