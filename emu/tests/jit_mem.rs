@@ -186,7 +186,9 @@ fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel, bits: u32, subs: [CodeLa
             4 => a.push(d16),
             5 => a.pop(d16),
             6 => a.push(ebx),
-            _ => a.add(d32, imm),
+            // PUSH m: the operand read, then the stack written.
+            _ if bits == 16 => a.push(word_ptr(m)),
+            _ => a.push(dword_ptr(m)),
         },
         13 => match v % 4 {
             0 | 1 => a.call(subs[0]),
@@ -523,6 +525,14 @@ fn push_pop_loop_runs_natively() {
             a.push(eax).unwrap();
             a.push(ecx).unwrap();
             a.push(0x1234).unwrap();
+            // PUSH m (read, then the stack written), popped at once.
+            if bits == 16 {
+                a.push(word_ptr(0x200)).unwrap();
+                a.pop(di).unwrap();
+            } else {
+                a.push(dword_ptr(0x3000)).unwrap();
+                a.pop(edi).unwrap();
+            }
             if bits == 16 {
                 // PUSH imm is 2 bytes here.
                 a.pop(si).unwrap();
@@ -553,6 +563,8 @@ fn push_pop_loop_runs_natively() {
         if bits == 32 {
             assert_eq!(a.cpu().gpr[Gpr::Ebp], 500 * 0x1234, "{setup:?}");
         }
+        // The whole loop ran in blocks: PUSH m did not end one.
+        assert!(a.jit_stats().entries < 30, "{setup:?}: {:?}", a.jit_stats());
         assert!(
             a.jit_stats().instructions > 4000,
             "{setup:?}: {:?}",

@@ -180,7 +180,8 @@ pub(crate) fn instructions(plan: &Plan) -> Result<Asm, EmitError> {
                     kind: StrKind::Movs,
                     src,
                     ..
-                }) = *op
+                })
+                | Op::PushMem { mem: src, .. } = *op
                 {
                     // The source first, as the interpreter reads it; the
                     // element waits in the State while the destination is
@@ -678,6 +679,16 @@ fn emit_op(a: &mut Asm, op: &Op, mem: Option<Mem>) -> Result<(), EmitError> {
                 },
                 (Src::Imm(v), 4) => a.mov(p, v as i32)?,
                 (Src::Imm(v), _) => a.mov(p, i32::from(v as u16 as i16))?,
+            }
+            move_sp(a, stack, -i32::from(stack.size))
+        }
+        Op::PushMem { stack, .. } => {
+            // (The operand, read first, waits in the State.)
+            a.mov(r12d, dword_ptr(r11 + OFF_SCRATCH))?;
+            if stack.size == 4 {
+                a.mov(at(4), r12d)?;
+            } else {
+                a.mov(at(2), r12w)?;
             }
             move_sp(a, stack, -i32::from(stack.size))
         }

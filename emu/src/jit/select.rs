@@ -220,6 +220,14 @@ pub(crate) enum Op {
         /// The stack slot written.
         stack: Mem,
     },
+    /// PUSH of a word or dword in memory: `mem` is read first (with the
+    /// (E)SP before the push), then `stack` written.
+    PushMem {
+        /// The operand read (of the operand size).
+        mem: Mem,
+        /// The stack slot written.
+        stack: Mem,
+    },
     /// POP into a register other than (E)SP (`stack` is the load).
     Pop {
         /// Destination (16- or 32-bit).
@@ -391,6 +399,7 @@ impl Op {
             Op::Shift { .. } | Op::Widen { .. } | Op::Xchg { .. } => None,
             Op::Lea { .. }
             | Op::Push { .. }
+            | Op::PushMem { .. }
             | Op::Pop { .. }
             | Op::Str(_)
             | Op::PushSeg { .. }
@@ -407,8 +416,10 @@ impl Op {
         match *self {
             Op::Load { mem, .. } | Op::LoadX { mem, .. } => Some((mem, false)),
             Op::Store { m, mem, .. } => Some((mem, !matches!(m, M::Cmp | M::Test))),
+            // (PUSH m reads its operand first, separately, as MOVS.)
             Op::UnaryMem { mem, .. }
             | Op::Push { stack: mem, .. }
+            | Op::PushMem { stack: mem, .. }
             | Op::PushSeg { stack: mem, .. }
             | Op::SegToMem { mem, .. } => Some((mem, true)),
             Op::Pop { stack: mem, .. } | Op::LoadFar { mem, .. } => Some((mem, false)),
@@ -914,6 +925,24 @@ fn classify(
                     mem,
                 })?
             }
+            M::Push if insn.op_count() == 1 => {
+                let n = insn.stack_pointer_increment().unsigned_abs();
+                let op32 = code32 != has66;
+                (matches!(n, 2 | 4) && u32::from(mem.size) == n && (n == 4) == op32).then_some(
+                    Op::PushMem {
+                        mem,
+                        stack: Mem {
+                            seg: SegReg::Ss,
+                            base: Some(4),
+                            index: None,
+                            scale: 1,
+                            disp: n.wrapping_neg(),
+                            addr32: stack32,
+                            size: n as u8,
+                        },
+                    },
+                )?
+            }
             M::Inc | M::Dec | M::Neg | M::Not if insn.op_count() == 1 => {
                 let op32 = code32 != has66;
                 let sized_mem = match mem.size {
@@ -1209,6 +1238,7 @@ fn flag_use(k: &Kind) -> (u32, u32) {
             | Op::Xchg { .. }
             | Op::LoadX { .. }
             | Op::Push { .. }
+            | Op::PushMem { .. }
             | Op::Pop { .. }
             | Op::Str(_)
             | Op::PushSeg { .. }
@@ -1374,9 +1404,13 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                     plan.segs |= 1 << s.src.seg as u8;
                     plan.df = Some(df);
                 }
+                if let Op::PushMem { mem, .. } = op {
+                    plan.segs |= 1 << mem.seg as u8;
+                }
                 if matches!(
                     op,
                     Op::Push { .. }
+                        | Op::PushMem { .. }
                         | Op::Pop { .. }
                         | Op::PushSeg { .. }
                         | Op::LoadSeg {
