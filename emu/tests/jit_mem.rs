@@ -190,9 +190,20 @@ fn emit(a: &mut CodeAssembler, g: Gen, skip: CodeLabel, bits: u32, subs: [CodeLa
             _ if bits == 16 => a.push(word_ptr(m)),
             _ => a.push(dword_ptr(m)),
         },
-        13 => match v % 4 {
+        13 => match v % 5 {
             0 | 1 => a.call(subs[0]),
             2 => a.push(imm as i8 as i32).and_then(|()| a.call(subs[1])),
+            // A frame made and left with LEAVE (of either size).
+            3 if bits == 16 => a
+                .push(bp)
+                .and_then(|()| a.mov(bp, sp))
+                .and_then(|()| a.sub(sp, 6))
+                .and_then(|()| a.leave()),
+            3 => a
+                .push(ebp)
+                .and_then(|()| a.mov(ebp, esp))
+                .and_then(|()| a.sub(esp, 12))
+                .and_then(|()| a.leave()),
             _ => a.adc(d16, d16),
         },
         14 => match v % 4 {
@@ -525,6 +536,17 @@ fn push_pop_loop_runs_natively() {
             a.push(eax).unwrap();
             a.push(ecx).unwrap();
             a.push(0x1234).unwrap();
+            // A LEAVE frame.
+            if bits == 16 {
+                a.push(bp).unwrap();
+                a.mov(bp, sp).unwrap();
+                a.sub(sp, 4).unwrap();
+            } else {
+                a.push(ebp).unwrap();
+                a.mov(ebp, esp).unwrap();
+                a.sub(esp, 8).unwrap();
+            }
+            a.leave().unwrap();
             // PUSH m (read, then the stack written), popped at once.
             if bits == 16 {
                 a.push(word_ptr(0x200)).unwrap();

@@ -682,6 +682,26 @@ fn emit_op(a: &mut Asm, op: &Op, mem: Option<Mem>) -> Result<(), EmitError> {
             }
             move_sp(a, stack, -i32::from(stack.size))
         }
+        Op::Leave { stack } => {
+            // The checked slot at (E)BP is read before anything changes;
+            // then (E)SP = (E)BP past it, and (E)BP gets the value.
+            if stack.size == 4 {
+                a.mov(r12d, at(4))?;
+            } else {
+                a.movzx(r12d, at(2))?;
+            }
+            if stack.addr32 {
+                a.mov(r8d, ebp)?;
+            } else {
+                a.mov(r8w, bp)?;
+            }
+            move_sp(a, stack, i32::from(stack.size))?;
+            if stack.size == 4 {
+                a.mov(ebp, r12d)
+            } else {
+                a.mov(bp, r12w)
+            }
+        }
         Op::PushMem { stack, .. } => {
             // (The operand, read first, waits in the State.)
             a.mov(r12d, dword_ptr(r11 + OFF_SCRATCH))?;

@@ -228,6 +228,12 @@ pub(crate) enum Op {
         /// The stack slot written.
         stack: Mem,
     },
+    /// LEAVE: (E)SP (by the stack size) from (E)BP, then a POP of (E)BP
+    /// (by the operand size); `stack` is the load, at (E)BP.
+    Leave {
+        /// The stack slot read.
+        stack: Mem,
+    },
     /// POP into a register other than (E)SP (`stack` is the load).
     Pop {
         /// Destination (16- or 32-bit).
@@ -401,6 +407,7 @@ impl Op {
             | Op::Push { .. }
             | Op::PushMem { .. }
             | Op::Pop { .. }
+            | Op::Leave { .. }
             | Op::Str(_)
             | Op::PushSeg { .. }
             | Op::LoadSeg { .. }
@@ -422,7 +429,9 @@ impl Op {
             | Op::PushMem { stack: mem, .. }
             | Op::PushSeg { stack: mem, .. }
             | Op::SegToMem { mem, .. } => Some((mem, true)),
-            Op::Pop { stack: mem, .. } | Op::LoadFar { mem, .. } => Some((mem, false)),
+            Op::Pop { stack: mem, .. } | Op::Leave { stack: mem } | Op::LoadFar { mem, .. } => {
+                Some((mem, false))
+            }
             Op::LoadSeg {
                 src: SelSrc::Mem { mem, .. },
                 ..
@@ -1024,6 +1033,20 @@ fn classify(
                 stack: stack(n, true),
             }));
         }
+        M::Leave if matches!(insn.code(), Code::Leavew | Code::Leaved) => {
+            let n = if insn.code() == Code::Leaved { 4 } else { 2 };
+            return Some(Kind::Op(Op::Leave {
+                stack: Mem {
+                    seg: SegReg::Ss,
+                    base: Some(5),
+                    index: None,
+                    scale: 1,
+                    disp: 0,
+                    addr32: stack32,
+                    size: n,
+                },
+            }));
+        }
         M::Pop if insn.op_count() == 1 && matches!(n, 2 | 4) => {
             let dst = reg0()?;
             let ok = match dst {
@@ -1240,6 +1263,7 @@ fn flag_use(k: &Kind) -> (u32, u32) {
             | Op::Push { .. }
             | Op::PushMem { .. }
             | Op::Pop { .. }
+            | Op::Leave { .. }
             | Op::Str(_)
             | Op::PushSeg { .. }
             | Op::LoadSeg { .. }
@@ -1412,6 +1436,7 @@ pub(crate) fn select(src: Source<'_>, hostcall: impl Fn(usize) -> bool) -> Optio
                     Op::Push { .. }
                         | Op::PushMem { .. }
                         | Op::Pop { .. }
+                        | Op::Leave { .. }
                         | Op::PushSeg { .. }
                         | Op::LoadSeg {
                             src: SelSrc::Mem { pop: true, .. },
