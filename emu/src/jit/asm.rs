@@ -315,17 +315,16 @@ struct Insn {
 }
 
 impl Insn {
+    #[inline]
     fn push(&mut self, x: u8) {
         self.b[self.n] = x;
         self.n += 1;
     }
     /// The low `len` bytes of `v`, little-endian.
+    #[inline]
     fn le(&mut self, v: i64, len: u8) {
         self.b[self.n..self.n + 8].copy_from_slice(&v.to_le_bytes());
         self.n += usize::from(len);
-    }
-    fn bytes(&self) -> &[u8] {
-        &self.b[..self.n]
     }
 }
 
@@ -436,6 +435,7 @@ impl Asm {
     /// Opcode `op` (one byte, or 0x0F and one) with ModRM `reg`, `rm`,
     /// REX.W for `w`, 0x66 for `p66`, then `imm_len` bytes of `imm`.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn modrm(
         &mut self,
         p66: bool,
@@ -542,14 +542,25 @@ impl Asm {
         }
         b.le(i64::from(disp), disp_len as u8);
         b.le(imm, imm_len);
-        self.out.extend_from_slice(b.bytes());
+        self.put(&b);
         Ok(())
     }
 
+    /// Append `b`: a copy of a constant 16 bytes, cut back to its
+    /// length (a copy of a variable length is a call to memcpy, which
+    /// cost more than building the instruction).
+    #[inline]
+    fn put(&mut self, b: &Insn) {
+        let len = self.out.len();
+        self.out.extend_from_slice(&b.b[..16]);
+        self.out.truncate(len + b.n.min(16));
+    }
+
+    #[inline]
     fn imm(&mut self, v: i64, len: u8) {
         let mut b = Insn::default();
         b.le(v, len);
-        self.out.extend_from_slice(b.bytes());
+        self.put(&b);
     }
 
     /// The prefixes of an operand size: (0x66, REX.W).
@@ -558,6 +569,7 @@ impl Asm {
     }
 
     /// A register-sized op: `op8` for bytes, `op8 + 1` otherwise.
+    #[inline]
     fn sized(&mut self, size: u8, op8: u16, reg: Field, rm: Rm, imm: i64, imm_len: u8) -> Res {
         let (p66, w) = Self::size_bits(size);
         let op = if size == 1 { op8 } else { op8 + 1 };
@@ -570,6 +582,7 @@ impl Asm {
         size.min(4)
     }
 
+    #[inline]
     fn alu(&mut self, k: Alu, d: Opnd, s: Opnd) -> Res {
         let k = k as u8;
         let base = u16::from(k) * 8;
@@ -641,6 +654,7 @@ impl Asm {
         self.alu(Alu::Cmp, d.into(), s.into())
     }
 
+    #[inline]
     pub fn test(&mut self, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Res {
         match (d.into(), s.into()) {
             (Opnd::Reg(d), Opnd::Reg(s)) if d.size == s.size => {
@@ -681,6 +695,7 @@ impl Asm {
         }
     }
 
+    #[inline]
     pub fn mov(&mut self, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Res {
         match (d.into(), s.into()) {
             (Opnd::Reg(d), Opnd::Reg(s)) if d.size == s.size => {
@@ -729,6 +744,7 @@ impl Asm {
 
     /// MOVZX (`sign` false) or MOVSX from a byte or word register or
     /// memory operand.
+    #[inline]
     fn extend(&mut self, sign: bool, d: Gp, s: Opnd) -> Res {
         let (size, rm) = match s {
             Opnd::Reg(r) => (r.size, Rm::Reg(r)),
@@ -754,6 +770,7 @@ impl Asm {
         self.extend(true, d, s.into())
     }
 
+    #[inline]
     pub fn lea(&mut self, d: Gp, m: MemOp) -> Res {
         if d.size < 2 {
             return Err(AsmError::Operands("lea"));
@@ -763,6 +780,7 @@ impl Asm {
     }
 
     /// SHL (4) or SHR (5) of a register by an immediate.
+    #[inline]
     fn shift(&mut self, digit: u8, d: Gp, n: i64) -> Res {
         if n == 1 {
             self.sized(d.size, 0xD0, Field::Digit(digit), Rm::Reg(d), 0, 0)
@@ -827,6 +845,7 @@ impl Asm {
     }
 
     /// INC (FE/FF /0), DEC (/1), NOT (F6/F7 /2), NEG (/3).
+    #[inline]
     fn unary(&mut self, op8: u16, digit: u8, d: Opnd) -> Res {
         match d {
             Opnd::Reg(r) => self.sized(r.size, op8, Field::Digit(digit), Rm::Reg(r), 0, 0),
@@ -882,6 +901,7 @@ impl Asm {
         }
     }
     /// `op + r` with REX.B for R8..R15.
+    #[inline]
     fn plus(&mut self, op: u8, r: Gp) {
         if r.num >= 8 {
             self.out.push(0x41);
@@ -903,6 +923,7 @@ impl Asm {
     }
 
     /// A branch whose rel32 (or rel8) field is patched to `l`.
+    #[inline]
     fn branch(&mut self, head: &[u8], l: Label, rel8: bool) -> Res {
         self.out.extend_from_slice(head);
         let at = self.out.len();

@@ -602,26 +602,20 @@ impl Machine {
         let left = (0x1000 - (lin & 0xFFF) as usize).min(MAX_INSNS * 15);
         let hostcalls = &self.hostcalls;
         let at_hostcall = |i: usize| hostcalls.contains(&lin.wrapping_add(i as u32));
-        // Most addresses that get hot start with an instruction the tier
-        // does not take: look at one instruction's bytes before the rest.
-        let mut bytes = [0u8; 16];
-        let first = left.min(bytes.len());
-        self.mem.read_bytes(phys, &mut bytes[..first]);
+        // (On the stack: a copy of at most 960 bytes of one page costs
+        // less than the allocation it replaced.)
+        let mut bytes = [0u8; MAX_INSNS * 15];
+        self.mem.read_bytes(phys, &mut bytes[..left]);
         let stack32 = self.cpu.seg[SegReg::Ss].big();
         let df = self.cpu.eflags & DF != 0;
-        let src = |bytes| select::Source {
-            bytes,
+        let src = select::Source {
+            bytes: &bytes[..left],
             eip,
             code32,
             stack32,
             df,
         };
-        let mut plan = select::select(src(&bytes[..first]), at_hostcall);
-        if plan.is_some() && left > first {
-            let mut bytes = vec![0u8; left];
-            self.mem.read_bytes(phys, &mut bytes);
-            plan = select::select(src(&bytes), at_hostcall);
-        }
+        let plan = select::select(src, at_hostcall);
         // One instruction that falls through gains nothing over the
         // interpreter and costs an entry: not worth a block.
         let plan = plan.filter(|p| p.insns > 1 || p.end != select::End::Fall);
