@@ -258,7 +258,8 @@ impl Process {
         child.exec_flag = req.flag;
         // Its own copy of the extended LIBPATHs, as documented.
         child.ext_libpath = self.pcb.ext_libpath.clone();
-        child.ldt = vec![0; LDT_ENTRIES];
+        // An empty model: no descriptors (see `Descriptors`).
+        child.ldt = Vec::new();
         let alone = self.pcb.threads.len() < 2 && self.kernel.procs.is_empty();
         let saved = self.machine.cpu().clone();
         let parent = self.enter_pcb(child);

@@ -18,7 +18,10 @@ pub(crate) fn make(base: u32, limit: u32, access: u8, big: bool) -> u64 {
     Descriptor::encode(base, limit, access, if big { 0x4 } else { 0 }).0
 }
 
-/// Both descriptor tables.
+/// Both descriptor tables. Each model holds the entries up to the highest
+/// one ever set (at most [`GDT_ENTRIES`] / [`LDT_ENTRIES`]); those past its
+/// end are zero, as in guest memory, so a process that uses a few
+/// selectors does not clear a 64 KB LDT model.
 #[derive(Debug)]
 pub(crate) struct Descriptors {
     gdt: Vec<u64>,
@@ -28,8 +31,8 @@ pub(crate) struct Descriptors {
 impl Descriptors {
     pub fn new() -> Descriptors {
         Descriptors {
-            gdt: vec![0; GDT_ENTRIES],
-            ldt: vec![0; LDT_ENTRIES],
+            gdt: Vec::new(),
+            ldt: Vec::new(),
         }
     }
 
@@ -63,13 +66,16 @@ impl Descriptors {
     /// Set the descriptor of `sel` (GDT or LDT by its TI bit).
     pub fn set(&mut self, m: &mut Machine, sel: u16, d: u64) {
         let idx = usize::from(sel >> 3);
-        let (table, base) = if sel & 4 != 0 {
-            (&mut self.ldt, LDT_BASE)
+        let (table, base, entries) = if sel & 4 != 0 {
+            (&mut self.ldt, LDT_BASE, LDT_ENTRIES)
         } else {
-            (&mut self.gdt, GDT_BASE)
+            (&mut self.gdt, GDT_BASE, GDT_ENTRIES)
         };
-        if let Some(slot) = table.get_mut(idx) {
-            *slot = d;
+        if idx < entries {
+            if idx >= table.len() {
+                table.resize(idx + 1, 0);
+            }
+            table[idx] = d;
             // The tables are mapped at install; a failure here is a kernel bug
             // that the CPU will report as #GP on use.
             let _ = m.write_linear(base + (idx as u32) * 8, &d.to_le_bytes());
@@ -143,6 +149,54 @@ impl Descriptors {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The models grow to the highest entry set; the entries past their
+    /// end, and between, read as not present, and guest memory holds what
+    /// was set.
+    #[test]
+    fn models_hold_what_was_set_and_nothing_else() {
+        let mut m = Machine::new(emu::MachineConfig {
+            ram_size: 1 << 20,
+            ..Default::default()
+        });
+        let mut mem = Memory::new(1 << 20);
+        mem.init(&mut m);
+        let cpu = m.cpu_mut_flush_tlb();
+        cpu.cr3 = mem.cr3();
+        cpu.cr0 |= 0x8000_0001;
+        let mut d = Descriptors::new();
+        d.install(&mut m, &mut mem).unwrap();
+        let high = ((LDT_ENTRIES as u16 - 1) << 3) | 7;
+        assert!(d.get(high).is_none());
+        assert!(d.get(0x1007).is_none());
+        let data = make(0x1_0000, 0xFFFF, DATA3, false);
+        d.set(&mut m, 0x1007, data);
+        assert_eq!(d.get(0x1007).map(|x| x.0), Some(data));
+        assert!(d.get(0x0FFF).is_none(), "below it: empty");
+        assert!(d.get(high).is_none(), "past it: empty");
+        d.set(&mut m, high, data);
+        assert_eq!(d.get(high).map(|x| x.0), Some(data));
+        // Past the table: ignored.
+        d.set(&mut m, 0x0008 | ((GDT_ENTRIES as u16) << 3), data);
+        assert!(d.get((GDT_ENTRIES as u16) << 3).is_none());
+        // The CPU's view: the LDT entries in guest memory, the GDT's fixed
+        // entries from install.
+        let mut b = [0u8; 8];
+        m.read_linear(LDT_BASE + 0x1000, &mut b).unwrap();
+        assert_eq!(u64::from_le_bytes(b), data);
+        m.read_linear(LDT_BASE + (LDT_ENTRIES as u32 - 1) * 8, &mut b)
+            .unwrap();
+        assert_eq!(u64::from_le_bytes(b), data);
+        m.read_linear(GDT_BASE + u32::from(FLAT_CS & !7), &mut b)
+            .unwrap();
+        assert_eq!(u64::from_le_bytes(b), make(0, u32::MAX, CODE3, true));
+        // An empty model swapped in (a new process) has nothing.
+        let mut other = Vec::new();
+        d.swap_ldt(&mut other);
+        assert!(d.get(0x1007).is_none());
+        d.swap_ldt(&mut other);
+        assert_eq!(d.get(0x1007).map(|x| x.0), Some(data));
+    }
 
     #[test]
     fn descriptor_round_trip() {
