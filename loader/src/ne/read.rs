@@ -331,19 +331,17 @@ fn read_reloc(
         }
         return Ok(vec![f]);
     }
-    // Most chains have one site; the loop check's bitmap is made on the
-    // second.
-    let mut visited: Vec<bool> = Vec::new();
+    // Most chains have one site; the loop check's bitmap (one bit per
+    // offset) is made on the second.
+    let mut visited: Vec<u64> = Vec::new();
     let mut sites = Vec::new();
     let mut off = usize::from(first);
     loop {
         if sites.len() == 1 {
-            visited = vec![false; data.len()];
-            visited[usize::from(first)] = true;
+            visited = vec![0; data.len().div_ceil(64)];
+            visit(&mut visited, usize::from(first));
         }
-        let seen = off + 2 <= data.len()
-            && !visited.is_empty()
-            && std::mem::replace(&mut visited[off], true);
+        let seen = off + 2 <= data.len() && !visited.is_empty() && visit(&mut visited, off);
         if off + 2 > data.len() || seen {
             let why = if off + 2 > data.len() {
                 "chain leaves the segment data"
@@ -360,6 +358,14 @@ fn read_reloc(
         }
         off = usize::from(next);
     }
+}
+
+/// Mark offset `off` in a bitmap; whether it was marked already.
+fn visit(visited: &mut [u64], off: usize) -> bool {
+    let (w, bit) = (off / 64, 1u64 << (off % 64));
+    let seen = visited[w] & bit != 0;
+    visited[w] |= bit;
+    seen
 }
 
 fn read_resources(
