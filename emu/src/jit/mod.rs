@@ -738,6 +738,4 @@ fn mem_offset(m: select::Mem, gpr: &[u32; 8]) -> u32 {
 }
 
 #[cfg(test)]
-mod asm_tests;
-#[cfg(test)]
 mod tests;

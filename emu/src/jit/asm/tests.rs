@@ -4,7 +4,7 @@
 //! no base, displacements of every size) and immediates (both imm8 and
 //! full forms, the accumulator forms): the same bytes, or both refuse.
 
-use super::asm::{self, Addr, Asm, Gp, MemOp};
+use super::{self as asm, Addr, Asm, Gp, MemOp};
 use iced_x86::Register;
 use iced_x86::code_asm::{self as ia, AsmMemoryOperand, CodeAssembler};
 
