@@ -131,6 +131,17 @@ enum Alu {
     Cmp = 7,
 }
 
+/// The ALU group's methods: `name => Alu variant`, each two operands.
+macro_rules! alu_ops {
+    ($($name:ident => $k:ident,)*) => {
+        $(
+            pub fn $name(&mut self, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Res {
+                self.alu(Alu::$k, d.into(), s.into())
+            }
+        )*
+    };
+}
+
 /// The assembler: bytes so far, labels and the branches to patch.
 pub(crate) struct Asm {
     out: Vec<u8>,
@@ -314,6 +325,21 @@ impl Asm {
         self.put(&b);
     }
 
+    /// The accumulator form `op8` (AL) or `op8 + 1` (AX, EAX, RAX) with
+    /// its full immediate.
+    fn acc(&mut self, size: u8, op8: u8, v: i64) -> Res {
+        let (p66, w) = Self::size_bits(size);
+        if p66 {
+            self.out.push(0x66);
+        }
+        if w {
+            self.out.push(0x48);
+        }
+        self.out.push(if size == 1 { op8 } else { op8 + 1 });
+        self.imm(v, Self::full_imm(size));
+        Ok(())
+    }
+
     /// The prefixes of an operand size: (0x66, REX.W).
     fn size_bits(size: u8) -> (bool, bool) {
         (size == 2, size == 8)
@@ -348,17 +374,7 @@ impl Asm {
                 self.sized(d.size, base + 2, Field::Reg(d), Rm::Mem(m.addr), 0, 0)
             }
             (Opnd::Reg(d), Opnd::Imm(v)) if d.num == 0 && !d.high => {
-                // The accumulator form.
-                let (p66, w) = Self::size_bits(d.size);
-                if p66 {
-                    self.out.push(0x66);
-                }
-                if w {
-                    self.out.push(0x48);
-                }
-                self.out.push(base as u8 + if d.size == 1 { 4 } else { 5 });
-                self.imm(v, Self::full_imm(d.size));
-                Ok(())
+                self.acc(d.size, base as u8 + 4, v)
             }
             (Opnd::Reg(_) | Opnd::Mem(_), Opnd::Imm(v)) => {
                 let (size, rm) = match d {
@@ -380,29 +396,15 @@ impl Asm {
         }
     }
 
-    pub fn add(&mut self, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Res {
-        self.alu(Alu::Add, d.into(), s.into())
-    }
-    pub fn or(&mut self, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Res {
-        self.alu(Alu::Or, d.into(), s.into())
-    }
-    pub fn adc(&mut self, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Res {
-        self.alu(Alu::Adc, d.into(), s.into())
-    }
-    pub fn sbb(&mut self, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Res {
-        self.alu(Alu::Sbb, d.into(), s.into())
-    }
-    pub fn and(&mut self, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Res {
-        self.alu(Alu::And, d.into(), s.into())
-    }
-    pub fn sub(&mut self, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Res {
-        self.alu(Alu::Sub, d.into(), s.into())
-    }
-    pub fn xor(&mut self, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Res {
-        self.alu(Alu::Xor, d.into(), s.into())
-    }
-    pub fn cmp(&mut self, d: impl Into<Opnd>, s: impl Into<Opnd>) -> Res {
-        self.alu(Alu::Cmp, d.into(), s.into())
+    alu_ops! {
+        add => Add,
+        or => Or,
+        adc => Adc,
+        sbb => Sbb,
+        and => And,
+        sub => Sub,
+        xor => Xor,
+        cmp => Cmp,
     }
 
     #[inline]
@@ -414,18 +416,7 @@ impl Asm {
             (Opnd::Mem(m), Opnd::Reg(s)) if m.size == s.size => {
                 self.sized(s.size, 0x84, Field::Reg(s), Rm::Mem(m.addr), 0, 0)
             }
-            (Opnd::Reg(d), Opnd::Imm(v)) if d.num == 0 && !d.high => {
-                let (p66, w) = Self::size_bits(d.size);
-                if p66 {
-                    self.out.push(0x66);
-                }
-                if w {
-                    self.out.push(0x48);
-                }
-                self.out.push(if d.size == 1 { 0xA8 } else { 0xA9 });
-                self.imm(v, Self::full_imm(d.size));
-                Ok(())
-            }
+            (Opnd::Reg(d), Opnd::Imm(v)) if d.num == 0 && !d.high => self.acc(d.size, 0xA8, v),
             (Opnd::Reg(r), Opnd::Imm(v)) => self.sized(
                 r.size,
                 0xF6,
