@@ -131,6 +131,21 @@ impl Machine {
             return Err(Fault::ud());
         }
         let crosses = pages_cross && (lin & 0xFFF) as usize + len > 0x1000;
+        // A block never holds a tracepoint (its INT3 is in memory), an
+        // instruction that straddles a page, or one whose next EIP wraps
+        // to 0 in 16-bit code (the block ends after it); and the boundary
+        // before a block start is always offered (see the jit module doc,
+        // "Where blocks start"). With the tier off, false costs nothing
+        // (and is right if it is switched on).
+        #[cfg(target_arch = "x86_64")]
+        let in_block = self.jit.enabled
+            && !tracepoint
+            && !crosses
+            && (code32 || u64::from(self.cpu.eip) + (len as u64) <= 0xFFFF)
+            && crate::jit::in_block(&buf[..len], code32)
+            && !self.jit.starts_block(lin.wrapping_add(len as u32), code32);
+        #[cfg(not(target_arch = "x86_64"))]
+        let in_block = false;
         let d = Decoded {
             insn,
             phys: phys0,
@@ -139,6 +154,7 @@ impl Machine {
             tracepoint,
             addr32: code32 ^ has67,
             uncacheable: false,
+            in_block,
         };
         if crosses {
             // Straddles a page: never cached (see icache docs).

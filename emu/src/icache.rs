@@ -31,6 +31,13 @@ pub(crate) struct Decoded {
     pub uncacheable: bool,
     /// Address size is 32 bits.
     pub addr32: bool,
+    /// The native tier would take the instruction inside a block and go
+    /// on after it (`jit::offer::in_block`), and no block starts right
+    /// after it (none at decode; a translation there clears it, see
+    /// `block_after`). False where the tier is absent or off. The run
+    /// loop offers the boundary after it to the tier only for other
+    /// reasons (see the jit module doc, "Where blocks start").
+    pub in_block: bool,
 }
 
 // Size checks on the hot structs (as iced-x86 does): the cache holds
@@ -72,6 +79,7 @@ impl Default for Slot {
                 tracepoint: false,
                 addr32: false,
                 uncacheable: false,
+                in_block: false,
             },
         }
     }
@@ -137,6 +145,19 @@ impl ICache {
         match self.slots.get(i) {
             Some(s) => &s.d,
             None => &self.scratch.d,
+        }
+    }
+
+    /// The instruction cached at `k` (valid or not) is `len` bytes long:
+    /// clear its `in_block`, as a block now starts right after it.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub fn block_after(&mut self, k: u64, len: usize) {
+        // (Past the end of `slots`: an empty slot.)
+        if let Some(s) = self.slots.get_mut((k as usize) & (SLOTS - 1))
+            && s.key == k
+            && s.d.insn.len() == len
+        {
+            s.d.in_block = false;
         }
     }
 
@@ -231,6 +252,7 @@ mod tests {
             tracepoint: false,
             uncacheable,
             addr32: true,
+            in_block: false,
         }
     }
 

@@ -139,6 +139,11 @@ pub struct Machine {
     /// The native tier for hot register-only code.
     #[cfg(target_arch = "x86_64")]
     pub(crate) jit: crate::jit::Jit,
+    /// The last step ran an instruction a block would take and go on
+    /// after (`Decoded::in_block`): the run loop need not offer the next
+    /// boundary to the native tier (see the jit module doc, "Where blocks
+    /// start"). Cleared by a step that faults or traps.
+    pub(crate) straight: bool,
 }
 
 /// What the native tier has done (all zero where it is absent).
@@ -193,6 +198,7 @@ impl Machine {
             code32: false,
             #[cfg(target_arch = "x86_64")]
             jit: crate::jit::Jit::default(),
+            straight: false,
         }
     }
 
@@ -405,7 +411,21 @@ impl Machine {
     /// exit, and the run goes on within the same budgets. What the handler
     /// declines leaves the run as the [`Exit::Exception`] [`Machine::run`]
     /// would return, with the machine exactly as it would be.
-    pub fn run_with(&mut self, limits: Limits, mut traps: Option<&mut dyn TrapHandler>) -> Exit {
+    pub fn run_with(&mut self, limits: Limits, traps: Option<&mut dyn TrapHandler>) -> Exit {
+        #[cfg(target_arch = "x86_64")]
+        if self.jit.enabled {
+            return self.run_loop::<true>(limits, traps);
+        }
+        self.run_loop::<false>(limits, traps)
+    }
+
+    /// `run_with`, with the native tier (`JIT`) or without it.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_assignments))]
+    fn run_loop<const JIT: bool>(
+        &mut self,
+        limits: Limits,
+        mut traps: Option<&mut dyn TrapHandler>,
+    ) -> Exit {
         let istop = limits.instructions.map(|n| self.steps.saturating_add(n));
         let cstop = limits.cycles.map(|n| self.cycles.saturating_add(n));
         // Only a host call just reported at this very address is skipped:
@@ -413,6 +433,10 @@ impl Machine {
         // landed on a host-call address, say) must still report it.
         let here = self.cpu.seg[SegReg::Cs].base.wrapping_add(self.cpu.eip);
         self.skip_hostcall = self.reported_hostcall.take().filter(|&l| l == here);
+        // The boundaries offered to the native tier (see the jit module
+        // doc, "Where blocks start"): bit 0 this one, bit 1 the next one
+        // at least. The host may have set anything since the last run.
+        let mut offer: u8 = 1;
         loop {
             if let Some(s) = istop
                 && self.steps >= s
@@ -425,11 +449,18 @@ impl Machine {
                 return Exit::CycleLimit;
             }
             #[cfg(target_arch = "x86_64")]
-            if self.jit_run(istop, cstop) {
-                continue;
+            if JIT && offer & 1 != 0 {
+                match self.jit_run(istop, cstop) {
+                    crate::jit::Offer::Miss => {}
+                    crate::jit::Offer::Block => offer = 3,
+                    crate::jit::Offer::Ran => {
+                        offer = 3;
+                        continue;
+                    }
+                }
             }
             match self.step() {
-                None => {}
+                None => offer = (offer >> 1) | u8::from(!self.straight),
                 Some(Exit::Exception {
                     fault,
                     software: true,
@@ -438,7 +469,10 @@ impl Machine {
                         let cs = self.cpu.seg[SegReg::Cs];
                         let at = cs.base.wrapping_add(self.cpu.eip.wrapping_sub(1));
                         h.breakpoint(self, at)
-                    }) => {}
+                    }) =>
+                {
+                    offer = 1;
+                }
                 Some(e) => return e,
             }
         }
@@ -455,6 +489,7 @@ impl Machine {
             self.pending_irq = None;
             self.halted = false;
             if let Err(f) = self.deliver(v, None, crate::exec::intr::Kind::External) {
+                self.straight = false;
                 return self.raise_nested(f);
             }
         }
@@ -467,9 +502,13 @@ impl Machine {
         let lin = cs.base.wrapping_add(self.cpu.eip);
         let slot = match self.fetch(lin, cs.big()) {
             Ok(i) => i,
-            Err(f) => return self.raise(f),
+            Err(f) => {
+                self.straight = false;
+                return self.raise(f);
+            }
         };
         let d = self.icache.at(slot);
+        self.straight = d.in_block;
         let (mut insn, hostcall, addr32, mut cycles) = (d.insn, d.hostcall, d.addr32, d.cycles);
         if d.tracepoint {
             // The INT3 the guest sees, unless the host resumed here to run
@@ -525,6 +564,7 @@ impl Machine {
                 return None;
             }
             Err(f) => {
+                self.straight = false;
                 self.cpu.gpr = self.snap_gpr;
                 self.cpu.eflags = self.snap_flags;
                 self.cpu.eip = self.start_eip;
@@ -533,6 +573,7 @@ impl Machine {
         }
         self.instructions += 1;
         if tf {
+            self.straight = false;
             self.cpu.dr[6] |= 0x4000;
             return self.raise(Fault::new(vector::DB));
         }

@@ -496,3 +496,70 @@ fn loop_instructions_run_natively() {
         }
     }
 }
+
+/// Blocks that start where the interpreter falls through (see "Where
+/// blocks start" in the tier's docs): after a Jcc not taken, after an
+/// instruction the tier does not take, and where a block ended at its
+/// size limit. Each must still be offered to the tier, get hot and run
+/// natively, with the interpreter's counts.
+#[test]
+fn blocks_at_fall_through_starts_are_translated_and_entered() {
+    const LOOPS: u32 = 200;
+    // L: inc eax; cmp eax,-1; je out (never taken) |B: add ebx,eax;
+    // add edx,ebx; stc (not taken by the tier) |C: adc esi,ecx;
+    // xor edi,esi; dec ecx; jnz L; hlt; out: hlt
+    let code = asm(32, 0x2000, |a| {
+        let mut l = a.create_label();
+        let mut out = a.create_label();
+        a.mov(ecx, LOOPS).unwrap();
+        a.set_label(&mut l).unwrap();
+        a.inc(eax).unwrap();
+        a.cmp(eax, -1).unwrap();
+        a.je(out).unwrap();
+        a.add(ebx, eax).unwrap();
+        a.add(edx, ebx).unwrap();
+        a.stc().unwrap();
+        a.adc(esi, ecx).unwrap();
+        a.xor(edi, esi).unwrap();
+        a.dec(ecx).unwrap();
+        a.jnz(l).unwrap();
+        a.hlt().unwrap();
+        a.set_label(&mut out).unwrap();
+        a.hlt().unwrap();
+    });
+    let (mut a, mut b) = pair(&code, [0; 8], 0);
+    run_both(&mut a, &mut b, Limits::default(), 1);
+    assert_eq!(a.instructions(), 2 + 10 * u64::from(LOOPS));
+    let s = a.jit_stats();
+    // The loop head, the block after the JE and the one after the STC.
+    assert_eq!(s.translated, 3, "{s:?}");
+    // Once all three are hot (each after 32 arrivals), every pass runs
+    // natively but the STC.
+    assert!(s.instructions >= 9 * u64::from(LOOPS - 40), "{s:?}");
+
+    // A straight run of 100 instructions in a loop: the first block ends
+    // at its size limit (64), the second starts at the next one.
+    let code = asm(32, 0x2000, |a| {
+        let mut l = a.create_label();
+        a.mov(ecx, LOOPS).unwrap();
+        a.set_label(&mut l).unwrap();
+        for i in 0..100 {
+            if i % 2 == 0 {
+                a.add(eax, ecx).unwrap();
+            } else {
+                a.xor(ebx, eax).unwrap();
+            }
+        }
+        a.dec(ecx).unwrap();
+        a.jnz(l).unwrap();
+        a.hlt().unwrap();
+    });
+    let (mut a, mut b) = pair(&code, [0; 8], 0);
+    run_both(&mut a, &mut b, Limits::default(), 1);
+    assert_eq!(a.instructions(), 2 + 102 * u64::from(LOOPS));
+    let s = a.jit_stats();
+    assert_eq!(s.translated, 2, "{s:?}");
+    // (The second start is offered, and gets hot, only once the first
+    // block runs: 32 passes later.)
+    assert!(s.instructions >= 102 * u64::from(LOOPS - 70), "{s:?}");
+}

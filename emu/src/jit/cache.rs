@@ -11,7 +11,8 @@
 //! address, so only hot code is translated, and a memo of addresses whose
 //! first instruction the tier does not take. An occupancy bit per slot is
 //! looked at before the slot, so the instruction boundaries that have no
-//! entry (most of them) cost a bit test and a heat count. The blocks' host
+//! entry (most of those the run loop offers: see "Where blocks start" in
+//! the module doc of [`super`]) cost a bit test and a heat count. The blocks' host
 //! code is in an [`Arena`], reset with the table.
 
 use super::native::{ARENA_CAP, Arena, Code, Emitted, Guest, State};
