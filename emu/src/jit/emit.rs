@@ -122,8 +122,11 @@ pub(crate) fn instructions(plan: &Plan) -> Result<Asm, EmitError> {
     let mut next = a.create_label();
     let mut taken = a.create_label();
 
-    // R12..R15 only serve memory operands.
-    let saved = if plan.mem { &SAVED[..] } else { &SAVED[..2] };
+    // R12..R15 serve memory operands and, R12, the shifts' flag fix-up
+    // (`blocks_save_every_callee_saved_register_they_write` checks that
+    // every callee-saved register a block writes is saved here).
+    let scratch = plan.mem || plan.ops.iter().any(|op| matches!(op, Op::Shift { .. }));
+    let saved = if scratch { &SAVED[..] } else { &SAVED[..2] };
     for r in saved {
         a.push(*r)?;
     }
