@@ -654,16 +654,18 @@ fn is_prefix(b: u8) -> bool {
 /// MOVS, STOS or LODS (any size), as a [`Str`] with these address size
 /// and DF; `rep` tells whether it carries REP or REPNE.
 fn string_op(insn: &Instruction, addr32: bool, df: bool) -> Option<(Str, bool)> {
-    let (kind, n) = match insn.mnemonic() {
-        M::Movsb => (StrKind::Movs, 1),
-        M::Movsw => (StrKind::Movs, 2),
-        M::Movsd => (StrKind::Movs, 4),
-        M::Stosb => (StrKind::Stos, 1),
-        M::Stosw => (StrKind::Stos, 2),
-        M::Stosd => (StrKind::Stos, 4),
-        M::Lodsb => (StrKind::Lods, 1),
-        M::Lodsw => (StrKind::Lods, 2),
-        M::Lodsd => (StrKind::Lods, 4),
+    // By code, not mnemonic: SSE2's MOVSD (F2 0F 10/11) shares the
+    // string op's mnemonic, and the interpreter (a 486) raises #UD there.
+    let (kind, n) = match insn.code() {
+        Code::Movsb_m8_m8 => (StrKind::Movs, 1),
+        Code::Movsw_m16_m16 => (StrKind::Movs, 2),
+        Code::Movsd_m32_m32 => (StrKind::Movs, 4),
+        Code::Stosb_m8_AL => (StrKind::Stos, 1),
+        Code::Stosw_m16_AX => (StrKind::Stos, 2),
+        Code::Stosd_m32_EAX => (StrKind::Stos, 4),
+        Code::Lodsb_AL_m8 => (StrKind::Lods, 1),
+        Code::Lodsw_AX_m16 => (StrKind::Lods, 2),
+        Code::Lodsd_EAX_m32 => (StrKind::Lods, 4),
         _ => return None,
     };
     let at = |seg, reg| Mem {
@@ -1693,6 +1695,11 @@ mod tests {
             panic!()
         };
         assert_eq!(s.delta, -4);
+        // SSE2's MOVSD (F2 0F 10/11) shares the mnemonic; it is no string
+        // op (and #UD on the 486): nothing is taken.
+        for sse in [[0xF2, 0x0F, 0x10, 0x00], [0xF2, 0x0F, 0x11, 0x00]] {
+            assert!(select(src32(&sse, 0), |_| false).is_none(), "{sse:02X?}");
+        }
     }
 
     #[test]
