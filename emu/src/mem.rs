@@ -5,6 +5,9 @@
 //! 4 KB pages hold decoded (cached) instructions, so that any write there,
 //! from the guest or the host, can invalidate the decoded-instruction cache.
 
+/// Words of the code-page bitmap: one bit per 4 KB page of 4 GB.
+const CODE_WORDS: usize = (1 << 20) / 64;
+
 /// One read-only window in the physical address space.
 #[derive(Clone, Debug)]
 struct Rom {
@@ -20,7 +23,9 @@ pub struct PhysMem {
     /// Lowest ROM base: addresses below it and inside RAM take the fast path.
     rom_floor: u32,
     /// One flag per 4 KB page of the 4 GB space that has cached code
-    /// (bit-packed).
+    /// (bit-packed). Words past the end are clear: it grows as pages are
+    /// marked (and to all 2^14 words for the native tier's view), so a
+    /// machine that runs little code never clears 128 KB of it.
     code_pages: Vec<u64>,
     /// Set when a write hit a code page; the machine drains it.
     pub(crate) dirty_code: Vec<u32>,
@@ -33,7 +38,7 @@ impl PhysMem {
             ram: vec![0; size],
             roms: Vec::new(),
             rom_floor: u32::MAX,
-            code_pages: vec![0; (1 << 20) / 64],
+            code_pages: Vec::new(),
             dirty_code: Vec::new(),
         }
     }
@@ -59,6 +64,9 @@ impl PhysMem {
     /// the native tier's direct accesses (it leaves stores to marked pages
     /// to the interpreter).
     pub(crate) fn native_view(&mut self) -> (&mut [u8], &[u64]) {
+        if self.code_pages.len() < CODE_WORDS {
+            self.code_pages.resize(CODE_WORDS, 0);
+        }
         (&mut self.ram, &self.code_pages)
     }
 
@@ -177,8 +185,10 @@ impl PhysMem {
     #[inline]
     fn note_write(&mut self, addr: u32) {
         let page = (addr >> 12) as usize;
-        if self.code_pages[page >> 6] & (1 << (page & 63)) != 0 {
-            self.code_pages[page >> 6] &= !(1 << (page & 63));
+        if let Some(w) = self.code_pages.get_mut(page >> 6)
+            && *w & (1 << (page & 63)) != 0
+        {
+            *w &= !(1 << (page & 63));
             self.dirty_code.push(page as u32);
         }
     }
@@ -187,14 +197,28 @@ impl PhysMem {
     #[inline]
     pub(crate) fn mark_code(&mut self, page: u32) {
         let page = page as usize;
+        if page >> 6 >= self.code_pages.len() {
+            self.grow_code_pages(page >> 6);
+        }
         self.code_pages[page >> 6] |= 1 << (page & 63);
+    }
+
+    /// Make the bitmap hold word `word` (a power of two of words, at
+    /// least 64).
+    #[cold]
+    #[inline(never)]
+    fn grow_code_pages(&mut self, word: usize) {
+        let len = (word + 1).next_power_of_two().clamp(64, CODE_WORDS);
+        self.code_pages.resize(len, 0);
     }
 
     /// Does the physical page hold cached instructions?
     #[inline]
     pub(crate) fn is_code_page(&self, page: u32) -> bool {
         let page = page as usize;
-        self.code_pages[page >> 6] & (1 << (page & 63)) != 0
+        self.code_pages
+            .get(page >> 6)
+            .is_some_and(|w| w & (1 << (page & 63)) != 0)
     }
 
     /// Forget all code marks (after a full cache flush).
