@@ -95,9 +95,16 @@ pub(crate) fn in_block(bytes: &[u8], code32: bool) -> bool {
         // TEST r/m,imm; NOT; NEG.
         0xF6 => matches!(reg, 0 | 2 | 3) && (mem || plain) && byte_m,
         0xF7 => matches!(reg, 0 | 2 | 3) && (mem || plain),
-        // INC, DEC r/m.
+        // INC, DEC r/m; PUSH m.
         0xFE => reg <= 1 && (mem || plain) && byte_m,
-        0xFF => reg <= 1 && (mem || plain),
+        0xFF => (reg <= 1 && (mem || plain)) || (reg == 6 && mem),
+        // SHL/SHR/SAL/SAR of a register by one.
+        0xD0 => reg >= 4 && !mem && plain && byte_m,
+        0xD1 => reg >= 4 && !mem && plain,
+        // CBW, CWDE, CWD, CDQ; XCHG of registers; LEAVE.
+        0x98 | 0x99 | 0x91..=0x97 | 0xC9 => plain,
+        0x86 => !mem && plain && byte_rm,
+        0x87 => !mem && plain,
         0x0F => {
             let (op2, modrm) = (
                 bytes.get(at + 1).copied().unwrap_or(0),
@@ -179,8 +186,7 @@ mod tests {
     }
 
     /// Common forms `in_block` accepts (and `select` takes), and some it
-    /// does not: transfers, what `select` refuses, and a few `select`
-    /// takes that it leaves out (shifts, CBW, PUSH m: an offer more).
+    /// does not: transfers and what `select` refuses.
     #[test]
     fn common_straight_instructions_are_in_block_and_transfers_are_not() {
         let yes32: &[&[u8]] = &[
@@ -204,6 +210,12 @@ mod tests {
             &[0x1F],                         // pop ds
             &[0x8E, 0x03],                   // mov es,[ebx]
             &[0xC4, 0x5D, 0xFC],             // les ebx,[ebp-4]
+            &[0xD1, 0xE0],                   // shl eax,1
+            &[0x99],                         // cdq
+            &[0x87, 0xD8],                   // xchg eax,ebx
+            &[0x93],                         // xchg eax,ebx
+            &[0xC9],                         // leave
+            &[0xFF, 0x33],                   // push dword [ebx]
         ];
         for b in yes32 {
             assert_eq!(offer(b, true), Some(true), "{b:02X?}");
@@ -216,18 +228,20 @@ mod tests {
             &[0x8E, 0xD8],       // mov ds,ax
             &[0xC4, 0x5E, 0xFC], // les bx,[bp-4]
             &[0x07],             // pop es
+            &[0xFF, 0x76, 0x06], // push word [bp+6]
+            &[0x98],             // cbw
+            &[0xD1, 0xE3],       // shl bx,1
+            &[0xD0, 0xEC],       // shr ah,1
         ];
         for b in yes16 {
             assert_eq!(offer(b, false), Some(true), "{b:02X?}");
             assert!(select_takes(b, false), "{b:02X?}");
         }
         let no16: &[&[u8]] = &[
-            &[0xFF, 0x76, 0x06],       // push word [bp+6]
             &[0x26, 0x8A, 0x27],       // mov ah,es:[bx]
             &[0x8D, 0x46, 0x02],       // lea ax,[bp+2]
             &[0x17],                   // pop ss
             &[0x0F, 0xB2, 0x5E, 0xFC], // lss bx,[bp-4]
-            &[0x98],                   // cbw
             &[0xCA, 0x02, 0x00],       // retf 2
             &[0x66, 0x80, 0x00, 0x00], // add byte [bx+si],0 with 0x66
             &[0x84, 0xA0, 0x00, 0x00], // test [bx+si+0],ah
@@ -247,7 +261,9 @@ mod tests {
             &[0x8E, 0xD8],             // mov ds,eax (not taken)
             &[0x8E, 0xD0],             // mov ss,ax
             &[0xF9],                   // stc
-            &[0xD1, 0xE0],             // shl eax,1
+            &[0xC1, 0xE0, 0x02],       // shl eax,2
+            &[0xD3, 0xE0],             // shl eax,cl
+            &[0x87, 0x03],             // xchg [ebx],eax
             &[0x00, 0xE8],             // add al,ch (CH)
             &[0x0F, 0xB6, 0xC1],       // movzx eax,cl (register source)
             &[0x0F, 0x22, 0xC0],       // mov cr0,eax
