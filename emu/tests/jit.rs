@@ -505,6 +505,12 @@ fn loop_instructions_run_natively() {
 #[test]
 fn blocks_at_fall_through_starts_are_translated_and_entered() {
     const LOOPS: u32 = 200;
+    // Both machines to the end: the instruction count and the tier's stats.
+    let run = |code: &[u8]| {
+        let (mut a, mut b) = pair(code, [0; 8], 0);
+        run_both(&mut a, &mut b, Limits::default(), 1);
+        (a.instructions(), a.jit_stats())
+    };
     // L: inc eax; cmp eax,-1; je out (never taken) |B: add ebx,eax;
     // add edx,ebx; stc (not taken by the tier) |C: adc esi,ecx;
     // xor edi,esi; dec ecx; jnz L; hlt; out: hlt
@@ -527,13 +533,11 @@ fn blocks_at_fall_through_starts_are_translated_and_entered() {
         a.set_label(&mut out).unwrap();
         a.hlt().unwrap();
     });
-    let (mut a, mut b) = pair(&code, [0; 8], 0);
-    run_both(&mut a, &mut b, Limits::default(), 1);
-    assert_eq!(a.instructions(), 2 + 10 * u64::from(LOOPS));
-    let s = a.jit_stats();
+    let (n, s) = run(&code);
+    assert_eq!(n, 2 + 10 * u64::from(LOOPS));
     // The loop head, the block after the JE and the one after the STC.
     assert_eq!(s.translated, 3, "{s:?}");
-    // Once all three are hot (each after 32 arrivals), every pass runs
+    // Once all three are hot (each after 16 arrivals), every pass runs
     // natively but the STC.
     assert!(s.instructions >= 9 * u64::from(LOOPS - 40), "{s:?}");
 
@@ -554,12 +558,10 @@ fn blocks_at_fall_through_starts_are_translated_and_entered() {
         a.jnz(l).unwrap();
         a.hlt().unwrap();
     });
-    let (mut a, mut b) = pair(&code, [0; 8], 0);
-    run_both(&mut a, &mut b, Limits::default(), 1);
-    assert_eq!(a.instructions(), 2 + 102 * u64::from(LOOPS));
-    let s = a.jit_stats();
+    let (n, s) = run(&code);
+    assert_eq!(n, 2 + 102 * u64::from(LOOPS));
     assert_eq!(s.translated, 2, "{s:?}");
     // (The second start is offered, and gets hot, only once the first
-    // block runs: 32 passes later.)
+    // block runs: 16 passes later.)
     assert!(s.instructions >= 102 * u64::from(LOOPS - 70), "{s:?}");
 }
